@@ -1,0 +1,235 @@
+// Package client is a Go client for the tasksessiond daemon: a typed method
+// for every wire method, over one Unix-socket connection.
+//
+// A Client is safe for concurrent use. Calls on one connection are served by
+// the daemon in the order they are sent; open several clients for parallelism.
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+)
+
+// Error is a JSON-RPC error from the daemon. Compare codes with errors.Is
+// against the Err* values, or read Code.
+type Error struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// SuccessorID returns the successor of a sealed session from the error's data.
+func (e *Error) SuccessorID() string {
+	var d struct {
+		SuccessorID string `json:"successorId"`
+	}
+	json.Unmarshal(e.Data, &d)
+	return d.SuccessorID
+}
+
+// Errors to compare with errors.Is.
+var (
+	ErrParse              = &Error{Code: -32700}
+	ErrInvalidRequest     = &Error{Code: -32600}
+	ErrMethodNotFound     = &Error{Code: -32601}
+	ErrInvalidParams      = &Error{Code: -32602}
+	ErrInternal           = &Error{Code: -32603}
+	ErrSessionNotFound    = &Error{Code: -32001}
+	ErrSessionSealed      = &Error{Code: -32002}
+	ErrCallIDConflict     = &Error{Code: -32003}
+	ErrStorageUnavailable = &Error{Code: -32004}
+	ErrSessionExists      = &Error{Code: -32005}
+)
+
+// ErrClosed is returned by calls on a closed or broken connection.
+var ErrClosed = errors.New("tasksessiond: connection closed")
+
+// Notification is a message the daemon sends without being asked.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Client is a connection to the daemon.
+type Client struct {
+	nc net.Conn
+
+	wmu sync.Mutex // serialises writes
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan response
+	err     error // set when the connection broke
+	notify  func(Notification)
+	done    chan struct{}
+}
+
+type response struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+}
+
+// Dial connects to the daemon's socket.
+func Dial(ctx context.Context, socket string) (*Client, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return nil, fmt.Errorf("connect to tasksessiond at %s: %w (is the daemon running? start it with `tasksessiond serve`)", socket, err)
+	}
+	c := &Client{nc: nc, pending: make(map[int64]chan response), done: make(chan struct{})}
+	go c.read()
+	return c, nil
+}
+
+// OnNotification sets the function called (on the reading goroutine) for
+// each notification, e.g. after sessions/watch.
+func (c *Client) OnNotification(f func(Notification)) {
+	c.mu.Lock()
+	c.notify = f
+	c.mu.Unlock()
+}
+
+// Close closes the connection; pending calls fail with ErrClosed.
+func (c *Client) Close() error {
+	err := c.nc.Close()
+	<-c.done
+	return err
+}
+
+func (c *Client) read() {
+	defer close(c.done)
+	sc := bufio.NewScanner(c.nc)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var r response
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			continue
+		}
+		if r.ID == nil || string(r.ID) == "null" {
+			c.mu.Lock()
+			f := c.notify
+			c.mu.Unlock()
+			if r.Method != "" && f != nil {
+				f(Notification{Method: r.Method, Params: r.Params})
+			}
+			if r.Error != nil && r.Method == "" {
+				// An error the daemon could not tie to a request (e.g. the
+				// connection limit): it fails every pending call.
+				c.fail(r.Error)
+				return
+			}
+			continue
+		}
+		id, err := strconv.ParseInt(string(r.ID), 10, 64)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		ch := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- r
+		}
+	}
+	err := sc.Err()
+	if err == nil {
+		err = ErrClosed
+	} else {
+		err = fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	c.fail(err)
+}
+
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+	}
+	for id, ch := range c.pending {
+		delete(c.pending, id)
+		close(ch)
+	}
+}
+
+// Call sends a request and decodes its result into result (if not nil).
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if params == nil {
+		params = struct{}{}
+	}
+	p, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("%s: encode params: %w", method, err)
+	}
+	ch := make(chan response, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	msg, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      int64           `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}{"2.0", id, method, p})
+	c.wmu.Lock()
+	_, err = c.nc.Write(append(msg, '\n'))
+	c.wmu.Unlock()
+	if err != nil {
+		c.forget(id)
+		return fmt.Errorf("%s: %w: %v", method, ErrClosed, err)
+	}
+
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			c.mu.Lock()
+			err := c.err
+			c.mu.Unlock()
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if r.Error != nil {
+			return r.Error
+		}
+		if result != nil {
+			if err := json.Unmarshal(r.Result, result); err != nil {
+				return fmt.Errorf("%s: decode result: %w", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		c.forget(id)
+		return ctx.Err()
+	}
+}
+
+func (c *Client) forget(id int64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}

@@ -1,0 +1,214 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Task is one entry of a session's task list.
+type Task struct {
+	Taskid      int    `json:"taskid"`
+	Status      string `json:"status"`
+	Subject     string `json:"subject"`
+	Description string `json:"description"`
+}
+
+// Counts are the number of tasks in each status.
+type Counts struct {
+	Total      int `json:"total"`
+	Pending    int `json:"pending"`
+	InProgress int `json:"inprogress"`
+	Completed  int `json:"completed"`
+	Deleted    int `json:"deleted"`
+}
+
+// Session is a session's record.
+type Session struct {
+	ID          string          `json:"id"`
+	Title       string          `json:"title"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Status      string          `json:"status"`
+	ParentID    string          `json:"parentId,omitempty"`
+	SuccessorID string          `json:"successorId,omitempty"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	UpdatedAt   time.Time       `json:"updatedAt"`
+	Counts      Counts          `json:"counts"`
+}
+
+// Message is a message to place at the start of a session's history.
+type Message struct {
+	Role    string `json:"role"`
+	Kind    string `json:"kind"`
+	Content string `json:"content"`
+}
+
+// ReplayReport says what rebuilding a store by replay did.
+type ReplayReport struct {
+	Applied        int `json:"applied"`
+	SkippedErrors  int `json:"skippedErrors"`
+	SkippedInvalid int `json:"skippedInvalid"`
+	Divergent      int `json:"divergent"`
+}
+
+// Resumed is the result of sessions/resume and sessions/replay.
+type Resumed struct {
+	Session    Session      `json:"session"`
+	Tasks      []Task       `json:"tasks"`
+	NextTaskid int          `json:"nextTaskid"`
+	Messages   []Message    `json:"messages"`
+	Replay     ReplayReport `json:"replay"`
+}
+
+// Content is a block of a tool result.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Structured is a tool result's structuredContent.
+type Structured struct {
+	Task   *Task  `json:"task,omitempty"`
+	Tasks  []Task `json:"tasks,omitempty"`
+	Counts Counts `json:"counts"`
+}
+
+// CallToolResult is an MCP CallToolResult.
+type CallToolResult struct {
+	Content           []Content   `json:"content"`
+	StructuredContent *Structured `json:"structuredContent,omitempty"`
+	IsError           bool        `json:"isError"`
+	// Raw is the result exactly as the daemon sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Text is the result's text, for the model.
+func (r *CallToolResult) Text() string {
+	var s string
+	for _, c := range r.Content {
+		s += c.Text
+	}
+	return s
+}
+
+// ToolCall is a tools/call.
+type ToolCall struct {
+	SessionID string `json:"sessionId"`
+	Name      string `json:"name"`
+	// Arguments is an object, or a string holding one as OpenAI-style hosts receive it.
+	Arguments any    `json:"arguments,omitempty"`
+	CallID    string `json:"callId,omitempty"`
+	Role      string `json:"role,omitempty"`
+}
+
+// CallTool forwards a model's tool call. A tool failure is a result with
+// IsError set, not an error.
+func (c *Client) CallTool(ctx context.Context, p ToolCall) (*CallToolResult, error) {
+	var raw json.RawMessage
+	if err := c.Call(ctx, "tools/call", p, &raw); err != nil {
+		return nil, err
+	}
+	r := &CallToolResult{Raw: raw}
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ListTools returns the tool definitions in a provider's format ("mcp",
+// "anthropic" or "openai"), for a role ("agent" or "compact_worker").
+func (c *Client) ListTools(ctx context.Context, role, format string) ([]json.RawMessage, error) {
+	var out struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	err := c.Call(ctx, "tools/list", map[string]string{"role": role, "format": format}, &out)
+	return out.Tools, err
+}
+
+// CreateSession is a sessions/create. An empty ID asks the daemon for one.
+type CreateSession struct {
+	SessionID string `json:"sessionId,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Metadata  any    `json:"metadata,omitempty"`
+}
+
+// CreateSession makes a new, empty session.
+func (c *Client) CreateSession(ctx context.Context, p CreateSession) (Session, error) {
+	var out struct {
+		Session Session `json:"session"`
+	}
+	err := c.Call(ctx, "sessions/create", p, &out)
+	return out.Session, err
+}
+
+// ResumeSession loads a session (by replay when the daemon does not hold
+// it) and returns its tasks and injected messages.
+func (c *Client) ResumeSession(ctx context.Context, id string) (Resumed, error) {
+	var out Resumed
+	err := c.Call(ctx, "sessions/resume", map[string]string{"sessionId": id}, &out)
+	return out, err
+}
+
+// GetSession returns a session's record.
+func (c *Client) GetSession(ctx context.Context, id string) (Session, error) {
+	var out struct {
+		Session Session `json:"session"`
+	}
+	err := c.Call(ctx, "sessions/get", map[string]string{"sessionId": id}, &out)
+	return out.Session, err
+}
+
+// ListSessions is a sessions/list.
+type ListSessions struct {
+	Status string `json:"status,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListSessions returns a page of sessions, newest first, and the cursor of
+// the next page ("" at the end).
+func (c *Client) ListSessions(ctx context.Context, p ListSessions) ([]Session, string, error) {
+	var out struct {
+		Sessions   []Session `json:"sessions"`
+		NextCursor string    `json:"nextCursor"`
+	}
+	err := c.Call(ctx, "sessions/list", p, &out)
+	return out.Sessions, out.NextCursor, err
+}
+
+// TranscriptCall is one call of a host's own transcript.
+type TranscriptCall struct {
+	Name      string `json:"name"`
+	Arguments any    `json:"arguments,omitempty"`
+	CallID    string `json:"callId,omitempty"`
+	IsError   bool   `json:"isError,omitempty"`
+}
+
+// ReplaySession builds a new session's store from a host's transcript.
+func (c *Client) ReplaySession(ctx context.Context, id string, calls []TranscriptCall) (Resumed, error) {
+	var out Resumed
+	err := c.Call(ctx, "sessions/replay", map[string]any{"sessionId": id, "calls": calls}, &out)
+	return out, err
+}
+
+// Status is daemon/status.
+type Status struct {
+	Version       string  `json:"version"`
+	Uptime        string  `json:"uptime"`
+	UptimeSeconds float64 `json:"uptimeSeconds"`
+	Database      string  `json:"database"`
+	Socket        string  `json:"socket"`
+	PID           int     `json:"pid"`
+	Sessions      struct {
+		Loaded int `json:"loaded"`
+		Total  int `json:"total"`
+	} `json:"sessions"`
+	CallsServed int64 `json:"callsServed"`
+}
+
+// Status reports on the daemon.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var out Status
+	err := c.Call(ctx, "daemon/status", nil, &out)
+	return out, err
+}

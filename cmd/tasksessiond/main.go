@@ -1,0 +1,79 @@
+// Command tasksessiond is a daemon that gives LLM agent hosts a structured,
+// session-scoped task list (TaskCreate, TaskList, TaskGet, TaskUpdate) that
+// survives host restarts, daemon crashes and context compaction.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tasksessiond/tasksessiond/internal/cli"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "serve":
+		return serve(ctx, rest, stderr)
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	case "version", "--version":
+		fmt.Fprintln(stdout, "tasksessiond", version)
+		return 0
+	}
+	if cmd := cli.Lookup(name); cmd != nil {
+		return cmd.Run(ctx, &cli.Env{Stdout: stdout, Stderr: stderr}, rest)
+	}
+	fmt.Fprintf(stderr, "tasksessiond: unknown command %q\n\n", name)
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `tasksessiond: a session-scoped task list for LLM agent hosts.
+
+Usage: tasksessiond COMMAND [flags] [args]
+
+The daemon:
+  serve       run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)
+
+Talking to a running daemon:
+`)
+	for _, c := range cli.Commands {
+		fmt.Fprintf(w, "  %-10s  %s\n", c.Name, firstLine(c.Summary))
+	}
+	fmt.Fprint(w, `
+Other:
+  version     print the version
+  help        print this help
+
+Run "tasksessiond COMMAND --help" for a command's flags and examples.
+`)
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,278 @@
+// Package cli is the command line for people: subcommands that talk to the
+// running daemon through the client package and print tables or JSON.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/paths"
+)
+
+// Env is what a command runs with.
+type Env struct {
+	Stdout, Stderr io.Writer
+}
+
+// Command is one client subcommand.
+type Command struct {
+	Name    string
+	Args    string // the positional arguments, for usage
+	Summary string
+	Example string
+	flags   func(fs *flag.FlagSet) func(ctx context.Context, e *Env, c *client.Client, args []string) error
+	nargs   [2]int // min, max positional arguments
+}
+
+// Commands are the client subcommands, in the order help lists them.
+var Commands = []*Command{statusCmd, sessionsCmd, newCmd, tasksCmd, callCmd}
+
+// Lookup returns the named command.
+func Lookup(name string) *Command {
+	for _, c := range Commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Run parses args (after the subcommand name) and runs the command. It
+// returns the process exit code: 0 ok, 1 failed, 2 bad usage.
+func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
+	fs := flag.NewFlagSet("tasksessiond "+cmd.Name, flag.ContinueOnError)
+	fs.SetOutput(e.Stderr)
+	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
+	run := cmd.flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(e.Stderr, "Usage: tasksessiond %s [flags] %s\n\n%s\n\nFlags:\n", cmd.Name, cmd.Args, cmd.Summary)
+		fs.PrintDefaults()
+		if cmd.Example != "" {
+			fmt.Fprintf(e.Stderr, "\nExamples:\n%s\n", cmd.Example)
+		}
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) < cmd.nargs[0] || len(pos) > cmd.nargs[1] {
+		fmt.Fprintf(e.Stderr, "tasksessiond %s: expected %s\n", cmd.Name, cmd.Args)
+		fs.Usage()
+		return 2
+	}
+	c, err := client.Dial(ctx, *socket)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, err)
+		return 1
+	}
+	defer c.Close()
+	if err := run(ctx, e, c, pos); err != nil {
+		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, err)
+		return 1
+	}
+	return 0
+}
+
+// parseInterleaved lets flags come after positional arguments too
+// ("tasks SESSION --json"); "--" ends the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+var statusCmd = &Command{
+	Name: "status", Summary: "Show whether the daemon is running, its database and what it serves.",
+	Example: "  tasksessiond status\n  tasksessiond status --json",
+	nargs:   [2]int{0, 0},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON")
+		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {
+			st, err := c.Status(ctx)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(e.Stdout, st)
+			}
+			tw := table(e.Stdout)
+			fmt.Fprintf(tw, "version\t%s\n", st.Version)
+			fmt.Fprintf(tw, "pid\t%d\n", st.PID)
+			fmt.Fprintf(tw, "uptime\t%s\n", st.Uptime)
+			fmt.Fprintf(tw, "database\t%s\n", st.Database)
+			fmt.Fprintf(tw, "socket\t%s\n", st.Socket)
+			fmt.Fprintf(tw, "sessions\t%d loaded, %d in total\n", st.Sessions.Loaded, st.Sessions.Total)
+			fmt.Fprintf(tw, "calls served\t%d\n", st.CallsServed)
+			return tw.Flush()
+		}
+	},
+}
+
+var sessionsCmd = &Command{
+	Name: "sessions", Summary: "List sessions, newest first.",
+	Example: "  tasksessiond sessions\n  tasksessiond sessions --status active --limit 10\n  tasksessiond sessions --json",
+	nargs:   [2]int{0, 0},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON")
+		status := fs.String("status", "", "only sessions with this status: active or compacted")
+		limit := fs.Int("limit", 50, "at most this many sessions")
+		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {
+			list, _, err := c.ListSessions(ctx, client.ListSessions{Status: *status, Limit: *limit})
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				if list == nil {
+					list = []client.Session{}
+				}
+				return printJSON(e.Stdout, list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(e.Stdout, "No sessions yet. Create one with: tasksessiond new --title \"my work\"")
+				return nil
+			}
+			tw := table(e.Stdout)
+			fmt.Fprintln(tw, "ID\tSTATUS\tTASKS\tOPEN\tUPDATED\tTITLE")
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.Status, s.Counts.Total, s.Counts.Pending+s.Counts.InProgress,
+					s.UpdatedAt.Local().Format("2006-01-02 15:04"), oneLine(s.Title, 40))
+			}
+			return tw.Flush()
+		}
+	},
+}
+
+var newCmd = &Command{
+	Name: "new", Summary: "Create a session and print its id.",
+	Example: "  tasksessiond new --title \"refactor the parser\"\n  tasksessiond new --id my-session",
+	nargs:   [2]int{0, 0},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON")
+		title := fs.String("title", "", "a title for people")
+		id := fs.String("id", "", "the session id (default: generated)")
+		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {
+			s, err := c.CreateSession(ctx, client.CreateSession{SessionID: *id, Title: *title})
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(e.Stdout, s)
+			}
+			fmt.Fprintln(e.Stdout, s.ID)
+			return nil
+		}
+	},
+}
+
+var tasksCmd = &Command{
+	Name: "tasks", Args: "SESSION", Summary: "Show a session's task list (loading the session if the daemon does not hold it).",
+	Example: "  tasksessiond tasks 0193a1b2-...\n  tasksessiond tasks my-session --json",
+	nargs:   [2]int{1, 1},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON")
+		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
+			r, err := c.ResumeSession(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(e.Stdout, r.Tasks)
+			}
+			if len(r.Tasks) == 0 {
+				fmt.Fprintf(e.Stdout, "Session %s has no tasks yet.\n", args[0])
+				return nil
+			}
+			tw := table(e.Stdout)
+			fmt.Fprintln(tw, "ID\tSTATUS\tSUBJECT")
+			for _, t := range r.Tasks {
+				fmt.Fprintf(tw, "%d\t%s\t%s\n", t.Taskid, t.Status, oneLine(t.Subject, 80))
+			}
+			n := r.Session.Counts
+			fmt.Fprintf(tw, "\n%d tasks: %d pending, %d inprogress, %d completed, %d deleted\n", n.Total, n.Pending, n.InProgress, n.Completed, n.Deleted)
+			return tw.Flush()
+		}
+	},
+}
+
+var callCmd = &Command{
+	Name: "call", Args: "SESSION TOOL [JSON]", Summary: "Call a Task tool in a session, as a model would, and print its result.\nJSON is the arguments object; \"-\" reads it from standard input.",
+	Example: "  tasksessiond call S TaskCreate '{\"subject\":\"Write the tests\"}'\n" +
+		"  tasksessiond call S TaskUpdate '{\"taskid\":1,\"status\":\"inprogress\"}'\n" +
+		"  tasksessiond call S TaskList",
+	nargs: [2]int{2, 3},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print the whole CallToolResult as JSON")
+		callID := fs.String("call-id", "", "the call's id; a retry with the same id returns the recorded result")
+		role := fs.String("role", "", "agent (default) or compact_worker")
+		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
+			var arguments any = map[string]any{}
+			if len(args) == 3 {
+				text := args[2]
+				if text == "-" {
+					b, err := io.ReadAll(os.Stdin)
+					if err != nil {
+						return fmt.Errorf("read arguments: %w", err)
+					}
+					text = string(b)
+				}
+				if !json.Valid([]byte(text)) {
+					return fmt.Errorf("arguments are not valid JSON: %s (quote them for the shell, e.g. '{\"subject\":\"x\"}')", text)
+				}
+				arguments = json.RawMessage(text)
+			}
+			r, err := c.CallTool(ctx, client.ToolCall{SessionID: args[0], Name: args[1], Arguments: arguments, CallID: *callID, Role: *role})
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				var v any
+				json.Unmarshal(r.Raw, &v)
+				return printJSON(e.Stdout, v)
+			}
+			fmt.Fprintln(e.Stdout, r.Text())
+			if r.IsError {
+				return errors.New("the tool reported an error")
+			}
+			return nil
+		}
+	},
+}

@@ -1,0 +1,66 @@
+// Package daemon wires the database, the session manager and the server
+// into the running daemon, so that main and the end-to-end tests share it.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/server"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// Config is what `tasksessiond serve` takes.
+type Config struct {
+	DB       string
+	Socket   string
+	Sync     db.Sync
+	MaxConns int
+	Version  string
+	Logger   *slog.Logger
+}
+
+// Daemon is a running tasksessiond.
+type Daemon struct {
+	cfg Config
+	db  *db.DB
+	srv *server.Server
+	log *slog.Logger
+}
+
+// Open opens the database (running migrations) and the socket.
+func Open(ctx context.Context, cfg Config) (*Daemon, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync})
+	if err != nil {
+		return nil, err
+	}
+	mgr := session.NewManager(d, cfg.Logger)
+	srv := server.New(mgr, server.Config{Socket: cfg.Socket, Database: cfg.DB, Version: cfg.Version, MaxConns: cfg.MaxConns, Logger: cfg.Logger})
+	if err := srv.Listen(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return &Daemon{cfg: cfg, db: d, srv: srv, log: cfg.Logger}, nil
+}
+
+// Serve serves until Close; it returns nil after a clean Close.
+func (d *Daemon) Serve() error {
+	d.log.Info("serving", slog.String("socket", d.cfg.Socket), slog.String("database", d.cfg.DB), slog.String("sync", string(d.cfg.Sync)))
+	return d.srv.Serve()
+}
+
+// Close stops accepting, lets in-flight calls commit and be answered (until
+// ctx ends), then closes the database.
+func (d *Daemon) Close(ctx context.Context) error {
+	err := d.srv.Shutdown(ctx)
+	if cerr := d.db.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close database: %w", cerr))
+	}
+	return err
+}

@@ -1,0 +1,154 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Call is a tool_calls row: one entry of a session's log.
+type Call struct {
+	SessionID string
+	Seq       int64
+	CallID    string
+	Name      string
+	Arguments json.RawMessage
+	IsError   bool
+	Result    json.RawMessage
+	Forced    bool
+	CreatedAt time.Time
+}
+
+type callRow struct {
+	SessionID string         `db:"session_id"`
+	Seq       int64          `db:"seq"`
+	CallID    sql.NullString `db:"call_id"`
+	Name      string         `db:"name"`
+	Arguments string         `db:"arguments"`
+	IsError   bool           `db:"is_error"`
+	Result    string         `db:"result"`
+	Forced    bool           `db:"forced"`
+	CreatedAt string         `db:"created_at"`
+}
+
+const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
+
+func (r callRow) call() Call {
+	return Call{
+		SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
+		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
+		Forced: r.Forced, CreatedAt: parseTime(r.CreatedAt),
+	}
+}
+
+// Append is one call to log, with the task it changed (nil for reads and
+// errors) to write to the tasks projection in the same transaction.
+type Append struct {
+	Call Call
+	Task *store.Task
+}
+
+// AppendCalls logs the calls and updates the projection in one transaction.
+// Nothing is written unless everything is.
+func (d *DB) AppendCalls(ctx context.Context, appends []Append) error {
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("append calls: begin: %w", err)
+	}
+	defer tx.Rollback()
+	now := d.now()
+	for i := range appends {
+		if err := appendCall(ctx, tx, &appends[i], now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("append calls: commit: %w", err)
+	}
+	return nil
+}
+
+func appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Time) error {
+	c := &a.Call
+	c.CreatedAt = now
+	ts := formatTime(now)
+	_, err := tx.ExecContext(ctx, `INSERT INTO tool_calls (`+callColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
+	}
+	if a.Task != nil {
+		if err := upsertTask(ctx, tx, c.SessionID, *a.Task, ts); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, ts, c.SessionID); err != nil {
+		return fmt.Errorf("touch session %s: %w", c.SessionID, err)
+	}
+	return nil
+}
+
+func upsertTask(ctx context.Context, tx *sqlx.Tx, sessionID string, t store.Task, ts string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, taskid) DO UPDATE SET
+			status = excluded.status, subject = excluded.subject,
+			description = excluded.description, updated_at = excluded.updated_at`,
+		sessionID, t.Taskid, string(t.Status), t.Subject, t.Description, ts, ts)
+	if err != nil {
+		return fmt.Errorf("project task %s/%d: %w", sessionID, t.Taskid, err)
+	}
+	return nil
+}
+
+// Calls returns a session's log in seq order.
+func (d *DB) Calls(ctx context.Context, sessionID string) ([]Call, error) {
+	var rows []callRow
+	if err := d.r.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
+	}
+	out := make([]Call, len(rows))
+	for i, r := range rows {
+		out[i] = r.call()
+	}
+	return out, nil
+}
+
+// CallByCallID returns the logged call with the host's callId, or ErrNotFound.
+func (d *DB) CallByCallID(ctx context.Context, sessionID, callID string) (Call, error) {
+	var r callRow
+	err := d.r.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND call_id = ?`, sessionID, callID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, err)
+	}
+	return r.call(), nil
+}
+
+// Message is a message injected at the start of a session's history.
+type Message struct {
+	Role    string `json:"role"`
+	Kind    string `json:"kind"`
+	Content string `json:"content"`
+}
+
+// Messages returns a session's injected messages in order.
+func (d *DB) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+	out := []Message{}
+	if err := d.r.SelectContext(ctx, &out, `SELECT role, kind, content FROM messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,165 @@
+// Package db adapts tasksessiond to SQLite: opening the database with its
+// pragmas, running the embedded goose migrations, and the queries. Rows are
+// converted to domain types here, so no other package imports sqlx.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/tasksessiond/tasksessiond/migrations"
+)
+
+// Sync is the synchronous pragma: full makes every commit durable across
+// power loss; normal (in WAL mode) across process crashes only.
+type Sync string
+
+const (
+	SyncFull   Sync = "full"
+	SyncNormal Sync = "normal"
+)
+
+// ParseSync validates a --sync value.
+func ParseSync(s string) (Sync, error) {
+	switch Sync(s) {
+	case SyncFull, SyncNormal:
+		return Sync(s), nil
+	}
+	return "", fmt.Errorf("sync must be %q or %q, got %q", SyncFull, SyncNormal, s)
+}
+
+// Options configure Open.
+type Options struct {
+	Sync Sync             // default full
+	Now  func() time.Time // default time.Now; tests inject a clock
+}
+
+// DB is the database: one writer connection and a pool of readers beside it
+// (WAL lets them read while the writer commits).
+type DB struct {
+	path string
+	w    *sqlx.DB
+	r    *sqlx.DB
+	now  func() time.Time
+}
+
+// Errors the queries return, for callers to branch on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+)
+
+// Open opens (creating if needed) the database at path, checks that WAL
+// took, and runs the migrations.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.Sync == "" {
+		opts.Sync = SyncFull
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := createFile(path); err != nil {
+		return nil, err
+	}
+	pragmas := url.Values{}
+	pragmas.Add("_pragma", "busy_timeout(5000)")
+	pragmas.Add("_pragma", "foreign_keys(1)")
+	pragmas.Add("_pragma", "journal_mode(WAL)")
+	pragmas.Add("_pragma", "synchronous("+string(opts.Sync)+")")
+	pragmas.Set("_txlock", "immediate")
+	w, err := sqlx.Open("sqlite", path+"?"+pragmas.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// One writer: SQLite serialises writers anyway, and a single connection
+	// makes that order ours instead of the busy handler's.
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+
+	pragmas.Set("_txlock", "deferred")
+	pragmas.Add("_pragma", "query_only(1)")
+	r, err := sqlx.Open("sqlite", path+"?"+pragmas.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+
+	d := &DB{path: path, w: w, r: r, now: opts.Now}
+	if err := d.init(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func createFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create database directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open database file: %w", err)
+	}
+	return f.Close()
+}
+
+func (d *DB) init(ctx context.Context) error {
+	var mode string
+	if err := d.w.GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
+		return fmt.Errorf("open %s: %w", d.path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("open %s: journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", d.path, mode)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, d.w.DB, migrations.FS)
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Path is the database file.
+func (d *DB) Path() string { return d.path }
+
+// Close closes both pools.
+func (d *DB) Close() error {
+	return errors.Join(d.r.Close(), d.w.Close())
+}
+
+// Now is the database's clock, for callers that stamp records.
+func (d *DB) Now() time.Time { return d.now() }
+
+// timeFormat is ISO 8601 in UTC with microseconds: sortable as text and
+// readable in the sqlite3 shell.
+const timeFormat = "2006-01-02T15:04:05.000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}
+
+func isConstraint(err error, code int) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == code
+}
+
+func isUniqueViolation(err error) bool {
+	return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) || isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE)
+}

@@ -1,0 +1,237 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Session statuses.
+const (
+	StatusActive    = "active"
+	StatusCompacted = "compacted"
+)
+
+// Session is a sessions row.
+type Session struct {
+	ID          string
+	Title       string
+	Metadata    json.RawMessage
+	Status      string
+	ParentID    string
+	SuccessorID string
+	// Snapshot is the store copied in when this session was made by
+	// compaction; nil for a session that started empty.
+	Snapshot  *store.Snapshot
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+type sessionRow struct {
+	ID          string         `db:"id"`
+	Title       string         `db:"title"`
+	Metadata    string         `db:"metadata"`
+	Status      string         `db:"status"`
+	ParentID    sql.NullString `db:"parent_id"`
+	SuccessorID sql.NullString `db:"successor_id"`
+	Snapshot    sql.NullString `db:"snapshot"`
+	CreatedAt   string         `db:"created_at"`
+	UpdatedAt   string         `db:"updated_at"`
+}
+
+const sessionColumns = `id, title, metadata, status, parent_id, successor_id, snapshot, created_at, updated_at`
+
+func (r sessionRow) session() (Session, error) {
+	s := Session{
+		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
+		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
+		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
+	}
+	if r.Snapshot.Valid {
+		var snap store.Snapshot
+		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
+			return Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
+		}
+		s.Snapshot = &snap
+	}
+	return s, nil
+}
+
+// CreateSession inserts s, stamping its times. ErrExists if the id is taken.
+func (d *DB) CreateSession(ctx context.Context, s *Session) error {
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	defer tx.Rollback()
+	if err := createSession(ctx, tx, s, d.now()); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create session %s: commit: %w", s.ID, err)
+	}
+	return nil
+}
+
+func createSession(ctx context.Context, tx *sqlx.Tx, s *Session, now time.Time) error {
+	s.CreatedAt, s.UpdatedAt = now, now
+	if s.Status == "" {
+		s.Status = StatusActive
+	}
+	if len(s.Metadata) == 0 {
+		s.Metadata = json.RawMessage("{}")
+	}
+	var snap sql.NullString
+	if s.Snapshot != nil {
+		b, err := json.Marshal(s.Snapshot)
+		if err != nil {
+			return fmt.Errorf("create session %s: encode snapshot: %w", s.ID, err)
+		}
+		snap = sql.NullString{String: string(b), Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), snap,
+		formatTime(now), formatTime(now))
+	if isUniqueViolation(err) {
+		return fmt.Errorf("create session %s: %w", s.ID, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// GetSession returns the session with id, or ErrNotFound.
+func (d *DB) GetSession(ctx context.Context, id string) (Session, error) {
+	var r sessionRow
+	err := d.r.GetContext(ctx, &r, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("get session %s: %w", id, err)
+	}
+	return r.session()
+}
+
+// ListFilter selects sessions for ListSessions.
+type ListFilter struct {
+	Status string // "" for any
+	Limit  int
+	Cursor string // from a previous page's next cursor
+}
+
+// ListSessions returns sessions newest first and the cursor of the next page
+// ("" when there is none).
+func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	var where []string
+	var args []any
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if f.Cursor != "" {
+		before, err := strconv.ParseInt(f.Cursor, 10, 64)
+		if err != nil {
+			return nil, "", fmt.Errorf("list sessions: bad cursor %q", f.Cursor)
+		}
+		where = append(where, "rowid < ?")
+		args = append(args, before)
+	}
+	q := `SELECT rowid, ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY rowid DESC LIMIT ?"
+	args = append(args, f.Limit+1)
+
+	var rows []struct {
+		RowID int64 `db:"rowid"`
+		sessionRow
+	}
+	if err := d.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	next := ""
+	if len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+		next = strconv.FormatInt(rows[len(rows)-1].RowID, 10)
+	}
+	out := make([]Session, 0, len(rows))
+	for _, r := range rows {
+		s, err := r.session()
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, s)
+	}
+	return out, next, nil
+}
+
+// CountSessions returns the number of sessions in the database.
+func (d *DB) CountSessions(ctx context.Context) (int, error) {
+	var n int
+	if err := d.r.GetContext(ctx, &n, `SELECT count(*) FROM sessions`); err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}
+
+// TaskCounts returns the counts by status of a session's tasks, read from
+// the tasks projection.
+func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, error) {
+	var rows []struct {
+		Status string `db:"status"`
+		N      int    `db:"n"`
+	}
+	if err := d.r.SelectContext(ctx, &rows, `SELECT status, count(*) AS n FROM tasks WHERE session_id = ? GROUP BY status`, sessionID); err != nil {
+		return store.Counts{}, fmt.Errorf("count tasks of %s: %w", sessionID, err)
+	}
+	var c store.Counts
+	for _, r := range rows {
+		c.Total += r.N
+		switch store.Status(r.Status) {
+		case store.Pending:
+			c.Pending = r.N
+		case store.InProgress:
+			c.InProgress = r.N
+		case store.Completed:
+			c.Completed = r.N
+		case store.Deleted:
+			c.Deleted = r.N
+		}
+	}
+	return c, nil
+}
+
+// Tasks returns a session's tasks from the projection, in taskid order.
+func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) {
+	var rows []struct {
+		Taskid      int    `db:"taskid"`
+		Status      string `db:"status"`
+		Subject     string `db:"subject"`
+		Description string `db:"description"`
+	}
+	if err := d.r.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = ? ORDER BY taskid`, sessionID); err != nil {
+		return nil, fmt.Errorf("tasks of %s: %w", sessionID, err)
+	}
+	out := make([]store.Task, len(rows))
+	for i, r := range rows {
+		out[i] = store.Task{Taskid: r.Taskid, Status: store.Status(r.Status), Subject: r.Subject, Description: r.Description}
+	}
+	return out, nil
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }

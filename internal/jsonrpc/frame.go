@@ -1,0 +1,73 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLine bounds one message. The largest legitimate request, a task
+// description at its limit escaped as JSON, is well under it.
+const DefaultMaxLine = 1 << 20
+
+// ErrLineTooLong is returned by Reader.Next for a line over the limit; the
+// rest of that line has been skipped, so the next call reads the next line.
+var ErrLineTooLong = errors.New("line too long")
+
+// Reader reads newline-delimited messages with a size limit.
+type Reader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// NewReader returns a Reader of lines up to max bytes (DefaultMaxLine if max <= 0).
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Next returns the next non-blank line, without its newline. The slice is
+// valid until the next call. A final line without a newline is returned too.
+func (r *Reader) Next() ([]byte, error) {
+	for {
+		r.buf = r.buf[:0]
+		tooLong := false
+		for {
+			chunk, err := r.r.ReadSlice('\n')
+			if !tooLong {
+				if len(r.buf)+len(chunk) > r.max+1 { // +1: the newline
+					tooLong = true
+					r.buf = r.buf[:0]
+				} else {
+					r.buf = append(r.buf, chunk...)
+				}
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil && (err != io.EOF || len(r.buf) == 0 && !tooLong) {
+				return nil, err
+			}
+			break
+		}
+		if tooLong {
+			return nil, fmt.Errorf("%w: the limit is %d bytes", ErrLineTooLong, r.max)
+		}
+		line := bytes.TrimSpace(r.buf)
+		if len(line) > 0 {
+			return line, nil
+		}
+		if len(r.buf) == 0 {
+			return nil, io.EOF
+		}
+	}
+}
+
+// Buffered reports whether more input is already buffered, so that a server
+// can hold back flushing responses while a pipelined burst is still arriving.
+func (r *Reader) Buffered() bool { return r.r.Buffered() > 0 }

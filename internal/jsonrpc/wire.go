@@ -1,0 +1,156 @@
+// Package jsonrpc is the JSON-RPC 2.0 wire format tasksessiond speaks: the
+// messages, the error values, and line framing. It knows nothing of the
+// methods served.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Standard and application error codes (DESIGN.md).
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternal       = -32603
+
+	CodeSessionNotFound    = -32001
+	CodeSessionSealed      = -32002
+	CodeCallIDConflict     = -32003
+	CodeStorageUnavailable = -32004
+	CodeSessionExists      = -32005
+)
+
+// Error is a JSON-RPC error object. Errors compare by code.
+type Error struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code int64, format string, a ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// Request is a call (with an id) or a notification (without).
+type Request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// IsNotification reports whether the request expects no response.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Response answers a call: exactly one of Result and Error is set.
+type Response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// Notification is a server-to-client message without an id.
+type Notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+var null = json.RawMessage("null")
+
+// ErrorResponse answers id (null when unknown) with err.
+func ErrorResponse(id json.RawMessage, err *Error) Response {
+	if id == nil {
+		id = null
+	}
+	return Response{JSONRPC: "2.0", ID: id, Error: err}
+}
+
+// Parse decodes one line: a single request or a batch. Each element that is
+// not a valid request comes back as an error response in place; a line that
+// is not JSON is a parse error.
+func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
+	line = bytes.TrimSpace(line)
+	if !json.Valid(line) {
+		return nil, nil, false, Errorf(CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
+	}
+	if len(line) > 0 && line[0] == '[' {
+		var elems []json.RawMessage
+		if err := json.Unmarshal(line, &elems); err != nil {
+			return nil, nil, true, Errorf(CodeParseError, "parse error: %v", err)
+		}
+		if len(elems) == 0 {
+			return nil, nil, true, Errorf(CodeInvalidRequest, "invalid request: empty batch")
+		}
+		for _, e := range elems {
+			r, err := parseOne(e)
+			if err != nil {
+				errs = append(errs, ErrorResponse(idOf(e), err))
+				continue
+			}
+			reqs = append(reqs, r)
+		}
+		return reqs, errs, true, nil
+	}
+	r, err := parseOne(line)
+	if err != nil {
+		return nil, []Response{ErrorResponse(idOf(line), err)}, false, nil
+	}
+	return []Request{r}, nil, false, nil
+}
+
+func parseOne(raw json.RawMessage) (Request, *Error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: a JSON-RPC request must be an object, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"}")
+	}
+	var r Request
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+	}
+	if r.JSONRPC != "2.0" {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"jsonrpc\" must be \"2.0\", got %q", r.JSONRPC)
+	}
+	if r.Method == "" {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"method\" is required")
+	}
+	if r.ID != nil {
+		switch r.ID[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		case 'n': // "id": null is allowed but discouraged; answer it as given
+		default:
+			return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")
+		}
+	}
+	if p := bytes.TrimSpace(r.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && !bytes.Equal(p, null) {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"params\" must be an object")
+	}
+	return r, nil
+}
+
+// idOf digs the id out of an invalid request, so its error can be matched.
+func idOf(raw json.RawMessage) json.RawMessage {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(raw, &v) != nil || v.ID == nil {
+		return null
+	}
+	if c := v.ID[0]; c == '{' || c == '[' || c == 't' || c == 'f' {
+		return null
+	}
+	return v.ID
+}

@@ -1,0 +1,46 @@
+// Package paths finds the default database and socket locations (XDG base
+// directories, with fallbacks) and applies the environment overrides.
+package paths
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Environment variables that override the defaults.
+const (
+	EnvDB     = "TASKSESSIOND_DB"
+	EnvSocket = "TASKSESSIOND_SOCKET"
+)
+
+// DB is the database path: $TASKSESSIOND_DB, else
+// $XDG_STATE_HOME/tasksessiond/tasksessiond.db, else
+// ~/.local/state/tasksessiond/tasksessiond.db.
+func DB() string {
+	if p := os.Getenv(EnvDB); p != "" {
+		return p
+	}
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "tasksessiond", "tasksessiond.db")
+}
+
+// Socket is the socket path: $TASKSESSIOND_SOCKET, else
+// $XDG_RUNTIME_DIR/tasksessiond/tasksessiond.sock, else
+// /tmp/tasksessiond-UID/tasksessiond.sock.
+func Socket() string {
+	if p := os.Getenv(EnvSocket); p != "" {
+		return p
+	}
+	if run := os.Getenv("XDG_RUNTIME_DIR"); run != "" {
+		return filepath.Join(run, "tasksessiond", "tasksessiond.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tasksessiond-%d", os.Getuid()), "tasksessiond.sock")
+}

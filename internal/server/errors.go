@@ -1,0 +1,46 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// codes maps session error codes to JSON-RPC codes: the one place where
+// domain errors meet the wire.
+var codes = map[session.Code]int64{
+	session.CodeInvalid:     jsonrpc.CodeInvalidParams,
+	session.CodeNotFound:    jsonrpc.CodeSessionNotFound,
+	session.CodeSealed:      jsonrpc.CodeSessionSealed,
+	session.CodeConflict:    jsonrpc.CodeCallIDConflict,
+	session.CodeUnavailable: jsonrpc.CodeStorageUnavailable,
+	session.CodeExists:      jsonrpc.CodeSessionExists,
+	session.CodeInternal:    jsonrpc.CodeInternal,
+}
+
+type sealedData struct {
+	SuccessorID string `json:"successorId"`
+}
+
+// wireError turns any error from a method into a JSON-RPC error. internal
+// reports whether it is one the operator should see in the log.
+func wireError(err error) (e *jsonrpc.Error, internal bool) {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je, false
+	}
+	var se *session.Error
+	if errors.As(err, &se) {
+		e := &jsonrpc.Error{Code: codes[se.Code], Message: se.Message}
+		if se.Code == session.CodeSealed {
+			e.Data = sealedData{SuccessorID: se.SuccessorID}
+		}
+		return e, se.Code == session.CodeInternal || se.Code == session.CodeUnavailable
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return jsonrpc.Errorf(jsonrpc.CodeInternal, "request cancelled: %v", err), false
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInternal, "internal error: %v", err), true
+}

@@ -1,0 +1,150 @@
+// Package server serves the JSON-RPC methods of DESIGN.md on a Unix socket.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// Config configures a Server.
+type Config struct {
+	Socket   string // path of the Unix socket
+	Database string // shown by daemon/status
+	Version  string
+	MaxConns int // connections served at once; default 1024
+	MaxLine  int // bytes per message; default jsonrpc.DefaultMaxLine
+	Logger   *slog.Logger
+}
+
+// Server accepts connections and serves each on its own goroutine.
+type Server struct {
+	cfg      Config
+	mgr      *session.Manager
+	log      *slog.Logger
+	handlers map[string]handler
+	pid      int
+
+	ln      *net.UnixListener
+	closing atomic.Bool
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	wg      sync.WaitGroup
+	ctx     context.Context // the parent of every request; cancelled on a forced stop
+	cancel  context.CancelFunc
+}
+
+// New returns a server for mgr.
+func New(mgr *session.Manager, cfg Config) *Server {
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 1024
+	}
+	if cfg.MaxLine <= 0 {
+		cfg.MaxLine = jsonrpc.DefaultMaxLine
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{})}
+	s.handlers = s.methods()
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// Listen opens the socket; see listen for the care it takes.
+func (s *Server) Listen() error {
+	ln, err := listen(s.cfg.Socket)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	return nil
+}
+
+// Serve accepts connections until Shutdown. It returns nil after Shutdown.
+func (s *Server) Serve() error {
+	if s.ln == nil {
+		return errors.New("serve: Listen first")
+	}
+	for {
+		nc, err := s.ln.AcceptUnix()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		c := newConn(s, nc)
+		if !s.track(c) {
+			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInternal, "too many connections: the daemon serves at most %d at once; close idle ones and retry", s.cfg.MaxConns))
+			s.log.Warn("connection refused: limit reached", slog.Int("max", s.cfg.MaxConns))
+			continue
+		}
+		go func() {
+			defer s.untrack(c)
+			c.serve()
+		}()
+	}
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() || len(s.conns) >= s.cfg.MaxConns {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// Shutdown stops accepting, lets every connection finish the request it is
+// serving (so in-flight calls commit and are answered), then closes them.
+// If ctx ends first, the remaining requests are cancelled.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
+	s.mu.Lock()
+	for c := range s.conns {
+		c.stopReading()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.cancel()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	s.cancel()
+	return err
+}

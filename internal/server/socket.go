@@ -1,0 +1,53 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrSocketInUse means a live daemon answers on the socket path.
+var ErrSocketInUse = errors.New("socket in use")
+
+// listen opens the Unix socket at path carefully: it creates a missing
+// directory 0700, refuses a symlink or a non-socket file, refuses when a live
+// daemon answers there, removes a stale socket, and sets the socket to 0600.
+func listen(path string) (*net.UnixListener, error) {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create socket directory: %w", err)
+		}
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("check socket %s: %w", path, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("socket path %s is a symlink; refusing to use it", path)
+	case fi.Mode()&fs.ModeSocket == 0:
+		return nil, fmt.Errorf("socket path %s exists and is not a socket; refusing to replace it", path)
+	default:
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: a daemon is already serving on %s (stop it, or choose another --socket)", ErrSocketInUse, path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+		}
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	return ln, nil
+}

@@ -1,0 +1,294 @@
+// Package session keeps the loaded sessions: one store per session, calls
+// applied one at a time in log order, each acknowledged only after its log
+// row has committed. A session not in memory is loaded by replaying its log.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// Manager owns the loaded sessions.
+type Manager struct {
+	db    *db.DB
+	log   *slog.Logger
+	start time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session
+
+	calls atomic.Int64
+}
+
+// session is one loaded session. mu serialises everything done to it, so
+// the order calls are applied in is the order their rows are logged in.
+type session struct {
+	mu     sync.Mutex
+	id     string
+	loaded bool
+	dead   bool // dropped from the manager; whoever holds it must look again
+
+	rec     db.Session
+	st      *store.Store
+	nextSeq int64
+	callIDs map[string]struct{}
+	report  replay.Report
+}
+
+// NewManager returns a manager over d. A nil logger discards.
+func NewManager(d *db.DB, log *slog.Logger) *Manager {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{db: d, log: log, start: time.Now(), sessions: make(map[string]*session)}
+}
+
+// acquire returns the session locked, loading it by replay when it is not
+// in memory. The caller must call release.
+func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	for {
+		m.mu.Lock()
+		s, ok := m.sessions[id]
+		if !ok {
+			s = &session{id: id}
+			m.sessions[id] = s
+		}
+		m.mu.Unlock()
+
+		s.mu.Lock()
+		if s.dead {
+			s.mu.Unlock()
+			continue
+		}
+		if !s.loaded {
+			if err := m.load(ctx, s); err != nil {
+				m.drop(s)
+				s.mu.Unlock()
+				return nil, err
+			}
+		}
+		return s, nil
+	}
+}
+
+func (s *session) release() { s.mu.Unlock() }
+
+// drop removes s from memory; the next access replays it from the
+// database. s must be locked.
+func (m *Manager) drop(s *session) {
+	s.dead = true
+	m.mu.Lock()
+	if m.sessions[s.id] == s {
+		delete(m.sessions, s.id)
+	}
+	m.mu.Unlock()
+}
+
+func (m *Manager) load(ctx context.Context, s *session) error {
+	rec, err := m.db.GetSession(ctx, s.id)
+	if errors.Is(err, db.ErrNotFound) {
+		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
+	}
+	if err != nil {
+		return unavailable("loading session "+s.id, err)
+	}
+	st := store.New()
+	if rec.Snapshot != nil {
+		if st, err = store.Restore(*rec.Snapshot); err != nil {
+			return &Error{Code: CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
+		}
+	}
+	rows, err := m.db.Calls(ctx, s.id)
+	if err != nil {
+		return unavailable("loading session "+s.id, err)
+	}
+	s.callIDs = make(map[string]struct{})
+	var report replay.Report
+	for _, row := range rows {
+		report.Add(replay.Apply(st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
+		if row.CallID != "" {
+			s.callIDs[row.CallID] = struct{}{}
+		}
+	}
+	s.nextSeq = 1
+	if len(rows) > 0 {
+		s.nextSeq = rows[len(rows)-1].Seq + 1
+	}
+	for _, d := range report.Divergences {
+		m.log.Warn("replay diverged", slog.String(keySession, s.id), slog.String("divergence", d.String()))
+	}
+	if len(rows) > 0 {
+		m.log.Info("session replayed", slog.String(keySession, s.id), slog.Int("rows", len(rows)),
+			slog.Int("applied", report.Applied), slog.Int("skippedErrors", report.SkippedErrors),
+			slog.Int("skippedInvalid", report.SkippedInvalid), slog.Int("divergent", report.Divergent))
+	}
+	s.rec, s.st, s.report, s.loaded = rec, st, report, true
+	return nil
+}
+
+// Log attribute keys.
+const (
+	keySession = "session"
+	keyTool    = "tool"
+)
+
+// CallParams is a tools/call.
+type CallParams struct {
+	SessionID string          `json:"sessionId"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"callId"`
+	Role      string          `json:"role"`
+}
+
+// Call runs a tool call and returns its CallToolResult as JSON. A write is
+// returned only after its log row has committed; a retry with a recorded
+// callId returns the recorded result and applies nothing.
+func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, error) {
+	role, err := tools.ParseRole(p.Role)
+	if err != nil {
+		return nil, errorf(CodeInvalid, "%v", err)
+	}
+	def, ok := tools.Lookup(p.Name)
+	if !ok {
+		return nil, errorf(CodeInvalid, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
+	}
+	if len(p.CallID) > maxIDLen {
+		return nil, errorf(CodeInvalid, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
+	}
+	s, err := m.acquire(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release()
+	m.calls.Add(1)
+
+	if role == tools.RoleCompactWorker {
+		// The compact worker reads the store; its calls are not the agent's
+		// and are not logged.
+		if def.Writes {
+			return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
+		}
+		return marshal(m.execute(s, p.Name, p.Arguments))
+	}
+
+	args := tools.Canonical(p.Arguments)
+	if p.CallID != "" {
+		if _, seen := s.callIDs[p.CallID]; seen {
+			return m.recorded(ctx, s, p.Name, args, p.CallID)
+		}
+	}
+	if s.rec.Status == db.StatusCompacted {
+		if def.Writes {
+			return nil, &Error{Code: CodeSealed, SuccessorID: s.rec.SuccessorID,
+				Message: fmt.Sprintf("session %s was compacted into %s and no longer takes changes: send %s to the successor session", s.id, s.rec.SuccessorID, p.Name)}
+		}
+		return marshal(m.execute(s, p.Name, p.Arguments))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	call, derr := tools.Decode(p.Name, args)
+	var res tools.Result
+	var changed *store.Task
+	if derr != nil {
+		res = tools.ErrorResult(derr.Error())
+	} else {
+		res, changed = tools.Execute(s.st, call)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		m.drop(s)
+		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
+	}
+	row := db.Append{Call: db.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
+		Arguments: args, IsError: res.IsError, Result: out}, Task: changed}
+	// Once applied in memory the row must be committed or the session
+	// dropped; a client hanging up must not cancel that half-way.
+	if err := m.db.AppendCalls(context.WithoutCancel(ctx), []db.Append{row}); err != nil {
+		m.drop(s)
+		m.log.Error("append failed; session dropped from memory", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
+		return nil, unavailable(p.Name, err)
+	}
+	s.nextSeq++
+	if p.CallID != "" {
+		s.callIDs[p.CallID] = struct{}{}
+	}
+	return out, nil
+}
+
+// execute runs a call without logging it: reads by the compact worker and
+// on a sealed session.
+func (m *Manager) execute(s *session, name string, args json.RawMessage) tools.Result {
+	call, err := tools.Decode(name, args)
+	if err != nil {
+		return tools.ErrorResult(err.Error())
+	}
+	res, _ := tools.Execute(s.st, call)
+	return res
+}
+
+// recorded answers a retry: the recorded result when the call is the same,
+// a conflict when the callId was used for a different call.
+func (m *Manager) recorded(ctx context.Context, s *session, name string, args json.RawMessage, callID string) (json.RawMessage, error) {
+	row, err := m.db.CallByCallID(ctx, s.id, callID)
+	if err != nil {
+		return nil, unavailable("looking up callId "+callID, err)
+	}
+	if row.Name != name || !sameJSON(row.Arguments, args) {
+		return nil, errorf(CodeConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, s.id, row.Name, row.Arguments)
+	}
+	return row.Result, nil
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func marshal(r tools.Result) (json.RawMessage, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
+	}
+	return b, nil
+}
+
+const maxIDLen = 128
+
+func validID(id string) error {
+	switch {
+	case id == "":
+		return errorf(CodeInvalid, "sessionId is required")
+	case len(id) > maxIDLen:
+		return errorf(CodeInvalid, "sessionId is %d bytes, the limit is %d", len(id), maxIDLen)
+	case strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+		return errorf(CodeInvalid, "sessionId %q must not contain spaces or control characters", id)
+	}
+	return nil
+}
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -1,0 +1,253 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// Info is a session as clients see it.
+type Info struct {
+	ID          string          `json:"id"`
+	Title       string          `json:"title"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Status      string          `json:"status"`
+	ParentID    string          `json:"parentId,omitempty"`
+	SuccessorID string          `json:"successorId,omitempty"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	UpdatedAt   time.Time       `json:"updatedAt"`
+	Counts      store.Counts    `json:"counts"`
+}
+
+func info(rec db.Session, c store.Counts) Info {
+	return Info{ID: rec.ID, Title: rec.Title, Metadata: rec.Metadata, Status: rec.Status,
+		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: c}
+}
+
+// CreateParams is a sessions/create.
+type CreateParams struct {
+	SessionID string          `json:"sessionId"`
+	Title     string          `json:"title"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+const maxTitleLen = 1000
+
+// Create makes a new, empty session. Without an id it generates one.
+func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
+	if p.SessionID == "" {
+		p.SessionID = newID()
+	}
+	if err := validID(p.SessionID); err != nil {
+		return Info{}, err
+	}
+	if len(p.Title) > maxTitleLen {
+		return Info{}, errorf(CodeInvalid, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
+	}
+	if meta := tools.Canonical(p.Metadata); len(p.Metadata) > 0 && meta[0] != '{' {
+		return Info{}, errorf(CodeInvalid, "metadata must be a JSON object")
+	}
+	rec := db.Session{ID: p.SessionID, Title: p.Title, Metadata: tools.Canonical(p.Metadata)}
+	if err := m.db.CreateSession(ctx, &rec); err != nil {
+		if errors.Is(err, db.ErrExists) {
+			return Info{}, errorf(CodeExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
+		}
+		return Info{}, unavailable("creating session", err)
+	}
+	m.log.Info("session created", slog.String(keySession, rec.ID))
+	return info(rec, store.Counts{}), nil
+}
+
+// Get returns a session's record and counts. It does not load the session.
+func (m *Manager) Get(ctx context.Context, id string) (Info, error) {
+	if err := validID(id); err != nil {
+		return Info{}, err
+	}
+	rec, err := m.db.GetSession(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return Info{}, errorf(CodeNotFound, "session %q not found", id)
+	}
+	if err != nil {
+		return Info{}, unavailable("reading session", err)
+	}
+	c, err := m.db.TaskCounts(ctx, id)
+	if err != nil {
+		return Info{}, unavailable("reading session", err)
+	}
+	return info(rec, c), nil
+}
+
+// ListParams is a sessions/list.
+type ListParams struct {
+	Status string `json:"status"`
+	Limit  int    `json:"limit"`
+	Cursor string `json:"cursor"`
+}
+
+// List returns sessions, newest first.
+func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error) {
+	switch p.Status {
+	case "", db.StatusActive, db.StatusCompacted:
+	default:
+		return nil, "", errorf(CodeInvalid, "status must be %q or %q, got %q", db.StatusActive, db.StatusCompacted, p.Status)
+	}
+	if p.Limit < 0 || p.Limit > 1000 {
+		return nil, "", errorf(CodeInvalid, "limit must be between 1 and 1000, got %d", p.Limit)
+	}
+	recs, next, err := m.db.ListSessions(ctx, db.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
+	if err != nil {
+		return nil, "", unavailable("listing sessions", err)
+	}
+	out := make([]Info, 0, len(recs))
+	for _, rec := range recs {
+		c, err := m.db.TaskCounts(ctx, rec.ID)
+		if err != nil {
+			return nil, "", unavailable("listing sessions", err)
+		}
+		out = append(out, info(rec, c))
+	}
+	return out, next, nil
+}
+
+// Resumed is the state of a session for a host picking it up again.
+type Resumed struct {
+	Session    Info          `json:"session"`
+	Tasks      []store.Task  `json:"tasks"`
+	NextTaskid int           `json:"nextTaskid"`
+	Messages   []db.Message  `json:"messages"`
+	Replay     replay.Report `json:"replay"`
+}
+
+// Resume loads a session (by replay when it is not in memory) and returns
+// its tasks, injected messages and the report of the replay that loaded it.
+func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
+	s, err := m.acquire(ctx, id)
+	if err != nil {
+		return Resumed{}, err
+	}
+	defer s.release()
+	msgs, err := m.db.Messages(ctx, id)
+	if err != nil {
+		return Resumed{}, unavailable("reading messages", err)
+	}
+	return m.resumed(s, msgs), nil
+}
+
+func (m *Manager) resumed(s *session, msgs []db.Message) Resumed {
+	tasks := s.st.List()
+	if tasks == nil {
+		tasks = []store.Task{}
+	}
+	return Resumed{Session: info(s.rec, s.st.Counts()), Tasks: tasks, NextTaskid: s.st.NextTaskid(), Messages: msgs, Replay: s.report}
+}
+
+// TranscriptCall is one call of a host's own transcript.
+type TranscriptCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"callId"`
+	IsError   bool            `json:"isError"`
+}
+
+// ReplayParams is a sessions/replay.
+type ReplayParams struct {
+	SessionID string           `json:"sessionId"`
+	Calls     []TranscriptCall `json:"calls"`
+}
+
+// Replay builds a new session's store from a host's transcript: the session
+// is created when it does not exist and must be empty when it does. The
+// applied calls are logged, in one transaction, so the session resumes like
+// any other.
+func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
+	if err := validID(p.SessionID); err != nil {
+		return Resumed{}, err
+	}
+	seen := make(map[string]bool)
+	for i, c := range p.Calls {
+		if c.CallID == "" {
+			continue
+		}
+		if seen[c.CallID] {
+			return Resumed{}, errorf(CodeInvalid, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
+		}
+		seen[c.CallID] = true
+	}
+	if _, err := m.db.GetSession(ctx, p.SessionID); errors.Is(err, db.ErrNotFound) {
+		if _, err := m.Create(ctx, CreateParams{SessionID: p.SessionID}); err != nil && ErrorCode(err) != CodeExists {
+			return Resumed{}, err
+		}
+	} else if err != nil {
+		return Resumed{}, unavailable("reading session", err)
+	}
+
+	s, err := m.acquire(ctx, p.SessionID)
+	if err != nil {
+		return Resumed{}, err
+	}
+	defer s.release()
+	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != db.StatusActive {
+		return Resumed{}, errorf(CodeExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
+	}
+
+	var report replay.Report
+	var rows []db.Append
+	for _, c := range p.Calls {
+		args := tools.Canonical(c.Arguments)
+		step := replay.Apply(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
+		report.Add(step)
+		if step.Outcome != replay.Applied {
+			continue
+		}
+		out, err := json.Marshal(step.Result)
+		if err != nil {
+			m.drop(s)
+			return Resumed{}, &Error{Code: CodeInternal, Message: "encode result", Err: err}
+		}
+		rows = append(rows, db.Append{Call: db.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
+			Name: c.Name, Arguments: args, Result: out}, Task: step.Task})
+	}
+	if len(rows) > 0 {
+		if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
+			m.drop(s)
+			return Resumed{}, unavailable("replaying transcript", err)
+		}
+	}
+	s.nextSeq = int64(len(rows) + 1)
+	for _, r := range rows {
+		if r.Call.CallID != "" {
+			s.callIDs[r.Call.CallID] = struct{}{}
+		}
+	}
+	s.report = report
+	return m.resumed(s, []db.Message{}), nil
+}
+
+// Stats is what daemon/status reports of the sessions.
+type Stats struct {
+	Loaded      int   `json:"loaded"`
+	Total       int   `json:"total"`
+	CallsServed int64 `json:"callsServed"`
+}
+
+// Stats counts loaded and stored sessions.
+func (m *Manager) Stats(ctx context.Context) (Stats, error) {
+	total, err := m.db.CountSessions(ctx)
+	if err != nil {
+		return Stats{}, unavailable("counting sessions", err)
+	}
+	m.mu.Lock()
+	loaded := len(m.sessions)
+	m.mu.Unlock()
+	return Stats{Loaded: loaded, Total: total, CallsServed: m.calls.Load()}, nil
+}
+
+// Uptime is the time since the manager started.
+func (m *Manager) Uptime() time.Duration { return time.Since(m.start) }

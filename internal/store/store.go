@@ -1,0 +1,202 @@
+// Package store is the domain of tasksessiond: a session's task list.
+//
+// It is pure and deterministic: no I/O, no clocks, no JSON-RPC, no SQL.
+// The same sequence of calls on two stores always yields the same tasks and
+// the same taskids, which is what makes resume by replay work.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Status is where a task is in its life. The normal route is
+// pending -> inprogress -> completed; deleted withdraws a task without
+// removing it.
+type Status string
+
+const (
+	Pending    Status = "pending"
+	InProgress Status = "inprogress"
+	Completed  Status = "completed"
+	Deleted    Status = "deleted"
+)
+
+// Statuses lists the four statuses in their canonical order.
+var Statuses = []Status{Pending, InProgress, Completed, Deleted}
+
+// ParseStatus accepts the canonical names, case-insensitively, plus the
+// spellings models commonly use for "inprogress".
+func ParseStatus(s string) (Status, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "pending":
+		return Pending, nil
+	case "inprogress", "in_progress", "in-progress":
+		return InProgress, nil
+	case "completed":
+		return Completed, nil
+	case "deleted":
+		return Deleted, nil
+	}
+	return "", fmt.Errorf("status must be one of pending, inprogress, completed, deleted; got %q", s)
+}
+
+// Valid reports whether s is one of the four canonical statuses.
+func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
+
+// Open reports whether the task still needs work.
+func (s Status) Open() bool { return s == Pending || s == InProgress }
+
+// Task is one entry of the list. It has exactly the four fields of the spec.
+type Task struct {
+	Taskid      int    `json:"taskid"`
+	Status      Status `json:"status"`
+	Subject     string `json:"subject"`
+	Description string `json:"description"`
+}
+
+// Patch names the fields a TaskUpdate changes; nil means unchanged.
+type Patch struct {
+	Status      *Status
+	Subject     *string
+	Description *string
+}
+
+// Empty reports whether the patch changes nothing.
+func (p Patch) Empty() bool { return p.Status == nil && p.Subject == nil && p.Description == nil }
+
+// ErrNotFound is returned for a taskid the store does not hold.
+var ErrNotFound = errors.New("task not found")
+
+// Counts are the number of tasks in each status.
+type Counts struct {
+	Total      int `json:"total"`
+	Pending    int `json:"pending"`
+	InProgress int `json:"inprogress"`
+	Completed  int `json:"completed"`
+	Deleted    int `json:"deleted"`
+}
+
+// Snapshot is the whole store: every task and the next taskid to assign.
+// Keeping nextTaskid with the tasks is what lets a compacted session go on
+// numbering without reusing an id.
+type Snapshot struct {
+	Tasks      []Task `json:"tasks"`
+	NextTaskid int    `json:"nextTaskid"`
+}
+
+// Store holds a session's tasks in taskid order. It is not safe for
+// concurrent use; the session that owns it serialises access.
+type Store struct {
+	tasks  []Task
+	next   int
+	counts Counts
+}
+
+// New returns an empty store whose first task will be #1.
+func New() *Store { return &Store{next: 1} }
+
+// Restore returns a store holding snap. It rejects a snapshot that could not
+// have come from a store: ids not strictly increasing, an id at or above
+// nextTaskid, or an invalid status.
+func Restore(snap Snapshot) (*Store, error) {
+	s := &Store{next: snap.NextTaskid, tasks: make([]Task, 0, len(snap.Tasks))}
+	if s.next < 1 {
+		return nil, fmt.Errorf("restore: nextTaskid %d is below 1", s.next)
+	}
+	prev := 0
+	for _, t := range snap.Tasks {
+		if t.Taskid <= prev || t.Taskid >= s.next {
+			return nil, fmt.Errorf("restore: taskid %d out of order (previous %d, next %d)", t.Taskid, prev, s.next)
+		}
+		if !t.Status.Valid() {
+			return nil, fmt.Errorf("restore: task %d has invalid status %q", t.Taskid, t.Status)
+		}
+		prev = t.Taskid
+		s.tasks = append(s.tasks, t)
+		s.count(t.Status, 1)
+	}
+	return s, nil
+}
+
+// Create appends a pending task and returns it with its assigned taskid.
+func (s *Store) Create(subject, description string) Task {
+	t := Task{Taskid: s.next, Status: Pending, Subject: subject, Description: description}
+	s.next++
+	s.tasks = append(s.tasks, t)
+	s.count(Pending, 1)
+	return t
+}
+
+// Update applies p to task id and returns the task as it now is.
+func (s *Store) Update(id int, p Patch) (Task, error) {
+	i, ok := s.index(id)
+	if !ok {
+		return Task{}, ErrNotFound
+	}
+	if p.Status != nil && !p.Status.Valid() {
+		return Task{}, fmt.Errorf("invalid status %q", *p.Status)
+	}
+	t := &s.tasks[i]
+	if p.Status != nil {
+		s.count(t.Status, -1)
+		t.Status = *p.Status
+		s.count(t.Status, 1)
+	}
+	if p.Subject != nil {
+		t.Subject = *p.Subject
+	}
+	if p.Description != nil {
+		t.Description = *p.Description
+	}
+	return *t, nil
+}
+
+// Get returns task id.
+func (s *Store) Get(id int) (Task, error) {
+	i, ok := s.index(id)
+	if !ok {
+		return Task{}, ErrNotFound
+	}
+	return s.tasks[i], nil
+}
+
+// List returns a copy of every task in taskid order, completed and deleted included.
+func (s *Store) List() []Task { return slices.Clone(s.tasks) }
+
+// Len is the number of tasks held.
+func (s *Store) Len() int { return len(s.tasks) }
+
+// NextTaskid is the id the next Create will assign.
+func (s *Store) NextTaskid() int { return s.next }
+
+// Counts returns the number of tasks in each status.
+func (s *Store) Counts() Counts { return s.counts }
+
+// Snapshot returns a copy of the whole store.
+func (s *Store) Snapshot() Snapshot { return Snapshot{Tasks: s.List(), NextTaskid: s.next} }
+
+func (s *Store) index(id int) (int, bool) {
+	// Ids are dense in practice (nothing is ever removed), so try the direct
+	// slot before searching.
+	if i := id - 1; i >= 0 && i < len(s.tasks) && s.tasks[i].Taskid == id {
+		return i, true
+	}
+	return slices.BinarySearchFunc(s.tasks, id, func(t Task, id int) int { return t.Taskid - id })
+}
+
+func (s *Store) count(st Status, d int) {
+	s.counts.Total += d
+	switch st {
+	case Pending:
+		s.counts.Pending += d
+	case InProgress:
+		s.counts.InProgress += d
+	case Completed:
+		s.counts.Completed += d
+	case Deleted:
+		s.counts.Deleted += d
+	}
+}

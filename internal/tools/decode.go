@@ -1,0 +1,290 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// ErrUnknownTool is returned by Decode for a name that is not a Task tool.
+// It is a protocol error, not something the model's arguments can fix.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// ArgError is a problem with a call's arguments. It becomes a tool result
+// with isError set, worded so that the model can correct its call.
+type ArgError struct {
+	Tool string
+	Msg  string
+}
+
+func (e *ArgError) Error() string { return e.Tool + ": " + e.Msg }
+
+// Call is a decoded, validated tool call.
+type Call struct {
+	Name        string
+	Subject     *string // TaskCreate, TaskUpdate
+	Description *string // TaskCreate, TaskUpdate
+	Taskid      int     // TaskGet, TaskUpdate
+	Status      *store.Status
+}
+
+// Writes reports whether the call changes the store.
+func (c Call) Writes() bool { return c.Name == TaskCreate || c.Name == TaskUpdate }
+
+// Patch is the change a TaskUpdate makes.
+func (c Call) Patch() store.Patch {
+	return store.Patch{Status: c.Status, Subject: c.Subject, Description: c.Description}
+}
+
+// Canonical returns the arguments as they are logged: a compact JSON object.
+// Hosts in the OpenAI style pass the arguments as a string holding the
+// object; that string is unwrapped when it holds valid JSON. Absent or null
+// arguments are the empty object. Anything else is kept as it came, so that
+// the log shows what the model actually sent.
+func Canonical(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return json.RawMessage("{}")
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			inner := bytes.TrimSpace([]byte(s))
+			if len(inner) == 0 {
+				return json.RawMessage("{}")
+			}
+			if json.Valid(inner) {
+				raw = inner
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// Decode validates a call of the named tool. raw may be an object, a string
+// holding one, or absent. The error is ErrUnknownTool or an *ArgError.
+func Decode(name string, raw json.RawMessage) (Call, error) {
+	def, ok := Lookup(name)
+	if !ok {
+		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
+	}
+	fail := func(format string, a ...any) (Call, error) {
+		return Call{}, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
+	}
+
+	raw = Canonical(raw)
+	if raw[0] == '"' {
+		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
+	}
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+		return fail("arguments must be a JSON object, got %s", jsonKind(raw))
+	}
+	if unknown := unknownKeys(args, def.params); len(unknown) > 0 {
+		return fail("%s", unknownMessage(def, unknown))
+	}
+
+	// Optional fields sent as null (OpenAI strict mode does this) mean absent.
+	for k, v := range args {
+		if bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			delete(args, k)
+		}
+	}
+
+	c := Call{Name: name}
+	var err error
+	switch name {
+	case TaskCreate:
+		rawSubject, ok := args["subject"]
+		if !ok {
+			return fail("subject is required: give a short one-line title, e.g. {\"subject\": \"Write the parser tests\"}")
+		}
+		if c.Subject, err = decodeSubject(rawSubject); err != nil {
+			return fail("%v", err)
+		}
+		if c.Description, err = decodeDescription(args["description"]); err != nil {
+			return fail("%v", err)
+		}
+		if c.Description == nil {
+			empty := ""
+			c.Description = &empty
+		}
+	case TaskGet:
+		if c.Taskid, err = decodeTaskid(args["taskid"]); err != nil {
+			return fail("%v", err)
+		}
+	case TaskUpdate:
+		if c.Taskid, err = decodeTaskid(args["taskid"]); err != nil {
+			return fail("%v", err)
+		}
+		if v, ok := args["status"]; ok {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return fail("status must be a string: one of pending, inprogress, completed, deleted; got %s", jsonKind(v))
+			}
+			st, err := store.ParseStatus(s)
+			if err != nil {
+				return fail("%v", err)
+			}
+			c.Status = &st
+		}
+		if v, ok := args["subject"]; ok {
+			if c.Subject, err = decodeSubject(v); err != nil {
+				return fail("%v", err)
+			}
+		}
+		if c.Description, err = decodeDescription(args["description"]); err != nil {
+			return fail("%v", err)
+		}
+		if c.Patch().Empty() {
+			return fail("nothing to change: give at least one of status, subject or description together with taskid, e.g. {\"taskid\": %d, \"status\": \"completed\"}", c.Taskid)
+		}
+	}
+	return c, nil
+}
+
+func decodeSubject(v json.RawMessage) (*string, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, fmt.Errorf("subject must be a string, got %s", jsonKind(v))
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return nil, errors.New("subject must not be empty: give a short one-line title")
+	case strings.ContainsAny(s, "\r\n"):
+		return nil, errors.New("subject must be one line: put the details in description")
+	case utf8.RuneCountInString(s) > MaxSubjectRunes:
+		return nil, fmt.Errorf("subject is %d characters, the limit is %d: shorten it and put the details in description", utf8.RuneCountInString(s), MaxSubjectRunes)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return nil, errors.New("subject must not contain control characters")
+	}
+	return &s, nil
+}
+
+func decodeDescription(v json.RawMessage) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, fmt.Errorf("description must be a string, got %s", jsonKind(v))
+	}
+	switch {
+	case len(s) > MaxDescriptionBytes:
+		return nil, fmt.Errorf("description is %d bytes, the limit is %d: keep it to the essentials", len(s), MaxDescriptionBytes)
+	case strings.ContainsRune(s, 0):
+		return nil, errors.New("description must not contain NUL characters")
+	}
+	return &s, nil
+}
+
+// decodeTaskid takes a JSON integer, or a string of digits optionally
+// prefixed with '#', as models often write "#3".
+func decodeTaskid(v json.RawMessage) (int, error) {
+	const hint = "taskid must be a positive integer such as 3 (the taskid that TaskCreate returned)"
+	if v == nil {
+		return 0, errors.New("taskid is required: " + hint)
+	}
+	var text string
+	switch v[0] {
+	case '"':
+		if err := json.Unmarshal(v, &text); err != nil {
+			return 0, errors.New(hint)
+		}
+		text = strings.TrimPrefix(strings.TrimSpace(text), "#")
+		if text == "" || strings.IndexFunc(text, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+			return 0, fmt.Errorf("%s, got %s", hint, v)
+		}
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		text = string(v)
+	default:
+		return 0, fmt.Errorf("%s, got %s", hint, jsonKind(v))
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		// 3.0 and 3e0 are integers too; 3.5 is not.
+		f, ferr := strconv.ParseFloat(text, 64)
+		if ferr != nil || f != float64(int64(f)) {
+			return 0, fmt.Errorf("%s, got %s", hint, v)
+		}
+		n = int64(f)
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("%s, got %s", hint, v)
+	}
+	if n > 1<<53 {
+		return 0, fmt.Errorf("taskid %s is out of range: %s", text, hint)
+	}
+	return int(n), nil
+}
+
+func unknownKeys(args map[string]json.RawMessage, params []string) []string {
+	var unknown []string
+	for k := range args {
+		if !slices.Contains(params, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
+}
+
+func unknownMessage(def Def, unknown []string) string {
+	quoted := make([]string, len(unknown))
+	for i, k := range unknown {
+		quoted[i] = strconv.Quote(k)
+	}
+	noun := "argument"
+	if len(unknown) > 1 {
+		noun = "arguments"
+	}
+	msg := fmt.Sprintf("unknown %s %s", noun, strings.Join(quoted, ", "))
+	if def.Name == TaskUpdate && slices.ContainsFunc(unknown, isIDAlias) {
+		msg += " (the taskid identifies the task and cannot be changed)"
+	}
+	if len(def.params) == 0 {
+		return msg + "; " + def.Name + " takes no arguments: call it with {}"
+	}
+	return msg + "; " + def.Name + " takes: " + strings.Join(def.params, ", ")
+}
+
+func isIDAlias(k string) bool {
+	switch strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k)) {
+	case "id", "newtaskid", "newid", "task", "taskid":
+		return true
+	}
+	return false
+}
+
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -1,0 +1,190 @@
+// Package tools defines the four Task tools: their names, descriptions and
+// JSON Schemas, the decoding and validation of their arguments, and the
+// rendering of their results for the model.
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Tool names, exactly as the model sees them.
+const (
+	TaskCreate = "TaskCreate"
+	TaskList   = "TaskList"
+	TaskGet    = "TaskGet"
+	TaskUpdate = "TaskUpdate"
+)
+
+// Size bounds. A subject is a one-line title; a description holds details.
+// Neither comes near the transport's line limit.
+const (
+	MaxSubjectRunes     = 500
+	MaxDescriptionBytes = 64 << 10
+)
+
+// Role says who is calling. The compact worker (the host's summariser) may
+// only read.
+type Role string
+
+const (
+	RoleAgent         Role = "agent"
+	RoleCompactWorker Role = "compact_worker"
+)
+
+// ParseRole maps "" to the agent role and rejects anything unknown.
+func ParseRole(s string) (Role, error) {
+	switch Role(s) {
+	case "", RoleAgent:
+		return RoleAgent, nil
+	case RoleCompactWorker:
+		return RoleCompactWorker, nil
+	}
+	return "", fmt.Errorf("role must be %q or %q, got %q", RoleAgent, RoleCompactWorker, s)
+}
+
+// Def is one tool's definition.
+type Def struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	Writes      bool
+	params      []string // the argument names it takes, for error messages
+}
+
+var defs = []Def{
+	{
+		Name: TaskCreate,
+		Description: "Add a task to this session's task list. Use it to plan multi-step work: " +
+			"create one task per concrete step before you start, then keep the list current with TaskUpdate. " +
+			"The task starts as pending and gets a taskid from the list (you cannot choose it); " +
+			"use that taskid in later TaskUpdate and TaskGet calls. The list survives context compaction.",
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"properties":{"subject":{"type":"string","minLength":1,"maxLength":500,"description":"Short one-line title of the task, in the imperative (e.g. \"Add tests for the parser\")."},` +
+			`"description":{"type":"string","maxLength":65536,"description":"Details: what done looks like, files involved, notes. Optional."}},` +
+			`"required":["subject"],"additionalProperties":false}`),
+		Writes: true,
+		params: []string{"subject", "description"},
+	},
+	{
+		Name: TaskList,
+		Description: "Show every task in this session's task list with its taskid, status, subject and description, " +
+			"completed and deleted ones included. Call it to see where the plan stands, e.g. after compaction " +
+			"or before choosing the next task.",
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{},"additionalProperties":false}`),
+	},
+	{
+		Name:        TaskGet,
+		Description: "Show one task of this session's task list by its taskid, with its full description.",
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"properties":{"taskid":{"type":"integer","minimum":1,"description":"The taskid that TaskCreate returned."}},` +
+			`"required":["taskid"],"additionalProperties":false}`),
+		params: []string{"taskid"},
+	},
+	{
+		Name: TaskUpdate,
+		Description: "Change a task in this session's task list: its status, subject or description (at least one). " +
+			"Set status to inprogress when you start a task and to completed as soon as it is done; " +
+			"set status to deleted to withdraw a task that is no longer needed (it stays in the list, marked deleted). " +
+			"The taskid identifies the task and cannot be changed.",
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"properties":{"taskid":{"type":"integer","minimum":1,"description":"The taskid of the task to change."},` +
+			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted"],"description":"New status."},` +
+			`"subject":{"type":"string","minLength":1,"maxLength":500,"description":"New one-line title."},` +
+			`"description":{"type":"string","maxLength":65536,"description":"New details (replaces the old ones)."}},` +
+			`"required":["taskid"],"additionalProperties":false}`),
+		Writes: true,
+		params: []string{"taskid", "status", "subject", "description"},
+	},
+}
+
+// Lookup returns the definition of the named tool.
+func Lookup(name string) (Def, bool) {
+	for _, d := range defs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Def{}, false
+}
+
+// Names lists the tool names in their canonical order.
+func Names() []string {
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// Defs returns the tools a role may call: all four for the agent, the read
+// tools for the compact worker.
+func Defs(role Role) []Def {
+	var out []Def
+	for _, d := range defs {
+		if role == RoleCompactWorker && d.Writes {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Format is a provider's shape for a tool list.
+type Format string
+
+const (
+	FormatMCP       Format = "mcp"
+	FormatAnthropic Format = "anthropic"
+	FormatOpenAI    Format = "openai"
+)
+
+// ParseFormat maps "" to MCP and rejects anything unknown.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case "", FormatMCP:
+		return FormatMCP, nil
+	case FormatAnthropic, FormatOpenAI:
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("format must be %q, %q or %q, got %q", FormatMCP, FormatAnthropic, FormatOpenAI, s)
+}
+
+// Render returns the tool definitions in a provider's shape.
+func Render(ds []Def, f Format) []any {
+	out := make([]any, 0, len(ds))
+	for _, d := range ds {
+		switch f {
+		case FormatAnthropic:
+			out = append(out, anthropicTool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+		case FormatOpenAI:
+			out = append(out, openAITool{Type: "function", Function: openAIFunction{Name: d.Name, Description: d.Description, Parameters: d.InputSchema}})
+		default:
+			out = append(out, mcpTool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+		}
+	}
+	return out
+}
+
+type mcpTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type openAITool struct {
+	Type     string         `json:"type"`
+	Function openAIFunction `json:"function"`
+}
+
+type openAIFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}

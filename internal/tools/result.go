@@ -1,0 +1,181 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Result is an MCP CallToolResult.
+type Result struct {
+	Content           []Content  `json:"content"`
+	StructuredContent *Structure `json:"structuredContent,omitempty"`
+	IsError           bool       `json:"isError"`
+}
+
+// Content is one block of a result; the Task tools only produce text.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Structure is the machine-readable part of a result: one task (TaskCreate,
+// TaskUpdate, TaskGet) or all of them (TaskList), and the counts by status.
+type Structure struct {
+	Task   *store.Task  `json:"task,omitempty"`
+	Tasks  []store.Task `json:"tasks,omitempty"`
+	Counts store.Counts `json:"counts"`
+}
+
+// Text returns the text shown to the model.
+func (r Result) Text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// ErrorResult is a tool failure the model should read and correct.
+func ErrorResult(msg string) Result {
+	return Result{Content: []Content{{Type: "text", Text: "Error: " + msg}}, IsError: true}
+}
+
+// Execute runs a decoded call against st. Writes change st; changed is the
+// task as it is after a successful write, nil otherwise. A call that fails
+// (an unknown taskid) changes nothing and yields an error result.
+func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
+	switch c.Name {
+	case TaskCreate:
+		t := st.Create(*c.Subject, *c.Description)
+		return taskResult(st, fmt.Sprintf("Created task #%d %q (pending).", t.Taskid, t.Subject), t), &t
+	case TaskUpdate:
+		before, err := st.Get(c.Taskid)
+		if err != nil {
+			return notFound(st, c.Taskid), nil
+		}
+		t, err := st.Update(c.Taskid, c.Patch())
+		if err != nil {
+			return ErrorResult(err.Error()), nil
+		}
+		return taskResult(st, "Updated task "+describeChange(before, t)+".", t), &t
+	case TaskGet:
+		t, err := st.Get(c.Taskid)
+		if err != nil {
+			return notFound(st, c.Taskid), nil
+		}
+		var b strings.Builder
+		writeTask(&b, t)
+		return Result{
+			Content:           []Content{{Type: "text", Text: b.String()}},
+			StructuredContent: &Structure{Task: &t, Counts: st.Counts()},
+		}, nil
+	case TaskList:
+		return ListResult(st), nil
+	}
+	return ErrorResult(fmt.Sprintf("unknown tool %q", c.Name)), nil
+}
+
+// ListResult is TaskList's result: every task, in taskid order.
+func ListResult(st *store.Store) Result {
+	tasks := st.List()
+	if tasks == nil {
+		tasks = []store.Task{}
+	}
+	return Result{
+		Content:           []Content{{Type: "text", Text: RenderList(st)}},
+		StructuredContent: &Structure{Tasks: tasks, Counts: st.Counts()},
+	}
+}
+
+// RenderList is the full text rendering of a store: the counts, then every
+// task with its description. Compaction injects this same text.
+func RenderList(st *store.Store) string {
+	var b strings.Builder
+	if st.Len() == 0 {
+		b.WriteString("The task list is empty. Use TaskCreate to plan the work.")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Tasks: %s.\n", countsText(st.Counts()))
+	for _, t := range st.List() {
+		b.WriteString("\n")
+		writeTask(&b, t)
+	}
+	return b.String()
+}
+
+func taskResult(st *store.Store, what string, t store.Task) Result {
+	return Result{
+		Content:           []Content{{Type: "text", Text: what + "\n\n" + overview(st)}},
+		StructuredContent: &Structure{Task: &t, Counts: st.Counts()},
+	}
+}
+
+func notFound(st *store.Store, id int) Result {
+	msg := fmt.Sprintf("no task has taskid %d", id)
+	if st.Len() == 0 {
+		msg += "; the task list is empty (create tasks with TaskCreate)"
+	} else {
+		msg += fmt.Sprintf("; taskids run from %d to %d (call TaskList to see them)", st.List()[0].Taskid, st.NextTaskid()-1)
+	}
+	return ErrorResult(msg)
+}
+
+// overview is the short summary after a change: counts and the open tasks.
+func overview(st *store.Store) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task list: %s.", countsText(st.Counts()))
+	var open []store.Task
+	for _, t := range st.List() {
+		if t.Status.Open() {
+			open = append(open, t)
+		}
+	}
+	if len(open) == 0 {
+		b.WriteString(" No open tasks.")
+		return b.String()
+	}
+	b.WriteString("\nOpen:")
+	for _, t := range open {
+		fmt.Fprintf(&b, "\n  #%d [%s] %s", t.Taskid, t.Status, t.Subject)
+	}
+	return b.String()
+}
+
+func countsText(c store.Counts) string {
+	noun := "tasks"
+	if c.Total == 1 {
+		noun = "task"
+	}
+	return fmt.Sprintf("%d %s (%d pending, %d inprogress, %d completed, %d deleted)",
+		c.Total, noun, c.Pending, c.InProgress, c.Completed, c.Deleted)
+}
+
+func writeTask(b *strings.Builder, t store.Task) {
+	fmt.Fprintf(b, "#%d [%s] %s", t.Taskid, t.Status, t.Subject)
+	if t.Description != "" {
+		for _, line := range strings.Split(t.Description, "\n") {
+			b.WriteString("\n    ")
+			b.WriteString(line)
+		}
+	}
+}
+
+func describeChange(before, after store.Task) string {
+	var parts []string
+	if before.Status != after.Status {
+		parts = append(parts, fmt.Sprintf("status %s -> %s", before.Status, after.Status))
+	}
+	if before.Subject != after.Subject {
+		parts = append(parts, fmt.Sprintf("subject %q", after.Subject))
+	}
+	if before.Description != after.Description {
+		parts = append(parts, "description")
+	}
+	head := fmt.Sprintf("#%d %q", after.Taskid, after.Subject)
+	if len(parts) == 0 {
+		return head + " (no change: the values given were already set)"
+	}
+	return head + ": " + strings.Join(parts, ", ")
+}
