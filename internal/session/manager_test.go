@@ -1,0 +1,288 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+var ctx = context.Background()
+
+type result struct {
+	IsError           bool `json:"isError"`
+	StructuredContent struct {
+		Task  *store.Task  `json:"task"`
+		Tasks []store.Task `json:"tasks"`
+	} `json:"structuredContent"`
+}
+
+func decodeResult(t testing.TB, raw json.RawMessage) result {
+	t.Helper()
+	var r result
+	require.NoError(t, json.Unmarshal(raw, &r))
+	return r
+}
+
+func newSession(t testing.TB, m *session.Manager) string {
+	t.Helper()
+	info, err := m.Create(ctx, session.CreateParams{Title: "test"})
+	require.NoError(t, err)
+	return info.ID
+}
+
+func call(t testing.TB, m *session.Manager, id, name, args string) result {
+	t.Helper()
+	raw, err := m.Call(ctx, session.CallParams{SessionID: id, Name: name, Arguments: json.RawMessage(args)})
+	require.NoError(t, err)
+	return decodeResult(t, raw)
+}
+
+// randomCall returns a call that is valid or invalid at random, against a
+// store that has about n tasks.
+func randomCall(r *rand.Rand, n int) (name, args string) {
+	id := r.IntN(n+3) + 0 // sometimes 0 or beyond the end: an error
+	statuses := []string{"pending", "inprogress", "in_progress", "completed", "deleted", "done"}
+	switch r.IntN(8) {
+	case 0, 1, 2:
+		if r.IntN(10) == 0 {
+			return tools.TaskCreate, `{"subject":""}`
+		}
+		return tools.TaskCreate, fmt.Sprintf(`{"subject":"task %d","description":"d%d"}`, r.Int(), r.IntN(100))
+	case 3, 4:
+		return tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":%q}`, id, statuses[r.IntN(len(statuses))])
+	case 5:
+		return tools.TaskUpdate, fmt.Sprintf(`{"taskid":"#%d","subject":"renamed %d"}`, id, r.IntN(100))
+	case 6:
+		return tools.TaskGet, fmt.Sprintf(`{"taskid":%d}`, id)
+	default:
+		if r.IntN(4) == 0 {
+			return tools.TaskList, `{"bogus":true}`
+		}
+		return tools.TaskList, `{}`
+	}
+}
+
+func TestReplayPropertyMatchesLive(t *testing.T) {
+	// Ensures, over many seeds, that random valid and invalid calls applied
+	// live and then replayed from the database by a fresh manager yield the
+	// same tasks and ids, and that the projection agrees.
+	path := t.TempDir() + "/p.db"
+	d := testutil.MustOpenDBAt(t, path)
+	live := session.NewManager(d, nil)
+	var ids []string
+	model := map[string]*store.Store{}
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		id := newSession(t, live)
+		ids = append(ids, id)
+		model[id] = store.New()
+		for range 20 + r.IntN(30) {
+			name, args := randomCall(r, model[id].Len())
+			res := call(t, live, id, name, args)
+			// The model: the same call on a plain store.
+			c, err := tools.Decode(name, json.RawMessage(args))
+			if err != nil {
+				assert.True(t, res.IsError, "%s %s", name, args)
+				continue
+			}
+			want, _ := tools.Execute(model[id], c)
+			assert.Equal(t, want.IsError, res.IsError, "%s %s", name, args)
+		}
+	}
+
+	fresh := session.NewManager(d, nil) // nothing in memory: everything replays
+	for _, id := range ids {
+		got, err := fresh.Resume(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, model[id].List(), nilIfEmpty(got.Tasks), id)
+		assert.Equal(t, model[id].NextTaskid(), got.NextTaskid, id)
+		assert.Zero(t, got.Replay.Divergent, id)
+		projected, err := d.Tasks(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, model[id].List(), nilIfEmpty(projected), "projection of %s", id)
+	}
+}
+
+func nilIfEmpty(ts []store.Task) []store.Task {
+	if len(ts) == 0 {
+		return nil
+	}
+	return ts
+}
+
+func TestResumeSkipsPlantedRows(t *testing.T) {
+	// Ensures replay skips a row recorded as an error and a row whose
+	// arguments no longer decode, inserted directly, and reports both.
+	path := t.TempDir() + "/r.db"
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	call(t, m, id, tools.TaskCreate, `{"subject":"one"}`)
+
+	raw := testutil.RawDB(t, path)
+	for seq, row := range []struct{ name, args, isError string }{
+		{tools.TaskCreate, `{"subject":"failed then"}`, "1"},
+		{tools.TaskCreate, `{"title":"old schema"}`, "0"},
+		{tools.TaskCreate, `{"subject":"two"}`, "0"},
+	} {
+		_, err := raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, is_error, result, created_at) VALUES (?, ?, ?, ?, ?, '{}', '2026-01-01T00:00:00.000000Z')`,
+			id, seq+2, row.name, row.args, row.isError)
+		require.NoError(t, err)
+	}
+
+	got, err := session.NewManager(d, nil).Resume(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Replay.Applied)
+	assert.Equal(t, 1, got.Replay.SkippedErrors)
+	assert.Equal(t, 1, got.Replay.SkippedInvalid)
+	require.Len(t, got.Tasks, 2)
+	assert.Equal(t, "two", got.Tasks[1].Subject)
+	assert.Equal(t, 2, got.Tasks[1].Taskid)
+}
+
+func TestCallIDRetry(t *testing.T) {
+	// Ensures a retry with the same callId returns the recorded result byte
+	// for byte and applies nothing, also from a fresh manager (a restart).
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	p := session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"a"}`), CallID: "toolu_1"}
+	first, err := m.Call(ctx, p)
+	require.NoError(t, err)
+
+	p.Arguments = json.RawMessage(`{ "subject" : "a" }`) // same arguments, other spacing
+	again, err := m.Call(ctx, p)
+	require.NoError(t, err)
+	assert.Equal(t, string(first), string(again))
+
+	restarted := session.NewManager(d, nil)
+	again, err = restarted.Call(ctx, p)
+	require.NoError(t, err)
+	assert.Equal(t, string(first), string(again))
+
+	got, err := restarted.Resume(ctx, id)
+	require.NoError(t, err)
+	assert.Len(t, got.Tasks, 1, "the retries applied nothing")
+
+	p.Arguments = json.RawMessage(`{"subject":"b"}`)
+	_, err = restarted.Call(ctx, p)
+	assert.Equal(t, session.CodeConflict, session.ErrorCode(err))
+	assert.ErrorContains(t, err, "use a new callId")
+}
+
+func TestFailedCommitLeavesMemoryEqualToDatabase(t *testing.T) {
+	// Ensures a commit that fails is not acknowledged, leaves nothing in
+	// memory that the database lacks, and that writes resume afterwards
+	// without skipping a taskid.
+	path := t.TempDir() + "/f.db"
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	call(t, m, id, tools.TaskCreate, `{"subject":"one"}`)
+
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`CREATE TRIGGER fail_inserts BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END`)
+	require.NoError(t, err)
+
+	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"lost"}`)})
+	require.Error(t, err)
+	assert.Equal(t, session.CodeUnavailable, session.ErrorCode(err))
+
+	got, err := m.Resume(ctx, id)
+	require.NoError(t, err, "reads keep working")
+	require.Len(t, got.Tasks, 1, "the failed create is not in memory")
+
+	_, err = raw.Exec(`DROP TRIGGER fail_inserts`)
+	require.NoError(t, err)
+	res := call(t, m, id, tools.TaskCreate, `{"subject":"two"}`)
+	assert.Equal(t, 2, res.StructuredContent.Task.Taskid)
+}
+
+func TestUnknownSessionAndTool(t *testing.T) {
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	_, err := m.Call(ctx, session.CallParams{SessionID: "nope", Name: tools.TaskList})
+	assert.Equal(t, session.CodeNotFound, session.ErrorCode(err))
+	id := newSession(t, m)
+	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: "TaskDelete"})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.ErrorContains(t, err, "the tools are TaskCreate, TaskList, TaskGet, TaskUpdate")
+	_, err = m.Call(ctx, session.CallParams{SessionID: "", Name: tools.TaskList})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskList, Role: "root"})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+}
+
+func TestToolErrorsAreLogged(t *testing.T) {
+	// Ensures a failed tool call is logged as an error and changes nothing.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	res := call(t, m, id, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`)
+	assert.True(t, res.IsError)
+	rows, err := d.Calls(ctx, id)
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	assert.True(t, rows[0].IsError)
+	assert.Equal(t, int64(1), rows[0].Seq)
+}
+
+func TestCreateSession(t *testing.T) {
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	info, err := m.Create(ctx, session.CreateParams{SessionID: "mine", Title: "T", Metadata: json.RawMessage(`{"host":"x"}`)})
+	require.NoError(t, err)
+	assert.Equal(t, "mine", info.ID)
+	assert.Equal(t, db.StatusActive, info.Status)
+	assert.JSONEq(t, `{"host":"x"}`, string(info.Metadata))
+	_, err = m.Create(ctx, session.CreateParams{SessionID: "mine"})
+	assert.Equal(t, session.CodeExists, session.ErrorCode(err))
+	_, err = m.Create(ctx, session.CreateParams{SessionID: "has space"})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	_, err = m.Create(ctx, session.CreateParams{Metadata: json.RawMessage(`[1]`)})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	gen, err := m.Create(ctx, session.CreateParams{})
+	require.NoError(t, err)
+	assert.NotEmpty(t, gen.ID)
+}
+
+func TestReplayTranscript(t *testing.T) {
+	// Ensures sessions/replay builds a new session from a host's transcript,
+	// skipping error and invalid calls, and that it then resumes like any other.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	got, err := m.Replay(ctx, session.ReplayParams{SessionID: "from-host", Calls: []session.TranscriptCall{
+		{Name: tools.TaskCreate, Arguments: json.RawMessage(`"{\"subject\":\"a\"}"`), CallID: "c1"},
+		{Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"x"}`), IsError: true},
+		{Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":1,"status":"completed"}`), CallID: "c2"},
+		{Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":1}`)},
+		{Name: tools.TaskList},
+		{Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"b"}`)},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.Replay.Applied)
+	assert.Equal(t, 1, got.Replay.SkippedErrors)
+	assert.Equal(t, 1, got.Replay.SkippedInvalid)
+	want := []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a"}, {Taskid: 2, Status: store.Pending, Subject: "b"}}
+	assert.Equal(t, want, got.Tasks)
+
+	again, err := session.NewManager(d, nil).Resume(ctx, "from-host")
+	require.NoError(t, err)
+	assert.Equal(t, want, again.Tasks)
+
+	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "from-host"})
+	assert.Equal(t, session.CodeExists, session.ErrorCode(err), "a session with a history is not replayed into")
+	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "dup", Calls: []session.TranscriptCall{{Name: tools.TaskList, CallID: "x"}, {Name: tools.TaskList, CallID: "x"}}})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+}

@@ -1,0 +1,148 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestCreate(t *testing.T) {
+	// Ensures ids are assigned by the store, from 1, monotonically, and new tasks are pending.
+	s := store.New()
+	a := s.Create("first", "")
+	b := s.Create("second", "details")
+	assert.Equal(t, store.Task{Taskid: 1, Status: store.Pending, Subject: "first"}, a)
+	assert.Equal(t, store.Task{Taskid: 2, Status: store.Pending, Subject: "second", Description: "details"}, b)
+	assert.Equal(t, 3, s.NextTaskid())
+	assert.Equal(t, []store.Task{a, b}, s.List())
+}
+
+func TestUpdate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		patch store.Patch
+		want  store.Task
+	}{
+		{"Status", store.Patch{Status: ptr(store.InProgress)}, store.Task{Taskid: 1, Status: store.InProgress, Subject: "s", Description: "d"}},
+		{"Subject", store.Patch{Subject: ptr("new")}, store.Task{Taskid: 1, Status: store.Pending, Subject: "new", Description: "d"}},
+		{"Description", store.Patch{Description: ptr("")}, store.Task{Taskid: 1, Status: store.Pending, Subject: "s"}},
+		{"DeleteKeepsTask", store.Patch{Status: ptr(store.Deleted)}, store.Task{Taskid: 1, Status: store.Deleted, Subject: "s", Description: "d"}},
+		{"All", store.Patch{Status: ptr(store.Completed), Subject: ptr("x"), Description: ptr("y")}, store.Task{Taskid: 1, Status: store.Completed, Subject: "x", Description: "y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := store.New()
+			s.Create("s", "d")
+			got, err := s.Update(1, tc.patch)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, []store.Task{tc.want}, s.List(), "the task stays in the list")
+		})
+	}
+	t.Run("ErrNotFound", func(t *testing.T) {
+		s := store.New()
+		s.Create("s", "")
+		_, err := s.Update(2, store.Patch{Status: ptr(store.Completed)})
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		_, err = s.Update(0, store.Patch{Status: ptr(store.Completed)})
+		assert.ErrorIs(t, err, store.ErrNotFound)
+	})
+	t.Run("ErrInvalidStatus", func(t *testing.T) {
+		s := store.New()
+		s.Create("s", "")
+		_, err := s.Update(1, store.Patch{Status: ptr(store.Status("done"))})
+		assert.Error(t, err)
+		assert.Equal(t, store.Pending, s.List()[0].Status, "a rejected update changes nothing")
+	})
+}
+
+func TestGet(t *testing.T) {
+	s := store.New()
+	s.Create("a", "")
+	s.Create("b", "")
+	got, err := s.Get(2)
+	require.NoError(t, err)
+	assert.Equal(t, "b", got.Subject)
+	_, err = s.Get(3)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestListIsACopy(t *testing.T) {
+	// Ensures a caller holding a listing cannot change the store through it.
+	s := store.New()
+	s.Create("a", "")
+	l := s.List()
+	l[0].Subject = "changed"
+	got, _ := s.Get(1)
+	assert.Equal(t, "a", got.Subject)
+}
+
+func TestCounts(t *testing.T) {
+	s := store.New()
+	for range 4 {
+		s.Create("t", "")
+	}
+	s.Update(1, store.Patch{Status: ptr(store.InProgress)})
+	s.Update(2, store.Patch{Status: ptr(store.Completed)})
+	s.Update(3, store.Patch{Status: ptr(store.Deleted)})
+	s.Update(3, store.Patch{Status: ptr(store.Deleted)})
+	assert.Equal(t, store.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, s.Counts())
+}
+
+func TestSnapshotRestore(t *testing.T) {
+	// Ensures a restored store holds the same tasks and goes on numbering
+	// from the saved next id, never reusing one.
+	s := store.New()
+	s.Create("a", "")
+	s.Create("b", "")
+	s.Update(2, store.Patch{Status: ptr(store.Deleted)})
+	snap := s.Snapshot()
+
+	r, err := store.Restore(snap)
+	require.NoError(t, err)
+	assert.Equal(t, s.List(), r.List())
+	assert.Equal(t, s.Counts(), r.Counts())
+	assert.Equal(t, 3, r.Create("c", "").Taskid)
+
+	// A gap in the ids (never produced, but accepted) still finds each task.
+	g, err := store.Restore(store.Snapshot{Tasks: []store.Task{{Taskid: 2, Status: store.Pending}, {Taskid: 5, Status: store.Completed}}, NextTaskid: 9})
+	require.NoError(t, err)
+	got, err := g.Get(5)
+	require.NoError(t, err)
+	assert.Equal(t, store.Completed, got.Status)
+	assert.Equal(t, 9, g.Create("x", "").Taskid)
+}
+
+func TestRestoreRejects(t *testing.T) {
+	for name, snap := range map[string]store.Snapshot{
+		"NextBelowOne":  {NextTaskid: 0},
+		"IdAtNext":      {Tasks: []store.Task{{Taskid: 1, Status: store.Pending}}, NextTaskid: 1},
+		"OutOfOrder":    {Tasks: []store.Task{{Taskid: 2, Status: store.Pending}, {Taskid: 1, Status: store.Pending}}, NextTaskid: 3},
+		"Duplicate":     {Tasks: []store.Task{{Taskid: 1, Status: store.Pending}, {Taskid: 1, Status: store.Pending}}, NextTaskid: 3},
+		"InvalidStatus": {Tasks: []store.Task{{Taskid: 1, Status: "done"}}, NextTaskid: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := store.Restore(snap)
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	for in, want := range map[string]store.Status{
+		"pending": store.Pending, "inprogress": store.InProgress, "in_progress": store.InProgress,
+		"in-progress": store.InProgress, "Completed": store.Completed, " deleted ": store.Deleted,
+	} {
+		got, err := store.ParseStatus(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "done", "in progress", "cancelled"} {
+		_, err := store.ParseStatus(in)
+		assert.Error(t, err, in)
+	}
+}

@@ -1,0 +1,128 @@
+// Package testutil holds helpers shared by the tests: a real database in a
+// temp dir, a real daemon on a real Unix socket.
+package testutil
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver for RawDB
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/server"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// Clock is a deterministic clock: each reading is one millisecond later.
+func Clock() func() time.Time {
+	var n atomic.Int64
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	return func() time.Time { return base.Add(time.Duration(n.Add(1)) * time.Millisecond) }
+}
+
+// MustOpenDB opens a fresh database file in tb's temp dir.
+func MustOpenDB(tb testing.TB) *db.DB {
+	tb.Helper()
+	return MustOpenDBAt(tb, filepath.Join(tb.TempDir(), "test.db"))
+}
+
+// MustOpenDBAt opens the database at path, closed when the test ends.
+func MustOpenDBAt(tb testing.TB, path string) *db.DB {
+	tb.Helper()
+	d, err := db.Open(context.Background(), path, db.Options{Sync: db.SyncNormal, Now: Clock()})
+	if err != nil {
+		tb.Fatalf("open database: %v", err)
+	}
+	tb.Cleanup(func() { d.Close() })
+	return d
+}
+
+// SocketPath returns a short socket path (Unix socket paths are limited to
+// about 100 bytes, and t.TempDir paths can be longer).
+func SocketPath(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "tsd")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "d.sock")
+}
+
+// Daemon is a server running in-process on a real socket.
+type Daemon struct {
+	Socket string
+	DB     *db.DB
+	Mgr    *session.Manager
+	Srv    *server.Server
+}
+
+// StartDaemon serves d on a fresh socket until the test ends.
+func StartDaemon(tb testing.TB, d *db.DB) *Daemon {
+	tb.Helper()
+	sock := SocketPath(tb)
+	mgr := session.NewManager(d, nil)
+	srv := server.New(mgr, server.Config{Socket: sock, Database: d.Path(), Version: "test", MaxConns: 64})
+	if err := srv.Listen(); err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		if err := <-done; err != nil {
+			tb.Errorf("serve: %v", err)
+		}
+	})
+	return &Daemon{Socket: sock, DB: d, Mgr: mgr, Srv: srv}
+}
+
+// Dial connects a client to the daemon, closed when the test ends.
+func (d *Daemon) Dial(tb testing.TB) *client.Client {
+	tb.Helper()
+	return DialSocket(tb, d.Socket)
+}
+
+// DialSocket connects a client to socket, closed when the test ends.
+func DialSocket(tb testing.TB, socket string) *client.Client {
+	tb.Helper()
+	c, err := client.Dial(context.Background(), socket)
+	if err != nil {
+		tb.Fatalf("dial: %v", err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Args marshals a map as tool arguments, for readability in tests.
+func Args(kv ...any) map[string]any {
+	if len(kv)%2 != 0 {
+		panic(fmt.Sprintf("Args: odd number of values: %v", kv))
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+// RawDB opens the database file directly, for tests that plant rows or
+// faults the daemon would never write itself.
+func RawDB(tb testing.TB, path string) *sql.DB {
+	tb.Helper()
+	raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { raw.Close() })
+	return raw
+}

@@ -1,0 +1,186 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+func mustDecode(t *testing.T, tool, args string) tools.Call {
+	t.Helper()
+	c, err := tools.Decode(tool, json.RawMessage(args))
+	require.NoError(t, err)
+	return c
+}
+
+func TestExecuteCreate(t *testing.T) {
+	// Ensures TaskCreate appends a pending task, returns it and an overview of the store.
+	st := store.New()
+	tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"First"}`))
+	res, changed := tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"Second","description":"d"}`))
+	require.False(t, res.IsError)
+	want := store.Task{Taskid: 2, Status: store.Pending, Subject: "Second", Description: "d"}
+	assert.Equal(t, &want, changed)
+	assert.Equal(t, &want, res.StructuredContent.Task)
+	assert.Equal(t, store.Counts{Total: 2, Pending: 2}, res.StructuredContent.Counts)
+	assert.Equal(t, "Created task #2 \"Second\" (pending).\n\n"+
+		"Task list: 2 tasks (2 pending, 0 inprogress, 0 completed, 0 deleted).\n"+
+		"Open:\n  #1 [pending] First\n  #2 [pending] Second", res.Text())
+}
+
+func TestExecuteUpdate(t *testing.T) {
+	st := store.New()
+	tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"A"}`))
+	tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"B"}`))
+
+	res, changed := tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`))
+	require.False(t, res.IsError)
+	assert.Equal(t, store.Completed, changed.Status)
+	assert.Equal(t, "Updated task #1 \"A\": status pending -> completed.\n\n"+
+		"Task list: 2 tasks (1 pending, 0 inprogress, 1 completed, 0 deleted).\n"+
+		"Open:\n  #2 [pending] B", res.Text())
+
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
+	assert.Contains(t, res.Text(), "No open tasks.")
+	assert.Equal(t, 2, st.Len(), "deletion keeps the task")
+
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
+	assert.Contains(t, res.Text(), "no change")
+}
+
+func TestExecuteNotFound(t *testing.T) {
+	// Ensures an unknown taskid is an error result that changes nothing and tells the model the valid range.
+	st := store.New()
+	res, changed := tools.Execute(st, mustDecode(t, tools.TaskGet, `{"taskid":1}`))
+	assert.True(t, res.IsError)
+	assert.Nil(t, changed)
+	assert.Contains(t, res.Text(), "the task list is empty")
+
+	tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"A"}`))
+	before := st.Snapshot()
+	res, changed = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":5,"status":"completed"}`))
+	assert.True(t, res.IsError)
+	assert.Nil(t, changed)
+	assert.Nil(t, res.StructuredContent)
+	assert.Equal(t, "Error: no task has taskid 5; taskids run from 1 to 1 (call TaskList to see them)", res.Text())
+	assert.Equal(t, before, st.Snapshot())
+}
+
+func TestExecuteListAndGet(t *testing.T) {
+	// Ensures TaskList shows every task, completed and deleted included, in taskid order.
+	st := store.New()
+	res, _ := tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
+	assert.Equal(t, []store.Task{}, res.StructuredContent.Tasks)
+	assert.Contains(t, res.Text(), "empty")
+
+	for _, s := range []string{"A", "B", "C"} {
+		tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"`+s+`","description":"about `+s+`\nline 2"}`))
+	}
+	tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`))
+	tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
+
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
+	require.Len(t, res.StructuredContent.Tasks, 3)
+	assert.Equal(t, []int{1, 2, 3}, []int{res.StructuredContent.Tasks[0].Taskid, res.StructuredContent.Tasks[1].Taskid, res.StructuredContent.Tasks[2].Taskid})
+	assert.Equal(t, "Tasks: 3 tasks (1 pending, 0 inprogress, 1 completed, 1 deleted).\n\n"+
+		"#1 [completed] A\n    about A\n    line 2\n"+
+		"#2 [deleted] B\n    about B\n    line 2\n"+
+		"#3 [pending] C\n    about C\n    line 2", res.Text())
+
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskGet, `{"taskid":"#2"}`))
+	assert.Equal(t, &store.Task{Taskid: 2, Status: store.Deleted, Subject: "B", Description: "about B\nline 2"}, res.StructuredContent.Task)
+	assert.Equal(t, "#2 [deleted] B\n    about B\n    line 2", res.Text())
+}
+
+func TestResultJSON(t *testing.T) {
+	// Ensures results have the MCP CallToolResult shape.
+	st := store.New()
+	res, _ := tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"A"}`))
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"content":[{"type":"text","text":`+mustJSON(res.Text())+`}],
+		"structuredContent":{"task":{"taskid":1,"status":"pending","subject":"A","description":""},
+		"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0}},"isError":false}`, string(b))
+
+	b, _ = json.Marshal(tools.ErrorResult("bad"))
+	assert.JSONEq(t, `{"content":[{"type":"text","text":"Error: bad"}],"isError":true}`, string(b))
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestToolList(t *testing.T) {
+	for _, tc := range []struct {
+		format   tools.Format
+		nameKey  func(m map[string]any) any
+		schemaAt func(m map[string]any) any
+	}{
+		{tools.FormatMCP, func(m map[string]any) any { return m["name"] }, func(m map[string]any) any { return m["inputSchema"] }},
+		{tools.FormatAnthropic, func(m map[string]any) any { return m["name"] }, func(m map[string]any) any { return m["input_schema"] }},
+		{tools.FormatOpenAI, func(m map[string]any) any { return m["function"].(map[string]any)["name"] }, func(m map[string]any) any { return m["function"].(map[string]any)["parameters"] }},
+	} {
+		t.Run(string(tc.format), func(t *testing.T) {
+			b, err := json.Marshal(tools.Render(tools.Defs(tools.RoleAgent), tc.format))
+			require.NoError(t, err)
+			var list []map[string]any
+			require.NoError(t, json.Unmarshal(b, &list))
+			require.Len(t, list, 4)
+			var names []any
+			for _, m := range list {
+				names = append(names, tc.nameKey(m))
+				schema := tc.schemaAt(m).(map[string]any)
+				assert.Equal(t, "object", schema["type"])
+				assert.Equal(t, false, schema["additionalProperties"])
+				assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", schema["$schema"])
+				if tc.format == tools.FormatOpenAI {
+					assert.Equal(t, "function", m["type"])
+				}
+			}
+			assert.Equal(t, []any{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}, names)
+		})
+	}
+	t.Run("CompactWorkerReadsOnly", func(t *testing.T) {
+		var names []string
+		for _, d := range tools.Defs(tools.RoleCompactWorker) {
+			names = append(names, d.Name)
+		}
+		assert.Equal(t, []string{"TaskList", "TaskGet"}, names)
+	})
+	t.Run("SchemasMatchDecoder", func(t *testing.T) {
+		// Ensures each schema's properties are exactly the arguments the decoder takes.
+		for _, d := range tools.Defs(tools.RoleAgent) {
+			var s struct {
+				Properties map[string]any `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(d.InputSchema, &s))
+			for p := range s.Properties {
+				_, err := tools.Decode(d.Name, json.RawMessage(`{"`+p+`":{}}`))
+				if err != nil {
+					assert.NotContains(t, err.Error(), "unknown argument", "%s.%s", d.Name, p)
+				}
+			}
+			_, err := tools.Decode(d.Name, json.RawMessage(`{"zz":1}`))
+			assert.ErrorContains(t, err, `unknown argument "zz"`)
+		}
+	})
+}
+
+func TestParseRoleAndFormat(t *testing.T) {
+	r, err := tools.ParseRole("")
+	require.NoError(t, err)
+	assert.Equal(t, tools.RoleAgent, r)
+	_, err = tools.ParseRole("admin")
+	assert.ErrorContains(t, err, `role must be "agent" or "compact_worker"`)
+	f, err := tools.ParseFormat("")
+	require.NoError(t, err)
+	assert.Equal(t, tools.FormatMCP, f)
+	_, err = tools.ParseFormat("gemini")
+	assert.ErrorContains(t, err, "format must be")
+}
