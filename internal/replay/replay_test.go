@@ -60,7 +60,7 @@ func TestRunDivergence(t *testing.T) {
 	c1.Result = recorded(store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
 	c2 := call(2, tools.TaskCreate, `{"subject":"b"}`)
 	c2.Result = recorded(store.Task{Taskid: 5, Status: store.Pending, Subject: "b"}) // the log says 5
-	c3 := call(3, tools.TaskUpdate, `{"taskid":9,"status":"completed"}`)            // not an error then, fails now
+	c3 := call(3, tools.TaskUpdate, `{"taskid":9,"status":"completed"}`)             // not an error then, fails now
 
 	st := store.New()
 	r := replay.Run(st, []replay.Call{c1, c2, c3})
