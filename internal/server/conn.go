@@ -66,6 +66,12 @@ func (c *conn) serve() {
 			return
 		}
 		c.handleLine(line)
+		if c.srv.closing.Load() {
+			// Shutting down: the request in hand is answered; pipelined ones
+			// not yet started are not applied.
+			c.flush()
+			return
+		}
 		if !r.Buffered() {
 			if err := c.flush(); err != nil {
 				return

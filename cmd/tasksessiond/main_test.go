@@ -1,0 +1,275 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tsd-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "tasksessiond")
+	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is the daemon binary running as a child process.
+type proc struct {
+	cmd    *exec.Cmd
+	socket string
+	stderr *bytes.Buffer
+}
+
+func startDaemon(t *testing.T, dbPath, socket string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"serve", "--db", dbPath, "--socket", socket}, extra...)
+	cmd := exec.Command(binary, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	p := &proc{cmd: cmd, socket: socket, stderr: &stderr}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := client.Dial(context.Background(), socket)
+		if err == nil {
+			c.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not start: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling for start-up, not for shutdown
+	}
+}
+
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.cmd.Wait()
+}
+
+func cli(t *testing.T, socket string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "TASKSESSIOND_SOCKET="+socket)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestKillAndRestart(t *testing.T) {
+	// Ensures a session of calls survives SIGKILL: after a restart on the
+	// same database, sessions/resume and TaskList give back the same tasks
+	// and the next TaskCreate gets the next id.
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "e2e.db")
+	sock := testutil.SocketPath(t)
+	p := startDaemon(t, dbPath, sock)
+
+	c := testutil.DialSocket(t, sock)
+	s, err := c.CreateSession(ctx, client.CreateSession{Title: "e2e"})
+	require.NoError(t, err)
+	for i := 1; i <= 5; i++ {
+		r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("step %d", i)}, CallID: fmt.Sprintf("call-%d", i)})
+		require.NoError(t, err)
+		require.Equal(t, i, r.StructuredContent.Task.Taskid)
+	}
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskUpdate", Arguments: `{"taskid":2,"status":"completed"}`})
+	require.NoError(t, err)
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskUpdate", Arguments: map[string]any{"taskid": "#3", "status": "deleted"}})
+	require.NoError(t, err)
+	bad, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskUpdate", Arguments: map[string]any{"taskid": 99, "status": "completed"}})
+	require.NoError(t, err)
+	require.True(t, bad.IsError)
+	before, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskList"})
+	require.NoError(t, err)
+
+	p.kill(t)
+	startDaemon(t, dbPath, sock)
+	c2 := testutil.DialSocket(t, sock)
+
+	resumed, err := c2.ResumeSession(ctx, s.ID)
+	require.NoError(t, err)
+	assert.Equal(t, before.StructuredContent.Tasks, resumed.Tasks)
+	assert.Equal(t, 6, resumed.NextTaskid)
+	assert.Equal(t, client.ReplayReport{Applied: 7, SkippedErrors: 1}, resumed.Replay)
+
+	after, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskList"})
+	require.NoError(t, err)
+	assert.Equal(t, before.StructuredContent.Tasks, after.StructuredContent.Tasks)
+	assert.Equal(t, before.Text(), after.Text())
+
+	// A retry of a call acknowledged before the kill applies nothing.
+	retry, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "step 5"}, CallID: "call-5"})
+	require.NoError(t, err)
+	assert.Equal(t, 5, retry.StructuredContent.Task.Taskid)
+
+	next, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "after restart"}})
+	require.NoError(t, err)
+	assert.Equal(t, 6, next.StructuredContent.Task.Taskid)
+}
+
+func TestFirstCallAfterRestartJustWorks(t *testing.T) {
+	// Ensures a host's next tools/call after a daemon crash is served without
+	// an explicit resume: the session is replayed on first use.
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "e2e.db")
+	sock := testutil.SocketPath(t)
+	p := startDaemon(t, dbPath, sock, "--sync", "normal")
+	c := testutil.DialSocket(t, sock)
+	s, err := c.CreateSession(ctx, client.CreateSession{SessionID: "host-1"})
+	require.NoError(t, err)
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "a"}})
+	require.NoError(t, err)
+	p.kill(t)
+
+	startDaemon(t, dbPath, sock)
+	c2 := testutil.DialSocket(t, sock)
+	r, err := c2.CallTool(ctx, client.ToolCall{SessionID: "host-1", Name: "TaskCreate", Arguments: map[string]any{"subject": "b"}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.StructuredContent.Task.Taskid)
+}
+
+func TestSIGTERMStopsCleanly(t *testing.T) {
+	// Ensures SIGTERM exits 0, removes the socket, and leaves the data.
+	dbPath := filepath.Join(t.TempDir(), "e2e.db")
+	sock := testutil.SocketPath(t)
+	p := startDaemon(t, dbPath, sock)
+	_, _, code := cli(t, sock, "new", "--id", "keep")
+	require.Equal(t, 0, code)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	err := p.cmd.Wait()
+	require.NoError(t, err, p.stderr.String())
+	_, err = os.Lstat(sock)
+	assert.True(t, os.IsNotExist(err), "socket removed")
+	assert.Contains(t, p.stderr.String(), "stopped")
+
+	startDaemon(t, dbPath, sock)
+	out, _, code := cli(t, sock, "sessions", "--json")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"id": "keep"`)
+}
+
+func TestRefusesSecondDaemon(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "e2e.db")
+	sock := testutil.SocketPath(t)
+	startDaemon(t, dbPath, sock)
+	cmd := exec.Command(binary, "serve", "--db", filepath.Join(t.TempDir(), "other.db"), "--socket", sock)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "socket in use")
+}
+
+func TestCLI(t *testing.T) {
+	// Ensures the people-facing commands work against a running daemon.
+	dbPath := filepath.Join(t.TempDir(), "e2e.db")
+	sock := testutil.SocketPath(t)
+	startDaemon(t, dbPath, sock)
+
+	id, _, code := cli(t, sock, "new", "--title", "walk-through")
+	require.Equal(t, 0, code)
+	id = strings.TrimSpace(id)
+	require.NotEmpty(t, id)
+
+	out, _, code := cli(t, sock, "call", id, "TaskCreate", `{"subject":"Read the README"}`)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `Created task #1 "Read the README" (pending).`)
+
+	out, _, code = cli(t, sock, "call", id, "TaskUpdate", `{"taskid":1,"status":"in_progress"}`, "--json")
+	require.Equal(t, 0, code)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, false, res["isError"])
+
+	out, errOut, code := cli(t, sock, "call", id, "TaskGet", `{"taskid":7}`)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "no task has taskid 7")
+	assert.Contains(t, errOut, "the tool reported an error")
+
+	_, errOut, code = cli(t, sock, "call", id, "TaskCreate", `{subject}`)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "not valid JSON")
+
+	out, _, code = cli(t, sock, "tasks", id)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "1   inprogress  Read the README")
+
+	out, _, code = cli(t, sock, "tasks", id, "--json")
+	require.Equal(t, 0, code)
+	var tasks []client.Task
+	require.NoError(t, json.Unmarshal([]byte(out), &tasks))
+	assert.Equal(t, []client.Task{{Taskid: 1, Status: "inprogress", Subject: "Read the README"}}, tasks)
+
+	out, _, code = cli(t, sock, "sessions")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, id)
+	assert.Contains(t, out, "walk-through")
+
+	out, _, code = cli(t, sock, "status")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, dbPath)
+
+	_, errOut, code = cli(t, sock, "tasks", "ghost")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `session "ghost" not found`)
+
+	_, errOut, code = cli(t, sock, "tasks")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "Usage: tasksessiond tasks")
+}
+
+func TestCLIWithoutDaemon(t *testing.T) {
+	_, errOut, code := cli(t, filepath.Join(t.TempDir(), "none.sock"), "status")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "is the daemon running? start it with `tasksessiond serve`")
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := cli(t, "", "help")
+	require.Equal(t, 0, code)
+	for _, cmd := range []string{"serve", "status", "sessions", "new", "tasks", "call"} {
+		assert.Contains(t, out, "  "+cmd)
+	}
+	_, errOut, code := cli(t, "", "serve", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, errOut, "-sync string")
+	assert.Contains(t, errOut, `(default "full")`)
+	_, errOut, code = cli(t, "", "serve", "--sync", "fast")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `sync must be "full" or "normal"`)
+	_, errOut, code = cli(t, "", "frobnicate")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown command "frobnicate"`)
+}

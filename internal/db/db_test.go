@@ -1,0 +1,107 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+)
+
+var ctx = context.Background()
+
+func TestOpen(t *testing.T) {
+	// Ensures the file is created 0600 in a 0700 directory, in WAL mode, with
+	// foreign keys on, and that reopening runs no migration twice.
+	path := filepath.Join(t.TempDir(), "state", "x.db")
+	d := testutil.MustOpenDBAt(t, path)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	di, err := os.Stat(filepath.Dir(path))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+
+	raw := testutil.RawDB(t, path)
+	var mode string
+	require.NoError(t, raw.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
+	assert.Equal(t, "wal", mode)
+	d.Close()
+	testutil.MustOpenDBAt(t, path) // migrations already applied: no error
+	var versions int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM goose_db_version WHERE version_id > 0`).Scan(&versions))
+	assert.Equal(t, 1, versions)
+}
+
+func TestParseSync(t *testing.T) {
+	for _, ok := range []string{"full", "normal"} {
+		_, err := db.ParseSync(ok)
+		assert.NoError(t, err)
+	}
+	_, err := db.ParseSync("off")
+	assert.Error(t, err)
+}
+
+func TestAppendIsAtomic(t *testing.T) {
+	// Ensures a batch with one bad row writes nothing, the projection included.
+	d := testutil.MustOpenDB(t)
+	require.NoError(t, d.CreateSession(ctx, &db.Session{ID: "s"}))
+	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	row := func(seq int64, callID string) db.Append {
+		return db.Append{Call: db.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task}
+	}
+	require.NoError(t, d.AppendCalls(ctx, []db.Append{row(1, "c1")}))
+	err := d.AppendCalls(ctx, []db.Append{row(2, "c2"), row(3, "c1")}) // c1 reused
+	assert.ErrorIs(t, err, db.ErrExists)
+	calls, err := d.Calls(ctx, "s")
+	require.NoError(t, err)
+	assert.Len(t, calls, 1)
+
+	err = d.AppendCalls(ctx, []db.Append{row(2, "c2"), row(2, "c3")}) // seq reused
+	assert.ErrorIs(t, err, db.ErrExists)
+
+	err = d.AppendCalls(ctx, []db.Append{{Call: db.Call{SessionID: "ghost", Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
+	assert.Error(t, err, "a row for a session that does not exist violates the foreign key")
+}
+
+func TestSessions(t *testing.T) {
+	d := testutil.MustOpenDB(t)
+	for _, id := range []string{"a", "b", "c"} {
+		require.NoError(t, d.CreateSession(ctx, &db.Session{ID: id, Title: "T " + id}))
+	}
+	assert.ErrorIs(t, d.CreateSession(ctx, &db.Session{ID: "a"}), db.ErrExists)
+	s, err := d.GetSession(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, "T b", s.Title)
+	assert.Equal(t, db.StatusActive, s.Status)
+	assert.Equal(t, "2026-01-02T03:04:05", s.CreatedAt.Format("2006-01-02T15:04:05"), "times come from the injected clock")
+	_, err = d.GetSession(ctx, "zz")
+	assert.ErrorIs(t, err, db.ErrNotFound)
+
+	page, next, err := d.ListSessions(ctx, db.ListFilter{Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c", "b"}, ids(page))
+	require.NotEmpty(t, next)
+	page, next, err = d.ListSessions(ctx, db.ListFilter{Limit: 2, Cursor: next})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, ids(page))
+	assert.Empty(t, next)
+	n, err := d.CountSessions(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+}
+
+func ids(ss []db.Session) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.ID)
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/server"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+)
+
+var ctx = context.Background()
+
+// rawConn is a connection that sends and reads lines verbatim.
+type rawConn struct {
+	t  *testing.T
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+func dialRaw(t *testing.T, socket string) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("unix", socket)
+	require.NoError(t, err)
+	t.Cleanup(func() { nc.Close() })
+	return &rawConn{t: t, nc: nc, r: bufio.NewReaderSize(nc, 1<<20)}
+}
+
+func (c *rawConn) send(line string) {
+	c.t.Helper()
+	_, err := c.nc.Write([]byte(line + "\n"))
+	require.NoError(c.t, err)
+}
+
+func (c *rawConn) recv() map[string]any {
+	c.t.Helper()
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := c.r.ReadBytes('\n')
+	require.NoError(c.t, err)
+	var v map[string]any
+	require.NoError(c.t, json.Unmarshal(line, &v), string(line))
+	return v
+}
+
+func (c *rawConn) recvArray() []map[string]any {
+	c.t.Helper()
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := c.r.ReadBytes('\n')
+	require.NoError(c.t, err)
+	var v []map[string]any
+	require.NoError(c.t, json.Unmarshal(line, &v), string(line))
+	return v
+}
+
+func errCode(m map[string]any) float64 {
+	e, ok := m["error"].(map[string]any)
+	if !ok {
+		return 0
+	}
+	return e["code"].(float64)
+}
+
+func TestProtocolErrorsKeepServing(t *testing.T) {
+	// Ensures each kind of bad input gets its JSON-RPC error and the same
+	// connection goes on serving.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dialRaw(t, d.Socket)
+	for _, tc := range []struct {
+		name, line string
+		code       float64
+		msg        string
+	}{
+		{"Malformed", `{"jsonrpc":"2.0","id":1,`, -32700, "not valid JSON"},
+		{"NotObject", `42`, -32600, "must be an object"},
+		{"String", `"hello"`, -32600, "must be an object"},
+		{"WrongVersion", `{"jsonrpc":"1.0","id":1,"method":"daemon/status"}`, -32600, `"jsonrpc" must be "2.0"`},
+		{"NoMethod", `{"jsonrpc":"2.0","id":1}`, -32600, `"method" is required`},
+		{"BadID", `{"jsonrpc":"2.0","id":{"a":1},"method":"daemon/status"}`, -32600, `"id" must be`},
+		{"UnknownMethod", `{"jsonrpc":"2.0","id":1,"method":"tasks/nuke"}`, -32601, "the methods are daemon/status"},
+		{"ParamsWrongType", `{"jsonrpc":"2.0","id":1,"method":"sessions/get","params":{"sessionId":5}}`, -32602, "invalid params for sessions/get"},
+		{"ParamsUnknownField", `{"jsonrpc":"2.0","id":1,"method":"sessions/get","params":{"session_id":"x"}}`, -32602, `unknown field "session_id"`},
+		{"ParamsScalar", `{"jsonrpc":"2.0","id":1,"method":"sessions/get","params":3}`, -32600, `"params" must be an object`},
+		{"UnknownSession", `{"jsonrpc":"2.0","id":1,"method":"sessions/get","params":{"sessionId":"ghost"}}`, -32001, `session "ghost" not found`},
+		{"UnknownSessionCall", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"ghost","name":"TaskList"}}`, -32001, "not found"},
+		{"UnknownTool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"ghost","name":"TaskNuke"}}`, -32602, "unknown tool"},
+		{"NoToolName", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"ghost"}}`, -32602, `"name" is required`},
+		{"BadRole", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"role":"root"}}`, -32602, "role must be"},
+		{"BadFormat", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"format":"xml"}}`, -32602, "format must be"},
+		{"InvalidUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", -32601, "unknown method"},
+		{"NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"\x00}", -32700, "not valid JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.send(tc.line)
+			resp := c.recv()
+			assert.Equal(t, tc.code, errCode(resp), "%v", resp)
+			assert.Contains(t, resp["error"].(map[string]any)["message"], tc.msg)
+			c.send(`{"jsonrpc":"2.0","id":"alive","method":"daemon/status"}`)
+			ok := c.recv()
+			assert.Equal(t, "alive", ok["id"])
+			assert.Nil(t, ok["error"])
+		})
+	}
+}
+
+func TestErrorKeepsRequestID(t *testing.T) {
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dialRaw(t, d.Socket)
+	c.send(`{"jsonrpc":"1.0","id":"abc","method":"daemon/status"}`)
+	assert.Equal(t, "abc", c.recv()["id"])
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"nope"}`)
+	assert.Equal(t, float64(7), c.recv()["id"])
+}
+
+func TestBatchAndNotifications(t *testing.T) {
+	// Ensures a batch gets an array of responses (invalid members answered in
+	// place) and notifications get no response.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dialRaw(t, d.Socket)
+	c.send(`[{"jsonrpc":"2.0","id":1,"method":"daemon/status"},{"jsonrpc":"2.0","method":"daemon/status"},5,{"jsonrpc":"2.0","id":2,"method":"nope"}]`)
+	resps := c.recvArray()
+	require.Len(t, resps, 3)
+	byID := map[any]map[string]any{}
+	for _, r := range resps {
+		byID[r["id"]] = r
+	}
+	assert.Nil(t, byID[float64(1)]["error"])
+	assert.Equal(t, float64(-32601), errCode(byID[float64(2)]))
+	assert.Equal(t, float64(-32600), errCode(byID[nil]))
+
+	c.send(`[]`)
+	assert.Equal(t, float64(-32600), errCode(c.recv()))
+
+	c.send(`{"jsonrpc":"2.0","method":"daemon/status"}`) // a notification: no answer
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"daemon/status"}`)
+	assert.Equal(t, float64(3), c.recv()["id"])
+}
+
+func TestPipelinedCallsApplyInOrder(t *testing.T) {
+	// Ensures requests pipelined on one connection are applied in the order sent.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	info, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "pipe"})
+	require.NoError(t, err)
+	c := dialRaw(t, d.Socket)
+	var b strings.Builder
+	for i := 1; i <= 50; i++ {
+		b.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"sessionId":"` + info.ID + `","name":"TaskCreate","arguments":{"subject":"t` + strconv.Itoa(i) + `"}}}` + "\n")
+	}
+	_, err = c.nc.Write([]byte(b.String()))
+	require.NoError(t, err)
+	for i := 1; i <= 50; i++ {
+		resp := c.recv()
+		require.Equal(t, float64(i), resp["id"])
+		task := resp["result"].(map[string]any)["structuredContent"].(map[string]any)["task"].(map[string]any)
+		assert.Equal(t, float64(i), task["taskid"])
+		assert.Equal(t, "t"+strconv.Itoa(i), task["subject"])
+	}
+}
+
+func TestOversizeLine(t *testing.T) {
+	// Ensures a line over the limit is refused without reading it into a
+	// request, and the connection goes on.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dialRaw(t, d.Socket)
+	go c.nc.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"daemon/status","params":{"x":"` + strings.Repeat("a", 3<<20) + `"}}` + "\n"))
+	resp := c.recv()
+	assert.Equal(t, float64(-32600), errCode(resp))
+	assert.Contains(t, resp["error"].(map[string]any)["message"], "line too long")
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"daemon/status"}`)
+	assert.Equal(t, float64(2), c.recv()["id"])
+}
+
+func TestOtherConnectionsUnaffected(t *testing.T) {
+	// Ensures a client that connects and never sends, or sends half a line,
+	// does not hold up others.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	silent := dialRaw(t, d.Socket)
+	half := dialRaw(t, d.Socket)
+	half.nc.Write([]byte(`{"jsonrpc":"2.0","id":1,"meth`))
+	_ = silent
+	cl := d.Dial(t)
+	_, err := cl.Status(ctx)
+	require.NoError(t, err)
+}
+
+func TestConnectionLimit(t *testing.T) {
+	// Ensures a connection over the limit gets a clear error and the
+	// connections within it keep working.
+	d := testutil.MustOpenDB(t)
+	sock := testutil.SocketPath(t)
+	srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock, MaxConns: 2})
+	require.NoError(t, srv.Listen())
+	go srv.Serve()
+	t.Cleanup(func() { srv.Shutdown(ctx) })
+
+	a, b := testutil.DialSocket(t, sock), testutil.DialSocket(t, sock)
+	for _, c := range []*client.Client{a, b} {
+		_, err := c.Status(ctx)
+		require.NoError(t, err)
+	}
+	third := dialRaw(t, sock)
+	resp := third.recv()
+	assert.Contains(t, resp["error"].(map[string]any)["message"], "too many connections")
+	_, err := a.Status(ctx)
+	assert.NoError(t, err)
+}
+
+func TestSocketSafety(t *testing.T) {
+	d := testutil.MustOpenDB(t)
+	newServer := func(sock string) *server.Server {
+		return server.New(session.NewManager(d, nil), server.Config{Socket: sock})
+	}
+	t.Run("Mode0600InNew0700Dir", func(t *testing.T) {
+		sock := filepath.Join(filepath.Dir(testutil.SocketPath(t)), "sub", "d.sock")
+		srv := newServer(sock)
+		require.NoError(t, srv.Listen())
+		defer srv.Shutdown(ctx)
+		fi, err := os.Stat(sock)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+		di, err := os.Stat(filepath.Dir(sock))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+	})
+	t.Run("RefusesLiveDaemon", func(t *testing.T) {
+		sock := testutil.SocketPath(t)
+		live := newServer(sock)
+		require.NoError(t, live.Listen())
+		go live.Serve()
+		defer live.Shutdown(ctx)
+		err := newServer(sock).Listen()
+		assert.ErrorIs(t, err, server.ErrSocketInUse)
+	})
+	t.Run("ReplacesStaleSocket", func(t *testing.T) {
+		sock := testutil.SocketPath(t)
+		ln, err := net.Listen("unix", sock)
+		require.NoError(t, err)
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close() // leaves the file, with nobody listening
+		_, err = os.Lstat(sock)
+		require.NoError(t, err)
+		srv := newServer(sock)
+		require.NoError(t, srv.Listen())
+		srv.Shutdown(ctx)
+	})
+	t.Run("RefusesRegularFile", func(t *testing.T) {
+		sock := testutil.SocketPath(t)
+		require.NoError(t, os.WriteFile(sock, []byte("data"), 0o600))
+		assert.ErrorContains(t, newServer(sock).Listen(), "is not a socket")
+		b, _ := os.ReadFile(sock)
+		assert.Equal(t, "data", string(b), "the file is left alone")
+	})
+	t.Run("RefusesSymlink", func(t *testing.T) {
+		sock := testutil.SocketPath(t)
+		require.NoError(t, os.Symlink("/tmp/elsewhere.sock", sock))
+		assert.ErrorContains(t, newServer(sock).Listen(), "symlink")
+	})
+}
+
+func TestShutdownFinishesInFlight(t *testing.T) {
+	// Ensures a request being served when shutdown starts is answered.
+	d := testutil.MustOpenDB(t)
+	sock := testutil.SocketPath(t)
+	mgr := session.NewManager(d, nil)
+	srv := server.New(mgr, server.Config{Socket: sock})
+	require.NoError(t, srv.Listen())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	info, err := mgr.Create(ctx, session.CreateParams{})
+	require.NoError(t, err)
+
+	c := dialRaw(t, sock)
+	var b strings.Builder
+	for i := 0; i < 20; i++ {
+		b.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"sessionId":"` + info.ID + `","name":"TaskCreate","arguments":{"subject":"x"}}}` + "\n")
+	}
+	c.send(strings.TrimSuffix(b.String(), "\n"))
+	first := c.recv() // at least one is in flight or done
+	require.Nil(t, first["error"])
+	require.NoError(t, srv.Shutdown(ctx))
+	require.NoError(t, <-done)
+
+	// Every answered call is in the log, and nothing unanswered is.
+	answered := 1
+	c.nc.SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		line, err := c.r.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		if strings.Contains(string(line), `"result"`) {
+			answered++
+		}
+	}
+	rows, err := d.Calls(ctx, info.ID)
+	require.NoError(t, err)
+	assert.Equal(t, answered, len(rows))
+}
