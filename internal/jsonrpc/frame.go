@@ -40,7 +40,11 @@ func (r *Reader) Next() ([]byte, error) {
 		for {
 			chunk, err := r.r.ReadSlice('\n')
 			if !tooLong {
-				if len(r.buf)+len(chunk) > r.max+1 { // +1: the newline
+				n := len(r.buf) + len(chunk)
+				if bytes.HasSuffix(chunk, []byte("\n")) {
+					n-- // the newline does not count
+				}
+				if n > r.max {
 					tooLong = true
 					r.buf = r.buf[:0]
 				} else {

@@ -32,6 +32,7 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	total    int // sessions in the database; -1 until first counted
 
 	calls atomic.Int64
 }
@@ -56,7 +57,7 @@ func NewManager(d *db.DB, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{db: d, log: log, start: time.Now(), sessions: make(map[string]*session)}
+	return &Manager{db: d, log: log, start: time.Now(), sessions: make(map[string]*session), total: -1}
 }
 
 // acquire returns the session locked, loading it by replay when it is not

@@ -61,6 +61,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 		}
 		return Info{}, unavailable("creating session", err)
 	}
+	m.created()
 	m.log.Info("session created", slog.String(keySession, rec.ID))
 	return info(rec, store.Counts{}), nil
 }
@@ -237,16 +238,28 @@ type Stats struct {
 	CallsServed int64 `json:"callsServed"`
 }
 
-// Stats counts loaded and stored sessions.
+// Stats counts loaded and stored sessions. The stored count is read from the
+// database once and then kept, so daemon/status stays off the disk.
 func (m *Manager) Stats(ctx context.Context) (Stats, error) {
-	total, err := m.db.CountSessions(ctx)
-	if err != nil {
-		return Stats{}, unavailable("counting sessions", err)
-	}
 	m.mu.Lock()
-	loaded := len(m.sessions)
+	defer m.mu.Unlock()
+	if m.total < 0 {
+		total, err := m.db.CountSessions(ctx)
+		if err != nil {
+			return Stats{}, unavailable("counting sessions", err)
+		}
+		m.total = total
+	}
+	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load()}, nil
+}
+
+// created counts a new session in the kept total.
+func (m *Manager) created() {
+	m.mu.Lock()
+	if m.total >= 0 {
+		m.total++
+	}
 	m.mu.Unlock()
-	return Stats{Loaded: loaded, Total: total, CallsServed: m.calls.Load()}, nil
 }
 
 // Uptime is the time since the manager started.

@@ -8,6 +8,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -165,6 +166,18 @@ func (s *Store) Get(id int) (Task, error) {
 
 // List returns a copy of every task in taskid order, completed and deleted included.
 func (s *Store) List() []Task { return slices.Clone(s.tasks) }
+
+// All iterates over the tasks in taskid order without copying the list.
+// The store must not change during the iteration.
+func (s *Store) All() iter.Seq[Task] {
+	return func(yield func(Task) bool) {
+		for _, t := range s.tasks {
+			if !yield(t) {
+				return
+			}
+		}
+	}
+}
 
 // Len is the number of tasks held.
 func (s *Store) Len() int { return len(s.tasks) }

@@ -98,7 +98,7 @@ func RenderList(st *store.Store) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Tasks: %s.\n", countsText(st.Counts()))
-	for _, t := range st.List() {
+	for t := range st.All() {
 		b.WriteString("\n")
 		writeTask(&b, t)
 	}
@@ -117,28 +117,42 @@ func notFound(st *store.Store, id int) Result {
 	if st.Len() == 0 {
 		msg += "; the task list is empty (create tasks with TaskCreate)"
 	} else {
-		msg += fmt.Sprintf("; taskids run from %d to %d (call TaskList to see them)", st.List()[0].Taskid, st.NextTaskid()-1)
+		var first int
+		for t := range st.All() {
+			first = t.Taskid
+			break
+		}
+		msg += fmt.Sprintf("; taskids run from %d to %d (call TaskList to see them)", first, st.NextTaskid()-1)
 	}
 	return ErrorResult(msg)
 }
 
+// maxOverviewOpen bounds the open tasks listed after a change, so that a
+// result stays short however long the list grows.
+const maxOverviewOpen = 20
+
 // overview is the short summary after a change: counts and the open tasks.
 func overview(st *store.Store) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task list: %s.", countsText(st.Counts()))
-	var open []store.Task
-	for _, t := range st.List() {
-		if t.Status.Open() {
-			open = append(open, t)
-		}
-	}
-	if len(open) == 0 {
+	c := st.Counts()
+	fmt.Fprintf(&b, "Task list: %s.", countsText(c))
+	open := c.Pending + c.InProgress
+	if open == 0 {
 		b.WriteString(" No open tasks.")
 		return b.String()
 	}
 	b.WriteString("\nOpen:")
-	for _, t := range open {
+	listed := 0
+	for t := range st.All() {
+		if !t.Status.Open() {
+			continue
+		}
+		if listed == maxOverviewOpen {
+			fmt.Fprintf(&b, "\n  … and %d more open (TaskList shows every task)", open-listed)
+			break
+		}
 		fmt.Fprintf(&b, "\n  #%d [%s] %s", t.Taskid, t.Status, t.Subject)
+		listed++
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -183,4 +184,16 @@ func TestParseRoleAndFormat(t *testing.T) {
 	assert.Equal(t, tools.FormatMCP, f)
 	_, err = tools.ParseFormat("gemini")
 	assert.ErrorContains(t, err, "format must be")
+}
+
+func TestOverviewIsBounded(t *testing.T) {
+	// Ensures the overview after a change lists at most 20 open tasks, so
+	// results stay short however long the list grows.
+	st := store.New()
+	var res tools.Result
+	for range 25 {
+		res, _ = tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"t"}`))
+	}
+	assert.Equal(t, 20, strings.Count(res.Text(), "[pending] t"))
+	assert.Contains(t, res.Text(), "… and 5 more open (TaskList shows every task)")
 }

@@ -1,0 +1,84 @@
+package jsonrpc_test
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+)
+
+func readAll(t *testing.T, in string, max int) (lines []string, tooLong int) {
+	t.Helper()
+	r := jsonrpc.NewReader(strings.NewReader(in), max)
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return lines, tooLong
+		}
+		if errors.Is(err, jsonrpc.ErrLineTooLong) {
+			tooLong++
+			continue
+		}
+		require.NoError(t, err)
+		lines = append(lines, string(line))
+	}
+}
+
+func TestReader(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		max      int
+		want     []string
+		tooLong  int
+	}{
+		{"Lines", "a\nb\n", 10, []string{"a", "b"}, 0},
+		{"NoFinalNewline", "a\nb", 10, []string{"a", "b"}, 0},
+		{"BlankLinesSkipped", "\n\n  \na\r\n\n", 10, []string{"a"}, 0},
+		{"AtLimit", "12345\n", 5, []string{"12345"}, 0},
+		{"OverLimitSkippedWhole", "123456\nok\n", 5, []string{"ok"}, 1},
+		{"OverLimitAtEOF", "ok\n123456", 5, []string{"ok"}, 1},
+		{"LongerThanBuffer", strings.Repeat("x", 200<<10) + "\nok\n", 100 << 10, []string{"ok"}, 1},
+		{"LongWithinLimit", strings.Repeat("y", 150<<10) + "\n", 200 << 10, []string{strings.Repeat("y", 150<<10)}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines, tooLong := readAll(t, tc.in, tc.max)
+			assert.Equal(t, tc.want, lines)
+			assert.Equal(t, tc.tooLong, tooLong)
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	reqs, errs, batch, perr := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`))
+	require.Nil(t, perr)
+	assert.False(t, batch)
+	assert.Empty(t, errs)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "m", reqs[0].Method)
+	assert.False(t, reqs[0].IsNotification())
+
+	reqs, _, _, _ = jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"n"}`))
+	assert.True(t, reqs[0].IsNotification())
+
+	_, _, _, perr = jsonrpc.Parse([]byte(`{"jsonrpc"`))
+	assert.ErrorIs(t, perr, &jsonrpc.Error{Code: jsonrpc.CodeParseError})
+
+	reqs, errs, batch, perr = jsonrpc.Parse([]byte(`[{"jsonrpc":"2.0","id":"x","method":"m"}, {"jsonrpc":"2.0","id":"y"}, true]`))
+	require.Nil(t, perr)
+	assert.True(t, batch)
+	assert.Len(t, reqs, 1)
+	require.Len(t, errs, 2)
+	assert.Equal(t, `"y"`, string(errs[0].ID))
+	assert.Equal(t, `null`, string(errs[1].ID))
+}
+
+func TestErrorIsComparesCode(t *testing.T) {
+	e := jsonrpc.Errorf(jsonrpc.CodeSessionSealed, "sealed")
+	assert.ErrorIs(t, e, &jsonrpc.Error{Code: jsonrpc.CodeSessionSealed})
+	assert.NotErrorIs(t, e, &jsonrpc.Error{Code: jsonrpc.CodeInternal})
+}
