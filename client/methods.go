@@ -53,10 +53,12 @@ type ReplayReport struct {
 
 // Resumed is the result of sessions/resume and sessions/replay.
 type Resumed struct {
-	Session    Session      `json:"session"`
-	Tasks      []Task       `json:"tasks"`
-	NextTaskid int          `json:"nextTaskid"`
-	Messages   []Message    `json:"messages"`
+	Session    Session   `json:"session"`
+	Tasks      []Task    `json:"tasks"`
+	NextTaskid int       `json:"nextTaskid"`
+	Messages   []Message `json:"messages"`
+	// ForcedCall is set for a session made by compaction.
+	ForcedCall *ForcedCall  `json:"forcedCall,omitempty"`
 	Replay     ReplayReport `json:"replay"`
 }
 
@@ -210,5 +212,53 @@ type Status struct {
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	var out Status
 	err := c.Call(ctx, "daemon/status", nil, &out)
+	return out, err
+}
+
+// Snapshot is the whole store of a session, for a compact worker.
+type Snapshot struct {
+	Tasks      []Task `json:"tasks"`
+	NextTaskid int    `json:"nextTaskid"`
+	// Text is the rendering that compaction injects.
+	Text string `json:"text"`
+}
+
+// Snapshot returns a session's whole store; it changes nothing.
+func (c *Client) Snapshot(ctx context.Context, id string) (Snapshot, error) {
+	var out Snapshot
+	err := c.Call(ctx, "sessions/snapshot", map[string]string{"sessionId": id}, &out)
+	return out, err
+}
+
+// Compact is a sessions/compact.
+type Compact struct {
+	SessionID    string `json:"sessionId"`
+	Summary      string `json:"summary,omitempty"`
+	NewSessionID string `json:"newSessionId,omitempty"`
+}
+
+// ForcedCall is the TaskList a host places, as a tool call and its result,
+// at the start of the successor's history.
+type ForcedCall struct {
+	CallID    string          `json:"callId"`
+	Name      string          `json:"name"`
+	Arguments map[string]any  `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+}
+
+// Compacted is the result of sessions/compact.
+type Compacted struct {
+	// Session is the successor, which the host continues with.
+	Session Session `json:"session"`
+	// Messages go first in the successor's history.
+	Messages   []Message  `json:"messages"`
+	ForcedCall ForcedCall `json:"forcedCall"`
+}
+
+// Compact seals a session and returns its successor, which holds every
+// task and goes on numbering where the old one stopped.
+func (c *Client) Compact(ctx context.Context, p Compact) (Compacted, error) {
+	var out Compacted
+	err := c.Call(ctx, "sessions/compact", p, &out)
 	return out, err
 }

@@ -152,3 +152,56 @@ func (d *DB) Messages(ctx context.Context, sessionID string) ([]Message, error) 
 	}
 	return out, nil
 }
+
+// Compaction is what sessions/compact writes (built by package compact).
+type Compaction struct {
+	Old      string
+	New      *Session
+	Tasks    []store.Task
+	Messages []Message
+	Forced   *Append
+}
+
+// ErrSealed means the session was already compacted.
+var ErrSealed = errors.New("session already compacted")
+
+// Compact writes the successor session, its projection, its messages and
+// its forced first call, and seals the old session, in one transaction.
+func (d *DB) Compact(ctx context.Context, c Compaction) error {
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("compact %s: begin: %w", c.Old, err)
+	}
+	defer tx.Rollback()
+	now := d.now()
+	ts := formatTime(now)
+	if err := createSession(ctx, tx, c.New, now); err != nil {
+		return err
+	}
+	for _, t := range c.Tasks {
+		if err := upsertTask(ctx, tx, c.New.ID, t, ts); err != nil {
+			return err
+		}
+	}
+	for i, m := range c.Messages {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			c.New.ID, i+1, m.Role, m.Kind, m.Content, ts); err != nil {
+			return fmt.Errorf("compact %s: insert message: %w", c.Old, err)
+		}
+	}
+	if err := appendCall(ctx, tx, c.Forced, now); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
+		StatusCompacted, c.New.ID, ts, c.Old, StatusActive)
+	if err != nil {
+		return fmt.Errorf("compact %s: seal: %w", c.Old, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("compact %s: %w", c.Old, ErrSealed)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
+	}
+	return nil
+}

@@ -17,14 +17,16 @@ type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, er
 // methods are the served JSON-RPC methods.
 func (s *Server) methods() map[string]handler {
 	return map[string]handler{
-		"tools/list":      s.toolsList,
-		"tools/call":      s.toolsCall,
-		"sessions/create": s.sessionsCreate,
-		"sessions/resume": s.sessionsResume,
-		"sessions/get":    s.sessionsGet,
-		"sessions/list":   s.sessionsList,
-		"sessions/replay": s.sessionsReplay,
-		"daemon/status":   s.daemonStatus,
+		"tools/list":        s.toolsList,
+		"tools/call":        s.toolsCall,
+		"sessions/create":   s.sessionsCreate,
+		"sessions/resume":   s.sessionsResume,
+		"sessions/get":      s.sessionsGet,
+		"sessions/list":     s.sessionsList,
+		"sessions/replay":   s.sessionsReplay,
+		"sessions/snapshot": s.sessionsSnapshot,
+		"sessions/compact":  s.sessionsCompact,
+		"daemon/status":     s.daemonStatus,
 	}
 }
 
@@ -163,4 +165,20 @@ func (s *Server) daemonStatus(ctx context.Context, _ *conn, params json.RawMessa
 		"sessions":      map[string]int{"loaded": st.Loaded, "total": st.Total},
 		"callsServed":   st.CallsServed,
 	}, nil
+}
+
+func (s *Server) sessionsSnapshot(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
+	var p sessionParams
+	if err := decode("sessions/snapshot", params, &p); err != nil {
+		return nil, err
+	}
+	return s.mgr.Snapshot(ctx, p.SessionID)
+}
+
+func (s *Server) sessionsCompact(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
+	var p session.CompactParams
+	if err := decode("sessions/compact", params, &p); err != nil {
+		return nil, err
+	}
+	return s.mgr.Compact(ctx, p)
 }

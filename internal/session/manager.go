@@ -50,6 +50,7 @@ type session struct {
 	nextSeq int64
 	callIDs map[string]struct{}
 	report  replay.Report
+	forced  *db.Call // the TaskList fired at compaction, for a successor session
 }
 
 // NewManager returns a manager over d. A nil logger discards.
@@ -124,10 +125,14 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	}
 	s.callIDs = make(map[string]struct{})
 	var report replay.Report
+	s.forced = nil
 	for _, row := range rows {
 		report.Add(replay.Apply(st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = struct{}{}
+		}
+		if row.Forced && s.forced == nil {
+			s.forced = &row
 		}
 	}
 	s.nextSeq = 1
@@ -200,8 +205,7 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	}
 	if s.rec.Status == db.StatusCompacted {
 		if def.Writes {
-			return nil, &Error{Code: CodeSealed, SuccessorID: s.rec.SuccessorID,
-				Message: fmt.Sprintf("session %s was compacted into %s and no longer takes changes: send %s to the successor session", s.id, s.rec.SuccessorID, p.Name)}
+			return nil, m.sealed(s, "send "+p.Name)
 		}
 		return marshal(m.execute(s, p.Name, p.Arguments))
 	}

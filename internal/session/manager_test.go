@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -286,3 +287,5 @@ func TestReplayTranscript(t *testing.T) {
 	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "dup", Calls: []session.TranscriptCall{{Name: tools.TaskList, CallID: "x"}, {Name: tools.TaskList, CallID: "x"}}})
 	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
 }
+
+func errAs(err error, target **session.Error) bool { return errors.As(err, target) }

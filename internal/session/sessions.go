@@ -123,6 +123,7 @@ type Resumed struct {
 	Tasks      []store.Task  `json:"tasks"`
 	NextTaskid int           `json:"nextTaskid"`
 	Messages   []db.Message  `json:"messages"`
+	ForcedCall *ForcedCall   `json:"forcedCall,omitempty"` // for a session made by compaction
 	Replay     replay.Report `json:"replay"`
 }
 
@@ -142,11 +143,12 @@ func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
 }
 
 func (m *Manager) resumed(s *session, msgs []db.Message) Resumed {
-	tasks := s.st.List()
-	if tasks == nil {
-		tasks = []store.Task{}
+	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, Replay: s.report}
+	if s.forced != nil {
+		fc := forcedCall(s.forced)
+		r.ForcedCall = &fc
 	}
-	return Resumed{Session: info(s.rec, s.st.Counts()), Tasks: tasks, NextTaskid: s.st.NextTaskid(), Messages: msgs, Replay: s.report}
+	return r
 }
 
 // TranscriptCall is one call of a host's own transcript.

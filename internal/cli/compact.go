@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tasksessiond/tasksessiond/client"
+)
+
+var snapshotCmd = &Command{
+	Name: "snapshot", Args: "SESSION", Summary: "Print the text compaction would inject for a session (its whole task list). Changes nothing.",
+	Example: "  tasksessiond snapshot S\n  tasksessiond snapshot S --json",
+	nargs:   [2]int{1, 1},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON: tasks, nextTaskid, text")
+		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
+			snap, err := c.Snapshot(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(e.Stdout, snap)
+			}
+			fmt.Fprintln(e.Stdout, snap.Text)
+			return nil
+		}
+	},
+}
+
+var compactCmd = &Command{
+	Name: "compact", Args: "SESSION", Summary: "Compact a session: seal it and print its successor's id, which holds every task.\n" +
+		"The successor's history starts with the injected messages and a forced TaskList (see --json).",
+	Example: "  tasksessiond compact S\n  tasksessiond compact S --summary-file summary.txt --json",
+	nargs:   [2]int{1, 1},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON: session, messages, forcedCall")
+		summaryFile := fs.String("summary-file", "", "a file holding the summary to keep as a message of the successor (\"-\" for standard input)")
+		newID := fs.String("new-id", "", "the successor's id (default: generated)")
+		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
+			var summary string
+			if *summaryFile != "" {
+				var b []byte
+				var err error
+				if *summaryFile == "-" {
+					b, err = io.ReadAll(os.Stdin)
+				} else {
+					b, err = os.ReadFile(*summaryFile)
+				}
+				if err != nil {
+					return fmt.Errorf("read summary: %w", err)
+				}
+				summary = string(b)
+			}
+			out, err := c.Compact(ctx, client.Compact{SessionID: args[0], Summary: summary, NewSessionID: *newID})
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(e.Stdout, out)
+			}
+			fmt.Fprintln(e.Stdout, out.Session.ID)
+			return nil
+		}
+	},
+}
+
+var lineageCmd = &Command{
+	Name: "lineage", Args: "SESSION", Summary: "Show the chain of compactions a session belongs to, oldest first.",
+	Example: "  tasksessiond lineage S",
+	nargs:   [2]int{1, 1},
+	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
+		asJSON := fs.Bool("json", false, "print JSON")
+		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
+			chain, err := lineage(ctx, c, args[0])
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return printJSON(e.Stdout, chain)
+			}
+			tw := table(e.Stdout)
+			fmt.Fprintln(tw, "GEN\tID\tSTATUS\tTASKS\tOPEN\tCREATED")
+			for i, s := range chain {
+				mark := ""
+				if s.ID == args[0] {
+					mark = "  <-"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s%s\n", i+1, s.ID, s.Status, s.Counts.Total, s.Counts.Pending+s.Counts.InProgress,
+					s.CreatedAt.Local().Format("2006-01-02 15:04"), mark)
+			}
+			return tw.Flush()
+		}
+	},
+}
+
+// lineage walks parentId back to the first generation and successorId
+// forward to the newest.
+func lineage(ctx context.Context, c *client.Client, id string) ([]client.Session, error) {
+	s, err := c.GetSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	chain := []client.Session{s}
+	seen := map[string]bool{s.ID: true}
+	for p := s.ParentID; p != ""; {
+		ps, err := c.GetSession(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if seen[ps.ID] {
+			return nil, errors.New("lineage loops")
+		}
+		seen[ps.ID] = true
+		chain = append([]client.Session{ps}, chain...)
+		p = ps.ParentID
+	}
+	for n := s.SuccessorID; n != ""; {
+		ns, err := c.GetSession(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if seen[ns.ID] {
+			return nil, errors.New("lineage loops")
+		}
+		seen[ns.ID] = true
+		chain = append(chain, ns)
+		n = ns.SuccessorID
+	}
+	return chain, nil
+}

@@ -1,0 +1,59 @@
+// Package compact builds the successor of a session being compacted: the
+// store carried over whole (every status, and the next taskid), the message
+// injected at the start of the new session, and the TaskList fired before it
+// continues. It does no I/O; the session manager commits what it builds.
+package compact
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// Message kinds.
+const (
+	KindTaskSnapshot = "task_snapshot"
+	KindSummary      = "summary"
+)
+
+// Text is the rendering of a store that compaction injects, and that
+// sessions/snapshot hands to the compact worker. It is deterministic.
+func Text(st *store.Store) string {
+	return fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same "+
+		"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n%s", st.NextTaskid(), tools.RenderList(st))
+}
+
+// ForcedCallID is the callId of the TaskList fired at the start of a
+// successor session.
+func ForcedCallID(newID string) string { return "tasksessiond-compact-" + newID }
+
+// Build plans the compaction of old, whose store is st, into a session
+// with newID: the successor holding the snapshot, its projection, the
+// messages injected at the start of its history (the snapshot text, then
+// the summary when given) and the forced TaskList as its first call.
+func Build(old db.Session, st *store.Store, newID, summary string) (db.Compaction, error) {
+	snap := st.Snapshot()
+	next, err := store.Restore(snap)
+	if err != nil {
+		return db.Compaction{}, fmt.Errorf("compact %s: %w", old.ID, err)
+	}
+	p := db.Compaction{
+		Old:      old.ID,
+		New:      &db.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
+		Tasks:    snap.Tasks,
+		Messages: []db.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(next)}},
+	}
+	if summary != "" {
+		p.Messages = append(p.Messages, db.Message{Role: "system", Kind: KindSummary, Content: summary})
+	}
+	result, err := json.Marshal(tools.ListResult(next))
+	if err != nil {
+		return db.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
+	}
+	p.Forced = &db.Append{Call: db.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
+		Arguments: json.RawMessage("{}"), Result: result, Forced: true}}
+	return p, nil
+}

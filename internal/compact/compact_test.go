@@ -1,0 +1,60 @@
+package compact_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/compact"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+func TestBuild(t *testing.T) {
+	// Ensures the successor holds the whole snapshot with its next id, the
+	// snapshot message comes first, and the forced TaskList is logged as
+	// the successor's first, forced call.
+	st := store.New()
+	st.Create("a", "")
+	st.Create("b", "")
+	done := store.Completed
+	st.Update(1, store.Patch{Status: &done})
+	old := db.Session{ID: "old", Title: "T", Metadata: json.RawMessage(`{"k":1}`)}
+
+	p, err := compact.Build(old, st, "new", "the summary")
+	require.NoError(t, err)
+	assert.Equal(t, "old", p.Old)
+	assert.Equal(t, "new", p.New.ID)
+	assert.Equal(t, "old", p.New.ParentID)
+	assert.Equal(t, "T", p.New.Title)
+	assert.Equal(t, st.Snapshot(), *p.New.Snapshot)
+	assert.Equal(t, 3, p.New.Snapshot.NextTaskid)
+	assert.Equal(t, st.List(), p.Tasks)
+	require.Len(t, p.Messages, 2)
+	assert.Equal(t, compact.KindTaskSnapshot, p.Messages[0].Kind)
+	assert.Equal(t, compact.Text(st), p.Messages[0].Content)
+	assert.Equal(t, compact.KindSummary, p.Messages[1].Kind)
+
+	c := p.Forced.Call
+	assert.Equal(t, db.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
+		Arguments: json.RawMessage("{}"), Result: c.Result, Forced: true}, c)
+	var res tools.Result
+	require.NoError(t, json.Unmarshal(c.Result, &res))
+	assert.Equal(t, st.List(), res.StructuredContent.Tasks)
+
+	noSummary, err := compact.Build(old, st, "new", "")
+	require.NoError(t, err)
+	assert.Len(t, noSummary.Messages, 1)
+}
+
+func TestTextIsDeterministic(t *testing.T) {
+	st := store.New()
+	st.Create("a", "line1\nline2")
+	assert.Equal(t, "Task list carried over from before the context was compacted: the same tasks with the same taskids. "+
+		"Keep updating them with TaskUpdate; the next TaskCreate gets #2.\n\n"+
+		"Tasks: 1 task (1 pending, 0 inprogress, 0 completed, 0 deleted).\n\n#1 [pending] a\n    line1\n    line2", compact.Text(st))
+	assert.Equal(t, compact.Text(st), compact.Text(st))
+}

@@ -1,0 +1,134 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/tasksessiond/tasksessiond/internal/compact"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Snapshot is the whole store, for the compact worker's context.
+type Snapshot struct {
+	Tasks      []store.Task `json:"tasks"`
+	NextTaskid int          `json:"nextTaskid"`
+	Text       string       `json:"text"`
+}
+
+// Snapshot returns a session's whole store and the text compaction would
+// inject. It changes nothing and works on a sealed session too.
+func (m *Manager) Snapshot(ctx context.Context, id string) (Snapshot, error) {
+	s, err := m.acquire(ctx, id)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer s.release()
+	return Snapshot{Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Text: compact.Text(s.st)}, nil
+}
+
+// CompactParams is a sessions/compact.
+type CompactParams struct {
+	SessionID    string `json:"sessionId"`
+	Summary      string `json:"summary"`
+	NewSessionID string `json:"newSessionId"`
+}
+
+// ForcedCall is the TaskList fired at the start of a successor session, for
+// the host to place as a tool call and its result before the model goes on.
+type ForcedCall struct {
+	CallID    string          `json:"callId"`
+	Name      string          `json:"name"`
+	Arguments map[string]any  `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+}
+
+// Compacted is the result of sessions/compact.
+type Compacted struct {
+	Session    Info         `json:"session"`
+	Messages   []db.Message `json:"messages"`
+	ForcedCall ForcedCall   `json:"forcedCall"`
+}
+
+const maxSummaryLen = 1 << 20
+
+// Compact seals a session and makes its successor holding every task
+// (completed and deleted too) and the taskid counter, in one transaction.
+// It holds the session's lock throughout, so a racing write either lands
+// before (and is in the snapshot) or finds the session sealed.
+func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, error) {
+	if p.NewSessionID == "" {
+		p.NewSessionID = newID()
+	}
+	if err := validID(p.NewSessionID); err != nil {
+		return Compacted{}, err
+	}
+	if len(p.Summary) > maxSummaryLen {
+		return Compacted{}, errorf(CodeInvalid, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
+	}
+	s, err := m.acquire(ctx, p.SessionID)
+	if err != nil {
+		return Compacted{}, err
+	}
+	defer s.release()
+	if s.rec.Status == db.StatusCompacted {
+		return Compacted{}, m.sealed(s, "compact")
+	}
+	plan, err := compact.Build(s.rec, s.st, p.NewSessionID, p.Summary)
+	if err != nil {
+		return Compacted{}, &Error{Code: CodeInternal, Message: "building the successor", Err: err}
+	}
+	if err := m.db.Compact(context.WithoutCancel(ctx), plan); err != nil {
+		switch {
+		case errors.Is(err, db.ErrExists):
+			return Compacted{}, errorf(CodeExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
+		case errors.Is(err, db.ErrSealed):
+			// The row says it is sealed though memory did not: memory is
+			// stale, so drop it and let the next access replay.
+			m.drop(s)
+			return Compacted{}, errorf(CodeSealed, "session %s was already compacted", s.id)
+		}
+		return Compacted{}, unavailable("compacting "+s.id, err)
+	}
+	s.rec.Status, s.rec.SuccessorID = db.StatusCompacted, plan.New.ID
+	m.created()
+
+	succ, err := store.Restore(*plan.New.Snapshot)
+	if err == nil {
+		m.adopt(&session{id: plan.New.ID, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
+			callIDs: map[string]struct{}{plan.Forced.Call.CallID: {}}, forced: &plan.Forced.Call})
+	} // else it is replayed from the database on first use
+	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))
+
+	return Compacted{Session: info(*plan.New, s.st.Counts()), Messages: plan.Messages, ForcedCall: forcedCall(&plan.Forced.Call)}, nil
+}
+
+// adopt puts a freshly built session in memory, unless someone already
+// loaded it.
+func (m *Manager) adopt(s *session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[s.id]; !ok {
+		m.sessions[s.id] = s
+	}
+}
+
+// sealed is the error for a change sent to a compacted session.
+func (m *Manager) sealed(s *session, what string) *Error {
+	return &Error{Code: CodeSealed, SuccessorID: s.rec.SuccessorID,
+		Message: "session " + s.id + " was compacted into " + s.rec.SuccessorID + " and no longer takes changes: " + what + " in the successor session"}
+}
+
+func forcedCall(c *db.Call) ForcedCall {
+	return ForcedCall{CallID: c.CallID, Name: c.Name, Arguments: map[string]any{}, Result: c.Result}
+}
+
+func taskList(st *store.Store) []store.Task {
+	tasks := st.List()
+	if tasks == nil {
+		tasks = []store.Task{}
+	}
+	return tasks
+}

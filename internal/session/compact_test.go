@@ -1,0 +1,247 @@
+package session_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/compact"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// planted makes a session with four tasks: #1 completed, #2 deleted, #3 inprogress, #4 pending.
+func planted(t *testing.T, m *session.Manager) string {
+	t.Helper()
+	id := newSession(t, m)
+	for _, s := range []string{"done one", "dropped one", "doing one", "todo one"} {
+		call(t, m, id, tools.TaskCreate, `{"subject":"`+s+`","description":"about `+s+`"}`)
+	}
+	call(t, m, id, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`)
+	call(t, m, id, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`)
+	call(t, m, id, tools.TaskUpdate, `{"taskid":3,"status":"inprogress"}`)
+	return id
+}
+
+func TestCompactKeepsEveryTask(t *testing.T) {
+	// Ensures compaction carries every task (completed and deleted too) into
+	// the successor, injects the snapshot text, fires a TaskList listing
+	// them all, continues the numbering, and seals the old session.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	old := planted(t, m)
+	before, err := m.Resume(ctx, old)
+	require.NoError(t, err)
+	snap, err := m.Snapshot(ctx, old)
+	require.NoError(t, err)
+
+	out, err := m.Compact(ctx, session.CompactParams{SessionID: old, Summary: "we did things", NewSessionID: "gen2"})
+	require.NoError(t, err)
+	assert.Equal(t, "gen2", out.Session.ID)
+	assert.Equal(t, old, out.Session.ParentID)
+	assert.Equal(t, store.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, out.Session.Counts)
+
+	require.Len(t, out.Messages, 2)
+	assert.Equal(t, db.Message{Role: "system", Kind: compact.KindTaskSnapshot, Content: snap.Text}, out.Messages[0], "the injected text is the snapshot's")
+	assert.Equal(t, db.Message{Role: "system", Kind: compact.KindSummary, Content: "we did things"}, out.Messages[1])
+	for _, line := range []string{"#1 [completed] done one", "#2 [deleted] dropped one", "#3 [inprogress] doing one", "#4 [pending] todo one", "next TaskCreate gets #5"} {
+		assert.Contains(t, snap.Text, line)
+	}
+
+	assert.Equal(t, tools.TaskList, out.ForcedCall.Name)
+	assert.Equal(t, compact.ForcedCallID("gen2"), out.ForcedCall.CallID)
+	forced := decodeResult(t, out.ForcedCall.Result)
+	assert.Equal(t, before.Tasks, forced.StructuredContent.Tasks)
+
+	listed := call(t, m, "gen2", tools.TaskList, `{}`)
+	assert.Equal(t, before.Tasks, listed.StructuredContent.Tasks)
+	created := call(t, m, "gen2", tools.TaskCreate, `{"subject":"after"}`)
+	assert.Equal(t, 5, created.StructuredContent.Task.Taskid, "never a reused id")
+
+	// The old session is sealed for writes, readable, and says where to go.
+	_, err = m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"late"}`)})
+	require.Error(t, err)
+	var se *session.Error
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, session.CodeSealed, se.Code)
+	assert.Equal(t, "gen2", se.SuccessorID)
+	_, err = m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskUpdate, Arguments: json.RawMessage(`garbage-shaped`)})
+	assert.Equal(t, session.CodeSealed, session.ErrorCode(err))
+	got := call(t, m, old, tools.TaskGet, `{"taskid":4}`)
+	assert.Equal(t, "todo one", got.StructuredContent.Task.Subject)
+	info, err := m.Get(ctx, old)
+	require.NoError(t, err)
+	assert.Equal(t, db.StatusCompacted, info.Status)
+	assert.Equal(t, "gen2", info.SuccessorID)
+	_, err = m.Compact(ctx, session.CompactParams{SessionID: old})
+	assert.Equal(t, session.CodeSealed, session.ErrorCode(err))
+
+	rows, err := d.Calls(ctx, old)
+	require.NoError(t, err)
+	assert.Len(t, rows, 7, "nothing was logged to the sealed session")
+	_, err = m.Compact(ctx, session.CompactParams{SessionID: "gen2", NewSessionID: old})
+	assert.Equal(t, session.CodeExists, session.ErrorCode(err))
+}
+
+func TestResumeCompactedAfterRestart(t *testing.T) {
+	// Ensures three generations of compaction each resume after a restart
+	// with the same store, messages and forced call, seeded from the
+	// snapshot and replaying only their own rows.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	gen := planted(t, m)
+	var want []session.Resumed
+	ids := []string{gen}
+	for g := range 3 {
+		out, err := m.Compact(ctx, session.CompactParams{SessionID: gen, Summary: fmt.Sprintf("summary %d", g)})
+		require.NoError(t, err)
+		gen = out.Session.ID
+		ids = append(ids, gen)
+		call(t, m, gen, tools.TaskCreate, fmt.Sprintf(`{"subject":"gen %d"}`, g+2))
+		call(t, m, gen, tools.TaskUpdate, `{"taskid":4,"status":"completed"}`)
+		r, err := m.Resume(ctx, gen)
+		require.NoError(t, err)
+		want = append(want, r)
+	}
+	restarted := session.NewManager(d, nil)
+	for g, id := range ids[1:] {
+		got, err := restarted.Resume(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, want[g].Tasks, got.Tasks, "generation %d", g+2)
+		assert.Equal(t, want[g].NextTaskid, got.NextTaskid)
+		assert.Equal(t, want[g].Messages, got.Messages)
+		require.NotNil(t, got.ForcedCall)
+		assert.Equal(t, want[g].ForcedCall, got.ForcedCall)
+		assert.Equal(t, 2, got.Replay.Applied, "only its own two writes are replayed")
+		assert.Equal(t, ids[g], got.Session.ParentID)
+	}
+	last, err := restarted.Resume(ctx, gen)
+	require.NoError(t, err)
+	assert.Len(t, last.Tasks, 7)
+	assert.Equal(t, 8, last.NextTaskid)
+}
+
+func TestCompactWorkerCannotWrite(t *testing.T) {
+	// Ensures the compact worker's writes are refused whatever their
+	// arguments, its reads work, and none of its calls is logged.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	id := planted(t, m)
+	rowsBefore, err := d.Calls(ctx, id)
+	require.NoError(t, err)
+	before, err := m.Resume(ctx, id)
+	require.NoError(t, err)
+
+	for _, name := range []string{tools.TaskCreate, tools.TaskUpdate} {
+		for _, args := range []string{`{"subject":"x"}`, `{"taskid":1,"status":"deleted"}`, `{}`, `null`, `[1]`, `"{\"subject\":\"x\"}"`, `{"bogus":1}`, `17`} {
+			raw, err := m.Call(ctx, session.CallParams{SessionID: id, Name: name, Arguments: json.RawMessage(args), Role: "compact_worker", CallID: "cw-" + name + args})
+			require.NoError(t, err)
+			res := decodeResult(t, raw)
+			assert.True(t, res.IsError, "%s %s", name, args)
+			assert.Contains(t, string(raw), "the compact worker cannot edit tasks")
+		}
+	}
+	call(t, m, id, tools.TaskList, `{}`) // the agent's own read, logged
+	raw, err := m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskGet, Arguments: json.RawMessage(`{"taskid":3}`), Role: "compact_worker"})
+	require.NoError(t, err)
+	assert.Equal(t, "doing one", decodeResult(t, raw).StructuredContent.Task.Subject)
+
+	after, err := m.Resume(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, before.Tasks, after.Tasks)
+	rowsAfter, err := d.Calls(ctx, id)
+	require.NoError(t, err)
+	assert.Len(t, rowsAfter, len(rowsBefore)+1, "only the agent's TaskList was logged")
+}
+
+func TestWritesRacingCompaction(t *testing.T) {
+	// Ensures a writer hammering a session while it is compacted loses
+	// nothing: every acknowledged call is in exactly one generation, none
+	// lands in the sealed session after the snapshot, and the successor's
+	// store equals a model of the acknowledged calls.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	old := newSession(t, m)
+
+	const writers, perWriter = 4, 30
+	var mu sync.Mutex
+	acked := map[string]int{} // callId -> taskid
+	var wg sync.WaitGroup
+	compacted := make(chan string, 1)
+	third := make(chan struct{}) // closed once a third of the calls are acknowledged
+	var once sync.Once
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			target := old
+			for i := 0; i < perWriter; i++ {
+				callID := fmt.Sprintf("w%d-%d", w, i)
+				raw, err := m.Call(ctx, session.CallParams{SessionID: target, Name: tools.TaskCreate, CallID: callID,
+					Arguments: json.RawMessage(fmt.Sprintf(`{"subject":%q}`, callID))})
+				var se *session.Error
+				if errAs(err, &se) && se.Code == session.CodeSealed {
+					target = se.SuccessorID
+					i-- // send the same call to the successor
+					continue
+				}
+				if !assert.NoError(t, err) {
+					return
+				}
+				var r result
+				json.Unmarshal(raw, &r)
+				mu.Lock()
+				acked[callID] = r.StructuredContent.Task.Taskid
+				if len(acked) >= writers*perWriter/3 {
+					once.Do(func() { close(third) })
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	go func() {
+		<-third
+		out, err := m.Compact(ctx, session.CompactParams{SessionID: old})
+		assert.NoError(t, err)
+		compacted <- out.Session.ID
+	}()
+	wg.Wait()
+	succ := <-compacted
+
+	oldRows, err := d.Calls(ctx, old)
+	require.NoError(t, err)
+	newRows, err := d.Calls(ctx, succ)
+	require.NoError(t, err)
+	seen := map[string]int{}
+	for _, r := range append(oldRows, newRows...) {
+		seen[r.CallID]++
+	}
+	require.Len(t, acked, writers*perWriter)
+	for id := range acked {
+		assert.Equal(t, 1, seen[id], "call %s is in exactly one generation", id)
+	}
+	assert.NotEmpty(t, oldRows)
+	assert.Greater(t, len(newRows), 1, "some writes landed in the successor")
+
+	got, err := session.NewManager(d, nil).Resume(ctx, succ)
+	require.NoError(t, err)
+	require.Len(t, got.Tasks, writers*perWriter)
+	ids := map[int]bool{}
+	for _, task := range got.Tasks {
+		assert.Equal(t, acked[task.Subject], task.Taskid, "task %s has the id it was acknowledged with", task.Subject)
+		ids[task.Taskid] = true
+	}
+	assert.Len(t, ids, writers*perWriter, "no id was reused")
+	oldStore, err := session.NewManager(d, nil).Snapshot(ctx, old)
+	require.NoError(t, err)
+	assert.Equal(t, len(oldRows), len(oldStore.Tasks), "the sealed session holds exactly the creates before the snapshot")
+	assert.True(t, strings.HasPrefix(got.Messages[0].Content, "Task list carried over"))
+}
