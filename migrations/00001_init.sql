@@ -54,7 +54,7 @@ CREATE TABLE tasks (
     created_at  TEXT    NOT NULL,
     updated_at  TEXT    NOT NULL,
     PRIMARY KEY (session_id, taskid)
-) STRICT;
+) STRICT, WITHOUT ROWID;
 
 -- +goose Down
 DROP TABLE tasks;

@@ -178,10 +178,15 @@ func (d *DB) Compact(ctx context.Context, c Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	for _, t := range c.Tasks {
-		if err := upsertTask(ctx, tx, c.New.ID, t, ts); err != nil {
-			return err
-		}
+	// The old session's projection is its store (both change in the same
+	// transactions), so it is copied inside SQLite rather than row by row.
+	res, err := tx.ExecContext(ctx, `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+		SELECT ?, taskid, status, subject, description, created_at, ? FROM tasks WHERE session_id = ?`, c.New.ID, ts, c.Old)
+	if err != nil {
+		return fmt.Errorf("compact %s: copy tasks: %w", c.Old, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(c.Tasks)) {
+		return fmt.Errorf("compact %s: the tasks projection holds %d tasks, the store %d: run tasksessiond fsck", c.Old, n, len(c.Tasks))
 	}
 	for i, m := range c.Messages {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -192,7 +197,7 @@ func (d *DB) Compact(ctx context.Context, c Compaction) error {
 	if err := appendCall(ctx, tx, c.Forced, now); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
+	res, err = tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
 		StatusCompacted, c.New.ID, ts, c.Old, StatusActive)
 	if err != nil {
 		return fmt.Errorf("compact %s: seal: %w", c.Old, err)

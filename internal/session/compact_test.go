@@ -122,6 +122,9 @@ func TestResumeCompactedAfterRestart(t *testing.T) {
 		assert.Equal(t, want[g].ForcedCall, got.ForcedCall)
 		assert.Equal(t, 2, got.Replay.Applied, "only its own two writes are replayed")
 		assert.Equal(t, ids[g], got.Session.ParentID)
+		projected, err := d.Tasks(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, got.Tasks, projected, "the projection of generation %d", g+2)
 	}
 	last, err := restarted.Resume(ctx, gen)
 	require.NoError(t, err)

@@ -1,0 +1,63 @@
+package session_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+func benchDB(b *testing.B) *db.DB {
+	d, err := db.Open(ctx, filepath.Join(b.TempDir(), "b.db"), db.Options{Sync: db.SyncFull})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	return d
+}
+
+// seed makes a session holding n tasks, written as one replayed transcript.
+func seed(b *testing.B, m *session.Manager, id string, n int) {
+	calls := make([]session.TranscriptCall, n)
+	for i := range calls {
+		calls[i] = session.TranscriptCall{Name: tools.TaskCreate, Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"task %d","description":"some details about task %d"}`, i, i))}
+	}
+	if _, err := m.Replay(ctx, session.ReplayParams{SessionID: id, Calls: calls}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkCompact compacts a session of n tasks; each iteration compacts
+// the previous successor, so the store is the same size every time.
+func BenchmarkCompact(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m := session.NewManager(benchDB(b), nil)
+			seed(b, m, "gen", n)
+			id := "gen"
+			for b.Loop() {
+				out, err := m.Compact(ctx, session.CompactParams{SessionID: id})
+				if err != nil {
+					b.Fatal(err)
+				}
+				id = out.Session.ID
+			}
+		})
+	}
+}
+
+// BenchmarkResume replays a session of n calls from the database.
+func BenchmarkResume(b *testing.B) {
+	d := benchDB(b)
+	seed(b, session.NewManager(d, nil), "big", 10000)
+	for b.Loop() {
+		if _, err := session.NewManager(d, nil).Resume(ctx, "big"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
