@@ -60,4 +60,3 @@ func BenchmarkResume(b *testing.B) {
 		}
 	}
 }
-
