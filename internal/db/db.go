@@ -42,7 +42,16 @@ func ParseSync(s string) (Sync, error) {
 type Options struct {
 	Sync Sync             // default full
 	Now  func() time.Time // default time.Now; tests inject a clock
+	// BusyTimeout is how long a write waits for a lock held by another
+	// process before failing; default 5s.
+	BusyTimeout time.Duration
+	// MaxBytes caps the database file (0: no cap). A write that would grow
+	// it past the cap fails as on a full disk, and nothing is changed.
+	MaxBytes int64
 }
+
+// pageSize is SQLite's default page size, which the database keeps.
+const pageSize = 4096
 
 // DB is the database: one writer connection and a pool of readers beside it
 // (WAL lets them read while the writer commits).
@@ -68,15 +77,21 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 5 * time.Second
+	}
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
 	pragmas := url.Values{}
-	pragmas.Add("_pragma", "busy_timeout(5000)")
+	pragmas.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	pragmas.Add("_pragma", "foreign_keys(1)")
 	pragmas.Add("_pragma", "journal_mode(WAL)")
 	pragmas.Add("_pragma", "synchronous("+string(opts.Sync)+")")
 	pragmas.Set("_txlock", "immediate")
+	if opts.MaxBytes > 0 {
+		pragmas.Add("_pragma", fmt.Sprintf("max_page_count(%d)", max(opts.MaxBytes/pageSize, 1)))
+	}
 	w, err := sqlx.Open("sqlite", path+"?"+pragmas.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -118,6 +133,9 @@ func createFile(path string) error {
 func (d *DB) init(ctx context.Context) error {
 	var mode string
 	if err := d.w.GetContext(ctx, &mode, "PRAGMA journal_mode"); err != nil {
+		if isCorrupt(err) {
+			return fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", d.path, err)
+		}
 		return fmt.Errorf("open %s: %w", d.path, err)
 	}
 	if mode != "wal" {
@@ -128,7 +146,24 @@ func (d *DB) init(ctx context.Context) error {
 		return fmt.Errorf("load migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
+		if isCorrupt(err) {
+			return fmt.Errorf("database %s is corrupt (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", d.path, err)
+		}
 		return fmt.Errorf("migrate %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// SetMaxBytes changes the cap on the database file at run time (0 lifts
+// it), e.g. after an operator has made room.
+func (d *DB) SetMaxBytes(ctx context.Context, n int64) error {
+	pages := int64(4294967294) // SQLite's largest
+	if n > 0 {
+		pages = max(n/pageSize, 1)
+	}
+	// The writer pool has one connection, so the pragma reaches it.
+	if _, err := d.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages)); err != nil {
+		return fmt.Errorf("set max_page_count: %w", err)
 	}
 	return nil
 }
@@ -158,6 +193,15 @@ func parseTime(s string) time.Time {
 func isConstraint(err error, code int) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == code
+}
+
+func isCorrupt(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff // the primary code
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
 }
 
 func isUniqueViolation(err error) bool {

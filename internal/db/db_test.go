@@ -105,3 +105,20 @@ func ids(ss []db.Session) []string {
 	}
 	return out
 }
+
+func TestRefusesCorruptDatabase(t *testing.T) {
+	// Ensures a corrupt file is reported clearly and left exactly as it was.
+	path := filepath.Join(t.TempDir(), "bad.db")
+	garbage := []byte("this is not a database, but it is somebody's file\n")
+	for len(garbage) < 8192 {
+		garbage = append(garbage, garbage...)
+	}
+	require.NoError(t, os.WriteFile(path, garbage, 0o600))
+	_, err := db.Open(ctx, path, db.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is corrupt or is not a SQLite database")
+	assert.Contains(t, err.Error(), "refusing to run on it")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, garbage, after)
+}

@@ -231,6 +231,13 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), []db.Append{row}); err != nil {
+		if changed == nil {
+			// A read or a failed call changed nothing, so memory still equals
+			// the database: answer it unlogged rather than fail a read
+			// because the disk is full.
+			m.log.Warn("could not log a call that changed nothing; answering it unlogged", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
+			return out, nil
+		}
 		m.drop(s)
 		m.log.Error("append failed; session dropped from memory", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
 		return nil, unavailable(p.Name, err)
