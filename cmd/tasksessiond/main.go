@@ -32,6 +32,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch name {
 	case "serve":
 		return serve(ctx, rest, stderr)
+	case "fsck":
+		return fsckCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return 0
@@ -54,6 +56,7 @@ Usage: tasksessiond COMMAND [flags] [args]
 
 The daemon:
   serve       run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)
+  fsck        check the database: replay every session and compare (no daemon needed)
 
 Talking to a running daemon:
 `)

@@ -273,3 +273,25 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `unknown command "frobnicate"`)
 }
+
+func TestFsck(t *testing.T) {
+	// Ensures fsck exits 0 on a sound database and 1, naming the problem, on a tampered one.
+	dbPath := filepath.Join(t.TempDir(), "f.db")
+	sock := testutil.SocketPath(t)
+	startDaemon(t, dbPath, sock)
+	_, _, code := cli(t, sock, "new", "--id", "f")
+	require.Equal(t, 0, code)
+	_, _, code = cli(t, sock, "call", "f", "TaskCreate", `{"subject":"a"}`)
+	require.Equal(t, 0, code)
+
+	out, _, code := cli(t, sock, "fsck", "--db", dbPath)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "1 sessions, 1 logged calls checked: 0 problems")
+
+	raw := testutil.RawDB(t, dbPath)
+	_, err := raw.Exec(`UPDATE tasks SET status = 'completed'`)
+	require.NoError(t, err)
+	out, _, code = cli(t, sock, "fsck", "f", "--db", dbPath)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "session f: tasks projection has")
+}

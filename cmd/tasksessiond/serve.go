@@ -24,6 +24,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	socket := fs.String("socket", paths.Socket(), "Unix socket to serve on (env "+paths.EnvSocket+")")
 	syncMode := fs.String("sync", "full", "durability of each commit: full (survives power loss) or normal (survives a crash of the daemon)")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once")
+	maxSize := fs.Int64("max-db-size", 0, "cap on the database file in bytes (0: none); writes past it fail with -32004, reads go on")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	fs.Usage = func() {
@@ -68,7 +69,7 @@ Examples:
 	}
 	log := slog.New(h)
 
-	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxConns: *maxConns, Version: version, Logger: log})
+	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, Version: version, Logger: log})
 	if err != nil {
 		log.Error("cannot start", slog.Any("err", err))
 		return 1

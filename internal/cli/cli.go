@@ -59,7 +59,7 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 			fmt.Fprintf(e.Stderr, "\nExamples:\n%s\n", cmd.Example)
 		}
 	}
-	pos, err := parseInterleaved(fs, args)
+	pos, err := ParseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -84,9 +84,9 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 	return 0
 }
 
-// parseInterleaved lets flags come after positional arguments too
+// ParseArgs parses fs and lets flags come after positional arguments too
 // ("tasks SESSION --json"); "--" ends the flags.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -15,12 +15,14 @@ import (
 
 // Config is what `tasksessiond serve` takes.
 type Config struct {
-	DB       string
-	Socket   string
-	Sync     db.Sync
-	MaxConns int
-	Version  string
-	Logger   *slog.Logger
+	DB     string
+	Socket string
+	Sync   db.Sync
+	// MaxDBBytes caps the database file (0: none).
+	MaxDBBytes int64
+	MaxConns   int
+	Version    string
+	Logger     *slog.Logger
 }
 
 // Daemon is a running tasksessiond.
@@ -36,7 +38,7 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync})
+	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync, MaxBytes: cfg.MaxDBBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -207,3 +207,16 @@ func isCorrupt(err error) bool {
 func isUniqueViolation(err error) bool {
 	return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) || isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE)
 }
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its findings; nil
+// means the file is sound.
+func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
+	var rows []string
+	if err := d.r.SelectContext(ctx, &rows, "PRAGMA integrity_check"); err != nil {
+		return nil, fmt.Errorf("integrity check: %w", err)
+	}
+	if len(rows) == 1 && rows[0] == "ok" {
+		return nil, nil
+	}
+	return rows, nil
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/tasksessiond/tasksessiond/internal/cli"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/fsck"
+	"github.com/tasksessiond/tasksessiond/internal/paths"
+)
+
+func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tasksessiond fsck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: tasksessiond fsck [flags] [SESSION]
+
+Check the database: SQLite's integrity check, then for every session (or the
+one given) replay its log and compare with every recorded result and with the
+tasks projection. Exits 1 if anything diverges. Safe while the daemon runs.
+
+Flags:
+`)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond fsck\n  tasksessiond fsck --db ./tasks.db my-session --json\n")
+	}
+	pos, err := cli.ParseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil || len(pos) > 1 {
+		fs.Usage()
+		return 2
+	}
+	d, err := db.Open(ctx, *dbPath, db.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
+		return 1
+	}
+	defer d.Close()
+	id := ""
+	if len(pos) == 1 {
+		id = pos[0]
+	}
+	r, err := fsck.Check(ctx, d, id)
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+	} else {
+		for _, line := range r.Integrity {
+			fmt.Fprintf(stdout, "integrity: %s\n", line)
+		}
+		rows := 0
+		for _, s := range r.Sessions {
+			rows += s.Rows
+			for _, p := range s.Problems {
+				fmt.Fprintf(stdout, "session %s: %s\n", s.ID, p)
+			}
+		}
+		fmt.Fprintf(stdout, "%d sessions, %d logged calls checked: %d problems\n", len(r.Sessions), rows, r.Problems)
+	}
+	if !r.OK() {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,128 @@
+// Package fsck checks a database: for each session it replays the log
+// (seeded from the compaction snapshot) and compares the result with every
+// recorded result and with the tasks projection; and it runs SQLite's own
+// integrity check.
+package fsck
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Session is what checking one session found.
+type Session struct {
+	ID       string        `json:"id"`
+	Rows     int           `json:"rows"`
+	Tasks    int           `json:"tasks"`
+	Replay   replay.Report `json:"replay"`
+	Problems []string      `json:"problems,omitempty"`
+}
+
+// Report is what a check found.
+type Report struct {
+	Integrity []string  `json:"integrity,omitempty"` // SQLite's findings; empty when ok
+	Sessions  []Session `json:"sessions"`
+	Problems  int       `json:"problems"`
+}
+
+// OK reports whether nothing was found.
+func (r Report) OK() bool { return r.Problems == 0 }
+
+// Check checks one session, or every session when id is "".
+func Check(ctx context.Context, d *db.DB, id string) (Report, error) {
+	var r Report
+	integrity, err := d.IntegrityCheck(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.Integrity = integrity
+	r.Problems += len(integrity)
+
+	ids := []string{id}
+	if id == "" {
+		if ids, err = allIDs(ctx, d); err != nil {
+			return r, err
+		}
+	}
+	for _, id := range ids {
+		s, err := checkSession(ctx, d, id)
+		if err != nil {
+			return r, err
+		}
+		r.Problems += len(s.Problems)
+		r.Sessions = append(r.Sessions, s)
+	}
+	return r, nil
+}
+
+func allIDs(ctx context.Context, d *db.DB) ([]string, error) {
+	var ids []string
+	cursor := ""
+	for {
+		page, next, err := d.ListSessions(ctx, db.ListFilter{Limit: 1000, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range page {
+			ids = append(ids, s.ID)
+		}
+		if next == "" {
+			return ids, nil
+		}
+		cursor = next
+	}
+}
+
+func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
+	out := Session{ID: id}
+	rec, err := d.GetSession(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	st := store.New()
+	if rec.Snapshot != nil {
+		if st, err = store.Restore(*rec.Snapshot); err != nil {
+			out.Problems = append(out.Problems, fmt.Sprintf("snapshot does not restore: %v", err))
+			return out, nil
+		}
+	}
+	rows, err := d.Calls(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	out.Rows = len(rows)
+	calls := make([]replay.Call, len(rows))
+	for i, row := range rows {
+		calls[i] = replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}
+		if want := int64(i + 1); row.Seq != want {
+			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
+		}
+	}
+	out.Replay = replay.Run(st, calls)
+	for _, dv := range out.Replay.Divergences {
+		out.Problems = append(out.Problems, "replay diverges at "+dv.String())
+	}
+	out.Tasks = st.Len()
+
+	projected, err := d.Tasks(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	replayed := st.List()
+	if len(projected) != len(replayed) {
+		out.Problems = append(out.Problems, fmt.Sprintf("tasks projection holds %d tasks, replay gives %d", len(projected), len(replayed)))
+	}
+	for i := range min(len(projected), len(replayed)) {
+		if projected[i] != replayed[i] {
+			out.Problems = append(out.Problems, fmt.Sprintf("tasks projection has %+v, replay gives %+v", projected[i], replayed[i]))
+		}
+	}
+	if rec.Status == db.StatusCompacted && rec.SuccessorID == "" {
+		out.Problems = append(out.Problems, "compacted but has no successor")
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package fsck_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/fsck"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+var ctx = context.Background()
+
+func populate(t *testing.T, m *session.Manager) (string, string) {
+	t.Helper()
+	s, err := m.Create(ctx, session.CreateParams{SessionID: "s"})
+	require.NoError(t, err)
+	for _, args := range []string{`{"subject":"a"}`, `{"subject":"b"}`} {
+		_, err := m.Call(ctx, session.CallParams{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(args)})
+		require.NoError(t, err)
+	}
+	_, err = m.Call(ctx, session.CallParams{SessionID: s.ID, Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":9,"status":"completed"}`)})
+	require.NoError(t, err)
+	out, err := m.Compact(ctx, session.CompactParams{SessionID: s.ID, NewSessionID: "s2"})
+	require.NoError(t, err)
+	_, err = m.Call(ctx, session.CallParams{SessionID: "s2", Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":1,"status":"completed"}`)})
+	require.NoError(t, err)
+	return s.ID, out.Session.ID
+}
+
+func TestHealthy(t *testing.T) {
+	// Ensures a database the daemon wrote checks clean, compacted sessions included.
+	d := testutil.MustOpenDB(t)
+	populate(t, session.NewManager(d, nil))
+	r, err := fsck.Check(ctx, d, "")
+	require.NoError(t, err)
+	assert.True(t, r.OK(), "%+v", r)
+	require.Len(t, r.Sessions, 2)
+	for _, s := range r.Sessions {
+		assert.Equal(t, 2, s.Tasks)
+	}
+}
+
+func TestFindsDivergence(t *testing.T) {
+	// Ensures a projection that disagrees with the log, and a recorded
+	// result the replay does not reproduce, are both reported.
+	path := filepath.Join(t.TempDir(), "f.db")
+	d := testutil.MustOpenDBAt(t, path)
+	old, succ := populate(t, session.NewManager(d, nil))
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`UPDATE tasks SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, succ)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.taskid', 7) WHERE session_id = ? AND seq = 2`, old)
+	require.NoError(t, err)
+
+	r, err := fsck.Check(ctx, d, "")
+	require.NoError(t, err)
+	assert.False(t, r.OK())
+	assert.Equal(t, 2, r.Problems)
+	byID := map[string]fsck.Session{}
+	for _, s := range r.Sessions {
+		byID[s.ID] = s
+	}
+	require.Len(t, byID[succ].Problems, 1)
+	assert.Contains(t, byID[succ].Problems[0], "tampered")
+	require.Len(t, byID[old].Problems, 1)
+	assert.Contains(t, byID[old].Problems[0], "replay diverges at seq 2")
+
+	one, err := fsck.Check(ctx, d, succ)
+	require.NoError(t, err)
+	assert.Len(t, one.Sessions, 1)
+	assert.Equal(t, 1, one.Problems)
+}
