@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,9 @@ type Config struct {
 	MaxConns int // connections served at once; default 1024
 	MaxLine  int // bytes per message; default jsonrpc.DefaultMaxLine
 	Logger   *slog.Logger
+	// AllowUIDs are the users whose connections are served (checked with
+	// SO_PEERCRED); empty means the daemon's own user only.
+	AllowUIDs []int
 }
 
 // Server accepts connections and serves each on its own goroutine.
@@ -52,6 +56,9 @@ func New(mgr *session.Manager, cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.AllowUIDs) == 0 {
+		cfg.AllowUIDs = []int{os.Getuid()}
 	}
 	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{})}
 	s.handlers = s.methods()
@@ -87,6 +94,11 @@ func (s *Server) Serve() error {
 			return fmt.Errorf("accept: %w", err)
 		}
 		c := newConn(s, nc)
+		if uid, err := peerUID(nc); err == nil && !slices.Contains(s.cfg.AllowUIDs, uid) {
+			s.log.Warn("connection refused: peer is another user", slog.Int("uid", uid))
+			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "connection refused: uid %d may not use this daemon; it serves its owner only", uid))
+			continue
+		}
 		if !s.track(c) {
 			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInternal, "too many connections: the daemon serves at most %d at once; close idle ones and retry", s.cfg.MaxConns))
 			s.log.Warn("connection refused: limit reached", slog.Int("max", s.cfg.MaxConns))

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,4 +307,37 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	rows, err := d.Calls(ctx, info.ID)
 	require.NoError(t, err)
 	assert.Equal(t, answered, len(rows))
+}
+
+func TestRefusesOtherUsers(t *testing.T) {
+	// Ensures a connection from a uid the daemon does not serve is refused
+	// (checked with SO_PEERCRED), and its own user's are served.
+	if runtime.GOOS != "linux" {
+		t.Skip("SO_PEERCRED is Linux-only; elsewhere the socket's mode is the guard")
+	}
+	d := testutil.MustOpenDB(t)
+	for _, tc := range []struct {
+		name  string
+		allow []int
+		ok    bool
+	}{
+		{"Owner", nil, true},
+		{"Other", []int{os.Getuid() + 1000}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock := testutil.SocketPath(t)
+			srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock, AllowUIDs: tc.allow})
+			require.NoError(t, srv.Listen())
+			go srv.Serve()
+			defer srv.Shutdown(ctx)
+			c := dialRaw(t, sock)
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"daemon/status"}`)
+			resp := c.recv()
+			if tc.ok {
+				assert.Nil(t, resp["error"])
+				return
+			}
+			assert.Contains(t, resp["error"].(map[string]any)["message"], "may not use this daemon")
+		})
+	}
 }
