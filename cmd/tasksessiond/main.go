@@ -34,6 +34,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, rest, stderr)
 	case "fsck":
 		return fsckCmd(ctx, rest, stdout, stderr)
+	case "crashtest":
+		return crashtestCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return 0
@@ -57,6 +59,7 @@ Usage: tasksessiond COMMAND [flags] [args]
 The daemon:
   serve       run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)
   fsck        check the database: replay every session and compare (no daemon needed)
+  crashtest   the crash harness: SIGKILL the daemon under load, restart, verify nothing was lost
 
 Talking to a running daemon:
 `)

@@ -1,0 +1,398 @@
+// Package crashtest is the crash harness: it runs the real daemon binary,
+// drives it with concurrent clients issuing random valid and invalid calls,
+// SIGKILLs it at a random moment, restarts it and checks that nothing
+// acknowledged was lost or doubled and that every store equals a model
+// built from the acknowledged calls.
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/fsck"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// Config configures a run.
+type Config struct {
+	Binary  string        // the tasksessiond binary
+	Dir     string        // holds the database and the socket
+	Cycles  int           // kill/restart cycles
+	Clients int           // concurrent client sessions (default 16)
+	Seed    uint64        // for the random calls and kill moments
+	MaxRun  time.Duration // longest time before a kill (default 300ms)
+	Sync    string        // the daemon's --sync (default full)
+	Log     io.Writer     // progress, one line per cycle; nil for none
+}
+
+// Report is what a run found. Lost and Doubled must be zero.
+type Report struct {
+	Cycles           int `json:"cycles"`
+	Acknowledged     int `json:"acknowledged"`     // calls answered before a kill
+	InFlight         int `json:"inFlight"`         // calls sent but unanswered at a kill
+	InFlightLanded   int `json:"inFlightLanded"`   // of those, found in the log after the restart
+	Retried          int `json:"retried"`          // acknowledged calls re-sent by callId to check they apply once
+	Compactions      int `json:"compactions"`      // sessions compacted during the run
+	Lost             int `json:"lost"`             // acknowledged calls missing from the log
+	Doubled          int `json:"doubled"`          // calls applied more than once
+	StoreMismatches  int `json:"storeMismatches"`  // sessions whose store differs from the model after a restart
+	FsckProblems     int `json:"fsckProblems"`     // divergences found by fsck, integrity_check included
+	ResultMismatches int `json:"resultMismatches"` // answers that differ from the model's, or retries from the recorded one
+}
+
+// OK reports whether the run found nothing wrong.
+func (r Report) OK() bool {
+	return r.Lost == 0 && r.Doubled == 0 && r.StoreMismatches == 0 && r.FsckProblems == 0 && r.ResultMismatches == 0
+}
+
+// acked is an acknowledged call and its result as the daemon sent it.
+type acked struct {
+	name, args string
+	result     json.RawMessage
+}
+
+// actor is one client session and its model.
+type actor struct {
+	n       int
+	session string
+	gen     int
+	model   *store.Store
+	acked   map[string]acked // callId -> call, in every generation
+	where   map[string]string
+	order   []string // callIds in the order acknowledged
+	next    int      // the next call number
+	// inflight is the call sent when the daemon died, if unanswered.
+	inflight *pending
+	rng      *rand.Rand
+	// mismatches counts answers that differ from the model's.
+	mismatches int
+}
+
+type pending struct {
+	callID, name, args string
+	compactTo          string // set for a compaction
+}
+
+// Run runs the harness.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	if cfg.Clients <= 0 {
+		cfg.Clients = 16
+	}
+	if cfg.MaxRun <= 0 {
+		cfg.MaxRun = 300 * time.Millisecond
+	}
+	if cfg.Sync == "" {
+		cfg.Sync = "full"
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	h := &harness{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
+		dbPath: filepath.Join(cfg.Dir, "crash.db"), socket: filepath.Join(cfg.Dir, "crash.sock")}
+	defer h.stop()
+	if err := h.start(ctx); err != nil {
+		return h.report, err
+	}
+	c, err := client.Dial(ctx, h.socket)
+	if err != nil {
+		return h.report, err
+	}
+	for i := range cfg.Clients {
+		a := &actor{n: i, session: fmt.Sprintf("crash-%d", i), model: store.New(), acked: map[string]acked{},
+			where: map[string]string{}, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+2))}
+		if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: a.session}); err != nil {
+			c.Close()
+			return h.report, fmt.Errorf("create session: %w", err)
+		}
+		h.actors = append(h.actors, a)
+	}
+	c.Close()
+
+	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
+		if err := ctx.Err(); err != nil {
+			return h.report, err
+		}
+		if err := h.cycle(ctx); err != nil {
+			return h.report, fmt.Errorf("cycle %d: %w", cycle, err)
+		}
+		h.report.Cycles = cycle
+		fmt.Fprintf(cfg.Log, "cycle %d: %d acknowledged, %d in flight (%d landed), lost %d, doubled %d\n",
+			cycle, h.report.Acknowledged, h.report.InFlight, h.report.InFlightLanded, h.report.Lost, h.report.Doubled)
+		if !h.report.OK() {
+			return h.report, fmt.Errorf("cycle %d found a fault: %+v", cycle, h.report)
+		}
+	}
+	return h.report, nil
+}
+
+type harness struct {
+	cfg    Config
+	rng    *rand.Rand
+	dbPath string
+	socket string
+	proc   *exec.Cmd
+	actors []*actor
+	report Report
+}
+
+func (h *harness) start(ctx context.Context) error {
+	cmd := exec.Command(h.cfg.Binary, "serve", "--db", h.dbPath, "--socket", h.socket, "--sync", h.cfg.Sync, "--log-level", "warn")
+	cmd.Stderr = h.cfg.Log
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start daemon: %w", err)
+	}
+	h.proc = cmd
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := client.Dial(ctx, h.socket)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daemon did not start: %w", err)
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for start-up
+	}
+}
+
+func (h *harness) kill() {
+	if h.proc != nil {
+		h.proc.Process.Signal(syscall.SIGKILL)
+		h.proc.Wait()
+		h.proc = nil
+	}
+}
+
+func (h *harness) stop() { h.kill() }
+
+// cycle drives the clients until a random kill, restarts the daemon and verifies.
+func (h *harness) cycle(ctx context.Context) error {
+	runFor := time.Duration(h.rng.Int64N(int64(h.cfg.MaxRun))) + 5*time.Millisecond
+	var wg sync.WaitGroup
+	for _, a := range h.actors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.drive(ctx, h.socket)
+		}()
+	}
+	time.Sleep(runFor) // the moment of the crash
+	h.kill()
+	wg.Wait()
+
+	if err := h.start(ctx); err != nil {
+		return err
+	}
+	return h.verify(ctx)
+}
+
+// drive sends calls until the connection breaks.
+func (a *actor) drive(ctx context.Context, socket string) {
+	c, err := client.Dial(ctx, socket)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	for {
+		p := a.nextCall()
+		a.inflight = &p
+		if err := a.send(ctx, c, p); err != nil {
+			return // the daemon died; p stays in flight
+		}
+		a.inflight = nil
+	}
+}
+
+func (a *actor) nextCall() pending {
+	a.next++
+	p := pending{callID: fmt.Sprintf("c%d-%d", a.n, a.next)}
+	if a.rng.IntN(150) == 0 {
+		a.gen++
+		p.compactTo = fmt.Sprintf("crash-%d-g%d", a.n, a.gen)
+		return p
+	}
+	p.name, p.args = randomCall(a.rng, a.model.Len())
+	return p
+}
+
+// send sends p and, when answered, records it in the model.
+func (a *actor) send(ctx context.Context, c *client.Client, p pending) error {
+	if p.compactTo != "" {
+		_, err := c.Compact(ctx, client.Compact{SessionID: a.session, NewSessionID: p.compactTo})
+		var ce *client.Error
+		if errors.As(err, &ce) && (ce.Code == client.ErrSessionSealed.Code && ce.SuccessorID() == p.compactTo) {
+			err = nil // a retry of a compaction that landed
+		}
+		if err != nil {
+			return err
+		}
+		a.session = p.compactTo
+		return nil
+	}
+	var raw json.RawMessage
+	err := c.Call(ctx, "tools/call", map[string]any{"sessionId": a.session, "name": p.name, "arguments": json.RawMessage(p.args), "callId": p.callID}, &raw)
+	if err != nil {
+		return err
+	}
+	a.acked[p.callID] = acked{name: p.name, args: p.args, result: raw}
+	a.where[p.callID] = a.session
+	a.order = append(a.order, p.callID)
+	// The model: the same call on a plain store must give the same result.
+	var want tools.Result
+	if call, err := tools.Decode(p.name, json.RawMessage(p.args)); err != nil {
+		want = tools.ErrorResult(err.Error())
+	} else {
+		want, _ = tools.Execute(a.model, call)
+	}
+	if b, _ := json.Marshal(want); string(b) != string(raw) {
+		a.mismatches++
+	}
+	return nil
+}
+
+func (h *harness) verify(ctx context.Context) error {
+	c, err := client.Dial(ctx, h.socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	d, err := db.Open(ctx, h.dbPath, db.Options{})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	counts := map[string]map[string]int{} // session -> callId -> rows
+	count := func(sessionID, callID string) (int, error) {
+		if counts[sessionID] == nil {
+			calls, err := d.Calls(ctx, sessionID)
+			if err != nil {
+				return 0, err
+			}
+			counts[sessionID] = map[string]int{}
+			for _, c := range calls {
+				counts[sessionID][c.CallID]++
+			}
+		}
+		return counts[sessionID][callID], nil
+	}
+
+	for _, a := range h.actors {
+		if p := a.inflight; p != nil {
+			// The call in flight at the kill is wholly present or absent...
+			h.report.InFlight++
+			if p.compactTo == "" {
+				n, err := count(a.session, p.callID)
+				if err != nil {
+					return err
+				}
+				if n > 1 {
+					h.report.Doubled++
+				}
+				if n == 1 {
+					h.report.InFlightLanded++
+				}
+			} else if s, err := d.GetSession(ctx, p.compactTo); err == nil && s.ParentID != "" {
+				h.report.InFlightLanded++
+			}
+			// ...and its retry by callId applies it exactly once.
+			if err := a.send(ctx, c, *p); err != nil {
+				return fmt.Errorf("retry in-flight call %s: %w", p.callID, err)
+			}
+			delete(counts, a.session)
+			a.inflight = nil
+		}
+
+		// Every acknowledged call is in the log exactly once.
+		for id := range a.acked {
+			n, err := count(a.where[id], id)
+			if err != nil {
+				return err
+			}
+			switch {
+			case n == 0:
+				h.report.Lost++
+			case n > 1:
+				h.report.Doubled++
+			}
+		}
+		// A retry of an acknowledged call returns its recorded result, byte
+		// for byte, and applies nothing (the store check below would see it).
+		if len(a.order) > 0 {
+			id := a.order[a.rng.IntN(len(a.order))]
+			call := a.acked[id]
+			var raw json.RawMessage
+			if err := c.Call(ctx, "tools/call", map[string]any{"sessionId": a.where[id], "name": call.name, "arguments": json.RawMessage(call.args), "callId": id}, &raw); err != nil {
+				return fmt.Errorf("retry %s: %w", id, err)
+			}
+			h.report.Retried++
+			if string(raw) != string(call.result) {
+				h.report.ResultMismatches++
+			}
+		}
+		// The replayed store equals the model.
+		r, err := c.ResumeSession(ctx, a.session)
+		if err != nil {
+			return fmt.Errorf("resume %s: %w", a.session, err)
+		}
+		if !sameTasks(r.Tasks, a.model.List()) || r.NextTaskid != a.model.NextTaskid() {
+			h.report.StoreMismatches++
+		}
+		h.report.ResultMismatches += a.mismatches
+		a.mismatches = 0
+	}
+	h.report.Acknowledged, h.report.Compactions = 0, 0
+	for _, a := range h.actors {
+		h.report.Acknowledged += len(a.acked)
+		h.report.Compactions += a.gen
+	}
+	rep, err := fsck.Check(ctx, d, "")
+	if err != nil {
+		return err
+	}
+	h.report.FsckProblems += rep.Problems
+	return nil
+}
+
+func sameTasks(got []client.Task, want []store.Task) bool {
+	return slices.EqualFunc(got, want, func(g client.Task, w store.Task) bool {
+		return g.Taskid == w.Taskid && g.Status == string(w.Status) && g.Subject == w.Subject && g.Description == w.Description
+	})
+}
+
+// randomCall returns a valid or invalid call at random against a store of about n tasks.
+func randomCall(r *rand.Rand, n int) (name, args string) {
+	id := r.IntN(n+3) + 0
+	statuses := []string{"pending", "inprogress", "in_progress", "completed", "deleted", "done"}
+	switch r.IntN(10) {
+	case 0, 1, 2, 3:
+		if r.IntN(10) == 0 {
+			return tools.TaskCreate, `{"subject":"","description":"invalid"}`
+		}
+		return tools.TaskCreate, fmt.Sprintf(`{"subject":"task %d","description":"about %d"}`, r.Int(), r.IntN(1000))
+	case 4, 5, 6:
+		return tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":%q}`, id, statuses[r.IntN(len(statuses))])
+	case 7:
+		return tools.TaskUpdate, fmt.Sprintf(`{"taskid":"#%d","subject":"renamed %d"}`, id, r.IntN(100))
+	case 8:
+		return tools.TaskGet, fmt.Sprintf(`{"taskid":%d}`, id)
+	default:
+		if r.IntN(3) == 0 {
+			return tools.TaskList, `{"extra":1}`
+		}
+		return tools.TaskList, `{}`
+	}
+}
