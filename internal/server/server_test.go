@@ -341,3 +341,82 @@ func TestRefusesOtherUsers(t *testing.T) {
 		})
 	}
 }
+
+func TestOversizeArguments(t *testing.T) {
+	// Ensures over-long subjects and descriptions get tool errors the model
+	// can act on, and change nothing.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := d.Dial(t)
+	s, err := c.CreateSession(ctx, client.CreateSession{})
+	require.NoError(t, err)
+	for _, args := range []map[string]any{
+		{"subject": strings.Repeat("s", 10_000)},
+		{"subject": "ok", "description": strings.Repeat("d", 100_000)},
+	} {
+		r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: args})
+		require.NoError(t, err)
+		assert.True(t, r.IsError)
+		assert.Contains(t, r.Text(), "the limit is")
+	}
+	got, err := c.ResumeSession(ctx, s.ID)
+	require.NoError(t, err)
+	assert.Empty(t, got.Tasks)
+}
+
+func TestThousandsOfTasks(t *testing.T) {
+	// Ensures a session of thousands of tasks keeps working and lists them all.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	require.NoError(t, err)
+	const n = 2000
+	c := dialRaw(t, d.Socket)
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"sessionId":"` + info.ID + `","name":"TaskCreate","arguments":{"subject":"task ` + strconv.Itoa(i) + `"}}}` + "\n")
+	}
+	go c.nc.Write([]byte(b.String()))
+	for range n {
+		require.Nil(t, c.recv()["error"])
+	}
+	cl := d.Dial(t)
+	r, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskList"})
+	require.NoError(t, err)
+	require.Len(t, r.StructuredContent.Tasks, n)
+	assert.Equal(t, n, r.StructuredContent.Tasks[n-1].Taskid)
+	created, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "one more"}})
+	require.NoError(t, err)
+	assert.Equal(t, n+1, created.StructuredContent.Task.Taskid)
+}
+
+func TestDisconnectMidRequest(t *testing.T) {
+	// Ensures a client that sends a call and hangs up without reading the
+	// answer does not lose it: the call commits and is in the log.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	require.NoError(t, err)
+	nc, err := net.Dial("unix", d.Socket)
+	require.NoError(t, err)
+	_, err = nc.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"` + info.ID + `","name":"TaskCreate","arguments":{"subject":"orphan"},"callId":"gone-1"}}` + "\n"))
+	require.NoError(t, err)
+	nc.Close()
+
+	cl := d.Dial(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := cl.ResumeSession(ctx, info.ID)
+		require.NoError(t, err)
+		if len(r.Tasks) == 1 {
+			assert.Equal(t, "orphan", r.Tasks[0].Subject)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the orphaned call never landed")
+		time.Sleep(10 * time.Millisecond) // waiting for the daemon to serve the orphaned line
+	}
+	// The host's retry after reconnecting gets the recorded result.
+	again, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "orphan"}, CallID: "gone-1"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, again.StructuredContent.Task.Taskid)
+	rows, err := d.DB.Calls(ctx, info.ID)
+	require.NoError(t, err)
+	assert.Len(t, rows, 1)
+}
