@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -89,6 +90,37 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 
 	_, err = conn.ExecContext(context.Background(), `ROLLBACK`)
 	require.NoError(t, err)
+	res := call(t, m, id, tools.TaskCreate, `{"subject":"two"}`)
+	assert.Equal(t, 2, res.StructuredContent.Task.Taskid)
+}
+
+func TestFileTurnsReadOnly(t *testing.T) {
+	// Ensures that when the database files stop taking writes (made
+	// immutable under the running daemon, which refuses writes even through
+	// open descriptors), writes fail with storage unavailable and change
+	// nothing, reads go on, and writes resume once the files are writable.
+	path := filepath.Join(t.TempDir(), "ro.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	call(t, m, id, tools.TaskCreate, `{"subject":"one"}`)
+
+	files := []string{path, path + "-wal"}
+	if out, err := exec.Command("chattr", append([]string{"+i"}, files...)...).CombinedOutput(); err != nil {
+		t.Skipf("cannot make the files immutable here (needs root and a filesystem with chattr): %v %s", err, out)
+	}
+	defer exec.Command("chattr", append([]string{"-i"}, files...)...).Run()
+
+	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"refused"}`)})
+	assert.Equal(t, session.CodeUnavailable, session.ErrorCode(err))
+	list := call(t, m, id, tools.TaskList, `{}`)
+	assert.Len(t, list.StructuredContent.Tasks, 1, "reads go on")
+	got := assertMemoryEqualsDatabase(t, d, m, id)
+	assert.Len(t, got.Tasks, 1)
+
+	require.NoError(t, exec.Command("chattr", append([]string{"-i"}, files...)...).Run())
 	res := call(t, m, id, tools.TaskCreate, `{"subject":"two"}`)
 	assert.Equal(t, 2, res.StructuredContent.Task.Taskid)
 }
