@@ -45,11 +45,7 @@ Flags:
 		return 1
 	}
 	defer d.Close()
-	id := ""
-	if len(pos) == 1 {
-		id = pos[0]
-	}
-	r, err := fsck.Check(ctx, d, id)
+	r, err := fsck.Check(ctx, d, pos...)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
 		return 1

@@ -79,6 +79,7 @@ type actor struct {
 	rng      *rand.Rand
 	// mismatches counts answers that differ from the model's.
 	mismatches int
+	verified   int // a.order[:verified] were found in the log
 }
 
 type pending struct {
@@ -134,6 +135,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		if !h.report.OK() {
 			return h.report, fmt.Errorf("cycle %d found a fault: %+v", cycle, h.report)
 		}
+	}
+	if err := h.verify(ctx, true); err != nil {
+		return h.report, fmt.Errorf("final check: %w", err)
 	}
 	return h.report, nil
 }
@@ -197,7 +201,7 @@ func (h *harness) cycle(ctx context.Context) error {
 	if err := h.start(ctx); err != nil {
 		return err
 	}
-	return h.verify(ctx)
+	return h.verify(ctx, false)
 }
 
 // drive sends calls until the connection breaks.
@@ -264,7 +268,9 @@ func (a *actor) send(ctx context.Context, c *client.Client, p pending) error {
 	return nil
 }
 
-func (h *harness) verify(ctx context.Context) error {
+// verify checks the state after a restart. Each cycle it checks the calls
+// acknowledged since the last one; the final check covers them all.
+func (h *harness) verify(ctx context.Context, final bool) error {
 	c, err := client.Dial(ctx, h.socket)
 	if err != nil {
 		return err
@@ -317,7 +323,11 @@ func (h *harness) verify(ctx context.Context) error {
 		}
 
 		// Every acknowledged call is in the log exactly once.
-		for id := range a.acked {
+		from := a.verified
+		if final {
+			from = 0
+		}
+		for _, id := range a.order[from:] {
 			n, err := count(a.where[id], id)
 			if err != nil {
 				return err
@@ -353,13 +363,22 @@ func (h *harness) verify(ctx context.Context) error {
 		}
 		h.report.ResultMismatches += a.mismatches
 		a.mismatches = 0
+		a.verified = len(a.order)
 	}
 	h.report.Acknowledged, h.report.Compactions = 0, 0
 	for _, a := range h.actors {
 		h.report.Acknowledged += len(a.acked)
 		h.report.Compactions += a.gen
 	}
-	rep, err := fsck.Check(ctx, d, "")
+	// fsck the sessions in use (the whole file's integrity included); the
+	// final check covers every generation.
+	var ids []string
+	if !final {
+		for _, a := range h.actors {
+			ids = append(ids, a.session)
+		}
+	}
+	rep, err := fsck.Check(ctx, d, ids...)
 	if err != nil {
 		return err
 	}

@@ -32,8 +32,8 @@ type Report struct {
 // OK reports whether nothing was found.
 func (r Report) OK() bool { return r.Problems == 0 }
 
-// Check checks one session, or every session when id is "".
-func Check(ctx context.Context, d *db.DB, id string) (Report, error) {
+// Check checks the sessions given, or every session when none is.
+func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 	var r Report
 	integrity, err := d.IntegrityCheck(ctx)
 	if err != nil {
@@ -42,8 +42,7 @@ func Check(ctx context.Context, d *db.DB, id string) (Report, error) {
 	r.Integrity = integrity
 	r.Problems += len(integrity)
 
-	ids := []string{id}
-	if id == "" {
+	if len(ids) == 0 {
 		if ids, err = allIDs(ctx, d); err != nil {
 			return r, err
 		}

@@ -38,7 +38,7 @@ func TestHealthy(t *testing.T) {
 	// Ensures a database the daemon wrote checks clean, compacted sessions included.
 	d := testutil.MustOpenDB(t)
 	populate(t, session.NewManager(d, nil))
-	r, err := fsck.Check(ctx, d, "")
+	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
 	assert.True(t, r.OK(), "%+v", r)
 	require.Len(t, r.Sessions, 2)
@@ -59,7 +59,7 @@ func TestFindsDivergence(t *testing.T) {
 	_, err = raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.taskid', 7) WHERE session_id = ? AND seq = 2`, old)
 	require.NoError(t, err)
 
-	r, err := fsck.Check(ctx, d, "")
+	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
 	assert.False(t, r.OK())
 	assert.Equal(t, 2, r.Problems)
