@@ -55,26 +55,6 @@ type Append struct {
 	Task *store.Task
 }
 
-// AppendCalls logs the calls and updates the projection in one transaction.
-// Nothing is written unless everything is.
-func (d *DB) AppendCalls(ctx context.Context, appends []Append) error {
-	tx, err := d.w.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("append calls: begin: %w", err)
-	}
-	defer tx.Rollback()
-	now := d.now()
-	for i := range appends {
-		if err := appendCall(ctx, tx, &appends[i], now); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("append calls: commit: %w", err)
-	}
-	return nil
-}
-
 func appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -60,7 +61,14 @@ type DB struct {
 	w    *sqlx.DB
 	r    *sqlx.DB
 	now  func() time.Time
+
+	appends    chan *appendReq // to the group-commit writer
+	closed     chan struct{}
+	writerDone chan struct{}
+	closeOnce  sync.Once
 }
+
+var errClosed = errors.New("database closed")
 
 // Errors the queries return, for callers to branch on.
 var (
@@ -111,7 +119,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(4)
 
-	d := &DB{path: path, w: w, r: r, now: opts.Now}
+	d := &DB{path: path, w: w, r: r, now: opts.Now,
+		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{})}
+	go d.writer()
 	if err := d.init(ctx); err != nil {
 		d.Close()
 		return nil, err
@@ -171,9 +181,16 @@ func (d *DB) SetMaxBytes(ctx context.Context, n int64) error {
 // Path is the database file.
 func (d *DB) Path() string { return d.path }
 
-// Close closes both pools.
+// Close stops the writer (a commit in progress finishes first) and closes
+// both pools. Appends after Close fail.
 func (d *DB) Close() error {
-	return errors.Join(d.r.Close(), d.w.Close())
+	var err error
+	d.closeOnce.Do(func() {
+		close(d.closed)
+		<-d.writerDone
+		err = errors.Join(d.r.Close(), d.w.Close())
+	})
+	return err
 }
 
 // Now is the database's clock, for callers that stamp records.

@@ -3,8 +3,10 @@ package db_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,4 +123,49 @@ func TestRefusesCorruptDatabase(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, garbage, after)
+}
+
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	// Ensures that concurrent appends committed together each succeed, and
+	// that one bad request in a group fails alone.
+	d := testutil.MustOpenDB(t)
+	const n = 64
+	for i := range n {
+		require.NoError(t, d.CreateSession(ctx, &db.Session{ID: fmt.Sprint("s", i)}))
+	}
+	row := func(sess string, seq int64) []db.Append {
+		return []db.Append{{Call: db.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
+	}
+	for round := int64(1); round <= 3; round++ {
+		errs := make([]error, n+1)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = d.AppendCalls(ctx, row(fmt.Sprint("s", i), round)) }()
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[n] = d.AppendCalls(ctx, row("s0", 1)) }() // a duplicate seq
+		wg.Wait()
+		for i := range n {
+			if round == 1 && i == 0 {
+				continue // s0 raced its own duplicate; one of the two won
+			}
+			assert.NoError(t, errs[i], "s%d round %d", i, round)
+		}
+		if round > 1 {
+			assert.ErrorIs(t, errs[n], db.ErrExists)
+		}
+	}
+	for i := range n {
+		calls, err := d.Calls(ctx, fmt.Sprint("s", i))
+		require.NoError(t, err)
+		assert.Len(t, calls, 3)
+	}
+}
+
+func TestAppendAfterClose(t *testing.T) {
+	d := testutil.MustOpenDB(t)
+	require.NoError(t, d.Close())
+	err := d.AppendCalls(ctx, nil)
+	assert.ErrorContains(t, err, "database closed")
 }

@@ -331,13 +331,13 @@ func TestRefusesOtherUsers(t *testing.T) {
 			go srv.Serve()
 			defer srv.Shutdown(ctx)
 			c := dialRaw(t, sock)
-			c.send(`{"jsonrpc":"2.0","id":1,"method":"daemon/status"}`)
-			resp := c.recv()
 			if tc.ok {
-				assert.Nil(t, resp["error"])
+				c.send(`{"jsonrpc":"2.0","id":1,"method":"daemon/status"}`)
+				assert.Nil(t, c.recv()["error"])
 				return
 			}
-			assert.Contains(t, resp["error"].(map[string]any)["message"], "may not use this daemon")
+			// Refused at once, before it sends anything.
+			assert.Contains(t, c.recv()["error"].(map[string]any)["message"], "may not use this daemon")
 		})
 	}
 }

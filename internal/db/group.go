@@ -1,0 +1,94 @@
+package db
+
+import (
+	"context"
+	"fmt"
+)
+
+// Group commit: AppendCalls hands its rows to one writer goroutine, which
+// commits every request queued at that moment in a single transaction and
+// then answers each. One fsync then serves many sessions' calls. A lone
+// caller is not delayed: the writer never waits for company, it only takes
+// what queued up while the previous commit was running.
+
+// maxGroup bounds the requests in one transaction, so that one commit's
+// latency stays bounded under a flood.
+const maxGroup = 256
+
+type appendReq struct {
+	ctx     context.Context
+	appends []Append
+	done    chan error
+}
+
+// AppendCalls logs the calls and updates the projection in one transaction
+// (shared with other callers' concurrent requests), returning once it has
+// committed. Nothing of a request is written unless all of it is, and a
+// request that fails does not fail the others in its group.
+func (d *DB) AppendCalls(ctx context.Context, appends []Append) error {
+	req := &appendReq{ctx: ctx, appends: appends, done: make(chan error, 1)}
+	select {
+	case d.appends <- req:
+	case <-d.closed:
+		return fmt.Errorf("append calls: %w", errClosed)
+	}
+	return <-req.done
+}
+
+// writer is the goroutine that owns group commits.
+func (d *DB) writer() {
+	defer close(d.writerDone)
+	for {
+		var first *appendReq
+		select {
+		case first = <-d.appends:
+		case <-d.closed:
+			return
+		}
+		group := []*appendReq{first}
+	drain:
+		for len(group) < maxGroup {
+			select {
+			case r := <-d.appends:
+				group = append(group, r)
+			default:
+				break drain
+			}
+		}
+		d.commitGroup(group)
+	}
+}
+
+func (d *DB) commitGroup(group []*appendReq) {
+	if err := d.appendTx(context.Background(), group); err == nil || len(group) == 1 {
+		for _, r := range group {
+			r.done <- err
+		}
+		return
+	}
+	// One request spoilt the shared transaction: commit each on its own, so
+	// only the bad one fails.
+	for _, r := range group {
+		r.done <- d.appendTx(context.Background(), []*appendReq{r})
+	}
+}
+
+func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("append calls: begin: %w", err)
+	}
+	defer tx.Rollback()
+	now := d.now()
+	for _, r := range group {
+		for i := range r.appends {
+			if err := appendCall(ctx, tx, &r.appends[i], now); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("append calls: commit: %w", err)
+	}
+	return nil
+}
