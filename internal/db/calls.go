@@ -55,11 +55,40 @@ type Append struct {
 	Task *store.Task
 }
 
-func appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Time) error {
+// The statements of the hot path, prepared once on the writer connection.
+const (
+	sqlInsertCall = `INSERT INTO tool_calls (` + callColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlUpsertTask = `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (session_id, taskid) DO UPDATE SET
+			status = excluded.status, subject = excluded.subject,
+			description = excluded.description, updated_at = excluded.updated_at`
+	sqlTouchSession = `UPDATE sessions SET updated_at = ? WHERE id = ?`
+)
+
+type statements struct {
+	insertCall, upsertTask, touchSession *sql.Stmt
+}
+
+func (d *DB) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&d.stmts.insertCall, sqlInsertCall}, {&d.stmts.upsertTask, sqlUpsertTask}, {&d.stmts.touchSession, sqlTouchSession}} {
+		stmt, err := d.w.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		*p.stmt = stmt
+	}
+	return nil
+}
+
+func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
 	ts := formatTime(now)
-	_, err := tx.ExecContext(ctx, `INSERT INTO tool_calls (`+callColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.StmtContext(ctx, d.stmts.insertCall).ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
@@ -67,26 +96,14 @@ func appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Time) erro
 	if err != nil {
 		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
 	}
-	if a.Task != nil {
-		if err := upsertTask(ctx, tx, c.SessionID, *a.Task, ts); err != nil {
-			return err
+	if t := a.Task; t != nil {
+		if _, err := tx.StmtContext(ctx, d.stmts.upsertTask).ExecContext(ctx,
+			c.SessionID, t.Taskid, string(t.Status), t.Subject, t.Description, ts, ts); err != nil {
+			return fmt.Errorf("project task %s/%d: %w", c.SessionID, t.Taskid, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, ts, c.SessionID); err != nil {
+	if _, err := tx.StmtContext(ctx, d.stmts.touchSession).ExecContext(ctx, ts, c.SessionID); err != nil {
 		return fmt.Errorf("touch session %s: %w", c.SessionID, err)
-	}
-	return nil
-}
-
-func upsertTask(ctx context.Context, tx *sqlx.Tx, sessionID string, t store.Task, ts string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, taskid) DO UPDATE SET
-			status = excluded.status, subject = excluded.subject,
-			description = excluded.description, updated_at = excluded.updated_at`,
-		sessionID, t.Taskid, string(t.Status), t.Subject, t.Description, ts, ts)
-	if err != nil {
-		return fmt.Errorf("project task %s/%d: %w", sessionID, t.Taskid, err)
 	}
 	return nil
 }
@@ -174,7 +191,7 @@ func (d *DB) Compact(ctx context.Context, c Compaction) error {
 			return fmt.Errorf("compact %s: insert message: %w", c.Old, err)
 		}
 	}
-	if err := appendCall(ctx, tx, c.Forced, now); err != nil {
+	if err := d.appendCall(ctx, tx, c.Forced, now); err != nil {
 		return err
 	}
 	res, err = tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,

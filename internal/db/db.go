@@ -62,6 +62,7 @@ type DB struct {
 	r    *sqlx.DB
 	now  func() time.Time
 
+	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
 	closed     chan struct{}
 	writerDone chan struct{}
@@ -156,12 +157,16 @@ func (d *DB) init(ctx context.Context) error {
 		return fmt.Errorf("load migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		if isCorrupt(err) {
-			return fmt.Errorf("database %s is corrupt (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", d.path, err)
-		}
-		return fmt.Errorf("migrate %s: %w", d.path, err)
+		return migrateError(d.path, err)
 	}
-	return nil
+	return d.prepare(ctx)
+}
+
+func migrateError(path string, err error) error {
+	if isCorrupt(err) {
+		return fmt.Errorf("database %s is corrupt (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
+	}
+	return fmt.Errorf("migrate %s: %w", path, err)
 }
 
 // SetMaxBytes changes the cap on the database file at run time (0 lifts

@@ -82,7 +82,7 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	now := d.now()
 	for _, r := range group {
 		for i := range r.appends {
-			if err := appendCall(ctx, tx, &r.appends[i], now); err != nil {
+			if err := d.appendCall(ctx, tx, &r.appends[i], now); err != nil {
 				return err
 			}
 		}
