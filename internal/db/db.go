@@ -80,28 +80,11 @@ var (
 // Open opens (creating if needed) the database at path, checks that WAL
 // took, and runs the migrations.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
-	if opts.Sync == "" {
-		opts.Sync = SyncFull
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.BusyTimeout <= 0 {
-		opts.BusyTimeout = 5 * time.Second
-	}
+	opts = opts.withDefaults()
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
-	pragmas := url.Values{}
-	pragmas.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
-	pragmas.Add("_pragma", "foreign_keys(1)")
-	pragmas.Add("_pragma", "journal_mode(WAL)")
-	pragmas.Add("_pragma", "synchronous("+string(opts.Sync)+")")
-	pragmas.Set("_txlock", "immediate")
-	if opts.MaxBytes > 0 {
-		pragmas.Add("_pragma", fmt.Sprintf("max_page_count(%d)", max(opts.MaxBytes/pageSize, 1)))
-	}
-	w, err := sqlx.Open("sqlite", path+"?"+pragmas.Encode())
+	w, err := sqlx.Open("sqlite", WriterDSN(path, opts))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -111,9 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
 
-	pragmas.Set("_txlock", "deferred")
-	pragmas.Add("_pragma", "query_only(1)")
-	r, err := sqlx.Open("sqlite", path+"?"+pragmas.Encode())
+	r, err := sqlx.Open("sqlite", dsn(path, opts, false))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
@@ -128,6 +109,41 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Sync == "" {
+		o.Sync = SyncFull
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	return o
+}
+
+// WriterDSN is the data source name of the writer connection: the pragmas
+// go in it so that every connection opened from it gets them. The bench
+// command uses it to measure raw SQLite under the daemon's own settings.
+func WriterDSN(path string, opts Options) string { return dsn(path, opts.withDefaults(), true) }
+
+func dsn(path string, opts Options, writer bool) string {
+	pragmas := url.Values{}
+	pragmas.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	pragmas.Add("_pragma", "foreign_keys(1)")
+	pragmas.Add("_pragma", "journal_mode(WAL)")
+	pragmas.Add("_pragma", "synchronous("+string(opts.Sync)+")")
+	if writer {
+		pragmas.Set("_txlock", "immediate")
+		if opts.MaxBytes > 0 {
+			pragmas.Add("_pragma", fmt.Sprintf("max_page_count(%d)", max(opts.MaxBytes/pageSize, 1)))
+		}
+	} else {
+		pragmas.Add("_pragma", "query_only(1)")
+	}
+	return path + "?" + pragmas.Encode()
 }
 
 func createFile(path string) error {

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tasksessiond/tasksessiond/internal/bench"
+)
+
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tasksessiond bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "a smoke run (under a minute): short phases, small sizes")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: tasksessiond bench [flags]
+
+Measure, in one run on temp databases with the daemon's pragmas: raw SQLite
+inserts of the log's rows (one per commit and batched) under full and normal
+sync; the no-op ceiling of the socket; the daemon's tools/call with 1, 8 and
+64 concurrent sessions, as ratios to both; replay against a raw scan;
+compaction of 100, 1,000 and 10,000 tasks; resume of a compacted session;
+start-up on a database of many sessions; memory per session and per task.
+The full run takes a few minutes.
+
+Flags:
+`)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --json > bench.json\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	dir, err := bench.TempDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	r, err := bench.Run(ctx, bench.Config{Dir: dir, Quick: *quick, Log: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+		return 0
+	}
+	bench.Print(stdout, r)
+	return 0
+}

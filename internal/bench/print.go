@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Print writes the results as tables.
+func Print(w io.Writer, r *Results) {
+	mode := "full"
+	if r.Quick {
+		mode = "quick"
+	}
+	fmt.Fprintf(w, "tasksessiond bench (%s run, %s): %s/%s, %d CPUs, %s\n\n", mode, r.Took.Round(time.Second), r.Machine.GOOS, r.Machine.GOARCH, r.Machine.CPUs, r.Machine.Go)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "what\tsync\tclients\tper s\tp50\tp99\tp99.9\tvs no-op\tvs raw 1/commit\t")
+	rows := append(append(append([]Rate{}, r.Raw...), r.Noop...), r.Daemon...)
+	for _, x := range rows {
+		clients := ""
+		if x.Clients > 0 {
+			clients = fmt.Sprint(x.Clients)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", x.Name, x.Sync, clients, x.PerSec,
+			us(x.Latency.P50), us(x.Latency.P99), us(x.Latency.P999), ratio(x.VsNoop), ratio(x.VsRawSingle))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "replay\t%d rows: %.0f rows/s, raw scan %.0f rows/s: %.0f%% of the scan\n", r.Replay.Rows, r.Replay.PerSec, r.Replay.ScanPerSec, 100*r.Replay.Ratio)
+	for _, c := range r.Compaction {
+		fmt.Fprintf(tw, "compaction\t%d tasks: %s\n", c.Tasks, ms(c.Took))
+	}
+	fmt.Fprintf(tw, "resume\tcompacted session of %d tasks: %s with a %d-call ancestor, %s with a %d-call one (ratio %.2f)\n",
+		r.Resume.Tasks, ms(r.Resume.LongTook), r.Resume.LongAncestor, ms(r.Resume.ShortTook), r.Resume.ShortAncestor, r.Resume.Ratio)
+	fmt.Fprintf(tw, "start-up\t%d sessions in the database: serving after %s\n", r.Startup.Sessions, ms(r.Startup.Took))
+	fmt.Fprintf(tw, "memory\t%d loaded sessions: %.0f B per session, %.0f B per task (%d tasks, %d logged calls each)\n",
+		r.Memory.Sessions, r.Memory.BytesPerSession, r.Memory.BytesPerTask, r.Memory.TasksPerSession, 3*r.Memory.TasksPerSession)
+	tw.Flush()
+}
+
+func us(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+
+func ratio(x float64) string {
+	if x == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
