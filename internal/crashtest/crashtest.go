@@ -50,6 +50,7 @@ type Report struct {
 	Doubled          int `json:"doubled"`          // calls applied more than once
 	StoreMismatches  int `json:"storeMismatches"`  // sessions whose store differs from the model after a restart
 	FsckProblems     int `json:"fsckProblems"`     // divergences found by fsck, integrity_check included
+	IntegrityChecks  int `json:"integrityChecks"`  // PRAGMA integrity_check runs (every tenth cycle and at the end)
 	ResultMismatches int `json:"resultMismatches"` // answers that differ from the model's, or retries from the recorded one
 }
 
@@ -370,15 +371,20 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		h.report.Acknowledged += len(a.acked)
 		h.report.Compactions += a.gen
 	}
-	// fsck the sessions in use (the whole file's integrity included); the
-	// final check covers every generation.
+	// fsck the sessions in use; the file's integrity every tenth cycle (it
+	// reads the whole file); everything in the final check.
 	var ids []string
 	if !final {
 		for _, a := range h.actors {
 			ids = append(ids, a.session)
 		}
 	}
-	rep, err := fsck.Check(ctx, d, ids...)
+	check := fsck.Sessions
+	if final || h.report.Cycles%10 == 9 {
+		check = fsck.Check
+		h.report.IntegrityChecks++
+	}
+	rep, err := check(ctx, d, ids...)
 	if err != nil {
 		return err
 	}
@@ -412,6 +418,9 @@ func randomCall(r *rand.Rand, n int) (name, args string) {
 		if r.IntN(3) == 0 {
 			return tools.TaskList, `{"extra":1}`
 		}
-		return tools.TaskList, `{}`
+		if r.IntN(4) == 0 {
+			return tools.TaskList, `{}`
+		}
+		return tools.TaskGet, `{"taskid":"#1"}`
 	}
 }

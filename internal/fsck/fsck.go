@@ -32,16 +32,24 @@ type Report struct {
 // OK reports whether nothing was found.
 func (r Report) OK() bool { return r.Problems == 0 }
 
-// Check checks the sessions given, or every session when none is.
+// Check runs SQLite's integrity check and checks the sessions given, or
+// every session when none is.
 func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
-	var r Report
 	integrity, err := d.IntegrityCheck(ctx)
 	if err != nil {
-		return r, err
+		return Report{}, err
 	}
+	r, err := Sessions(ctx, d, ids...)
 	r.Integrity = integrity
 	r.Problems += len(integrity)
+	return r, err
+}
 
+// Sessions checks the sessions given (every session when none is) without
+// the whole-file integrity check.
+func Sessions(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
+	var r Report
+	var err error
 	if len(ids) == 0 {
 		if ids, err = allIDs(ctx, d); err != nil {
 			return r, err
