@@ -108,6 +108,34 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Ti
 	return nil
 }
 
+// EachCall streams a session's log in seq order to fn, without holding it
+// all in memory. The Arguments and Result of the Call passed are valid only
+// during the call to fn (they alias the driver's buffers); copy what must
+// outlive it. An error from fn stops the scan and is returned.
+func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*Call) error) error {
+	rows, err := d.r.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID)
+	if err != nil {
+		return fmt.Errorf("calls of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	c := Call{SessionID: sessionID}
+	var callID sql.NullString
+	var args, result sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced); err != nil {
+			return fmt.Errorf("calls of %s: %w", sessionID, err)
+		}
+		c.CallID, c.Arguments, c.Result = callID.String, json.RawMessage(args), json.RawMessage(result)
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("calls of %s: %w", sessionID, err)
+	}
+	return nil
+}
+
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]Call, error) {
 	var rows []callRow

@@ -5,7 +5,9 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -76,50 +78,75 @@ func (r *Report) Add(s Step) {
 	}
 }
 
-// Step is what applying one call did. Result and Task are set for an
-// applied write: its result now and the task as it now is.
+// Step is what applying one call did. Task is set for an applied write:
+// the task as it now is.
 type Step struct {
 	Outcome    Outcome
 	Divergence *Divergence
-	Result     tools.Result
 	Task       *store.Task
 }
 
-// Apply applies one call to st.
+// Apply applies one call to st. It changes the store without rendering
+// results, which is most of what a live call costs.
 func Apply(st *store.Store, c Call) Step {
-	if c.IsError {
-		return Step{Outcome: SkippedError}
-	}
-	call, err := tools.Decode(c.Name, c.Arguments)
-	if err != nil {
-		return Step{Outcome: SkippedInvalid}
-	}
-	if !call.Writes() {
-		return Step{Outcome: Read}
-	}
-	s := Step{Outcome: Applied}
-	s.Result, s.Task = tools.Execute(st, call)
-	if s.Result.IsError {
-		// Not applied: it changed nothing, now as it would have then had it failed.
-		s.Outcome = SkippedInvalid
-		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s was recorded as a success but fails now: %s", c.Name, s.Result.Text())}
-	} else if recorded, ok := recordedTask(c.Result); ok && recorded != *s.Task {
-		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded task %+v, replay made %+v", c.Name, recorded, *s.Task)}
-	}
+	s, _ := apply(st, c, false)
 	return s
 }
 
+// Render is Apply that also renders an applied write's result, for a
+// transcript whose calls are logged as they are replayed.
+func Render(st *store.Store, c Call) (Step, tools.Result) { return apply(st, c, true) }
+
+func apply(st *store.Store, c Call, render bool) (Step, tools.Result) {
+	if c.IsError {
+		return Step{Outcome: SkippedError}, tools.Result{}
+	}
+	call, err := tools.Decode(c.Name, c.Arguments)
+	if err != nil {
+		return Step{Outcome: SkippedInvalid}, tools.Result{}
+	}
+	if !call.Writes() {
+		return Step{Outcome: Read}, tools.Result{}
+	}
+	var res tools.Result
+	var t store.Task
+	if render {
+		var changed *store.Task
+		if res, changed = tools.Execute(st, call); res.IsError {
+			err = errors.New(res.Text())
+		} else {
+			t = *changed
+		}
+	} else {
+		t, err = tools.Apply(st, call)
+	}
+	if err != nil {
+		// Not applied: it changed nothing, now as it would have then had it failed.
+		return Step{Outcome: SkippedInvalid, Divergence: &Divergence{Seq: c.Seq,
+			Msg: fmt.Sprintf("%s was recorded as a success but fails now: %v", c.Name, err)}}, tools.Result{}
+	}
+	s := Step{Outcome: Applied, Task: &t}
+	if recorded, ok := recordedTask(c.Result); ok && recorded != t {
+		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded task %+v, replay made %+v", c.Name, recorded, t)}
+	}
+	return s, res
+}
+
+// structuredKey starts the part of a recorded result that holds the task.
+// It cannot occur inside a JSON string (the quotes would be escaped), and
+// the text before it can be long, so it is found rather than parsed.
+var structuredKey = []byte(`"structuredContent":`)
+
 func recordedTask(result json.RawMessage) (store.Task, bool) {
-	if len(result) == 0 {
+	i := bytes.LastIndex(result, structuredKey)
+	if i < 0 {
 		return store.Task{}, false
 	}
-	var r struct {
-		StructuredContent struct {
-			Task *store.Task `json:"task"`
-		} `json:"structuredContent"`
+	var sc struct {
+		Task *store.Task `json:"task"`
 	}
-	if json.Unmarshal(result, &r) != nil || r.StructuredContent.Task == nil {
+	if json.NewDecoder(bytes.NewReader(result[i+len(structuredKey):])).Decode(&sc) != nil || sc.Task == nil {
 		return store.Task{}, false
 	}
-	return *r.StructuredContent.Task, true
+	return *sc.Task, true
 }

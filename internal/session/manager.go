@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,31 +120,33 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			return &Error{Code: CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
 		}
 	}
-	rows, err := m.db.Calls(ctx, s.id)
-	if err != nil {
-		return unavailable("loading session "+s.id, err)
-	}
 	s.callIDs = make(map[string]struct{})
-	var report replay.Report
 	s.forced = nil
-	for _, row := range rows {
+	var report replay.Report
+	var last int64
+	err = m.db.EachCall(ctx, s.id, func(row *db.Call) error {
 		report.Add(replay.Apply(st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = struct{}{}
 		}
 		if row.Forced && s.forced == nil {
-			s.forced = &row
+			forced := *row
+			forced.Result = slices.Clone(row.Result) // row's bytes are the driver's
+			forced.Arguments = json.RawMessage("{}")
+			s.forced = &forced
 		}
+		last = row.Seq
+		return nil
+	})
+	if err != nil {
+		return unavailable("loading session "+s.id, err)
 	}
-	s.nextSeq = 1
-	if len(rows) > 0 {
-		s.nextSeq = rows[len(rows)-1].Seq + 1
-	}
+	s.nextSeq = last + 1
 	for _, d := range report.Divergences {
 		m.log.Warn("replay diverged", slog.String(keySession, s.id), slog.String("divergence", d.String()))
 	}
-	if len(rows) > 0 {
-		m.log.Info("session replayed", slog.String(keySession, s.id), slog.Int("rows", len(rows)),
+	if last > 0 {
+		m.log.Info("session replayed", slog.String(keySession, s.id), slog.Int64("rows", last),
 			slog.Int("applied", report.Applied), slog.Int("skippedErrors", report.SkippedErrors),
 			slog.Int("skippedInvalid", report.SkippedInvalid), slog.Int("divergent", report.Divergent))
 	}

@@ -204,12 +204,12 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 	var rows []db.Append
 	for _, c := range p.Calls {
 		args := tools.Canonical(c.Arguments)
-		step := replay.Apply(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
+		step, res := replay.Render(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
 		report.Add(step)
 		if step.Outcome != replay.Applied {
 			continue
 		}
-		out, err := json.Marshal(step.Result)
+		out, err := json.Marshal(res)
 		if err != nil {
 			m.drop(s)
 			return Resumed{}, &Error{Code: CodeInternal, Message: "encode result", Err: err}

@@ -42,20 +42,32 @@ func ErrorResult(msg string) Result {
 	return Result{Content: []Content{{Type: "text", Text: "Error: " + msg}}, IsError: true}
 }
 
+// Apply makes a write's change to st without rendering a result: replay's
+// path. It returns the task as it now is, or the store's error.
+func Apply(st *store.Store, c Call) (store.Task, error) {
+	switch c.Name {
+	case TaskCreate:
+		return st.Create(*c.Subject, *c.Description), nil
+	case TaskUpdate:
+		return st.Update(c.Taskid, c.Patch())
+	}
+	return store.Task{}, fmt.Errorf("%s is not a write", c.Name)
+}
+
 // Execute runs a decoded call against st. Writes change st; changed is the
 // task as it is after a successful write, nil otherwise. A call that fails
 // (an unknown taskid) changes nothing and yields an error result.
 func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 	switch c.Name {
 	case TaskCreate:
-		t := st.Create(*c.Subject, *c.Description)
+		t, _ := Apply(st, c)
 		return taskResult(st, fmt.Sprintf("Created task #%d %q (pending).", t.Taskid, t.Subject), t), &t
 	case TaskUpdate:
 		before, err := st.Get(c.Taskid)
 		if err != nil {
 			return notFound(st, c.Taskid), nil
 		}
-		t, err := st.Update(c.Taskid, c.Patch())
+		t, err := Apply(st, c)
 		if err != nil {
 			return ErrorResult(err.Error()), nil
 		}
