@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
+	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
 // shutdownGrace bounds how long in-flight calls get to finish after a signal.
@@ -25,6 +26,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	syncMode := fs.String("sync", "full", "durability of each commit: full (survives power loss) or normal (survives a crash of the daemon)")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once")
 	maxSize := fs.Int64("max-db-size", 0, "cap on the database file in bytes (0: none); writes past it fail with -32004, reads go on")
+	maxSessions := fs.Int("max-sessions", session.DefaultMaxLoaded, "sessions kept in memory; beyond it the least recently used leave (and are replayed on next use)")
+	idle := fs.Duration("idle-timeout", session.DefaultIdleTimeout, "a session unused this long leaves memory (and is replayed on next use)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	fs.Usage = func() {
@@ -69,7 +72,7 @@ Examples:
 	}
 	log := slog.New(h)
 
-	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, Version: version, Logger: log})
+	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, MaxLoaded: *maxSessions, IdleTimeout: *idle, Version: version, Logger: log})
 	if err != nil {
 		log.Error("cannot start", slog.Any("err", err))
 		return 1

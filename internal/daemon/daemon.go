@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/server"
@@ -21,16 +22,22 @@ type Config struct {
 	// MaxDBBytes caps the database file (0: none).
 	MaxDBBytes int64
 	MaxConns   int
-	Version    string
-	Logger     *slog.Logger
+	// MaxLoaded and IdleTimeout bound the sessions kept in memory; an
+	// evicted session is replayed on its next use.
+	MaxLoaded   int
+	IdleTimeout time.Duration
+	Version     string
+	Logger      *slog.Logger
 }
 
 // Daemon is a running tasksessiond.
 type Daemon struct {
-	cfg Config
-	db  *db.DB
-	srv *server.Server
-	log *slog.Logger
+	cfg         Config
+	db          *db.DB
+	srv         *server.Server
+	log         *slog.Logger
+	stopEvictor context.CancelFunc
+	evictorDone chan struct{}
 }
 
 // Open opens the database (running migrations) and the socket.
@@ -43,12 +50,24 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	mgr := session.NewManager(d, cfg.Logger)
+	if cfg.MaxLoaded > 0 {
+		mgr.SetMaxLoaded(cfg.MaxLoaded)
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = session.DefaultIdleTimeout
+	}
 	srv := server.New(mgr, server.Config{Socket: cfg.Socket, Database: cfg.DB, Version: cfg.Version, MaxConns: cfg.MaxConns, Logger: cfg.Logger})
 	if err := srv.Listen(); err != nil {
 		d.Close()
 		return nil, err
 	}
-	return &Daemon{cfg: cfg, db: d, srv: srv, log: cfg.Logger}, nil
+	ectx, stop := context.WithCancel(context.Background())
+	dm := &Daemon{cfg: cfg, db: d, srv: srv, log: cfg.Logger, stopEvictor: stop, evictorDone: make(chan struct{})}
+	go func() {
+		defer close(dm.evictorDone)
+		mgr.RunEvictor(ectx, cfg.IdleTimeout)
+	}()
+	return dm, nil
 }
 
 // Serve serves until Close; it returns nil after a clean Close.
@@ -61,6 +80,8 @@ func (d *Daemon) Serve() error {
 // ctx ends), then closes the database.
 func (d *Daemon) Close(ctx context.Context) error {
 	err := d.srv.Shutdown(ctx)
+	d.stopEvictor()
+	<-d.evictorDone
 	if cerr := d.db.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close database: %w", cerr))
 	}

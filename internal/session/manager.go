@@ -36,6 +36,8 @@ type Manager struct {
 	total    int // sessions in the database; -1 until first counted
 
 	calls atomic.Int64
+
+	maxLoaded int // sessions kept in memory; the least recently used beyond it are evicted
 }
 
 // session is one loaded session. mu serialises everything done to it, so
@@ -52,6 +54,8 @@ type session struct {
 	callIDs map[string]struct{}
 	report  replay.Report
 	forced  *db.Call // the TaskList fired at compaction, for a successor session
+
+	lastUsed atomic.Int64 // when the last holder released it, in Unix nanoseconds
 }
 
 // NewManager returns a manager over d. A nil logger discards.
@@ -59,7 +63,7 @@ func NewManager(d *db.DB, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{db: d, log: log, start: time.Now(), sessions: make(map[string]*session), total: -1}
+	return &Manager{db: d, log: log, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
 }
 
 // acquire returns the session locked, loading it by replay when it is not
@@ -88,12 +92,16 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 				s.mu.Unlock()
 				return nil, err
 			}
+			m.evictOverCap(s)
 		}
 		return s, nil
 	}
 }
 
-func (s *session) release() { s.mu.Unlock() }
+func (s *session) release() {
+	s.lastUsed.Store(time.Now().UnixNano())
+	s.mu.Unlock()
+}
 
 // drop removes s from memory; the next access replays it from the
 // database. s must be locked.

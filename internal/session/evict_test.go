@@ -1,0 +1,57 @@
+package session_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+func loaded(t *testing.T, m *session.Manager) int {
+	t.Helper()
+	st, err := m.Stats(ctx)
+	require.NoError(t, err)
+	return st.Loaded
+}
+
+func TestEvictionOverCap(t *testing.T) {
+	// Ensures sessions beyond the cap leave memory, least recently used
+	// first, and come back by replay with the same tasks.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	m.SetMaxLoaded(3)
+	var ids []string
+	for i := range 5 {
+		id := newSession(t, m)
+		call(t, m, id, tools.TaskCreate, fmt.Sprintf(`{"subject":"task of %d"}`, i))
+		ids = append(ids, id)
+		assert.LessOrEqual(t, loaded(t, m), 3)
+	}
+	for i, id := range ids {
+		got := call(t, m, id, tools.TaskGet, `{"taskid":1}`)
+		assert.Equal(t, fmt.Sprintf("task of %d", i), got.StructuredContent.Task.Subject)
+		next := call(t, m, id, tools.TaskCreate, `{"subject":"again"}`)
+		assert.Equal(t, 2, next.StructuredContent.Task.Taskid, "replayed, not restarted")
+	}
+	assert.LessOrEqual(t, loaded(t, m), 3)
+}
+
+func TestEvictIdle(t *testing.T) {
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	a, b := newSession(t, m), newSession(t, m)
+	call(t, m, a, tools.TaskCreate, `{"subject":"a"}`)
+	time.Sleep(200 * time.Millisecond) // a is now idle for longer than b
+	call(t, m, b, tools.TaskCreate, `{"subject":"b"}`)
+	assert.Equal(t, 1, m.EvictIdle(100*time.Millisecond))
+	assert.Equal(t, 1, loaded(t, m))
+	got := call(t, m, a, tools.TaskList, `{}`)
+	assert.Len(t, got.StructuredContent.Tasks, 1)
+	assert.Equal(t, 0, m.EvictIdle(time.Hour))
+}
