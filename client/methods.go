@@ -262,3 +262,35 @@ func (c *Client) Compact(ctx context.Context, p Compact) (Compacted, error) {
 	err := c.Call(ctx, "sessions/compact", p, &out)
 	return out, err
 }
+
+// Event is a committed change to a watched session, from
+// notifications/tasks/changed (Op create or update, with Task) or
+// notifications/sessions/compacted (Op compacted, with SuccessorID).
+type Event struct {
+	SessionID   string `json:"sessionId"`
+	Seq         int64  `json:"seq"`
+	Op          string `json:"op"`
+	Task        *Task  `json:"task"`
+	SuccessorID string `json:"successorId"`
+}
+
+// Notification methods of sessions/watch.
+const (
+	NotifyTasksChanged     = "notifications/tasks/changed"
+	NotifySessionCompacted = "notifications/sessions/compacted"
+	NotifyWatchLagged      = "notifications/sessions/watchLagged"
+)
+
+// Watch subscribes this connection to a session's committed changes; they
+// arrive through the function set with OnNotification (decode them with
+// DecodeEvent).
+func (c *Client) Watch(ctx context.Context, id string) error {
+	return c.Call(ctx, "sessions/watch", map[string]string{"sessionId": id}, nil)
+}
+
+// DecodeEvent decodes a watch notification.
+func DecodeEvent(n Notification) (Event, error) {
+	var e Event
+	err := json.Unmarshal(n.Params, &e)
+	return e, err
+}

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -294,4 +295,64 @@ func TestFsck(t *testing.T) {
 	out, _, code = cli(t, sock, "fsck", "f", "--db", dbPath)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "session f: tasks projection has")
+}
+
+func TestWatchAndExport(t *testing.T) {
+	// Ensures `watch` redraws after each change and follows compaction, and
+	// `export` prints a Markdown checklist and JSON.
+	dbPath := filepath.Join(t.TempDir(), "w.db")
+	sock := testutil.SocketPath(t)
+	startDaemon(t, dbPath, sock)
+	_, _, code := cli(t, sock, "new", "--id", "w1", "--title", "Watched")
+	require.Equal(t, 0, code)
+
+	cmd := exec.Command(binary, "watch", "w1")
+	cmd.Env = append(os.Environ(), "TASKSESSIOND_SOCKET="+sock)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waitFor := func(want string) {
+		t.Helper()
+		timeout := time.After(15 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				require.True(t, ok, "watch exited before showing %q", want)
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("watch never showed %q", want)
+			}
+		}
+	}
+	waitFor("session w1")
+	_, _, code = cli(t, sock, "call", "w1", "TaskCreate", `{"subject":"watch me"}`)
+	require.Equal(t, 0, code)
+	waitFor("create #1 [pending] watch me")
+	_, _, code = cli(t, sock, "compact", "w1", "--new-id", "w2")
+	require.Equal(t, 0, code)
+	waitFor("following its successor w2")
+	_, _, code = cli(t, sock, "call", "w2", "TaskUpdate", `{"taskid":1,"status":"completed"}`)
+	require.Equal(t, 0, code)
+	waitFor("update #1 [completed] watch me")
+
+	out, _, code := cli(t, sock, "export", "w2", "--format", "markdown")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "# Watched\n\n- [x] #1 watch me\n", out)
+	out, _, code = cli(t, sock, "export", "w2", "--format", "json")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, `"nextTaskid": 2`)
+	_, errOut, code := cli(t, sock, "export", "w2", "--format", "csv")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "--format must be markdown or json")
 }

@@ -33,7 +33,7 @@ type Command struct {
 }
 
 // Commands are the client subcommands, in the order help lists them.
-var Commands = []*Command{statusCmd, sessionsCmd, newCmd, tasksCmd, callCmd, snapshotCmd, compactCmd, lineageCmd}
+var Commands = []*Command{statusCmd, sessionsCmd, newCmd, tasksCmd, callCmd, watchCmd, exportCmd, snapshotCmd, compactCmd, lineageCmd}
 
 // Lookup returns the named command.
 func Lookup(name string) *Command {

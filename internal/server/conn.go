@@ -25,8 +25,9 @@ type conn struct {
 	srv *Server
 	nc  *net.UnixConn
 
-	wmu sync.Mutex // guards w: responses and notifications interleave
-	w   *bufio.Writer
+	wmu     sync.Mutex // guards w and watches: responses and notifications interleave
+	w       *bufio.Writer
+	watches []func() // cancels of this connection's sessions/watch subscriptions
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -50,6 +51,7 @@ func (c *conn) refuse(e *jsonrpc.Error) {
 func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.cancel()
+	defer c.endWatches()
 	r := jsonrpc.NewReader(c.nc, c.srv.cfg.MaxLine)
 	for {
 		line, err := r.Next()

@@ -26,6 +26,7 @@ func (s *Server) methods() map[string]handler {
 		"sessions/replay":   s.sessionsReplay,
 		"sessions/snapshot": s.sessionsSnapshot,
 		"sessions/compact":  s.sessionsCompact,
+		"sessions/watch":    s.sessionsWatch,
 		"daemon/status":     s.daemonStatus,
 	}
 }

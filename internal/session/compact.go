@@ -94,6 +94,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 	}
 	s.rec.Status, s.rec.SuccessorID = db.StatusCompacted, plan.New.ID
 	m.created()
+	m.notify(Event{SessionID: s.id, Op: OpCompacted, SuccessorID: plan.New.ID})
 
 	succ, err := store.Restore(*plan.New.Snapshot)
 	if err == nil {

@@ -38,6 +38,7 @@ type Manager struct {
 	calls atomic.Int64
 
 	maxLoaded int // sessions kept in memory; the least recently used beyond it are evicted
+	watch     watchers
 }
 
 // session is one loaded session. mu serialises everything done to it, so
@@ -252,6 +253,13 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		m.drop(s)
 		m.log.Error("append failed; session dropped from memory", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
 		return nil, unavailable(p.Name, err)
+	}
+	if changed != nil {
+		op := OpUpdate
+		if p.Name == tools.TaskCreate {
+			op = OpCreate
+		}
+		m.notify(Event{SessionID: s.id, Seq: s.nextSeq, Op: op, Task: changed})
 	}
 	s.nextSeq++
 	if p.CallID != "" {

@@ -1,0 +1,38 @@
+package cli_test
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/cli"
+)
+
+func TestMarkdown(t *testing.T) {
+	got := cli.Markdown(client.Session{ID: "s", Title: "Refactor"}, []client.Task{
+		{Taskid: 1, Status: "completed", Subject: "Read the code"},
+		{Taskid: 2, Status: "inprogress", Subject: "Split the parser", Description: "lexer first\nthen the rest"},
+		{Taskid: 3, Status: "pending", Subject: "Write tests"},
+		{Taskid: 4, Status: "deleted", Subject: "Rewrite in Rust"},
+	})
+	assert.Equal(t, "# Refactor\n\n"+
+		"- [x] #1 Read the code\n"+
+		"- [ ] #2 Split the parser (in progress)\n  lexer first\n  then the rest\n"+
+		"- [ ] #3 Write tests\n"+
+		"- [ ] #4 ~~Rewrite in Rust~~ (deleted)\n", got)
+	assert.Equal(t, "# Session x\n\n_No tasks._\n", cli.Markdown(client.Session{ID: "x"}, nil))
+}
+
+func TestParseArgs(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	j := fs.Bool("json", false, "")
+	n := fs.Int("n", 0, "")
+	pos, err := cli.ParseArgs(fs, []string{"a", "--json", "b", "-n", "3", "--", "-c"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "-c"}, pos)
+	assert.True(t, *j)
+	assert.Equal(t, 3, *n)
+}
