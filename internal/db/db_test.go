@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/migrations"
 )
 
 var ctx = context.Background()
@@ -37,9 +39,16 @@ func TestOpen(t *testing.T) {
 	assert.Equal(t, "wal", mode)
 	d.Close()
 	testutil.MustOpenDBAt(t, path) // migrations already applied: no error
-	var versions int
+	var versions, files int
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM goose_db_version WHERE version_id > 0`).Scan(&versions))
-	assert.Equal(t, 1, versions)
+	entries, err := migrations.FS.ReadDir(".")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			files++
+		}
+	}
+	assert.Equal(t, files, versions, "each migration applied once")
 }
 
 func TestParseSync(t *testing.T) {
