@@ -172,6 +172,9 @@ func (c *Client) fail(err error) {
 
 // Call sends a request and decodes its result into result (if not nil).
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if params == nil {
 		params = struct{}{}
 	}

@@ -1,0 +1,124 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/server"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// TestMain runs a daemon for the examples, on a temp database and socket
+// named by TASKSESSIOND_SOCKET, as a host would find it.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tsdx")
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := db.Open(context.Background(), filepath.Join(dir, "x.db"), db.Options{Sync: db.SyncNormal})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sock := filepath.Join(dir, "x.sock")
+	srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock})
+	if err := srv.Listen(); err != nil {
+		log.Fatal(err)
+	}
+	go srv.Serve()
+	os.Setenv("TASKSESSIOND_SOCKET", sock)
+	code := m.Run()
+	srv.Shutdown(context.Background())
+	d.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// A host's loop: start a session, give the model the tools, forward its
+// tool calls (with the model's tool-call id, so a retry is safe), and
+// compact when the context fills up.
+func Example() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, os.Getenv("TASKSESSIOND_SOCKET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	// 1. Start: a session, and the tools in the provider's format.
+	s, err := c.CreateSession(ctx, client.CreateSession{Title: "refactor the parser"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools, err := c.ListTools(ctx, "agent", "anthropic")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(tools), "tools")
+
+	// 2. The model calls a tool: forward it, put the text in front of the model.
+	res, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", CallID: "toolu_01",
+		Arguments: `{"subject":"Split the lexer out"}`}) // as the provider delivered it
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Text())
+
+	// A retry after a lost connection: same callId, same result, applied once.
+	again, _ := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", CallID: "toolu_01",
+		Arguments: `{"subject":"Split the lexer out"}`})
+	fmt.Println(string(again.Raw) == string(res.Raw))
+
+	// 3. Compaction: the new history starts with the messages, then the
+	// forced TaskList as a tool call and its result.
+	out, err := c.Compact(ctx, client.Compact{SessionID: s.ID, Summary: "We are splitting the parser."})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range out.Messages {
+		fmt.Println(m.Role, m.Kind)
+	}
+	var forced client.CallToolResult
+	json.Unmarshal(out.ForcedCall.Result, &forced)
+	fmt.Println(out.ForcedCall.Name, len(forced.StructuredContent.Tasks), "task")
+
+	// Later calls go to the successor; ids continue.
+	next, _ := c.CallTool(ctx, client.ToolCall{SessionID: out.Session.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "Test it"}})
+	fmt.Println(next.StructuredContent.Task.Taskid)
+	// Output:
+	// 4 tools
+	// Created task #1 "Split the lexer out" (pending).
+	//
+	// Task list: 1 task (1 pending, 0 inprogress, 0 completed, 0 deleted).
+	// Open:
+	//   #1 [pending] Split the lexer out
+	// true
+	// system task_snapshot
+	// system summary
+	// TaskList 1 task
+	// 2
+}
+
+// Errors carry the JSON-RPC code; compare with errors.Is.
+func ExampleError() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, os.Getenv("TASKSESSIOND_SOCKET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.ResumeSession(ctx, "no-such-session")
+	var e *client.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, errors.Is(err, client.ErrSessionNotFound))
+	}
+	// Output:
+	// -32001 true
+}
