@@ -40,6 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return benchCmd(ctx, rest, stdout, stderr)
 	case "mcp":
 		return mcpCmd(ctx, rest, stderr)
+	case "completion":
+		return completionCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return 0
@@ -74,6 +76,7 @@ Talking to a running daemon:
 	}
 	fmt.Fprint(w, `
 Other:
+  completion  print a bash completion script: source <(tasksessiond completion bash)
   version     print the version
   help        print this help
 

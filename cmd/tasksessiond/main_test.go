@@ -356,3 +356,29 @@ func TestWatchAndExport(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "--format must be markdown or json")
 }
+
+func TestCompletion(t *testing.T) {
+	out, _, code := cli(t, "", "completion", "bash")
+	require.Equal(t, 0, code)
+	for _, name := range []string{"serve", "mcp", "watch", "export", "compact", "fsck", "bench"} {
+		assert.Regexp(t, `[" ]`+name+`[" ]`, out)
+	}
+	script := filepath.Join(t.TempDir(), "c.bash")
+	require.NoError(t, os.WriteFile(script, []byte(out), 0o600))
+	if bash, err := exec.LookPath("bash"); err == nil {
+		res, err := exec.Command(bash, "-n", script).CombinedOutput()
+		assert.NoError(t, err, string(res))
+	}
+	_, _, code = cli(t, "", "completion", "fish")
+	assert.Equal(t, 2, code)
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	// Ensures each subcommand answers --help with its usage and examples, exit 0.
+	for _, name := range []string{"serve", "mcp", "fsck", "crashtest", "bench", "status", "sessions", "new", "tasks", "call", "watch", "export", "snapshot", "compact", "lineage"} {
+		_, errOut, code := cli(t, "", name, "--help")
+		assert.Equal(t, 0, code, name)
+		assert.Contains(t, errOut, "Usage: tasksessiond "+name, name)
+		assert.Contains(t, errOut, "Example", name)
+	}
+}
