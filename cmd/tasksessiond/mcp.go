@@ -24,6 +24,7 @@ func mcpCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
 	sessionID := fs.String("session", os.Getenv(envSession), "session to serve (env "+envSession+"); default: a new one, its id printed here")
 	title := fs.String("title", "mcp", "title of a session the bridge creates")
+	create := fs.Bool("create", false, "create the --session when it does not exist yet (for a fixed id in a client's config)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: tasksessiond mcp [flags]
 
@@ -36,7 +37,7 @@ Flags:
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, `
 Examples:
-  claude mcp add tasks -- tasksessiond mcp
+  claude mcp add tasks -- tasksessiond mcp --session my-project --create
   TASKSESSIOND_SESSION=my-session tasksessiond mcp
 `)
 	}
@@ -47,7 +48,7 @@ Examples:
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	b, err := mcpbridge.New(ctx, mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Version: version, Logger: log})
+	b, err := mcpbridge.New(ctx, mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create, Version: version, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond mcp: %v\n", err)
 		return 1

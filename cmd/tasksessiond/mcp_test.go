@@ -123,4 +123,13 @@ func TestMCPNewSessionAndMissingDaemon(t *testing.T) {
 	out, err = exec.Command(binary, "mcp", "--socket", sock, "--session", "ghost").CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), `session "ghost" not found`)
+	assert.Contains(t, string(out), "pass --create")
+
+	cmd = exec.Command(binary, "mcp", "--socket", sock, "--session", "fixed", "--create")
+	stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
+	stdin.Close()
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "serving new session fixed")
 }

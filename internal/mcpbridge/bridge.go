@@ -21,6 +21,7 @@ type Config struct {
 	Socket    string // the daemon's socket
 	SessionID string // the session to serve; "" creates one
 	Title     string // for a created session
+	Create    bool   // create SessionID when it does not exist
 	Version   string
 	Logger    *slog.Logger
 }
@@ -54,8 +55,15 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 		}
 		b.session, b.created = s.ID, true
 	} else if _, err := c.GetSession(ctx, b.session); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("session %s: %w", b.session, err)
+		if !cfg.Create || !errors.Is(err, client.ErrSessionNotFound) {
+			c.Close()
+			return nil, fmt.Errorf("session %s: %w (pass --create to create it)", b.session, err)
+		}
+		if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: cfg.Title}); err != nil && !errors.Is(err, client.ErrSessionExists) {
+			c.Close()
+			return nil, fmt.Errorf("create session %s: %w", b.session, err)
+		}
+		b.created = true
 	}
 
 	defs, err := c.ListTools(ctx, "agent", "mcp")
