@@ -84,7 +84,9 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 		return Call{}, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
 	}
 
-	raw = Canonical(raw)
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+		raw = Canonical(raw) // unwrap a string holding the object, or null
+	}
 	if raw[0] == '"' {
 		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
 	}
@@ -131,7 +133,7 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 		}
 		if v, ok := args["status"]; ok {
 			var s string
-			if json.Unmarshal(v, &s) != nil {
+			if jsonString(v, &s) != nil {
 				return fail("status must be a string: one of pending, inprogress, completed, deleted; got %s", jsonKind(v))
 			}
 			st, err := store.ParseStatus(s)
@@ -155,9 +157,19 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 	return c, nil
 }
 
+// jsonString decodes a JSON string, without the decoder for the common
+// case of one with no escapes.
+func jsonString(v json.RawMessage, s *string) error {
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && bytes.IndexByte(v[1:n-1], '\\') < 0 && bytes.IndexByte(v[1:n-1], '"') < 0 && utf8.Valid(v[1:n-1]) {
+		*s = string(v[1 : n-1])
+		return nil
+	}
+	return json.Unmarshal(v, s)
+}
+
 func decodeSubject(v json.RawMessage) (*string, error) {
 	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	if err := jsonString(v, &s); err != nil {
 		return nil, fmt.Errorf("subject must be a string, got %s", jsonKind(v))
 	}
 	s = strings.TrimSpace(s)
@@ -179,7 +191,7 @@ func decodeDescription(v json.RawMessage) (*string, error) {
 		return nil, nil
 	}
 	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	if err := jsonString(v, &s); err != nil {
 		return nil, fmt.Errorf("description must be a string, got %s", jsonKind(v))
 	}
 	switch {
@@ -201,7 +213,7 @@ func decodeTaskid(v json.RawMessage) (int, error) {
 	var text string
 	switch v[0] {
 	case '"':
-		if err := json.Unmarshal(v, &text); err != nil {
+		if err := jsonString(v, &text); err != nil {
 			return 0, errors.New(hint)
 		}
 		text = strings.TrimPrefix(strings.TrimSpace(text), "#")

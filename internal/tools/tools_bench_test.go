@@ -1,0 +1,56 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+func BenchmarkDecode(b *testing.B) {
+	for _, tc := range []struct{ name, tool, args string }{
+		{"TaskCreate", tools.TaskCreate, `{"subject":"Write the parser tests","description":"Cover the error paths."}`},
+		{"TaskUpdate", tools.TaskUpdate, `{"taskid":"#12","status":"in_progress"}`},
+		{"TaskList", tools.TaskList, `{}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			args := json.RawMessage(tc.args)
+			for b.Loop() {
+				if _, err := tools.Decode(tc.tool, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExecute is a call's in-memory work: apply, render, encode.
+func BenchmarkExecute(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		st := store.New()
+		for range n {
+			st.Create("Write the parser tests", "Cover the error paths.")
+		}
+		for _, tc := range []struct{ name, tool, args string }{
+			{"TaskUpdate", tools.TaskUpdate, `{"taskid":1,"status":"inprogress"}`},
+			{"TaskList", tools.TaskList, `{}`},
+		} {
+			call, err := tools.Decode(tc.tool, json.RawMessage(tc.args))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(tc.name+"/"+itoa(n), func(b *testing.B) {
+				for b.Loop() {
+					res, _ := tools.Execute(st, call)
+					if _, err := json.Marshal(res); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
