@@ -67,6 +67,7 @@ type DB struct {
 	closed     chan struct{}
 	writerDone chan struct{}
 	closeOnce  sync.Once
+	ckptDone   chan struct{}
 }
 
 var errClosed = errors.New("database closed")
@@ -102,8 +103,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(4)
 
 	d := &DB{path: path, w: w, r: r, now: opts.Now,
-		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{})}
+		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	go d.writer()
+	go d.checkpointer()
 	if err := d.init(ctx); err != nil {
 		d.Close()
 		return nil, err
@@ -137,6 +139,9 @@ func dsn(path string, opts Options, writer bool) string {
 	pragmas.Add("_pragma", "synchronous("+string(opts.Sync)+")")
 	if writer {
 		pragmas.Set("_txlock", "immediate")
+		// Checkpoints run in the background (see checkpointer), not in
+		// whichever commit happens to cross the threshold.
+		pragmas.Add("_pragma", "wal_autocheckpoint(0)")
 		if opts.MaxBytes > 0 {
 			pragmas.Add("_pragma", fmt.Sprintf("max_page_count(%d)", max(opts.MaxBytes/pageSize, 1)))
 		}
@@ -209,6 +214,7 @@ func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
 		close(d.closed)
 		<-d.writerDone
+		<-d.ckptDone
 		err = errors.Join(d.r.Close(), d.w.Close())
 	})
 	return err
@@ -244,6 +250,27 @@ func isCorrupt(err error) bool {
 
 func isUniqueViolation(err error) bool {
 	return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) || isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE)
+}
+
+// checkpointInterval is how often the WAL is copied back into the database
+// file. Doing it here keeps that work (and its fsyncs) out of commits.
+const checkpointInterval = 250 * time.Millisecond
+
+// checkpointer runs passive checkpoints on a connection of the reader pool:
+// they never block the writer or readers, and a checkpoint writes no
+// transaction, so the pool's query_only does not stop it.
+func (d *DB) checkpointer() {
+	defer close(d.ckptDone)
+	t := time.NewTicker(checkpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.closed:
+			return
+		case <-t.C:
+			d.r.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		}
+	}
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its findings; nil
