@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/tasksessiond/tasksessiond/internal/bench"
+	"github.com/tasksessiond/tasksessiond/internal/cli"
 )
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -33,11 +32,8 @@ Flags:
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --json > bench.json\n")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	dir, err := bench.TempDir()
 	if err != nil {
@@ -51,9 +47,7 @@ Flags:
 		return 1
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		cli.PrintJSON(stdout, r)
 		return 0
 	}
 	bench.Print(stdout, r)

@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
 )
 
@@ -40,11 +39,8 @@ Flags:
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond crashtest --cycles 20\n  tasksessiond crashtest --cycles 1000 --json\n")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	bin, err := os.Executable()
 	if err != nil {
@@ -66,9 +62,7 @@ Flags:
 	start := time.Now()
 	r, err := crashtest.Run(ctx, cfg)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		cli.PrintJSON(stdout, r)
 	} else {
 		fmt.Fprintf(stdout, "cycles %d, acknowledged %d, in flight at a kill %d (landed %d), retried %d, compactions %d\n",
 			r.Cycles, r.Acknowledged, r.InFlight, r.InFlightLanded, r.Retried, r.Compactions)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,9 +50,7 @@ Flags:
 		return 1
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		cli.PrintJSON(stdout, r)
 	} else {
 		for _, line := range r.Integrity {
 			fmt.Fprintf(stdout, "integrity: %s\n", line)

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -82,6 +84,18 @@ Other:
 
 Run "tasksessiond COMMAND --help" for a command's flags and examples.
 `)
+}
+
+// parseFlags parses a subcommand's flags; when !ok the command ends with
+// code (0 after --help, 2 after a bad flag, which flag has reported).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }
 
 func firstLine(s string) string {

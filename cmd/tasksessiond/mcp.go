@@ -41,11 +41,8 @@ Examples:
   TASKSESSIOND_SESSION=my-session tasksessiond mcp
 `)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	b, err := mcpbridge.New(ctx, mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create, Version: version, Logger: log})

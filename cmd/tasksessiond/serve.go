@@ -45,11 +45,8 @@ Examples:
   tasksessiond serve --db ./tasks.db --socket /tmp/ts.sock --sync normal
 `)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tasksessiond serve: unexpected argument %q\n", fs.Arg(0))

@@ -104,7 +104,8 @@ func ParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func printJSON(w io.Writer, v any) error {
+// PrintJSON writes v as indented JSON.
+func PrintJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -132,7 +133,7 @@ var statusCmd = &Command{
 				return err
 			}
 			if *asJSON {
-				return printJSON(e.Stdout, st)
+				return PrintJSON(e.Stdout, st)
 			}
 			tw := table(e.Stdout)
 			fmt.Fprintf(tw, "version\t%s\n", st.Version)
@@ -164,7 +165,7 @@ var sessionsCmd = &Command{
 				if list == nil {
 					list = []client.Session{}
 				}
-				return printJSON(e.Stdout, list)
+				return PrintJSON(e.Stdout, list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(e.Stdout, "No sessions yet. Create one with: tasksessiond new --title \"my work\"")
@@ -195,7 +196,7 @@ var newCmd = &Command{
 				return err
 			}
 			if *asJSON {
-				return printJSON(e.Stdout, s)
+				return PrintJSON(e.Stdout, s)
 			}
 			fmt.Fprintln(e.Stdout, s.ID)
 			return nil
@@ -215,7 +216,7 @@ var tasksCmd = &Command{
 				return err
 			}
 			if *asJSON {
-				return printJSON(e.Stdout, r.Tasks)
+				return PrintJSON(e.Stdout, r.Tasks)
 			}
 			if len(r.Tasks) == 0 {
 				fmt.Fprintf(e.Stdout, "Session %s has no tasks yet.\n", args[0])
@@ -266,7 +267,7 @@ var callCmd = &Command{
 			if *asJSON {
 				var v any
 				json.Unmarshal(r.Raw, &v)
-				return printJSON(e.Stdout, v)
+				return PrintJSON(e.Stdout, v)
 			}
 			fmt.Fprintln(e.Stdout, r.Text())
 			if r.IsError {

@@ -23,7 +23,7 @@ var snapshotCmd = &Command{
 				return err
 			}
 			if *asJSON {
-				return printJSON(e.Stdout, snap)
+				return PrintJSON(e.Stdout, snap)
 			}
 			fmt.Fprintln(e.Stdout, snap.Text)
 			return nil
@@ -60,7 +60,7 @@ var compactCmd = &Command{
 				return err
 			}
 			if *asJSON {
-				return printJSON(e.Stdout, out)
+				return PrintJSON(e.Stdout, out)
 			}
 			fmt.Fprintln(e.Stdout, out.Session.ID)
 			return nil
@@ -80,7 +80,7 @@ var lineageCmd = &Command{
 				return err
 			}
 			if *asJSON {
-				return printJSON(e.Stdout, chain)
+				return PrintJSON(e.Stdout, chain)
 			}
 			tw := table(e.Stdout)
 			fmt.Fprintln(tw, "GEN\tID\tSTATUS\tTASKS\tOPEN\tCREATED")

@@ -132,7 +132,7 @@ var exportCmd = &Command{
 				return err
 			}
 			if *format == "json" {
-				return printJSON(e.Stdout, struct {
+				return PrintJSON(e.Stdout, struct {
 					Session    client.Session `json:"session"`
 					Tasks      []client.Task  `json:"tasks"`
 					NextTaskid int            `json:"nextTaskid"`
