@@ -102,8 +102,17 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Ti
 			return fmt.Errorf("project task %s/%d: %w", c.SessionID, t.Taskid, err)
 		}
 	}
-	if _, err := tx.StmtContext(ctx, d.stmts.touchSession).ExecContext(ctx, ts, c.SessionID); err != nil {
-		return fmt.Errorf("touch session %s: %w", c.SessionID, err)
+	return nil
+}
+
+// touch stamps the sessions' updated_at, once each however many of their
+// calls a transaction holds.
+func (d *DB) touch(ctx context.Context, tx *sqlx.Tx, now time.Time, ids map[string]struct{}) error {
+	ts := formatTime(now)
+	for id := range ids {
+		if _, err := tx.StmtContext(ctx, d.stmts.touchSession).ExecContext(ctx, ts, id); err != nil {
+			return fmt.Errorf("touch session %s: %w", id, err)
+		}
 	}
 	return nil
 }

@@ -69,7 +69,10 @@ func TestAppendIsAtomic(t *testing.T) {
 		return db.Append{Call: db.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task}
 	}
 	require.NoError(t, d.AppendCalls(ctx, []db.Append{row(1, "c1")}))
-	err := d.AppendCalls(ctx, []db.Append{row(2, "c2"), row(3, "c1")}) // c1 reused
+	s, err := d.GetSession(ctx, "s")
+	require.NoError(t, err)
+	assert.True(t, s.UpdatedAt.After(s.CreatedAt), "a call stamps the session's updated_at")
+	err = d.AppendCalls(ctx, []db.Append{row(2, "c2"), row(3, "c1")}) // c1 reused
 	assert.ErrorIs(t, err, db.ErrExists)
 	calls, err := d.Calls(ctx, "s")
 	require.NoError(t, err)
