@@ -100,6 +100,10 @@ func (s *Server) Serve() error {
 			continue
 		}
 		if !s.track(c) {
+			if s.closing.Load() {
+				c.refuse(jsonrpc.Errorf(jsonrpc.CodeInternal, "the daemon is shutting down; retry once it is back"))
+				continue
+			}
 			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInternal, "too many connections: the daemon serves at most %d at once; close idle ones and retry", s.cfg.MaxConns))
 			s.log.Warn("connection refused: limit reached", slog.Int("max", s.cfg.MaxConns))
 			continue
