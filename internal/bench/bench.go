@@ -186,8 +186,9 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// raw measures SQLite alone: the same rows (log row, projection row,
-// session touch) one transaction per call, and batched.
+// raw measures SQLite alone: the same rows (log row and projection row per
+// call, the session touched once per transaction) through the same prepared
+// statements, one call per transaction, and batched.
 func (b *bencher) raw(ctx context.Context, r *Results) error {
 	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
 		path := b.path("raw.db")
@@ -204,19 +205,27 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 			return err
 		}
 		raw.SetMaxOpenConns(1)
+		// The daemon's statements, prepared as the daemon prepares them.
+		insCall, err := raw.PrepareContext(ctx, `INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, is_error, result, forced, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, 0, ?)`)
+		if err != nil {
+			return err
+		}
+		insTask, err := raw.PrepareContext(ctx, `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at) VALUES (?, ?, 'pending', 'Write the parser tests', 'Cover the error paths.', ?, ?)`)
+		if err != nil {
+			return err
+		}
+		touch, err := raw.PrepareContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`)
+		if err != nil {
+			return err
+		}
 		seq := 0
 		insert := func(tx *sql.Tx) error {
 			seq++
 			now := time.Now().UTC().Format(time.RFC3339Nano)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, is_error, result, forced, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, 0, ?)`,
-				"raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, rowResult, now); err != nil {
+			if _, err := tx.StmtContext(ctx, insCall).ExecContext(ctx, "raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, rowResult, now); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at) VALUES (?, ?, 'pending', 'Write the parser tests', 'Cover the error paths.', ?, ?)`,
-				"raw", seq, now, now); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ? WHERE id = ?`, now, "raw")
+			_, err := tx.StmtContext(ctx, insTask).ExecContext(ctx, "raw", seq, now, now)
 			return err
 		}
 		for _, batch := range []int{1, 100} {
@@ -235,6 +244,10 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 						tx.Rollback()
 						return err
 					}
+				}
+				if _, err := tx.StmtContext(ctx, touch).ExecContext(ctx, time.Now().UTC().Format(time.RFC3339Nano), "raw"); err != nil {
+					tx.Rollback()
+					return err
 				}
 				if err := tx.Commit(); err != nil {
 					return err
