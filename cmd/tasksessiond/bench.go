@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/tasksessiond/tasksessiond/internal/bench"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
@@ -16,6 +17,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a smoke run (under a minute): short phases, small sizes")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: tasksessiond bench [flags]
 
@@ -41,6 +43,19 @@ Flags:
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	r, err := bench.Run(ctx, bench.Config{Dir: dir, Quick: *quick, Log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
