@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
 // conn is one client connection. Its requests are served in the order they
@@ -57,7 +58,7 @@ func (c *conn) serve() {
 		line, err := r.Next()
 		switch {
 		case errors.Is(err, jsonrpc.ErrLineTooLong):
-			c.write(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (keep descriptions under %d KiB)", err, 64)))
+			c.write(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (keep descriptions under %d KiB)", err, tools.MaxDescriptionBytes>>10)))
 			c.flush()
 			continue
 		case err != nil:
