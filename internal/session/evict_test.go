@@ -47,9 +47,9 @@ func TestEvictIdle(t *testing.T) {
 	m := session.NewManager(d, nil)
 	a, b := newSession(t, m), newSession(t, m)
 	call(t, m, a, tools.TaskCreate, `{"subject":"a"}`)
-	time.Sleep(200 * time.Millisecond) // a is now idle for longer than b
+	time.Sleep(500 * time.Millisecond) // a is now idle for longer than b
 	call(t, m, b, tools.TaskCreate, `{"subject":"b"}`)
-	assert.Equal(t, 1, m.EvictIdle(100*time.Millisecond))
+	assert.Equal(t, 1, m.EvictIdle(250*time.Millisecond))
 	assert.Equal(t, 1, loaded(t, m))
 	got := call(t, m, a, tools.TaskList, `{}`)
 	assert.Len(t, got.StructuredContent.Tasks, 1)
