@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,7 +328,9 @@ func TestRefusesOtherUsers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sock := testutil.SocketPath(t)
-			srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock, AllowUIDs: tc.allow})
+			var logs syncBuffer
+			srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock, AllowUIDs: tc.allow,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, srv.Listen())
 			go srv.Serve()
 			defer srv.Shutdown(ctx)
@@ -336,8 +340,9 @@ func TestRefusesOtherUsers(t *testing.T) {
 				assert.Nil(t, c.recv()["error"])
 				return
 			}
-			// Refused at once, before it sends anything.
+			// Refused at once, before it sends anything, and logged.
 			assert.Contains(t, c.recv()["error"].(map[string]any)["message"], "may not use this daemon")
+			assert.Contains(t, logs.String(), "connection refused: peer is another user")
 		})
 	}
 }
@@ -419,4 +424,22 @@ func TestDisconnectMidRequest(t *testing.T) {
 	rows, err := d.DB.Calls(ctx, info.ID)
 	require.NoError(t, err)
 	assert.Len(t, rows, 1)
+}
+
+// syncBuffer is a buffer a logger and a test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
