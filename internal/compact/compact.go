@@ -35,21 +35,19 @@ func ForcedCallID(newID string) string { return "tasksessiond-compact-" + newID 
 // messages injected at the start of its history (the snapshot text, then
 // the summary when given) and the forced TaskList as its first call.
 func Build(old db.Session, st *store.Store, newID, summary string) (db.Compaction, error) {
+	// The successor starts as exactly this store, so st renders what it
+	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
-	next, err := store.Restore(snap)
-	if err != nil {
-		return db.Compaction{}, fmt.Errorf("compact %s: %w", old.ID, err)
-	}
 	p := db.Compaction{
 		Old:      old.ID,
 		New:      &db.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
 		Tasks:    snap.Tasks,
-		Messages: []db.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(next)}},
+		Messages: []db.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}},
 	}
 	if summary != "" {
 		p.Messages = append(p.Messages, db.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
-	result, err := json.Marshal(tools.ListResult(next))
+	result, err := json.Marshal(tools.ListResult(st))
 	if err != nil {
 		return db.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}
