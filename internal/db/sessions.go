@@ -192,15 +192,31 @@ func (d *DB) CountSessions(ctx context.Context) (int, error) {
 // TaskCounts returns the counts by status of a session's tasks, read from
 // the tasks projection.
 func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, error) {
+	all, err := d.TaskCountsOf(ctx, []string{sessionID})
+	return all[sessionID], err
+}
+
+// TaskCountsOf returns the counts of several sessions in one query (a
+// session without tasks is absent from the map: its counts are zero).
+func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.Counts, error) {
+	out := make(map[string]store.Counts, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(`SELECT session_id, status, count(*) AS n FROM tasks WHERE session_id IN (?) GROUP BY session_id, status`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("count tasks: %w", err)
+	}
 	var rows []struct {
-		Status string `db:"status"`
-		N      int    `db:"n"`
+		SessionID string `db:"session_id"`
+		Status    string `db:"status"`
+		N         int    `db:"n"`
 	}
-	if err := d.r.SelectContext(ctx, &rows, `SELECT status, count(*) AS n FROM tasks WHERE session_id = ? GROUP BY status`, sessionID); err != nil {
-		return store.Counts{}, fmt.Errorf("count tasks of %s: %w", sessionID, err)
+	if err := d.r.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("count tasks: %w", err)
 	}
-	var c store.Counts
 	for _, r := range rows {
+		c := out[r.SessionID]
 		c.Total += r.N
 		switch store.Status(r.Status) {
 		case store.Pending:
@@ -212,8 +228,9 @@ func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, er
 		case store.Deleted:
 			c.Deleted = r.N
 		}
+		out[r.SessionID] = c
 	}
-	return c, nil
+	return out, nil
 }
 
 // Tasks returns a session's tasks from the projection, in taskid order.

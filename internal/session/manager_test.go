@@ -289,3 +289,21 @@ func TestReplayTranscript(t *testing.T) {
 }
 
 func errAs(err error, target **session.Error) bool { return errors.As(err, target) }
+
+func TestListCounts(t *testing.T) {
+	// Ensures sessions/list gives each session its own counts (one query for the page).
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	a, b := newSession(t, m), newSession(t, m)
+	call(t, m, a, tools.TaskCreate, `{"subject":"x"}`)
+	call(t, m, a, tools.TaskCreate, `{"subject":"y"}`)
+	call(t, m, a, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`)
+	list, _, err := m.List(ctx, session.ListParams{})
+	require.NoError(t, err)
+	got := map[string]store.Counts{}
+	for _, s := range list {
+		got[s.ID] = s.Counts
+	}
+	assert.Equal(t, store.Counts{Total: 2, Pending: 1, Completed: 1}, got[a])
+	assert.Equal(t, store.Counts{}, got[b])
+}

@@ -51,10 +51,11 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 	if len(p.Title) > maxTitleLen {
 		return Info{}, errorf(CodeInvalid, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
 	}
-	if meta := tools.Canonical(p.Metadata); len(p.Metadata) > 0 && meta[0] != '{' {
+	meta := tools.Canonical(p.Metadata)
+	if meta[0] != '{' {
 		return Info{}, errorf(CodeInvalid, "metadata must be a JSON object")
 	}
-	rec := db.Session{ID: p.SessionID, Title: p.Title, Metadata: tools.Canonical(p.Metadata)}
+	rec := db.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
 	if err := m.db.CreateSession(ctx, &rec); err != nil {
 		if errors.Is(err, db.ErrExists) {
 			return Info{}, errorf(CodeExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
@@ -106,13 +107,17 @@ func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error
 	if err != nil {
 		return nil, "", unavailable("listing sessions", err)
 	}
+	ids := make([]string, len(recs))
+	for i, rec := range recs {
+		ids[i] = rec.ID
+	}
+	counts, err := m.db.TaskCountsOf(ctx, ids)
+	if err != nil {
+		return nil, "", unavailable("listing sessions", err)
+	}
 	out := make([]Info, 0, len(recs))
 	for _, rec := range recs {
-		c, err := m.db.TaskCounts(ctx, rec.ID)
-		if err != nil {
-			return nil, "", unavailable("listing sessions", err)
-		}
-		out = append(out, info(rec, c))
+		out = append(out, info(rec, counts[rec.ID]))
 	}
 	return out, next, nil
 }
