@@ -58,15 +58,17 @@ func (m *Manager) RunEvictor(ctx context.Context, idle time.Duration) {
 	}
 }
 
-// evictOverCap drops the least recently used sessions beyond the cap,
-// sparing keep (just loaded, and locked by the caller).
+// evictOverCap drops the least recently used sessions once the cap is
+// passed, sparing keep (just loaded, and locked by the caller). It goes down
+// to 90% of the cap, so that at the cap the sort is paid once per many
+// loads, not on every one.
 func (m *Manager) evictOverCap(keep *session) {
 	m.mu.Lock()
-	over := len(m.sessions) - m.maxLoaded
-	if over <= 0 {
+	if len(m.sessions) <= m.maxLoaded {
 		m.mu.Unlock()
 		return
 	}
+	over := len(m.sessions) - m.maxLoaded*9/10
 	candidates := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {
 		if s != keep {

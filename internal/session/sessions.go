@@ -249,14 +249,25 @@ type Stats struct {
 // database once and then kept, so daemon/status stays off the disk.
 func (m *Manager) Stats(ctx context.Context) (Stats, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.total < 0 {
+	counted := m.total >= 0
+	m.mu.Unlock()
+	if !counted {
+		// Counted outside the lock, which every session lookup takes. A
+		// session created meanwhile may be in the count or not; created()
+		// only adds once there is a count, so at worst it is one short
+		// until the daemon restarts.
 		total, err := m.db.CountSessions(ctx)
 		if err != nil {
 			return Stats{}, unavailable("counting sessions", err)
 		}
-		m.total = total
+		m.mu.Lock()
+		if m.total < 0 {
+			m.total = total
+		}
+		m.mu.Unlock()
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load()}, nil
 }
 
