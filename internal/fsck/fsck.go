@@ -97,19 +97,18 @@ func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 			return out, nil
 		}
 	}
-	rows, err := d.Calls(ctx, id)
+	// Streamed, as the daemon loads a session: a long log is never held whole.
+	err = d.EachCall(ctx, id, func(row *db.Call) error {
+		out.Rows++
+		if want := int64(out.Rows); row.Seq != want {
+			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
+		}
+		out.Replay.Add(replay.Apply(st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
+		return nil
+	})
 	if err != nil {
 		return out, err
 	}
-	out.Rows = len(rows)
-	calls := make([]replay.Call, len(rows))
-	for i, row := range rows {
-		calls[i] = replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}
-		if want := int64(i + 1); row.Seq != want {
-			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
-		}
-	}
-	out.Replay = replay.Run(st, calls)
 	for _, dv := range out.Replay.Divergences {
 		out.Problems = append(out.Problems, "replay diverges at "+dv.String())
 	}
