@@ -230,7 +230,7 @@ func (a *actor) nextCall() pending {
 		p.compactTo = fmt.Sprintf("crash-%d-g%d", a.n, a.gen)
 		return p
 	}
-	p.name, p.args = randomCall(a.rng, a.model.Len())
+	p.name, p.args = RandomCall(a.rng, a.model.Len())
 	return p
 }
 
@@ -398,8 +398,9 @@ func sameTasks(got []client.Task, want []store.Task) bool {
 	})
 }
 
-// randomCall returns a valid or invalid call at random against a store of about n tasks.
-func randomCall(r *rand.Rand, n int) (name, args string) {
+// RandomCall returns a valid or invalid call at random against a store of
+// about n tasks: the mix the harness drives, shared with the replay property test.
+func RandomCall(r *rand.Rand, n int) (name, args string) {
 	id := r.IntN(n+3) + 0
 	statuses := []string{"pending", "inprogress", "in_progress", "completed", "deleted", "done"}
 	switch r.IntN(10) {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond/internal/crashtest"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -49,31 +49,6 @@ func call(t testing.TB, m *session.Manager, id, name, args string) result {
 	return decodeResult(t, raw)
 }
 
-// randomCall returns a call that is valid or invalid at random, against a
-// store that has about n tasks.
-func randomCall(r *rand.Rand, n int) (name, args string) {
-	id := r.IntN(n+3) + 0 // sometimes 0 or beyond the end: an error
-	statuses := []string{"pending", "inprogress", "in_progress", "completed", "deleted", "done"}
-	switch r.IntN(8) {
-	case 0, 1, 2:
-		if r.IntN(10) == 0 {
-			return tools.TaskCreate, `{"subject":""}`
-		}
-		return tools.TaskCreate, fmt.Sprintf(`{"subject":"task %d","description":"d%d"}`, r.Int(), r.IntN(100))
-	case 3, 4:
-		return tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":%q}`, id, statuses[r.IntN(len(statuses))])
-	case 5:
-		return tools.TaskUpdate, fmt.Sprintf(`{"taskid":"#%d","subject":"renamed %d"}`, id, r.IntN(100))
-	case 6:
-		return tools.TaskGet, fmt.Sprintf(`{"taskid":%d}`, id)
-	default:
-		if r.IntN(4) == 0 {
-			return tools.TaskList, `{"bogus":true}`
-		}
-		return tools.TaskList, `{}`
-	}
-}
-
 func TestReplayPropertyMatchesLive(t *testing.T) {
 	// Ensures, over many seeds, that random valid and invalid calls applied
 	// live and then replayed from the database by a fresh manager yield the
@@ -89,7 +64,7 @@ func TestReplayPropertyMatchesLive(t *testing.T) {
 		ids = append(ids, id)
 		model[id] = store.New()
 		for range 20 + r.IntN(30) {
-			name, args := randomCall(r, model[id].Len())
+			name, args := crashtest.RandomCall(r, model[id].Len())
 			res := call(t, live, id, name, args)
 			// The model: the same call on a plain store.
 			c, err := tools.Decode(name, json.RawMessage(args))
