@@ -188,10 +188,9 @@ func TestOtherConnectionsUnaffected(t *testing.T) {
 	// Ensures a client that connects and never sends, or sends half a line,
 	// does not hold up others.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	silent := dialRaw(t, d.Socket)
+	dialRaw(t, d.Socket) // connects and never sends
 	half := dialRaw(t, d.Socket)
 	half.nc.Write([]byte(`{"jsonrpc":"2.0","id":1,"meth`))
-	_ = silent
 	cl := d.Dial(t)
 	_, err := cl.Status(ctx)
 	require.NoError(t, err)
