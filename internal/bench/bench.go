@@ -503,7 +503,8 @@ func (b *bencher) compaction(ctx context.Context, r *Results) error {
 // resume shows that resuming a compacted session costs the same whatever
 // its ancestor's history.
 func (b *bencher) resume(ctx context.Context, r *Results) error {
-	d, err := db.Open(ctx, b.path("resume.db"), db.Options{Sync: db.SyncNormal})
+	path := b.path("resume.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	if err != nil {
 		return err
 	}
@@ -523,17 +524,39 @@ func (b *bencher) resume(ctx context.Context, r *Results) error {
 		}
 		succ[i] = out.Session.ID
 	}
+	// Both are timed in turn, best of five, after the fresh history has been
+	// checkpointed into the database file: otherwise the background
+	// checkpoint of those 110,000 calls slows whichever is timed first.
+	if err := checkpoint(ctx, path); err != nil {
+		return err
+	}
 	var took [2]time.Duration
-	for i, id := range succ {
-		if took[i], err = best(3, func() error {
-			_, err := session.NewManager(d, nil).Resume(ctx, id)
-			return err
-		}); err != nil {
-			return err
+	for range 5 {
+		for i, id := range succ {
+			t0 := time.Now()
+			if _, err := session.NewManager(d, nil).Resume(ctx, id); err != nil {
+				return err
+			}
+			if t := time.Since(t0); took[i] == 0 || t < took[i] {
+				took[i] = t
+			}
 		}
 	}
 	r.Resume = ResumeResult{Tasks: tasks, LongAncestor: long, ShortAncestor: short, LongTook: took[0], ShortTook: took[1],
 		Ratio: took[0].Seconds() / took[1].Seconds()}
+	return nil
+}
+
+// checkpoint copies the whole WAL into the database file and empties it.
+func checkpoint(ctx context.Context, path string) error {
+	raw, err := sql.Open("sqlite", db.WriterDSN(path, db.Options{Sync: db.SyncNormal}))
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	if _, err := raw.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	return nil
 }
 

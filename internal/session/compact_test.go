@@ -3,6 +3,7 @@ package session_test
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -247,4 +249,40 @@ func TestWritesRacingCompaction(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, len(oldRows), len(oldStore.Tasks), "the sealed session holds exactly the creates before the snapshot")
 	assert.True(t, strings.HasPrefix(got.Messages[0].Content, "Task list carried over"))
+}
+
+func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
+	// Ensures resuming a compacted session costs the same whatever its
+	// ancestors' history: it seeds from the snapshot and replays only its
+	// own rows. The ancestors' logs are wiped underneath a fresh manager; a
+	// resume that read them would lose tasks or report applied calls.
+	path := filepath.Join(t.TempDir(), "t.db")
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	first := planted(t, m)
+	for i := range 40 {
+		call(t, m, first, tools.TaskUpdate, fmt.Sprintf(`{"taskid":4,"subject":"todo one, take %d"}`, i))
+	}
+	mid, err := m.Compact(ctx, session.CompactParams{SessionID: first})
+	require.NoError(t, err)
+	call(t, m, mid.Session.ID, tools.TaskCreate, `{"subject":"in the middle generation"}`)
+	last, err := m.Compact(ctx, session.CompactParams{SessionID: mid.Session.ID})
+	require.NoError(t, err)
+	want, err := m.Resume(ctx, last.Session.ID)
+	require.NoError(t, err)
+
+	raw := testutil.RawDB(t, path)
+	res, err := raw.Exec(`DELETE FROM tool_calls WHERE session_id IN (?, ?)`, first, mid.Session.ID)
+	require.NoError(t, err)
+	n, err := res.RowsAffected()
+	require.NoError(t, err)
+	require.EqualValues(t, 7+40+2, n, "the ancestors' rows, the middle one's forced TaskList included")
+
+	got, err := session.NewManager(d, nil).Resume(ctx, last.Session.ID)
+	require.NoError(t, err)
+	assert.Equal(t, want.Tasks, got.Tasks)
+	assert.Equal(t, 6, got.NextTaskid)
+	assert.Equal(t, want.Messages, got.Messages)
+	assert.Equal(t, want.ForcedCall, got.ForcedCall)
+	assert.Equal(t, replay.Report{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
 }
