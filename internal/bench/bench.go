@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -75,6 +76,7 @@ type Results struct {
 	Quick      bool          `json:"quick"`
 	Raw        []Rate        `json:"raw"`
 	Noop       []Rate        `json:"noop"`
+	Unlogged   []Rate        `json:"unlogged"`
 	Daemon     []Rate        `json:"daemon"`
 	Replay     ReplayResult  `json:"replay"`
 	Compaction []Timed       `json:"compaction"`
@@ -121,12 +123,15 @@ type StartupResult struct {
 	Took     time.Duration `json:"took"`
 }
 
-// MemoryResult is the Go heap held per loaded session and per task.
+// MemoryResult is the memory held per loaded session and per task: the Go
+// heap, and the process's resident set (RSS, Linux only: 0 elsewhere).
 type MemoryResult struct {
 	Sessions        int     `json:"sessions"`
 	TasksPerSession int     `json:"tasksPerSession"`
 	BytesPerSession float64 `json:"bytesPerSession"`
 	BytesPerTask    float64 `json:"bytesPerTask"`
+	RSSPerSession   float64 `json:"rssPerSession,omitempty"`
+	RSSPerTask      float64 `json:"rssPerTask,omitempty"`
 }
 
 // Run measures everything.
@@ -361,6 +366,10 @@ func (b *bencher) socket(ctx context.Context, r *Results) error {
 				}
 				r.Noop = append(r.Noop, Rate{Name: "no-op (daemon/status)", Clients: n, PerSec: rate, Latency: lat})
 			}
+			if err := b.unlogged(ctx, dm, r); err != nil {
+				dm.stop()
+				return err
+			}
 		}
 		for _, n := range concurrency {
 			ids := make([]string, n)
@@ -393,6 +402,14 @@ func (b *bencher) socket(ctx context.Context, r *Results) error {
 		}
 		dm.stop()
 	}
+	for i := range r.Unlogged {
+		u := &r.Unlogged[i]
+		for _, n := range r.Noop {
+			if n.Clients == u.Clients {
+				u.VsNoop = u.PerSec / n.PerSec
+			}
+		}
+	}
 	for i := range r.Daemon {
 		d := &r.Daemon[i]
 		for _, n := range r.Noop {
@@ -405,6 +422,34 @@ func (b *bencher) socket(ctx context.Context, r *Results) error {
 				d.VsRawSingle = d.PerSec / raw.PerSec
 			}
 		}
+	}
+	return nil
+}
+
+// unlogged measures the tool path without the database: the compact
+// worker's TaskGet, which is decoded, executed and rendered like any call
+// but neither logged nor committed. Between it and the no-op lies the cost
+// of a tool call itself; between it and tools/call, the cost of storage.
+func (b *bencher) unlogged(ctx context.Context, dm *daemon, r *Results) error {
+	s, err := dm.mgr.Create(ctx, session.CreateParams{})
+	if err != nil {
+		return err
+	}
+	if _, err := dm.mgr.Call(ctx, session.CallParams{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs)}); err != nil {
+		return err
+	}
+	for _, n := range concurrency {
+		rate, lat, err := b.drive(ctx, dm.socket, n, func(c *client.Client, _, _ int) error {
+			res, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: tools.TaskGet, Role: "compact_worker", Arguments: json.RawMessage(`{"taskid":1}`)})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("TaskGet: %s", res.Text())
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		r.Unlogged = append(r.Unlogged, Rate{Name: "tools/call, unlogged read", Clients: n, PerSec: rate, Latency: lat})
 	}
 	return nil
 }
@@ -533,6 +578,7 @@ func (b *bencher) resume(ctx context.Context, r *Results) error {
 	var took [2]time.Duration
 	for range 5 {
 		for i, id := range succ {
+			runtime.GC() // so that neither pays for the other's garbage
 			t0 := time.Now()
 			if _, err := session.NewManager(d, nil).Resume(ctx, id); err != nil {
 				return err
@@ -624,28 +670,47 @@ func (b *bencher) memory(ctx context.Context, r *Results) error {
 		}
 	}
 	seed = nil
-	load := func(prefix string) (float64, error) {
+	// Each load returns the heap and the RSS it added per session.
+	load := func(prefix string) (heapPer, rssPer float64, err error) {
 		m := session.NewManager(d, nil)
-		before := heap()
+		heap0, rss0 := heap(), rss()
 		for i := range n {
 			if _, err := m.Resume(ctx, fmt.Sprint(prefix, i)); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
-		after := heap()
+		heap1, rss1 := heap(), rss()
 		runtime.KeepAlive(m)
-		return float64(after-before) / float64(n), nil
+		return (float64(heap1) - float64(heap0)) / float64(n), (float64(rss1) - float64(rss0)) / float64(n), nil
 	}
-	empty, err := load("empty-")
+	empty, emptyRSS, err := load("empty-")
 	if err != nil {
 		return err
 	}
-	full, err := load("full-")
+	full, fullRSS, err := load("full-")
 	if err != nil {
 		return err
 	}
 	r.Memory = MemoryResult{Sessions: n, TasksPerSession: perSession, BytesPerSession: empty, BytesPerTask: (full - empty) / perSession}
+	if rss() > 0 {
+		r.Memory.RSSPerSession, r.Memory.RSSPerTask = emptyRSS, (fullRSS-emptyRSS)/perSession
+	}
 	return nil
+}
+
+// rss is the process's resident set in bytes, after a collection has
+// handed freed memory back to the system; 0 where /proc is missing.
+func rss() uint64 {
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, resident uint64
+	if _, err := fmt.Sscan(string(b), &size, &resident); err != nil {
+		return 0
+	}
+	return resident * uint64(os.Getpagesize())
 }
 
 func heap() uint64 {

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 )
@@ -16,7 +17,7 @@ func Print(w io.Writer, r *Results) {
 	fmt.Fprintf(w, "tasksessiond bench (%s run, %s): %s/%s, %d CPUs, %s\n\n", mode, r.Took.Round(time.Second), r.Machine.GOOS, r.Machine.GOARCH, r.Machine.CPUs, r.Machine.Go)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "what\tsync\tclients\tper s\tp50\tp99\tp99.9\tvs no-op\tvs raw 1/commit\t")
-	rows := append(append(append([]Rate{}, r.Raw...), r.Noop...), r.Daemon...)
+	rows := slices.Concat(r.Raw, r.Noop, r.Unlogged, r.Daemon)
 	for _, x := range rows {
 		clients := ""
 		if x.Clients > 0 {
@@ -36,8 +37,11 @@ func Print(w io.Writer, r *Results) {
 	fmt.Fprintf(tw, "resume\tcompacted session of %d tasks: %s with a %d-call ancestor, %s with a %d-call one (ratio %.2f)\n",
 		r.Resume.Tasks, ms(r.Resume.LongTook), r.Resume.LongAncestor, ms(r.Resume.ShortTook), r.Resume.ShortAncestor, r.Resume.Ratio)
 	fmt.Fprintf(tw, "start-up\t%d sessions in the database: serving after %s\n", r.Startup.Sessions, ms(r.Startup.Took))
-	fmt.Fprintf(tw, "memory\t%d loaded sessions: %.0f B per session, %.0f B per task (%d tasks, %d logged calls each)\n",
+	fmt.Fprintf(tw, "memory\t%d loaded sessions: heap %.0f B per session, %.0f B per task (%d tasks, %d logged calls each)\n",
 		r.Memory.Sessions, r.Memory.BytesPerSession, r.Memory.BytesPerTask, r.Memory.TasksPerSession, 3*r.Memory.TasksPerSession)
+	if r.Memory.RSSPerSession != 0 {
+		fmt.Fprintf(tw, "\tRSS %.0f B per session, %.0f B per task\n", r.Memory.RSSPerSession, r.Memory.RSSPerTask)
+	}
 	tw.Flush()
 }
 
