@@ -23,10 +23,12 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 Measure, in one run on temp databases with the daemon's pragmas: raw SQLite
 inserts of the log's rows (one per commit and batched) under full and normal
-sync; the no-op ceiling of the socket; the daemon's tools/call with 1, 8 and
-64 concurrent sessions, as ratios to both; replay against a raw scan;
+sync; the no-op ceiling of the socket; a tool call that is neither logged
+nor committed; the daemon's tools/call with 1, 8 and 64 concurrent
+sessions, as ratios to the raw and no-op figures; replay against a raw scan;
 compaction of 100, 1,000 and 10,000 tasks; resume of a compacted session;
-start-up on a database of many sessions; memory per session and per task.
+start-up on a database of many sessions; memory (heap and RSS) per session
+and per task.
 The full run takes a few minutes.
 
 Flags:

@@ -670,6 +670,7 @@ func (b *bencher) memory(ctx context.Context, r *Results) error {
 		}
 	}
 	seed = nil
+	haveRSS := rss() > 0
 	// Each load returns the heap and the RSS it added per session.
 	load := func(prefix string) (heapPer, rssPer float64, err error) {
 		m := session.NewManager(d, nil)
@@ -692,7 +693,7 @@ func (b *bencher) memory(ctx context.Context, r *Results) error {
 		return err
 	}
 	r.Memory = MemoryResult{Sessions: n, TasksPerSession: perSession, BytesPerSession: empty, BytesPerTask: (full - empty) / perSession}
-	if rss() > 0 {
+	if haveRSS {
 		r.Memory.RSSPerSession, r.Memory.RSSPerTask = emptyRSS, (fullRSS-emptyRSS)/perSession
 	}
 	return nil
