@@ -270,6 +270,7 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 	require.NoError(t, err)
 	want, err := m.Resume(ctx, last.Session.ID)
 	require.NoError(t, err)
+	require.Len(t, want.Tasks, 5)
 
 	raw := testutil.RawDB(t, path)
 	res, err := raw.Exec(`DELETE FROM tool_calls WHERE session_id IN (?, ?)`, first, mid.Session.ID)
