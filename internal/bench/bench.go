@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,8 +23,8 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -271,36 +272,53 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 	return nil
 }
 
-// daemon is an in-process daemon on a real socket.
-type daemon struct {
-	db     *db.DB
-	mgr    *session.Manager
-	srv    *server.Server
+// running is the daemon started as `tasksessiond serve` starts it, on a
+// real socket in this process.
+type running struct {
+	d      *daemon.Daemon
 	socket string
 	done   chan error
 }
 
-func (b *bencher) startDaemon(ctx context.Context, sync db.Sync) (*daemon, error) {
-	d, err := db.Open(ctx, b.path("daemon.db"), db.Options{Sync: sync})
+func (b *bencher) startDaemon(ctx context.Context, sync db.Sync) (*running, error) {
+	return start(ctx, daemon.Config{DB: b.path("daemon.db"), Socket: b.path("d.sock"), Sync: sync, MaxConns: 256})
+}
+
+func start(ctx context.Context, cfg daemon.Config) (*running, error) {
+	d, err := daemon.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	sock := b.path("d.sock")
-	mgr := session.NewManager(d, nil)
-	srv := server.New(mgr, server.Config{Socket: sock, Database: d.Path(), MaxConns: 256})
-	if err := srv.Listen(); err != nil {
-		d.Close()
-		return nil, err
-	}
-	dm := &daemon{db: d, mgr: mgr, srv: srv, socket: sock, done: make(chan error, 1)}
-	go func() { dm.done <- srv.Serve() }()
-	return dm, nil
+	rd := &running{d: d, socket: cfg.Socket, done: make(chan error, 1)}
+	go func() { rd.done <- d.Serve() }()
+	return rd, nil
 }
 
-func (d *daemon) stop() {
-	d.srv.Shutdown(context.Background())
-	<-d.done
-	d.db.Close()
+func (rd *running) stop() error {
+	err := rd.d.Close(context.Background())
+	return errors.Join(err, <-rd.done)
+}
+
+// newSessions creates n sessions over c and returns their ids.
+func newSessions(ctx context.Context, c *client.Client, n int) ([]string, error) {
+	ids := make([]string, n)
+	for i := range ids {
+		s, err := c.CreateSession(ctx, client.CreateSession{})
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
+
+// callTool makes a tool call, a result with isError being an error too.
+func callTool(ctx context.Context, c *client.Client, p client.ToolCall) error {
+	res, err := c.CallTool(ctx, p)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%s: %s", p.Name, res.Text())
+	}
+	return err
 }
 
 // drive runs clients concurrently, each on its own connection, calling op
@@ -347,81 +365,82 @@ func (b *bencher) drive(ctx context.Context, socket string, clients int, op func
 
 var concurrency = []int{1, 8, 64}
 
-// socket measures the no-op ceiling and the daemon's tool calls.
+// socket measures the no-op ceiling, the unlogged tool call and the
+// daemon's tool calls, each as ratios to the baselines.
 func (b *bencher) socket(ctx context.Context, r *Results) error {
 	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
-		dm, err := b.startDaemon(ctx, sync)
-		if err != nil {
+		if err := b.socketPhase(ctx, sync, r); err != nil {
 			return err
 		}
-		if sync == db.SyncFull {
-			for _, n := range concurrency {
-				rate, lat, err := b.drive(ctx, dm.socket, n, func(c *client.Client, _, _ int) error {
-					_, err := c.Status(ctx)
-					return err
-				})
-				if err != nil {
-					dm.stop()
-					return err
-				}
-				r.Noop = append(r.Noop, Rate{Name: "no-op (daemon/status)", Clients: n, PerSec: rate, Latency: lat})
-			}
-			if err := b.unlogged(ctx, dm, r); err != nil {
-				dm.stop()
-				return err
+	}
+	perSec := func(rates []Rate, match func(Rate) bool) float64 {
+		for _, x := range rates {
+			if match(x) {
+				return x.PerSec
 			}
 		}
-		for _, n := range concurrency {
-			ids := make([]string, n)
-			for i := range ids {
-				s, err := dm.mgr.Create(ctx, session.CreateParams{})
-				if err != nil {
-					dm.stop()
-					return err
-				}
-				ids[i] = s.ID
+		return 0
+	}
+	for _, rates := range [][]Rate{r.Unlogged, r.Daemon} {
+		for i := range rates {
+			x := &rates[i]
+			if noop := perSec(r.Noop, func(n Rate) bool { return n.Clients == x.Clients }); noop > 0 {
+				x.VsNoop = x.PerSec / noop
 			}
-			// Each session creates a task, then completes it: the mix a
-			// working model produces, with the open list staying short.
-			rate, lat, err := b.drive(ctx, dm.socket, n, func(c *client.Client, w, i int) error {
-				p := client.ToolCall{SessionID: ids[w], Name: "TaskCreate", Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprintf("b-%d-%d", w, i)}
-				if i%2 == 1 {
-					p.Name, p.Arguments = "TaskUpdate", json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
-				}
-				res, err := c.CallTool(ctx, p)
-				if err == nil && res.IsError {
-					err = fmt.Errorf("%s: %s", p.Name, res.Text())
-				}
+			if raw := perSec(r.Raw, func(raw Rate) bool { return raw.Sync == x.Sync && strings.Contains(raw.Name, "one row") }); x.Sync != "" && raw > 0 {
+				x.VsRawSingle = x.PerSec / raw
+			}
+		}
+	}
+	return nil
+}
+
+// socketPhase runs one daemon under sync: the baselines (under full only,
+// as they do not touch the database), then the tool calls.
+func (b *bencher) socketPhase(ctx context.Context, sync db.Sync, r *Results) (err error) {
+	rd, err := b.startDaemon(ctx, sync)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rd.stop()) }()
+	c, err := client.Dial(ctx, rd.socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if sync == db.SyncFull {
+		for _, n := range concurrency {
+			rate, lat, err := b.drive(ctx, rd.socket, n, func(c *client.Client, _, _ int) error {
+				_, err := c.Status(ctx)
 				return err
 			})
 			if err != nil {
-				dm.stop()
 				return err
 			}
-			r.Daemon = append(r.Daemon, Rate{Name: "tools/call", Sync: string(sync), Clients: n, PerSec: rate, Latency: lat})
+			r.Noop = append(r.Noop, Rate{Name: "no-op (daemon/status)", Clients: n, PerSec: rate, Latency: lat})
 		}
-		dm.stop()
-	}
-	for i := range r.Unlogged {
-		u := &r.Unlogged[i]
-		for _, n := range r.Noop {
-			if n.Clients == u.Clients {
-				u.VsNoop = u.PerSec / n.PerSec
-			}
+		if err := b.unlogged(ctx, c, rd.socket, r); err != nil {
+			return err
 		}
 	}
-	for i := range r.Daemon {
-		d := &r.Daemon[i]
-		for _, n := range r.Noop {
-			if n.Clients == d.Clients {
-				d.VsNoop = d.PerSec / n.PerSec
-			}
+	for _, n := range concurrency {
+		ids, err := newSessions(ctx, c, n)
+		if err != nil {
+			return err
 		}
-		for _, raw := range r.Raw {
-			if raw.Sync == d.Sync && strings.Contains(raw.Name, "one row") {
-				d.VsRawSingle = d.PerSec / raw.PerSec
+		// Each session creates a task, then completes it: the mix a
+		// working model produces, with the open list staying short.
+		rate, lat, err := b.drive(ctx, rd.socket, n, func(c *client.Client, w, i int) error {
+			p := client.ToolCall{SessionID: ids[w], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprintf("b-%d-%d", w, i)}
+			if i%2 == 1 {
+				p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
 			}
+			return callTool(ctx, c, p)
+		})
+		if err != nil {
+			return err
 		}
+		r.Daemon = append(r.Daemon, Rate{Name: "tools/call", Sync: string(sync), Clients: n, PerSec: rate, Latency: lat})
 	}
 	return nil
 }
@@ -430,21 +449,17 @@ func (b *bencher) socket(ctx context.Context, r *Results) error {
 // worker's TaskGet, which is decoded, executed and rendered like any call
 // but neither logged nor committed. Between it and the no-op lies the cost
 // of a tool call itself; between it and tools/call, the cost of storage.
-func (b *bencher) unlogged(ctx context.Context, dm *daemon, r *Results) error {
-	s, err := dm.mgr.Create(ctx, session.CreateParams{})
+func (b *bencher) unlogged(ctx context.Context, c *client.Client, socket string, r *Results) error {
+	ids, err := newSessions(ctx, c, 1)
 	if err != nil {
 		return err
 	}
-	if _, err := dm.mgr.Call(ctx, session.CallParams{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs)}); err != nil {
+	if err := callTool(ctx, c, client.ToolCall{SessionID: ids[0], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs)}); err != nil {
 		return err
 	}
 	for _, n := range concurrency {
-		rate, lat, err := b.drive(ctx, dm.socket, n, func(c *client.Client, _, _ int) error {
-			res, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: tools.TaskGet, Role: "compact_worker", Arguments: json.RawMessage(`{"taskid":1}`)})
-			if err == nil && res.IsError {
-				err = fmt.Errorf("TaskGet: %s", res.Text())
-			}
-			return err
+		rate, lat, err := b.drive(ctx, socket, n, func(c *client.Client, _, _ int) error {
+			return callTool(ctx, c, client.ToolCall{SessionID: ids[0], Name: tools.TaskGet, Role: "compact_worker", Arguments: json.RawMessage(`{"taskid":1}`)})
 		})
 		if err != nil {
 			return err
@@ -624,28 +639,19 @@ func (b *bencher) startup(ctx context.Context, r *Results) error {
 	if err != nil {
 		return err
 	}
+	// The daemon starts as `tasksessiond serve` starts it.
 	t0 := time.Now()
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncFull})
+	rd, err := start(ctx, daemon.Config{DB: path, Socket: b.path("s.sock"), Sync: db.SyncFull})
 	if err != nil {
 		return err
 	}
-	sock := b.path("s.sock")
-	srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock})
-	if err := srv.Listen(); err != nil {
-		d.Close()
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	c, err := client.Dial(ctx, sock)
+	c, err := client.Dial(ctx, rd.socket)
 	if err == nil {
 		_, err = c.GetSession(ctx, "sess-1")
 		c.Close()
 	}
 	took := time.Since(t0)
-	srv.Shutdown(ctx)
-	<-done
-	d.Close()
+	err = errors.Join(err, rd.stop())
 	r.Startup = StartupResult{Sessions: b.sz.startupSession, Took: took}
 	return err
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
 // BenchmarkSessions64 drives 64 sessions over the socket under --sync full,
@@ -22,13 +21,14 @@ func BenchmarkSessions64(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer dm.stop()
-	ids := make([]string, 64)
-	for i := range ids {
-		s, err := dm.mgr.Create(ctx, session.CreateParams{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ids[i] = s.ID
+	c, err := client.Dial(ctx, dm.socket)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ids, err := newSessions(ctx, c, 64)
+	if err != nil {
+		b.Fatal(err)
 	}
 	for b.Loop() {
 		rate, _, err := bb.drive(ctx, dm.socket, 64, func(c *client.Client, w, i int) error {
