@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,6 +174,51 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, calls, 3)
 	}
+}
+
+func TestConcurrentAppendsShareCommits(t *testing.T) {
+	// Ensures group commit: calls of many sessions arriving while a commit
+	// is under way are committed together, not one transaction each. The
+	// first commit is held up by another connection's write lock while the
+	// rest queue. A transaction stamps its rows with one clock reading (the
+	// clock advances on each), so distinct created_at values count commits.
+	path := filepath.Join(t.TempDir(), "g.db")
+	d := testutil.MustOpenDBAt(t, path)
+	const n = 64
+	for i := range n {
+		require.NoError(t, d.CreateSession(ctx, &db.Session{ID: fmt.Sprint("s", i)}))
+	}
+	lock, err := testutil.RawDB(t, path).Conn(ctx)
+	require.NoError(t, err)
+	defer lock.Close()
+	_, err = lock.ExecContext(ctx, "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = d.AppendCalls(ctx, []db.Append{{Call: db.Call{SessionID: fmt.Sprint("s", i), Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // let them queue behind the held-up first commit
+	_, err = lock.ExecContext(ctx, "COMMIT")
+	require.NoError(t, err)
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "s%d", i)
+	}
+
+	stamps := map[time.Time]int{}
+	for i := range n {
+		calls, err := d.Calls(ctx, fmt.Sprint("s", i))
+		require.NoError(t, err)
+		require.Len(t, calls, 1)
+		stamps[calls[0].CreatedAt]++
+	}
+	assert.LessOrEqual(t, len(stamps), 4, "%d calls took %d commits", n, len(stamps))
 }
 
 func TestAppendAfterClose(t *testing.T) {

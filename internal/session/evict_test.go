@@ -55,3 +55,35 @@ func TestEvictIdle(t *testing.T) {
 	assert.Len(t, got.StructuredContent.Tasks, 1)
 	assert.Equal(t, 0, m.EvictIdle(time.Hour))
 }
+
+func TestStartLoadsNothing(t *testing.T) {
+	// Ensures a manager over a database full of history replays nothing
+	// until a session is used: start-up costs the same however long the
+	// history. Reading records and lists does not load a session either.
+	d := testutil.MustOpenDB(t)
+	seed := session.NewManager(d, nil)
+	var ids []string
+	for i := range 20 {
+		id := newSession(t, seed)
+		for j := range 10 {
+			call(t, seed, id, tools.TaskCreate, fmt.Sprintf(`{"subject":"task %d of %d"}`, j, i))
+		}
+		ids = append(ids, id)
+	}
+
+	m := session.NewManager(d, nil)
+	st, err := m.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, session.Stats{Loaded: 0, Total: 20}, st)
+	info, err := m.Get(ctx, ids[3])
+	require.NoError(t, err)
+	assert.Equal(t, 10, info.Counts.Total, "counted from the projection")
+	list, _, err := m.List(ctx, session.ListParams{})
+	require.NoError(t, err)
+	assert.Len(t, list, 20)
+	assert.Equal(t, 0, loaded(t, m))
+
+	got := call(t, m, ids[3], tools.TaskGet, `{"taskid":10}`)
+	assert.Equal(t, "task 9 of 3", got.StructuredContent.Task.Subject)
+	assert.Equal(t, 1, loaded(t, m), "only the session used is replayed")
+}
