@@ -113,6 +113,29 @@ func TestSessions(t *testing.T) {
 	assert.Equal(t, 3, n)
 }
 
+func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
+	// Ensures the snapshot, which holds a whole task list, is read only to
+	// rebuild a store: records and lists leave it out.
+	d := testutil.MustOpenDB(t)
+	snap := store.Snapshot{Tasks: []store.Task{{Taskid: 1, Status: store.Completed, Subject: "carried"}}, NextTaskid: 2}
+	require.NoError(t, d.CreateSession(ctx, &db.Session{ID: "succ", Snapshot: &snap}))
+
+	loaded, err := d.LoadSession(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, &snap, loaded.Snapshot)
+	got, err := d.GetSession(ctx, "succ")
+	require.NoError(t, err)
+	assert.Nil(t, got.Snapshot)
+	loaded.Snapshot = nil
+	assert.Equal(t, loaded, got, "the same record otherwise")
+	page, _, err := d.ListSessions(ctx, db.ListFilter{})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	assert.Equal(t, got, page[0])
+	_, err = d.LoadSession(ctx, "zz")
+	assert.ErrorIs(t, err, db.ErrNotFound)
+}
+
 func ids(ss []db.Session) []string {
 	var out []string
 	for _, s := range ss {

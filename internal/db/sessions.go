@@ -50,6 +50,10 @@ type sessionRow struct {
 
 const sessionColumns = `id, title, metadata, status, parent_id, successor_id, snapshot, created_at, updated_at`
 
+// recordColumns are a session's columns but its snapshot, which can hold a
+// whole task list: only loading a session needs it.
+const recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, updated_at`
+
 func (r sessionRow) session() (Session, error) {
 	s := Session{
 		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
@@ -110,10 +114,20 @@ func createSession(ctx context.Context, tx *sqlx.Tx, s *Session, now time.Time) 
 	return nil
 }
 
-// GetSession returns the session with id, or ErrNotFound.
+// GetSession returns the session with id, without its snapshot, or
+// ErrNotFound.
 func (d *DB) GetSession(ctx context.Context, id string) (Session, error) {
+	return d.getSession(ctx, id, recordColumns)
+}
+
+// LoadSession is GetSession with the snapshot, for rebuilding the store.
+func (d *DB) LoadSession(ctx context.Context, id string) (Session, error) {
+	return d.getSession(ctx, id, sessionColumns)
+}
+
+func (d *DB) getSession(ctx context.Context, id, columns string) (Session, error) {
 	var r sessionRow
-	err := d.r.GetContext(ctx, &r, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id)
+	err := d.r.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
@@ -130,8 +144,8 @@ type ListFilter struct {
 	Cursor string // from a previous page's next cursor
 }
 
-// ListSessions returns sessions newest first and the cursor of the next page
-// ("" when there is none).
+// ListSessions returns sessions (without their snapshots) newest first and
+// the cursor of the next page ("" when there is none).
 func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
@@ -150,7 +164,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string,
 		where = append(where, "rowid < ?")
 		args = append(args, before)
 	}
-	q := `SELECT rowid, ` + sessionColumns + ` FROM sessions`
+	q := `SELECT rowid, ` + recordColumns + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}

@@ -86,7 +86,7 @@ func allIDs(ctx context.Context, d *db.DB) ([]string, error) {
 
 func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 	out := Session{ID: id}
-	rec, err := d.GetSession(ctx, id)
+	rec, err := d.LoadSession(ctx, id)
 	if err != nil {
 		return out, err
 	}

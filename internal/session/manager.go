@@ -116,7 +116,7 @@ func (m *Manager) drop(s *session) {
 }
 
 func (m *Manager) load(ctx context.Context, s *session) error {
-	rec, err := m.db.GetSession(ctx, s.id)
+	rec, err := m.db.LoadSession(ctx, s.id)
 	if errors.Is(err, db.ErrNotFound) {
 		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	}
