@@ -6,11 +6,11 @@ package fsck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
 // Session is what checking one session found.
@@ -86,29 +86,22 @@ func allIDs(ctx context.Context, d *db.DB) ([]string, error) {
 
 func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 	out := Session{ID: id}
-	rec, err := d.LoadSession(ctx, id)
-	if err != nil {
-		return out, err
-	}
-	st := store.New()
-	if rec.Snapshot != nil {
-		if st, err = store.Restore(*rec.Snapshot); err != nil {
-			out.Problems = append(out.Problems, fmt.Sprintf("snapshot does not restore: %v", err))
-			return out, nil
-		}
-	}
-	// Streamed, as the daemon loads a session: a long log is never held whole.
-	err = d.EachCall(ctx, id, func(row *db.Call) error {
+	// Rebuilt as the daemon loads it; the log is streamed, never held whole.
+	l, err := replay.Session(ctx, d, id, func(row *db.Call) {
 		out.Rows++
 		if want := int64(out.Rows); row.Seq != want {
 			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
 		}
-		out.Replay.Add(replay.Apply(st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
-		return nil
 	})
+	if errors.Is(err, replay.ErrSnapshot) {
+		out.Problems = append(out.Problems, err.Error())
+		return out, nil
+	}
 	if err != nil {
 		return out, err
 	}
+	rec, st := l.Session, l.Store
+	out.Replay = l.Report
 	for _, dv := range out.Replay.Divergences {
 		out.Problems = append(out.Problems, "replay diverges at "+dv.String())
 	}

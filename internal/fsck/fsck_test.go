@@ -77,3 +77,33 @@ func TestFindsDivergence(t *testing.T) {
 	assert.Len(t, one.Sessions, 1)
 	assert.Equal(t, 1, one.Problems)
 }
+
+func TestBadSnapshot(t *testing.T) {
+	// Ensures a successor whose snapshot does not restore is reported by
+	// fsck and refused by the daemon's loader, the same rebuild for both,
+	// while the other sessions still check and load.
+	path := filepath.Join(t.TempDir(), "b.db")
+	d := testutil.MustOpenDBAt(t, path)
+	old, succ := populate(t, session.NewManager(d, nil))
+	_, err := testutil.RawDB(t, path).Exec(`UPDATE sessions SET snapshot = json_set(snapshot, '$.nextTaskid', 0) WHERE id = ?`, succ)
+	require.NoError(t, err)
+
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Problems)
+	for _, s := range r.Sessions {
+		if s.ID == succ {
+			require.Len(t, s.Problems, 1)
+			assert.Contains(t, s.Problems[0], "snapshot does not restore")
+		} else {
+			assert.Empty(t, s.Problems)
+		}
+	}
+
+	m := session.NewManager(d, nil)
+	_, err = m.Resume(ctx, succ)
+	assert.Equal(t, session.CodeInternal, session.ErrorCode(err), "%v", err)
+	assert.ErrorContains(t, err, "corrupt snapshot")
+	_, err = m.Resume(ctx, old)
+	assert.NoError(t, err)
+}

@@ -116,25 +116,10 @@ func (m *Manager) drop(s *session) {
 }
 
 func (m *Manager) load(ctx context.Context, s *session) error {
-	rec, err := m.db.LoadSession(ctx, s.id)
-	if errors.Is(err, db.ErrNotFound) {
-		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
-	}
-	if err != nil {
-		return unavailable("loading session "+s.id, err)
-	}
-	st := store.New()
-	if rec.Snapshot != nil {
-		if st, err = store.Restore(*rec.Snapshot); err != nil {
-			return &Error{Code: CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
-		}
-	}
 	s.callIDs = make(map[string]struct{})
 	s.forced = nil
-	var report replay.Report
 	var last int64
-	err = m.db.EachCall(ctx, s.id, func(row *db.Call) error {
-		report.Add(replay.Apply(st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
+	l, err := replay.Session(ctx, m.db, s.id, func(row *db.Call) {
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = struct{}{}
 		}
@@ -145,11 +130,16 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			s.forced = &forced
 		}
 		last = row.Seq
-		return nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
+	case errors.Is(err, replay.ErrSnapshot):
+		return &Error{Code: CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
+	case err != nil:
 		return unavailable("loading session "+s.id, err)
 	}
+	report := l.Report
 	s.nextSeq = last + 1
 	for _, d := range report.Divergences {
 		m.log.Warn("replay diverged", slog.String(keySession, s.id), slog.String("divergence", d.String()))
@@ -159,7 +149,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			slog.Int("applied", report.Applied), slog.Int("skippedErrors", report.SkippedErrors),
 			slog.Int("skippedInvalid", report.SkippedInvalid), slog.Int("divergent", report.Divergent))
 	}
-	s.rec, s.st, s.report, s.loaded = rec, st, report, true
+	s.rec, s.st, s.report, s.loaded = l.Session, l.Store, report, true
 	return nil
 }
 
