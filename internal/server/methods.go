@@ -14,20 +14,43 @@ import (
 
 type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, error)
 
-// methods are the served JSON-RPC methods.
+// methods are the served JSON-RPC methods, each given its name.
 func (s *Server) methods() map[string]handler {
-	return map[string]handler{
-		"tools/list":        s.toolsList,
-		"tools/call":        s.toolsCall,
-		"sessions/create":   s.sessionsCreate,
-		"sessions/resume":   s.sessionsResume,
-		"sessions/get":      s.sessionsGet,
-		"sessions/list":     s.sessionsList,
-		"sessions/replay":   s.sessionsReplay,
-		"sessions/snapshot": s.sessionsSnapshot,
-		"sessions/compact":  s.sessionsCompact,
-		"sessions/watch":    s.sessionsWatch,
-		"daemon/status":     s.daemonStatus,
+	named := map[string]func(method string) handler{
+		"tools/list":      with(s.toolsList),
+		"tools/call":      with(s.toolsCall),
+		"sessions/create": with(s.sessionsCreate),
+		"sessions/resume": with(func(ctx context.Context, p sessionParams) (session.Resumed, error) {
+			return s.mgr.Resume(ctx, p.SessionID)
+		}),
+		"sessions/get":    with(s.sessionsGet),
+		"sessions/list":   with(s.sessionsList),
+		"sessions/replay": with(s.mgr.Replay),
+		"sessions/snapshot": with(func(ctx context.Context, p sessionParams) (session.Snapshot, error) {
+			return s.mgr.Snapshot(ctx, p.SessionID)
+		}),
+		"sessions/compact": with(s.mgr.Compact),
+		"sessions/watch":   s.sessionsWatch,
+		"daemon/status":    with(s.daemonStatus),
+	}
+	out := make(map[string]handler, len(named))
+	for method, h := range named {
+		out[method] = h(method)
+	}
+	return out
+}
+
+// with makes a method of fn: the params are decoded strictly into P (see
+// decode) and passed on.
+func with[P, R any](fn func(context.Context, P) (R, error)) func(method string) handler {
+	return func(method string) handler {
+		return func(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
+			var p P
+			if err := decode(method, params, &p); err != nil {
+				return nil, err
+			}
+			return fn(ctx, p)
+		}
 	}
 }
 
@@ -57,14 +80,12 @@ func decode(method string, params json.RawMessage, v any) error {
 	return nil
 }
 
-func (s *Server) toolsList(_ context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p struct {
-		Role   string `json:"role"`
-		Format string `json:"format"`
-	}
-	if err := decode("tools/list", params, &p); err != nil {
-		return nil, err
-	}
+type toolsListParams struct {
+	Role   string `json:"role"`
+	Format string `json:"format"`
+}
+
+func (s *Server) toolsList(_ context.Context, p toolsListParams) (any, error) {
 	role, err := tools.ParseRole(p.Role)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
@@ -76,22 +97,14 @@ func (s *Server) toolsList(_ context.Context, _ *conn, params json.RawMessage) (
 	return map[string]any{"tools": tools.Render(tools.Defs(role), format)}, nil
 }
 
-func (s *Server) toolsCall(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p session.CallParams
-	if err := decode("tools/call", params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) toolsCall(ctx context.Context, p session.CallParams) (json.RawMessage, error) {
 	if p.Name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/call: \"name\" is required (one of %s)", strings.Join(tools.Names(), ", "))
 	}
 	return s.mgr.Call(ctx, p)
 }
 
-func (s *Server) sessionsCreate(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p session.CreateParams
-	if err := decode("sessions/create", params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionsCreate(ctx context.Context, p session.CreateParams) (any, error) {
 	info, err := s.mgr.Create(ctx, p)
 	if err != nil {
 		return nil, err
@@ -103,19 +116,7 @@ type sessionParams struct {
 	SessionID string `json:"sessionId"`
 }
 
-func (s *Server) sessionsResume(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p sessionParams
-	if err := decode("sessions/resume", params, &p); err != nil {
-		return nil, err
-	}
-	return s.mgr.Resume(ctx, p.SessionID)
-}
-
-func (s *Server) sessionsGet(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p sessionParams
-	if err := decode("sessions/get", params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionsGet(ctx context.Context, p sessionParams) (any, error) {
 	info, err := s.mgr.Get(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
@@ -123,11 +124,7 @@ func (s *Server) sessionsGet(ctx context.Context, _ *conn, params json.RawMessag
 	return map[string]any{"session": info}, nil
 }
 
-func (s *Server) sessionsList(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p session.ListParams
-	if err := decode("sessions/list", params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) sessionsList(ctx context.Context, p session.ListParams) (any, error) {
 	list, next, err := s.mgr.List(ctx, p)
 	if err != nil {
 		return nil, err
@@ -139,18 +136,7 @@ func (s *Server) sessionsList(ctx context.Context, _ *conn, params json.RawMessa
 	return out, nil
 }
 
-func (s *Server) sessionsReplay(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p session.ReplayParams
-	if err := decode("sessions/replay", params, &p); err != nil {
-		return nil, err
-	}
-	return s.mgr.Replay(ctx, p)
-}
-
-func (s *Server) daemonStatus(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	if err := decode("daemon/status", params, &struct{}{}); err != nil {
-		return nil, err
-	}
+func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (any, error) {
 	st, err := s.mgr.Stats(ctx)
 	if err != nil {
 		return nil, err
@@ -166,20 +152,4 @@ func (s *Server) daemonStatus(ctx context.Context, _ *conn, params json.RawMessa
 		"sessions":      map[string]int{"loaded": st.Loaded, "total": st.Total},
 		"callsServed":   st.CallsServed,
 	}, nil
-}
-
-func (s *Server) sessionsSnapshot(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p sessionParams
-	if err := decode("sessions/snapshot", params, &p); err != nil {
-		return nil, err
-	}
-	return s.mgr.Snapshot(ctx, p.SessionID)
-}
-
-func (s *Server) sessionsCompact(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-	var p session.CompactParams
-	if err := decode("sessions/compact", params, &p); err != nil {
-		return nil, err
-	}
-	return s.mgr.Compact(ctx, p)
 }

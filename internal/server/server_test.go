@@ -442,3 +442,18 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestEveryMethodRejectsUnknownParams(t *testing.T) {
+	// Ensures each served method decodes its params strictly and names
+	// itself in the error, so a misspelt field is reported, not ignored.
+	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dm.Dial(t)
+	for _, method := range dm.Srv.Methods() {
+		t.Run(method, func(t *testing.T) {
+			err := c.Call(ctx, method, map[string]any{"session_id": "s"}, nil)
+			require.ErrorIs(t, err, client.ErrInvalidParams)
+			assert.ErrorContains(t, err, "invalid params for "+method)
+			assert.ErrorContains(t, err, "session_id")
+		})
+	}
+}

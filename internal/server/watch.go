@@ -64,11 +64,18 @@ func (w *watcher) run(done <-chan struct{}) {
 	}
 }
 
-func (s *Server) sessionsWatch(ctx context.Context, c *conn, params json.RawMessage) (any, error) {
-	var p sessionParams
-	if err := decode("sessions/watch", params, &p); err != nil {
-		return nil, err
+// sessionsWatch needs its connection, so it decodes its params itself.
+func (s *Server) sessionsWatch(method string) handler {
+	return func(ctx context.Context, c *conn, params json.RawMessage) (any, error) {
+		var p sessionParams
+		if err := decode(method, params, &p); err != nil {
+			return nil, err
+		}
+		return s.watch(ctx, c, p)
 	}
+}
+
+func (s *Server) watch(ctx context.Context, c *conn, p sessionParams) (any, error) {
 	w := &watcher{c: c, session: p.SessionID, events: make(chan session.Event, watchBuffer)}
 	cancel, err := s.mgr.Watch(ctx, p.SessionID, w)
 	if err != nil {
