@@ -1,7 +1,11 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"flag"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +13,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
 func TestMarkdown(t *testing.T) {
@@ -35,4 +40,31 @@ func TestParseArgs(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "-c"}, pos)
 	assert.True(t, *j)
 	assert.Equal(t, 3, *n)
+}
+
+func TestLineageOrder(t *testing.T) {
+	// Ensures lineage lists a chain oldest first whichever generation it is
+	// asked from.
+	ctx := context.Background()
+	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dm.Dial(t)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "g1"})
+	require.NoError(t, err)
+	_, err = c.Compact(ctx, client.Compact{SessionID: "g1", NewSessionID: "g2"})
+	require.NoError(t, err)
+	_, err = c.Compact(ctx, client.Compact{SessionID: "g2", NewSessionID: "g3"})
+	require.NoError(t, err)
+
+	for _, from := range []string{"g1", "g2", "g3"} {
+		var out bytes.Buffer
+		code := cli.Lookup("lineage").Run(ctx, &cli.Env{Stdout: &out, Stderr: io.Discard}, []string{"--socket", dm.Socket, "--json", from})
+		require.Equal(t, 0, code)
+		var chain []client.Session
+		require.NoError(t, json.Unmarshal(out.Bytes(), &chain))
+		var ids []string
+		for _, s := range chain {
+			ids = append(ids, s.ID)
+		}
+		assert.Equal(t, []string{"g1", "g2", "g3"}, ids, "from %s", from)
+	}
 }

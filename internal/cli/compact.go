@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/tasksessiond/tasksessiond/client"
 )
@@ -104,31 +105,33 @@ func lineage(ctx context.Context, c *client.Client, id string) ([]client.Session
 	if err != nil {
 		return nil, err
 	}
-	chain := []client.Session{s}
 	seen := map[string]bool{s.ID: true}
-	for p := s.ParentID; p != ""; {
-		ps, err := c.GetSession(ctx, p)
+	older, err := follow(ctx, c, s.ParentID, func(s client.Session) string { return s.ParentID }, seen)
+	if err != nil {
+		return nil, err
+	}
+	newer, err := follow(ctx, c, s.SuccessorID, func(s client.Session) string { return s.SuccessorID }, seen)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(older)
+	return slices.Concat(older, []client.Session{s}, newer), nil
+}
+
+// follow reads the sessions from id along next until it ends.
+func follow(ctx context.Context, c *client.Client, id string, next func(client.Session) string, seen map[string]bool) ([]client.Session, error) {
+	var out []client.Session
+	for id != "" {
+		s, err := c.GetSession(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if seen[ps.ID] {
+		if seen[s.ID] {
 			return nil, errors.New("lineage loops")
 		}
-		seen[ps.ID] = true
-		chain = append([]client.Session{ps}, chain...)
-		p = ps.ParentID
+		seen[s.ID] = true
+		out = append(out, s)
+		id = next(s)
 	}
-	for n := s.SuccessorID; n != ""; {
-		ns, err := c.GetSession(ctx, n)
-		if err != nil {
-			return nil, err
-		}
-		if seen[ns.ID] {
-			return nil, errors.New("lineage loops")
-		}
-		seen[ns.ID] = true
-		chain = append(chain, ns)
-		n = ns.SuccessorID
-	}
-	return chain, nil
+	return out, nil
 }
