@@ -68,11 +68,23 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// Structured is a tool result's structuredContent.
+// Structured is a tool result's structuredContent, decoded for any of the
+// four tools: TaskCreate and TaskUpdate fill Message, Task, Counts, Open and
+// MoreOpen; TaskGet Task and Counts; TaskList Tasks and Counts.
 type Structured struct {
-	Task   *Task  `json:"task,omitempty"`
-	Tasks  []Task `json:"tasks,omitempty"`
-	Counts Counts `json:"counts"`
+	Message  string  `json:"message,omitempty"`
+	Task     *Task   `json:"task,omitempty"`
+	Tasks    []Task  `json:"tasks,omitempty"`
+	Counts   Counts  `json:"counts"`
+	Open     []Brief `json:"open,omitempty"`
+	MoreOpen int     `json:"moreOpen,omitempty"`
+}
+
+// Brief is an open task as a write's overview lists it.
+type Brief struct {
+	Taskid  int    `json:"taskid"`
+	Status  string `json:"status"`
+	Subject string `json:"subject"`
 }
 
 // CallToolResult is an MCP CallToolResult.

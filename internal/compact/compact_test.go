@@ -41,7 +41,9 @@ func TestBuild(t *testing.T) {
 	c := p.Forced.Call
 	assert.Equal(t, db.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: c.Result, Forced: true}, c)
-	var res tools.Result
+	var res struct {
+		StructuredContent tools.Listing `json:"structuredContent"`
+	}
 	require.NoError(t, json.Unmarshal(c.Result, &res))
 	assert.Equal(t, st.List(), res.StructuredContent.Tasks)
 

@@ -53,7 +53,7 @@ func TestRunSkips(t *testing.T) {
 func TestRunDivergence(t *testing.T) {
 	// Ensures a recorded task that the replay does not reproduce is reported.
 	recorded := func(task store.Task) json.RawMessage {
-		b, _ := json.Marshal(tools.Result{StructuredContent: &tools.Structure{Task: &task}})
+		b, _ := json.Marshal(tools.Result{StructuredContent: tools.Change{Task: task}})
 		return b
 	}
 	c1 := call(1, tools.TaskCreate, `{"subject":"a"}`)

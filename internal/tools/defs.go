@@ -45,16 +45,42 @@ func ParseRole(s string) (Role, error) {
 
 // Def is one tool's definition.
 type Def struct {
-	Name        string
-	Description string
-	InputSchema json.RawMessage
-	Writes      bool
-	params      []string // the argument names it takes, for error messages
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage // of the structured result of a success
+	Writes       bool
+	Idempotent   bool     // calling it again with the same arguments changes nothing more
+	params       []string // the argument names it takes, for error messages
 }
+
+// Schema fragments of the structured results (see result.go).
+const (
+	schemaHead   = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",`
+	statusSchema = `{"type":"string","enum":["pending","inprogress","completed","deleted"]}`
+	taskSchema   = `{"type":"object","properties":{"taskid":{"type":"integer","minimum":1},"status":` + statusSchema +
+		`,"subject":{"type":"string"},"description":{"type":"string"}},"required":["taskid","status","subject","description"],"additionalProperties":false}`
+	countsSchema = `{"type":"object","properties":{"total":{"type":"integer","minimum":0},"pending":{"type":"integer","minimum":0},` +
+		`"inprogress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"deleted":{"type":"integer","minimum":0}},` +
+		`"required":["total","pending","inprogress","completed","deleted"],"additionalProperties":false}`
+	briefSchema = `{"type":"object","properties":{"taskid":{"type":"integer","minimum":1},"status":` + statusSchema +
+		`,"subject":{"type":"string"}},"required":["taskid","status","subject"],"additionalProperties":false}`
+
+	changeSchema = schemaHead + `"properties":{"message":{"type":"string","description":"What the call did."},"task":` + taskSchema +
+		`,"counts":` + countsSchema + `,"open":{"type":"array","items":` + briefSchema + `,"description":"Open tasks (pending, inprogress) after the change, in taskid order; at most 20."}` +
+		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out of open."}},` +
+		`"required":["message","task","counts","open","moreOpen"],"additionalProperties":false}`
+	gotSchema = schemaHead + `"properties":{"task":` + taskSchema + `,"counts":` + countsSchema + `},` +
+		`"required":["task","counts"],"additionalProperties":false}`
+	listingSchema = schemaHead + `"properties":{"tasks":{"type":"array","items":` + taskSchema + `,"description":"Every task, in taskid order."},"counts":` + countsSchema + `},` +
+		`"required":["tasks","counts"],"additionalProperties":false}`
+)
 
 var defs = []Def{
 	{
-		Name: TaskCreate,
+		Name:  TaskCreate,
+		Title: "Create task",
 		Description: "Add a task to this session's task list. Use it to plan multi-step work: " +
 			"create one task per concrete step before you start, then keep the list current with TaskUpdate. " +
 			"The task starts as pending and gets a taskid from the list (you cannot choose it); " +
@@ -63,26 +89,34 @@ var defs = []Def{
 			`"properties":{"subject":{"type":"string","minLength":1,"maxLength":500,"description":"Short one-line title of the task, in the imperative (e.g. \"Add tests for the parser\")."},` +
 			`"description":{"type":"string","maxLength":65536,"description":"Details: what done looks like, files involved, notes. Optional."}},` +
 			`"required":["subject"],"additionalProperties":false}`),
-		Writes: true,
-		params: []string{"subject", "description"},
+		OutputSchema: json.RawMessage(changeSchema),
+		Writes:       true,
+		params:       []string{"subject", "description"},
 	},
 	{
-		Name: TaskList,
+		Name:  TaskList,
+		Title: "List tasks",
 		Description: "Show every task in this session's task list with its taskid, status, subject and description, " +
 			"completed and deleted ones included. Call it to see where the plan stands, e.g. after compaction " +
 			"or before choosing the next task.",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{},"additionalProperties":false}`),
+		InputSchema:  json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{},"additionalProperties":false}`),
+		OutputSchema: json.RawMessage(listingSchema),
+		Idempotent:   true,
 	},
 	{
 		Name:        TaskGet,
+		Title:       "Get task",
 		Description: "Show one task of this session's task list by its taskid, with its full description.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
 			`"properties":{"taskid":{"type":"integer","minimum":1,"description":"The taskid that TaskCreate returned."}},` +
 			`"required":["taskid"],"additionalProperties":false}`),
-		params: []string{"taskid"},
+		OutputSchema: json.RawMessage(gotSchema),
+		Idempotent:   true,
+		params:       []string{"taskid"},
 	},
 	{
-		Name: TaskUpdate,
+		Name:  TaskUpdate,
+		Title: "Update task",
 		Description: "Change a task in this session's task list: its status, subject or description (at least one). " +
 			"Set status to inprogress when you start a task and to completed as soon as it is done; " +
 			"set status to deleted to withdraw a task that is no longer needed (it stays in the list, marked deleted). " +
@@ -93,8 +127,12 @@ var defs = []Def{
 			`"subject":{"type":"string","minLength":1,"maxLength":500,"description":"New one-line title."},` +
 			`"description":{"type":"string","maxLength":65536,"description":"New details (replaces the old ones)."}},` +
 			`"required":["taskid"],"additionalProperties":false}`),
-		Writes: true,
-		params: []string{"taskid", "status", "subject", "description"},
+		OutputSchema: json.RawMessage(changeSchema),
+		Writes:       true,
+		// Setting the same values again changes nothing more; deletion
+		// only marks a task, so it is not destructive either.
+		Idempotent: true,
+		params:     []string{"taskid", "status", "subject", "description"},
 	},
 }
 
@@ -160,16 +198,36 @@ func Render(ds []Def, f Format) []any {
 		case FormatOpenAI:
 			out = append(out, openAITool{Type: "function", Function: openAIFunction{Name: d.Name, Description: d.Description, Parameters: d.InputSchema}})
 		default:
-			out = append(out, mcpTool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema})
+			out = append(out, mcpTool{Name: d.Name, Title: d.Title, Description: d.Description,
+				InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.annotations()})
 		}
 	}
 	return out
 }
 
 type mcpTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	Name         string          `json:"name"`
+	Title        string          `json:"title"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Annotations  Annotations     `json:"annotations"`
+}
+
+// Annotations are MCP tool annotations: hints a host uses to decide, say,
+// whether a tool may run in a read-only (plan) mode without asking.
+type Annotations struct {
+	Title           string `json:"title"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	DestructiveHint bool   `json:"destructiveHint"`
+	IdempotentHint  bool   `json:"idempotentHint"`
+	OpenWorldHint   bool   `json:"openWorldHint"`
+}
+
+// annotations: no tool reaches outside the session's list, and none
+// destroys anything (deletion is a status).
+func (d Def) annotations() Annotations {
+	return Annotations{Title: d.Title, ReadOnlyHint: !d.Writes, IdempotentHint: d.Idempotent}
 }
 
 type anthropicTool struct {

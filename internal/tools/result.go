@@ -7,11 +7,13 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
-// Result is an MCP CallToolResult.
+// Result is an MCP CallToolResult. StructuredContent is the tool's own
+// result type (Change, Got or Listing), conforming to its outputSchema;
+// error results have none.
 type Result struct {
-	Content           []Content  `json:"content"`
-	StructuredContent *Structure `json:"structuredContent,omitempty"`
-	IsError           bool       `json:"isError"`
+	Content           []Content `json:"content"`
+	StructuredContent any       `json:"structuredContent,omitempty"`
+	IsError           bool      `json:"isError"`
 }
 
 // Content is one block of a result; the Task tools only produce text.
@@ -20,11 +22,41 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// Structure is the machine-readable part of a result: one task (TaskCreate,
-// TaskUpdate, TaskGet) or all of them (TaskList), and the counts by status.
-type Structure struct {
-	Task   *store.Task  `json:"task,omitempty"`
-	Tasks  []store.Task `json:"tasks,omitempty"`
+// Change is the structured result of TaskCreate and TaskUpdate. Hosts such
+// as Claude Code show the model only the structured result when there is
+// one, so it carries everything the text does: what happened, the task as
+// it now is, and the overview of the list after the change.
+type Change struct {
+	Message string     `json:"message"`
+	Task    store.Task `json:"task"`
+	Overview
+}
+
+// Overview is the list after a change: the counts by status and the open
+// tasks, the first maxOverviewOpen of them with the number left out.
+type Overview struct {
+	Counts   store.Counts `json:"counts"`
+	Open     []Brief      `json:"open"`
+	MoreOpen int          `json:"moreOpen"`
+}
+
+// Brief is an open task as the overview lists it.
+type Brief struct {
+	Taskid  int          `json:"taskid"`
+	Status  store.Status `json:"status"`
+	Subject string       `json:"subject"`
+}
+
+// Got is TaskGet's structured result.
+type Got struct {
+	Task   store.Task   `json:"task"`
+	Counts store.Counts `json:"counts"`
+}
+
+// Listing is TaskList's structured result: every task in taskid order
+// (an empty list is [], never absent) and the counts.
+type Listing struct {
+	Tasks  []store.Task `json:"tasks"`
 	Counts store.Counts `json:"counts"`
 }
 
@@ -81,7 +113,7 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 		writeTask(&b, t)
 		return Result{
 			Content:           []Content{{Type: "text", Text: b.String()}},
-			StructuredContent: &Structure{Task: &t, Counts: st.Counts()},
+			StructuredContent: Got{Task: t, Counts: st.Counts()},
 		}, nil
 	case TaskList:
 		return ListResult(st), nil
@@ -97,7 +129,7 @@ func ListResult(st *store.Store) Result {
 	}
 	return Result{
 		Content:           []Content{{Type: "text", Text: RenderList(st)}},
-		StructuredContent: &Structure{Tasks: tasks, Counts: st.Counts()},
+		StructuredContent: Listing{Tasks: tasks, Counts: st.Counts()},
 	}
 }
 
@@ -118,9 +150,10 @@ func RenderList(st *store.Store) string {
 }
 
 func taskResult(st *store.Store, what string, t store.Task) Result {
+	ov := overview(st)
 	return Result{
-		Content:           []Content{{Type: "text", Text: what + "\n\n" + overview(st)}},
-		StructuredContent: &Structure{Task: &t, Counts: st.Counts()},
+		Content:           []Content{{Type: "text", Text: what + "\n\n" + ov.text()}},
+		StructuredContent: Change{Message: what, Task: t, Overview: ov},
 	}
 }
 
@@ -144,27 +177,36 @@ func notFound(st *store.Store, id int) Result {
 const maxOverviewOpen = 20
 
 // overview is the short summary after a change: counts and the open tasks.
-func overview(st *store.Store) string {
-	var b strings.Builder
+func overview(st *store.Store) Overview {
 	c := st.Counts()
-	fmt.Fprintf(&b, "Task list: %s.", countsText(c))
-	open := c.Pending + c.InProgress
-	if open == 0 {
-		b.WriteString(" No open tasks.")
-		return b.String()
-	}
-	b.WriteString("\nOpen:")
-	listed := 0
+	ov := Overview{Counts: c, Open: []Brief{}}
 	for t := range st.All() {
 		if !t.Status.Open() {
 			continue
 		}
-		if listed == maxOverviewOpen {
-			fmt.Fprintf(&b, "\n  … and %d more open (TaskList shows every task)", open-listed)
+		if len(ov.Open) == maxOverviewOpen {
+			ov.MoreOpen = c.Pending + c.InProgress - len(ov.Open)
 			break
 		}
+		ov.Open = append(ov.Open, Brief{Taskid: t.Taskid, Status: t.Status, Subject: t.Subject})
+	}
+	return ov
+}
+
+// text renders the overview for the model.
+func (ov Overview) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task list: %s.", countsText(ov.Counts))
+	if len(ov.Open) == 0 {
+		b.WriteString(" No open tasks.")
+		return b.String()
+	}
+	b.WriteString("\nOpen:")
+	for _, t := range ov.Open {
 		fmt.Fprintf(&b, "\n  #%d [%s] %s", t.Taskid, t.Status, t.Subject)
-		listed++
+	}
+	if ov.MoreOpen > 0 {
+		fmt.Fprintf(&b, "\n  … and %d more open (TaskList shows every task)", ov.MoreOpen)
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,8 +28,12 @@ func TestExecuteCreate(t *testing.T) {
 	require.False(t, res.IsError)
 	want := store.Task{Taskid: 2, Status: store.Pending, Subject: "Second", Description: "d"}
 	assert.Equal(t, &want, changed)
-	assert.Equal(t, &want, res.StructuredContent.Task)
-	assert.Equal(t, store.Counts{Total: 2, Pending: 2}, res.StructuredContent.Counts)
+	assert.Equal(t, tools.Change{
+		Message: "Created task #2 \"Second\" (pending).",
+		Task:    want,
+		Overview: tools.Overview{Counts: store.Counts{Total: 2, Pending: 2},
+			Open: []tools.Brief{{Taskid: 1, Status: store.Pending, Subject: "First"}, {Taskid: 2, Status: store.Pending, Subject: "Second"}}},
+	}, res.StructuredContent)
 	assert.Equal(t, "Created task #2 \"Second\" (pending).\n\n"+
 		"Task list: 2 tasks (2 pending, 0 inprogress, 0 completed, 0 deleted).\n"+
 		"Open:\n  #1 [pending] First\n  #2 [pending] Second", res.Text())
@@ -76,7 +81,7 @@ func TestExecuteListAndGet(t *testing.T) {
 	// Ensures TaskList shows every task, completed and deleted included, in taskid order.
 	st := store.New()
 	res, _ := tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
-	assert.Equal(t, []store.Task{}, res.StructuredContent.Tasks)
+	assert.Equal(t, tools.Listing{Tasks: []store.Task{}}, res.StructuredContent)
 	assert.Contains(t, res.Text(), "empty")
 
 	for _, s := range []string{"A", "B", "C"} {
@@ -86,15 +91,17 @@ func TestExecuteListAndGet(t *testing.T) {
 	tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
-	require.Len(t, res.StructuredContent.Tasks, 3)
-	assert.Equal(t, []int{1, 2, 3}, []int{res.StructuredContent.Tasks[0].Taskid, res.StructuredContent.Tasks[1].Taskid, res.StructuredContent.Tasks[2].Taskid})
+	listed := res.StructuredContent.(tools.Listing).Tasks
+	require.Len(t, listed, 3)
+	assert.Equal(t, []int{1, 2, 3}, []int{listed[0].Taskid, listed[1].Taskid, listed[2].Taskid})
 	assert.Equal(t, "Tasks: 3 tasks (1 pending, 0 inprogress, 1 completed, 1 deleted).\n\n"+
 		"#1 [completed] A\n    about A\n    line 2\n"+
 		"#2 [deleted] B\n    about B\n    line 2\n"+
 		"#3 [pending] C\n    about C\n    line 2", res.Text())
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskGet, `{"taskid":"#2"}`))
-	assert.Equal(t, &store.Task{Taskid: 2, Status: store.Deleted, Subject: "B", Description: "about B\nline 2"}, res.StructuredContent.Task)
+	assert.Equal(t, tools.Got{Task: store.Task{Taskid: 2, Status: store.Deleted, Subject: "B", Description: "about B\nline 2"},
+		Counts: store.Counts{Total: 3, Pending: 1, Completed: 1, Deleted: 1}}, res.StructuredContent)
 	assert.Equal(t, "#2 [deleted] B\n    about B\n    line 2", res.Text())
 }
 
@@ -105,8 +112,13 @@ func TestResultJSON(t *testing.T) {
 	b, err := json.Marshal(res)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"content":[{"type":"text","text":`+mustJSON(res.Text())+`}],
-		"structuredContent":{"task":{"taskid":1,"status":"pending","subject":"A","description":""},
-		"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0}},"isError":false}`, string(b))
+		"structuredContent":{"message":"Created task #1 \"A\" (pending).","task":{"taskid":1,"status":"pending","subject":"A","description":""},
+		"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0},
+		"open":[{"taskid":1,"status":"pending","subject":"A"}],"moreOpen":0},"isError":false}`, string(b))
+
+	res, _ = tools.Execute(store.New(), mustDecode(t, tools.TaskList, `{}`))
+	b, _ = json.Marshal(res)
+	assert.Contains(t, string(b), `"structuredContent":{"tasks":[],`, "an empty list is [], not absent")
 
 	b, _ = json.Marshal(tools.ErrorResult("bad"))
 	assert.JSONEq(t, `{"content":[{"type":"text","text":"Error: bad"}],"isError":true}`, string(b))
@@ -196,4 +208,83 @@ func TestOverviewIsBounded(t *testing.T) {
 	}
 	assert.Equal(t, 20, strings.Count(res.Text(), "[pending] t"))
 	assert.Contains(t, res.Text(), "… and 5 more open (TaskList shows every task)")
+	ch := res.StructuredContent.(tools.Change)
+	assert.Len(t, ch.Open, 20, "the structured overview lists what the text lists")
+	assert.Equal(t, 5, ch.MoreOpen)
+}
+
+func TestResultsConformToOutputSchema(t *testing.T) {
+	// Ensures every successful result's structuredContent conforms to the
+	// outputSchema its tool declares (MCP clients validate it), from an
+	// empty list through a long one, and that the schemas reject what the
+	// old shapes sent (an empty list left out).
+	schemas := map[string]*jsonschema.Resolved{}
+	for _, d := range tools.Defs(tools.RoleAgent) {
+		var s jsonschema.Schema
+		require.NoError(t, json.Unmarshal(d.OutputSchema, &s), d.Name)
+		r, err := s.Resolve(nil)
+		require.NoError(t, err, d.Name)
+		schemas[d.Name] = r
+	}
+	st := store.New()
+	calls := []struct{ tool, args string }{
+		{tools.TaskList, `{}`},
+		{tools.TaskCreate, `{"subject":"A"}`},
+		{tools.TaskCreate, `{"subject":"B","description":"multi\nline"}`},
+		{tools.TaskUpdate, `{"taskid":1,"status":"in_progress"}`},
+		{tools.TaskUpdate, `{"taskid":1,"status":"completed"}`},
+		{tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`}, // no open tasks left
+		{tools.TaskGet, `{"taskid":2}`},
+		{tools.TaskList, `{}`},
+	}
+	for range 25 {
+		calls = append(calls, struct{ tool, args string }{tools.TaskCreate, `{"subject":"more"}`})
+	}
+	calls = append(calls, struct{ tool, args string }{tools.TaskList, `{}`})
+	for i, c := range calls {
+		res, _ := tools.Execute(st, mustDecode(t, c.tool, c.args))
+		require.False(t, res.IsError, "call %d", i)
+		b, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, json.Unmarshal(b, &v))
+		assert.NoError(t, schemas[c.tool].Validate(v), "call %d %s %s: %s", i, c.tool, c.args, b)
+	}
+
+	var old any
+	require.NoError(t, json.Unmarshal([]byte(`{"counts":{"total":0,"pending":0,"inprogress":0,"completed":0,"deleted":0}}`), &old))
+	assert.Error(t, schemas[tools.TaskList].Validate(old), "tasks is required")
+	require.NoError(t, json.Unmarshal([]byte(`{"task":{"taskid":1,"status":"pending","subject":"A","description":""},"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0}}`), &old))
+	assert.Error(t, schemas[tools.TaskCreate].Validate(old), "the overview is required")
+}
+
+func TestToolAnnotations(t *testing.T) {
+	// Ensures the MCP tool list gives each tool a title, its outputSchema and
+	// the hints hosts act on: reads are read-only (Claude Code's plan mode
+	// runs them without asking) and nothing is destructive.
+	b, err := json.Marshal(tools.Render(tools.Defs(tools.RoleAgent), tools.FormatMCP))
+	require.NoError(t, err)
+	var list []struct {
+		Name         string          `json:"name"`
+		Title        string          `json:"title"`
+		OutputSchema json.RawMessage `json:"outputSchema"`
+		Annotations  map[string]any  `json:"annotations"`
+	}
+	require.NoError(t, json.Unmarshal(b, &list))
+	want := map[string]map[string]any{
+		tools.TaskCreate: {"title": "Create task", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
+		tools.TaskList:   {"title": "List tasks", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+		tools.TaskGet:    {"title": "Get task", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+		tools.TaskUpdate: {"title": "Update task", "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+	}
+	require.Len(t, list, 4)
+	for _, tool := range list {
+		assert.Equal(t, want[tool.Name], tool.Annotations, tool.Name)
+		assert.Equal(t, want[tool.Name]["title"], tool.Title, tool.Name)
+		assert.Contains(t, string(tool.OutputSchema), `"type":"object"`, tool.Name)
+	}
+
+	b, err = json.Marshal(tools.Render(tools.Defs(tools.RoleAgent), tools.FormatAnthropic))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "outputSchema", "the Anthropic API takes name, description and input_schema only")
 }
