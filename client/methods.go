@@ -31,9 +31,12 @@ type Session struct {
 	Status      string          `json:"status"`
 	ParentID    string          `json:"parentId,omitempty"`
 	SuccessorID string          `json:"successorId,omitempty"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	UpdatedAt   time.Time       `json:"updatedAt"`
-	Counts      Counts          `json:"counts"`
+	// HeadID is the newest session of the lineage, the one that takes
+	// writes; GetSession sets it (to ID unless the session was compacted).
+	HeadID    string    `json:"headId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Counts    Counts    `json:"counts"`
 }
 
 // Message is a message to place at the start of a session's history.

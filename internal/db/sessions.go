@@ -137,6 +137,27 @@ func (d *DB) getSession(ctx context.Context, id, columns string) (Session, error
 	return r.session()
 }
 
+// Head returns the newest session of id's lineage: id itself when it has
+// not been compacted, else the end of its chain of successors, which is the
+// session that takes writes.
+func (d *DB) Head(ctx context.Context, id string) (string, error) {
+	var head string
+	err := d.r.GetContext(ctx, &head, `
+		WITH RECURSIVE chain(id, successor_id) AS (
+			SELECT id, successor_id FROM sessions WHERE id = ?
+			UNION
+			SELECT s.id, s.successor_id FROM sessions s JOIN chain c ON s.id = c.successor_id
+		)
+		SELECT id FROM chain WHERE successor_id IS NULL LIMIT 1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("head of session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("head of session %s: %w", id, err)
+	}
+	return head, nil
+}
+
 // ListFilter selects sessions for ListSessions.
 type ListFilter struct {
 	Status string // "" for any

@@ -1,6 +1,11 @@
 // Package mcpbridge serves the daemon's four Task tools to an MCP client
 // over stdio (the official Go SDK), forwarding every call to the daemon.
 // The tools' schemas and results are the daemon's own, unchanged.
+//
+// The bridge outlives the daemon: when the connection breaks it redials
+// with backoff, and every write carries a callId, so a write resent after
+// a reconnect is applied once. It follows its session through compactions,
+// for reads as well as writes.
 package mcpbridge
 
 import (
@@ -10,62 +15,65 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksessiond/tasksessiond/client"
 )
+
+// DefaultReconnectWait is how long a call waits for an unreachable daemon
+// before it is answered with an error result.
+const DefaultReconnectWait = 5 * time.Second
 
 // Config configures a bridge.
 type Config struct {
 	Socket    string // the daemon's socket
 	SessionID string // the session to serve; "" creates one
 	Title     string // for a created session
-	Create    bool   // create SessionID when it does not exist
+	Create    bool   // create SessionID on first use when it does not exist
 	Version   string
 	Logger    *slog.Logger
+	// ReconnectWait bounds how long one call waits for the daemon to come
+	// back; 0 means DefaultReconnectWait.
+	ReconnectWait time.Duration
 }
 
 // Bridge is an MCP server bound to one daemon session.
 type Bridge struct {
-	c       *client.Client
-	mu      sync.Mutex // guards session, which follows compactions
-	session string
-	created bool
-	server  *mcp.Server
-	log     *slog.Logger
+	cfg    Config
+	server *mcp.Server
+	log    *slog.Logger
+
+	cmu sync.Mutex // guards c
+	c   *client.Client
+
+	mu       sync.Mutex // guards session and toCreate
+	session  string     // follows compactions
+	toCreate bool       // session does not exist yet: made on first use
+	created  bool
 }
 
 // New connects to the daemon and resolves the session: a missing daemon or
-// an unknown session is an error here, before any MCP client is served.
+// an unknown session (without Create) is an error here, before any MCP
+// client is served. A compacted session resolves to the head of its lineage.
 func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ReconnectWait <= 0 {
+		cfg.ReconnectWait = DefaultReconnectWait
 	}
 	c, err := client.Dial(ctx, cfg.Socket)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{c: c, session: cfg.SessionID, log: cfg.Logger}
-	if b.session == "" {
-		s, err := c.CreateSession(ctx, client.CreateSession{Title: cfg.Title})
-		if err != nil {
-			c.Close()
-			return nil, fmt.Errorf("create a session: %w", err)
-		}
-		b.session, b.created = s.ID, true
-	} else if _, err := c.GetSession(ctx, b.session); err != nil {
-		if !cfg.Create || !errors.Is(err, client.ErrSessionNotFound) {
-			c.Close()
-			return nil, fmt.Errorf("session %s: %w (pass --create to create it)", b.session, err)
-		}
-		if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: cfg.Title}); err != nil && !errors.Is(err, client.ErrSessionExists) {
-			c.Close()
-			return nil, fmt.Errorf("create session %s: %w", b.session, err)
-		}
-		b.created = true
+	b := &Bridge{cfg: cfg, c: c, session: cfg.SessionID, log: cfg.Logger}
+	if err := b.bind(ctx, c); err != nil {
+		c.Close()
+		return nil, err
 	}
-
 	defs, err := c.ListTools(ctx, "agent", "mcp")
 	if err != nil {
 		c.Close()
@@ -74,18 +82,41 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	b.server = mcp.NewServer(&mcp.Implementation{Name: "tasksessiond", Title: "Session task list", Version: cfg.Version},
 		&mcp.ServerOptions{Instructions: instructions(b.session), Logger: cfg.Logger})
 	for _, raw := range defs {
-		var d struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		}
-		if err := json.Unmarshal(raw, &d); err != nil {
+		var t mcp.Tool
+		if err := json.Unmarshal(raw, &t); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("decode tool definition: %w", err)
 		}
-		b.server.AddTool(&mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema}, b.forward(d.Name))
+		b.server.AddTool(&t, b.forward(t.Name, t.Annotations == nil || !t.Annotations.ReadOnlyHint))
 	}
 	return b, nil
+}
+
+// bind settles which session the bridge serves.
+func (b *Bridge) bind(ctx context.Context, c *client.Client) error {
+	if b.session == "" {
+		s, err := c.CreateSession(ctx, client.CreateSession{Title: b.cfg.Title})
+		if err != nil {
+			return fmt.Errorf("create a session: %w", err)
+		}
+		b.session, b.created = s.ID, true
+		return nil
+	}
+	s, err := c.GetSession(ctx, b.session)
+	switch {
+	case errors.Is(err, client.ErrSessionNotFound) && b.cfg.Create:
+		b.toCreate = true
+		return nil
+	case errors.Is(err, client.ErrSessionNotFound):
+		return fmt.Errorf("session %s: %w (pass --create to create it)", b.session, err)
+	case err != nil:
+		return fmt.Errorf("session %s: %w", b.session, err)
+	}
+	if s.HeadID != "" && s.HeadID != b.session {
+		b.log.Info("session was compacted; serving the head of its lineage", slog.String("from", b.session), slog.String("to", s.HeadID))
+		b.session = s.HeadID
+	}
+	return nil
 }
 
 func instructions(session string) string {
@@ -94,56 +125,206 @@ func instructions(session string) string {
 		"the list survives restarts and context compaction."
 }
 
-// SessionID is the daemon session the bridge serves.
+// SessionID is the daemon session the bridge serves now.
 func (b *Bridge) SessionID() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.session
 }
 
-// Created reports whether the bridge created its session.
+// Created reports whether the bridge created its session at start.
 func (b *Bridge) Created() bool { return b.created }
+
+// Pending reports whether the session is still to be created on first use.
+func (b *Bridge) Pending() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.toCreate
+}
 
 // Run serves MCP on t until the client goes or ctx ends.
 func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
-	defer b.c.Close()
+	defer func() {
+		b.cmu.Lock()
+		if b.c != nil {
+			b.c.Close()
+		}
+		b.cmu.Unlock()
+	}()
 	return b.server.Run(ctx, t)
 }
 
-// forward returns the handler that sends a tool call to the daemon. When
-// the session has been compacted (by the host, e.g. with `tasksessiond
-// compact`), it follows to the successor and sends the call there.
-func (b *Bridge) forward(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var args any
-		if req.Params.Arguments != nil {
-			args = req.Params.Arguments
-		}
-		for range 8 { // a chain of compactions, followed a bounded number of steps
-			session := b.SessionID()
-			res, err := b.c.CallTool(ctx, client.ToolCall{SessionID: session, Name: name, Arguments: args})
-			var ce *client.Error
-			if errors.As(err, &ce) && errors.Is(err, client.ErrSessionSealed) && ce.SuccessorID() != "" {
-				b.log.Info("session compacted; following it", slog.String("from", session), slog.String("to", ce.SuccessorID()))
-				b.mu.Lock()
-				if b.session == session {
-					b.session = ce.SuccessorID()
-				}
-				b.mu.Unlock()
-				continue
+// unreachable is a transport failure: the daemon did not answer.
+type unreachable struct{ err error }
+
+func (u unreachable) Error() string { return u.err.Error() }
+
+// do runs fn on a live connection. When the daemon cannot be reached, or
+// the connection breaks under fn, it redials with backoff and runs fn
+// again, for at most ReconnectWait. Errors the daemon answered are
+// returned at once.
+func (b *Bridge) do(ctx context.Context, fn func(*client.Client) error) error {
+	deadline := time.Now().Add(b.cfg.ReconnectWait)
+	delay := 20 * time.Millisecond
+	for {
+		c, err := b.conn(ctx)
+		if err == nil {
+			err = fn(c)
+			var de *client.Error
+			if err == nil || errors.As(err, &de) || ctx.Err() != nil {
+				return err
 			}
+			b.broken(c, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().Add(delay).After(deadline) {
+			return unreachable{err}
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+func (b *Bridge) conn(ctx context.Context) (*client.Client, error) {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	if b.c != nil {
+		return b.c, nil
+	}
+	c, err := client.Dial(ctx, b.cfg.Socket)
+	if err != nil {
+		return nil, err
+	}
+	b.log.Info("reconnected to the daemon", slog.String("socket", b.cfg.Socket))
+	b.c = c
+	return c, nil
+}
+
+// broken drops a connection that failed, so the next call redials.
+func (b *Bridge) broken(c *client.Client, err error) {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	if b.c == c {
+		b.log.Warn("lost the daemon connection; redialling", slog.Any("err", err))
+		b.c = nil
+		go c.Close()
+	}
+}
+
+// maxFollow bounds the compactions one call follows.
+const maxFollow = 8
+
+// forward returns the handler that sends a tool call to the daemon.
+func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		call := client.ToolCall{Name: name}
+		if req.Params.Arguments != nil {
+			call.Arguments = req.Params.Arguments
+		}
+		if writes {
+			// The same id on every attempt: a write the daemon committed
+			// before the connection broke is answered from the log when
+			// it is sent again, not applied twice.
+			call.CallID = "mcp-" + uuid.Must(uuid.NewV7()).String()
+		}
+		var res *client.CallToolResult
+		err := b.do(ctx, func(c *client.Client) error {
+			var err error
+			res, err = b.call(ctx, c, call, writes)
+			return err
+		})
+		if err != nil {
+			return errorResult(b.explain(name, err)), nil
+		}
+		out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Text()}}}
+		var raw struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		if json.Unmarshal(res.Raw, &raw) == nil && len(raw.StructuredContent) > 0 && string(raw.StructuredContent) != "null" {
+			out.StructuredContent = raw.StructuredContent
+		}
+		return out, nil
+	}
+}
+
+// call makes one tool call on c in the session the bridge serves: it
+// creates the session on first use, sends reads to the head of the lineage
+// and follows a write refused by a sealed session to its successor.
+func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool) (*client.CallToolResult, error) {
+	if err := b.ensure(ctx, c); err != nil {
+		return nil, err
+	}
+	for range maxFollow {
+		session := b.SessionID()
+		if !writes {
+			// A read on a sealed session would show its list as it was
+			// at compaction; the head has every change since.
+			s, err := c.GetSession(ctx, session)
 			if err != nil {
 				return nil, err
 			}
-			out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Text()}}}
-			var raw struct {
-				StructuredContent json.RawMessage `json:"structuredContent"`
+			if s.HeadID != "" && s.HeadID != session {
+				b.follow(session, s.HeadID)
+				session = s.HeadID
 			}
-			if json.Unmarshal(res.Raw, &raw) == nil && len(raw.StructuredContent) > 0 {
-				out.StructuredContent = raw.StructuredContent
-			}
-			return out, nil
 		}
-		return nil, fmt.Errorf("session %s: too many compactions to follow", b.SessionID())
+		call.SessionID = session
+		res, err := c.CallTool(ctx, call)
+		var ce *client.Error
+		if errors.As(err, &ce) && errors.Is(err, client.ErrSessionSealed) && ce.SuccessorID() != "" {
+			b.follow(session, ce.SuccessorID())
+			continue
+		}
+		return res, err
 	}
+	return nil, fmt.Errorf("session %s: more than %d compactions to follow in one call", b.SessionID(), maxFollow)
+}
+
+func (b *Bridge) follow(from, to string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.session == from {
+		b.log.Info("session compacted; following it", slog.String("from", from), slog.String("to", to))
+		b.session = to
+	}
+}
+
+// ensure creates the session on its first use.
+func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.toCreate {
+		return nil
+	}
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: b.cfg.Title})
+	if err != nil && !errors.Is(err, client.ErrSessionExists) {
+		return err
+	}
+	b.log.Info("session created on first use", slog.String("session", b.session))
+	b.toCreate = false
+	return nil
+}
+
+// explain turns a failed call into words for the model.
+func (b *Bridge) explain(name string, err error) string {
+	var u unreachable
+	if errors.As(err, &u) {
+		return fmt.Sprintf("%s was not done: the task list is unavailable because the tasksessiond daemon cannot be reached (%v). "+
+			"Ask the user to start it (tasksessiond serve); this tool reconnects by itself, so the same call can be retried then.", name, u.err)
+	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("%s failed: %s", name, ce.Message)
+	}
+	return fmt.Sprintf("%s failed: %v", name, err)
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Error: " + msg}}}
 }

@@ -132,6 +132,13 @@ func TestResumeCompactedAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, last.Tasks, 7)
 	assert.Equal(t, 8, last.NextTaskid)
+
+	// sessions/get names the head of the lineage from every generation.
+	for _, id := range ids {
+		info, err := restarted.Get(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, gen, info.HeadID, "head seen from %s", id)
+	}
 }
 
 func TestCompactWorkerCannotWrite(t *testing.T) {

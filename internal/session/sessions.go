@@ -21,9 +21,12 @@ type Info struct {
 	Status      string          `json:"status"`
 	ParentID    string          `json:"parentId,omitempty"`
 	SuccessorID string          `json:"successorId,omitempty"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	UpdatedAt   time.Time       `json:"updatedAt"`
-	Counts      store.Counts    `json:"counts"`
+	// HeadID is the newest session of the lineage, the one that takes
+	// writes (the session itself unless compacted); sessions/get sets it.
+	HeadID    string       `json:"headId,omitempty"`
+	CreatedAt time.Time    `json:"createdAt"`
+	UpdatedAt time.Time    `json:"updatedAt"`
+	Counts    store.Counts `json:"counts"`
 }
 
 func info(rec db.Session, c store.Counts) Info {
@@ -83,7 +86,14 @@ func (m *Manager) Get(ctx context.Context, id string) (Info, error) {
 	if err != nil {
 		return Info{}, unavailable("reading session", err)
 	}
-	return info(rec, c), nil
+	out := info(rec, c)
+	out.HeadID = id
+	if rec.SuccessorID != "" {
+		if out.HeadID, err = m.db.Head(ctx, id); err != nil {
+			return Info{}, unavailable("reading session", err)
+		}
+	}
+	return out, nil
 }
 
 // ListParams is a sessions/list.

@@ -1,0 +1,320 @@
+package mcpbridge_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/mcpbridge"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+)
+
+var ctx = context.Background()
+
+// serve runs a bridge for cfg and returns a real MCP client session on it.
+func serve(t *testing.T, cfg mcpbridge.Config) (*mcp.ClientSession, *mcpbridge.Bridge) {
+	t.Helper()
+	b, err := mcpbridge.New(ctx, cfg)
+	require.NoError(t, err)
+	ct, st := mcp.NewInMemoryTransports()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run(runCtx, st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	return cs, b
+}
+
+// outputSchemas resolves each listed tool's outputSchema.
+func outputSchemas(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.Resolved {
+	t.Helper()
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	out := map[string]*jsonschema.Resolved{}
+	for _, tool := range list.Tools {
+		b, err := json.Marshal(tool.OutputSchema)
+		require.NoError(t, err)
+		var s jsonschema.Schema
+		require.NoError(t, json.Unmarshal(b, &s), tool.Name)
+		r, err := s.Resolve(nil)
+		require.NoError(t, err, tool.Name)
+		out[tool.Name] = r
+	}
+	require.Len(t, out, 4)
+	return out
+}
+
+// callTool calls a tool and, for a success, checks its structured result
+// against the tool's outputSchema and returns it decoded.
+func callTool(t *testing.T, cs *mcp.ClientSession, schemas map[string]*jsonschema.Resolved, name string, args map[string]any) (*mcp.CallToolResult, client.Structured) {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err, "a tool call is never a protocol error")
+	var sc client.Structured
+	if r.IsError {
+		return r, sc
+	}
+	b, err := json.Marshal(r.StructuredContent)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(b, &v))
+	require.NoError(t, schemas[name].Validate(v), "%s result %s", name, b)
+	require.NoError(t, json.Unmarshal(b, &sc))
+	return r, sc
+}
+
+func text(r *mcp.CallToolResult) string {
+	var s strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s.WriteString(tc.Text)
+		}
+	}
+	return s.String()
+}
+
+// proxy sits between the bridge and the daemon. Armed, it passes the next
+// tools/call to the daemon, lets the daemon commit and answer, then drops
+// the answer and the connection: the write happened, the bridge never
+// heard. down and up make the daemon unreachable and reachable again.
+type proxy struct {
+	path, daemon string
+	armed        atomic.Bool
+	drops        atomic.Int32
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns []net.Conn
+}
+
+func newProxy(t *testing.T, daemon string) *proxy {
+	t.Helper()
+	p := &proxy{path: testutil.SocketPath(t), daemon: daemon}
+	p.up(t)
+	t.Cleanup(p.down)
+	return p
+}
+
+func (p *proxy) up(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("unix", p.path)
+	require.NoError(t, err)
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			up, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			down, err := net.Dial("unix", p.daemon)
+			if err != nil {
+				up.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, up, down)
+			p.mu.Unlock()
+			go p.pipe(up, down)
+		}
+	}()
+}
+
+// down refuses new connections and breaks the live ones, as a daemon
+// killed with SIGKILL does.
+func (p *proxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) pipe(up, down net.Conn) {
+	defer up.Close()
+	defer down.Close()
+	var swallow atomic.Bool
+	go func() {
+		r := bufio.NewReader(down)
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				up.Close()
+				return
+			}
+			if swallow.Load() {
+				p.drops.Add(1)
+				up.Close()
+				return
+			}
+			up.Write(line)
+		}
+	}()
+	r := bufio.NewReader(up)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		if strings.Contains(string(line), `"tools/call"`) && p.armed.CompareAndSwap(true, false) {
+			swallow.Store(true)
+		}
+		if _, err := down.Write(line); err != nil {
+			return
+		}
+	}
+}
+
+func TestWriteRetriedAcrossReconnectAppliesOnce(t *testing.T) {
+	// Ensures a write whose answer is lost with the connection is sent again
+	// on a new connection with the same callId and answered from the log:
+	// the task exists once, and the model sees a success.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	dc := d.Dial(t)
+	_, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	require.NoError(t, err)
+	p := newProxy(t, d.Socket)
+	cs, _ := serve(t, mcpbridge.Config{Socket: p.path, SessionID: "s", ReconnectWait: 5 * time.Second})
+	schemas := outputSchemas(t, cs)
+
+	p.armed.Store(true)
+	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "only once"})
+	require.False(t, r.IsError, text(r))
+	require.EqualValues(t, 1, p.drops.Load(), "the first answer was lost")
+	assert.Equal(t, 1, sc.Task.Taskid)
+	assert.Equal(t, "Created task #1 \"only once\" (pending).", sc.Message)
+
+	got, err := dc.ResumeSession(ctx, "s")
+	require.NoError(t, err)
+	assert.Len(t, got.Tasks, 1, "the resent write was not applied again")
+	_, sc = callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "next"})
+	assert.Equal(t, 2, sc.Task.Taskid)
+}
+
+func TestDaemonDownIsAToolError(t *testing.T) {
+	// Ensures a call while the daemon is unreachable is an isError result
+	// that says what to do (never a protocol error), that it changes
+	// nothing, and that the same bridge serves again once the daemon is back.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	p := newProxy(t, d.Socket)
+	cs, _ := serve(t, mcpbridge.Config{Socket: p.path, SessionID: "s", Create: true, ReconnectWait: 200 * time.Millisecond})
+	schemas := outputSchemas(t, cs)
+	_, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "before"})
+	require.Equal(t, 1, sc.Task.Taskid)
+
+	p.down()
+	for _, name := range []string{"TaskCreate", "TaskList"} {
+		r, _ := callTool(t, cs, schemas, name, map[string]any{})
+		require.True(t, r.IsError, name)
+		assert.Contains(t, text(r), name+" was not done")
+		assert.Contains(t, text(r), "daemon cannot be reached")
+		assert.Contains(t, text(r), "tasksessiond serve")
+	}
+
+	p.up(t)
+	r, sc := callTool(t, cs, schemas, "TaskList", nil)
+	require.False(t, r.IsError, text(r))
+	assert.Len(t, sc.Tasks, 1, "the call made while down changed nothing")
+	_, sc = callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "after"})
+	assert.Equal(t, 2, sc.Task.Taskid)
+}
+
+func TestReadsFollowCompaction(t *testing.T) {
+	// Ensures a bridge bound to a session that the host compacts reads the
+	// successor: TaskList shows tasks created there, TaskGet finds them.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	dc := d.Dial(t)
+	_, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "old"})
+	require.NoError(t, err)
+	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
+	schemas := outputSchemas(t, cs)
+	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "planned before"})
+
+	_, err = dc.Compact(ctx, client.Compact{SessionID: "old", NewSessionID: "new"})
+	require.NoError(t, err)
+	_, err = dc.CallTool(ctx, client.ToolCall{SessionID: "new", Name: "TaskCreate", Arguments: map[string]any{"subject": "made in the successor"}})
+	require.NoError(t, err)
+
+	r, sc := callTool(t, cs, schemas, "TaskList", nil)
+	require.False(t, r.IsError, text(r))
+	require.Len(t, sc.Tasks, 2)
+	assert.Equal(t, "made in the successor", sc.Tasks[1].Subject)
+	assert.Equal(t, "new", b.SessionID())
+	r, sc = callTool(t, cs, schemas, "TaskGet", map[string]any{"taskid": 2})
+	require.False(t, r.IsError, text(r))
+	assert.Equal(t, "made in the successor", sc.Task.Subject)
+
+	// A second compaction, then a write: it goes to the newest session.
+	_, err = dc.Compact(ctx, client.Compact{SessionID: "new", NewSessionID: "newer"})
+	require.NoError(t, err)
+	_, sc = callTool(t, cs, schemas, "TaskUpdate", map[string]any{"taskid": 1, "status": "completed"})
+	assert.Equal(t, "completed", sc.Task.Status)
+	assert.Equal(t, "newer", b.SessionID())
+
+	// A bridge started on the old id serves the head from the start.
+	_, b2 := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
+	assert.Equal(t, "newer", b2.SessionID())
+}
+
+func TestEmptyListAndCreateOnFirstUse(t *testing.T) {
+	// Ensures a session bound by id (as CLAUDE_CODE_SESSION_ID binds it) is
+	// created by the first call, not at start, and that an empty list's
+	// structured result has tasks: [].
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	dc := d.Dial(t)
+	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "claude-abc", Create: true})
+	assert.True(t, b.Pending())
+	_, err := dc.GetSession(ctx, "claude-abc")
+	require.ErrorIs(t, err, client.ErrSessionNotFound, "nothing is created before the first call")
+
+	schemas := outputSchemas(t, cs)
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	raw, err := json.Marshal(r.StructuredContent)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"tasks":[]`)
+	var v any
+	require.NoError(t, json.Unmarshal(raw, &v))
+	require.NoError(t, schemas["TaskList"].Validate(v))
+	_, err = dc.GetSession(ctx, "claude-abc")
+	require.NoError(t, err)
+	assert.False(t, b.Pending())
+}
+
+func TestToolsCarryAnnotations(t *testing.T) {
+	// Ensures the MCP client sees titles and hints: reads are read-only, so
+	// a host's plan mode may run them; no tool is destructive.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket})
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	readOnly := map[string]bool{"TaskList": true, "TaskGet": true, "TaskCreate": false, "TaskUpdate": false}
+	for _, tool := range list.Tools {
+		require.NotNil(t, tool.Annotations, tool.Name)
+		assert.NotEmpty(t, tool.Title, tool.Name)
+		assert.Equal(t, readOnly[tool.Name], tool.Annotations.ReadOnlyHint, tool.Name)
+		require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
+		assert.False(t, *tool.Annotations.DestructiveHint, tool.Name)
+		assert.NotNil(t, tool.OutputSchema, tool.Name)
+	}
+}
