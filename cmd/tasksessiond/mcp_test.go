@@ -3,6 +3,8 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -131,5 +133,55 @@ func TestMCPNewSessionAndMissingDaemon(t *testing.T) {
 	stdin.Close()
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "serving new session fixed")
+	assert.Contains(t, string(out), "serving session fixed (new: created on first use)")
+
+	// Under Claude Code, with no --session, the bridge binds its session id.
+	cmd = exec.Command(binary, "mcp", "--socket", sock)
+	cmd.Env = append(os.Environ(), "CLAUDE_CODE_SESSION_ID=claude-1234", "TASKSESSIOND_SESSION=")
+	stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
+	stdin.Close()
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "serving session claude-1234 (new: created on first use)")
+}
+
+func TestMCPBridgeAcrossDaemonKill(t *testing.T) {
+	// Ensures a real MCP client session outlives a SIGKILL of the daemon:
+	// a call while it is down is an isError result (not a protocol error),
+	// the next call after a restart succeeds on the same bridge process,
+	// and no write is doubled or lost.
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "m.db")
+	sock := testutil.SocketPath(t)
+	d := startDaemon(t, dbPath, sock)
+	cs := mcpSession(t, "--socket", sock, "--session", "kill-1", "--create", "--reconnect-wait", "300ms")
+	defer cs.Close()
+	for i := 1; i <= 3; i++ {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("step %d", i)}})
+		require.NoError(t, err)
+		require.False(t, r.IsError, text(r))
+	}
+
+	d.kill(t)
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskUpdate", Arguments: map[string]any{"taskid": 1, "status": "completed"}})
+	require.NoError(t, err, "a dead daemon is a tool error, not a protocol error")
+	require.True(t, r.IsError)
+	assert.Contains(t, text(r), "daemon cannot be reached")
+
+	startDaemon(t, dbPath, sock)
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "step 4"}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	assert.Contains(t, text(r), `Created task #4 "step 4"`)
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	var list client.Structured
+	b, _ := json.Marshal(r.StructuredContent)
+	require.NoError(t, json.Unmarshal(b, &list))
+	require.Len(t, list.Tasks, 4)
+	for i, task := range list.Tasks {
+		assert.Equal(t, fmt.Sprintf("step %d", i+1), task.Subject)
+		assert.Equal(t, "pending", task.Status, "the update sent while down was not applied")
+	}
 }

@@ -210,8 +210,13 @@ var tasksCmd = &Command{
 	nargs:   [2]int{1, 1},
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		asJSON := fs.Bool("json", false, "print JSON")
+		noFollow := fs.Bool("no-follow", false, "show a compacted session's own list as it was sealed, not its successor's")
 		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
-			r, err := c.ResumeSession(ctx, args[0])
+			id, err := head(ctx, e, c, args[0], !*noFollow)
+			if err != nil {
+				return err
+			}
+			r, err := c.ResumeSession(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -219,7 +224,7 @@ var tasksCmd = &Command{
 				return PrintJSON(e.Stdout, r.Tasks)
 			}
 			if len(r.Tasks) == 0 {
-				fmt.Fprintf(e.Stdout, "Session %s has no tasks yet.\n", args[0])
+				fmt.Fprintf(e.Stdout, "Session %s has no tasks yet.\n", id)
 				return nil
 			}
 			tw := table(e.Stdout)
@@ -232,6 +237,25 @@ var tasksCmd = &Command{
 			return tw.Flush()
 		}
 	},
+}
+
+// head resolves id to the newest session of its lineage when follow is set,
+// and says so on stderr when that is another session: after a compaction
+// the successor holds the list, and the old id is what people remember.
+func head(ctx context.Context, e *Env, c *client.Client, id string, follow bool) (string, error) {
+	s, err := c.GetSession(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if s.HeadID == "" || s.HeadID == id {
+		return id, nil
+	}
+	if !follow {
+		fmt.Fprintf(e.Stderr, "session %s was compacted into %s; showing %s as it was sealed\n", id, s.HeadID, id)
+		return id, nil
+	}
+	fmt.Fprintf(e.Stderr, "session %s was compacted; showing the newest of its lineage, %s (--no-follow shows %s as sealed)\n", id, s.HeadID, id)
+	return s.HeadID, nil
 }
 
 var callCmd = &Command{

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"strings"
+	"sync"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +70,66 @@ func TestLineageOrder(t *testing.T) {
 		}
 		assert.Equal(t, []string{"g1", "g2", "g3"}, ids, "from %s", from)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestReadsFollowCompaction(t *testing.T) {
+	// Ensures tasks, export and watch given a compacted session's id show
+	// the newest session of its lineage, and say so on stderr; --no-follow
+	// shows the sealed list.
+	ctx := context.Background()
+	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dm.Dial(t)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "g1"})
+	require.NoError(t, err)
+	_, err = c.Compact(ctx, client.Compact{SessionID: "g1", NewSessionID: "g2"})
+	require.NoError(t, err)
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "g2", Name: "TaskCreate", Arguments: map[string]any{"subject": "made after compaction"}})
+	require.NoError(t, err)
+
+	run := func(args ...string) (string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Lookup(args[0]).Run(ctx, &cli.Env{Stdout: &out, Stderr: &errOut}, append([]string{"--socket", dm.Socket}, args[1:]...))
+		require.Equal(t, 0, code, errOut.String())
+		return out.String(), errOut.String()
+	}
+	out, note := run("tasks", "g1")
+	assert.Contains(t, out, "made after compaction")
+	assert.Contains(t, note, "session g1 was compacted; showing the newest of its lineage, g2")
+	out, _ = run("tasks", "g1", "--no-follow")
+	assert.Contains(t, out, "Session g1 has no tasks yet.")
+	out, note = run("export", "g1", "--format", "markdown")
+	assert.Contains(t, out, "- [ ] #1 made after compaction")
+	assert.Contains(t, note, "showing the newest of its lineage, g2")
+	out, note = run("tasks", "g2")
+	assert.Contains(t, out, "made after compaction")
+	assert.Empty(t, note, "an active session needs no note")
+
+	wctx, cancel := context.WithCancel(ctx)
+	var wout, werr syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- cli.Lookup("watch").Run(wctx, &cli.Env{Stdout: &wout, Stderr: &werr}, []string{"--socket", dm.Socket, "g1"})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(wout.String(), "made after compaction") }, 10*time.Second, 10*time.Millisecond)
+	assert.Contains(t, wout.String(), "session g2")
+	cancel()
+	assert.Equal(t, 0, <-done)
 }

@@ -26,7 +26,10 @@ var watchCmd = &Command{
 				default: // the terminal is behind; the next redraw shows the state anyway
 				}
 			})
-			id := args[0]
+			id, err := head(ctx, e, c, args[0], true)
+			if err != nil {
+				return err
+			}
 			if err := c.Watch(ctx, id); err != nil {
 				return err
 			}
@@ -123,11 +126,16 @@ var exportCmd = &Command{
 	nargs:   [2]int{1, 1},
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		format := fs.String("format", "markdown", "markdown or json")
+		noFollow := fs.Bool("no-follow", false, "export a compacted session's own list as it was sealed, not its successor's")
 		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
 			if *format != "markdown" && *format != "json" {
 				return fmt.Errorf("--format must be markdown or json, got %q", *format)
 			}
-			r, err := c.ResumeSession(ctx, args[0])
+			id, err := head(ctx, e, c, args[0], !*noFollow)
+			if err != nil {
+				return err
+			}
+			r, err := c.ResumeSession(ctx, id)
 			if err != nil {
 				return err
 			}
