@@ -8,8 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
