@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return benchCmd(ctx, rest, stdout, stderr)
 	case "mcp":
 		return mcpCmd(ctx, rest, stderr)
+	case "hook":
+		return hookCmd(ctx, rest, os.Stdin, stdout, stderr)
 	case "completion":
 		return completionCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -67,6 +69,7 @@ Usage: tasksessiond COMMAND [flags] [args]
 The daemon:
   serve       run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)
   mcp         an MCP server on stdio that forwards the Task tools to the daemon
+  hook        a Claude Code SessionStart hook: the task list across compaction and resume
   fsck        check the database: replay every session and compare (no daemon needed)
   crashtest   the crash harness: SIGKILL the daemon under load, restart, verify nothing was lost
   bench       measure the daemon against raw SQLite and the socket's no-op ceiling, in one run
