@@ -72,6 +72,26 @@ func (r *Reader) Next() ([]byte, error) {
 	}
 }
 
+// Wait blocks until the start of a message is available: it skips the
+// blank space between messages and returns once a byte of the next one can
+// be read. A server arms its per-message deadline after Wait, so that a
+// connection idle between messages is not timed out, and one stalled
+// half-way through a message is.
+func (r *Reader) Wait() error {
+	for {
+		b, err := r.r.Peek(1)
+		if err != nil {
+			return err
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			r.r.Discard(1)
+		default:
+			return nil
+		}
+	}
+}
+
 // Buffered reports whether more input is already buffered, so that a server
 // can hold back flushing responses while a pipelined burst is still arriving.
 func (r *Reader) Buffered() bool { return r.r.Buffered() > 0 }

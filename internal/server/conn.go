@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,71 +21,140 @@ import (
 // conn is one client connection. Its requests are served in the order they
 // arrive, so a host that pipelines calls for a session gets them applied in
 // the order sent; clients wanting parallelism open more connections.
+//
+// Three goroutines share it: the reader frames messages, serve handles them
+// one at a time, and the writer alone writes to the socket, so no lock is
+// held across a network write and a peer that stops reading holds up
+// nothing but its own connection.
 type conn struct {
 	srv *Server
 	nc  *net.UnixConn
 
-	wmu     sync.Mutex // guards w and watches: responses and notifications interleave
-	w       *bufio.Writer
-	watches []func() // cancels of this connection's sessions/watch subscriptions
+	out  chan []byte   // encoded messages for the writer; nil asks it to flush and close
+	dead chan struct{} // closed when the writer has ended: nothing more can be sent
+	quit chan struct{} // closed when serve stops taking messages
 
-	ctx    context.Context
+	dmu     sync.Mutex // orders read deadlines with stopReading
+	stopped bool
+
+	mu      sync.Mutex // guards watches
+	watches []func()   // cancels of this connection's sessions/watch subscriptions
+
+	ctx    context.Context // cancelled when the peer hangs up or the connection breaks
 	cancel context.CancelFunc
 }
 
 func newConn(s *Server, nc *net.UnixConn) *conn {
-	c := &conn{srv: s, nc: nc, w: bufio.NewWriterSize(nc, 64<<10)}
+	c := &conn{srv: s, nc: nc, out: make(chan []byte, 64), dead: make(chan struct{}), quit: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	return c
 }
 
-func (c *conn) stopReading() { c.nc.SetReadDeadline(time.Now()) }
+// stopReading ends the reader at once (for a graceful shutdown): the
+// request in hand is still answered.
+func (c *conn) stopReading() {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.stopped = true
+	c.nc.SetReadDeadline(time.Now())
+}
 
+// readDeadline sets the read deadline unless reading has been stopped.
+func (c *conn) readDeadline(t time.Time) bool {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if c.stopped {
+		return false
+	}
+	c.nc.SetReadDeadline(t)
+	return true
+}
+
+// refuse answers a connection that will not be served, and closes it.
 func (c *conn) refuse(e *jsonrpc.Error) {
+	b, _ := json.Marshal(jsonrpc.ErrorResponse(nil, e))
 	c.nc.SetWriteDeadline(time.Now().Add(time.Second))
-	c.write(jsonrpc.ErrorResponse(nil, e))
-	c.flush()
+	c.nc.Write(append(b, '\n'))
 	c.nc.Close()
 }
 
 func (c *conn) serve() {
-	defer c.nc.Close()
 	defer c.cancel()
 	defer c.endWatches()
+	go c.writer()
+	lines := make(chan []byte)
+	go c.reader(lines)
+	for line := range lines {
+		if c.srv.closing.Load() {
+			// Shutting down: pipelined requests not yet started are not applied.
+			break
+		}
+		c.handleLine(line)
+	}
+	close(c.quit)
+	c.closeAfterFlush()
+	<-c.dead
+}
+
+// reader frames messages and hands them to serve. A message must arrive
+// whole within LineTimeout of its first byte; between messages a
+// connection may idle as long as it likes.
+func (c *conn) reader(lines chan<- []byte) {
+	defer close(lines)
 	r := jsonrpc.NewReader(c.nc, c.srv.cfg.MaxLine)
 	for {
+		if !c.readDeadline(time.Time{}) {
+			return
+		}
+		if err := r.Wait(); err != nil {
+			c.readEnded(err)
+			return
+		}
+		if !c.readDeadline(time.Now().Add(c.srv.cfg.LineTimeout)) {
+			return
+		}
 		line, err := r.Next()
 		switch {
 		case errors.Is(err, jsonrpc.ErrLineTooLong):
-			c.write(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (keep descriptions under %d KiB)", err, tools.MaxDescriptionBytes>>10)))
-			c.flush()
+			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (keep descriptions under %d KiB)", err, tools.MaxDescriptionBytes>>10)))
 			continue
+		case errors.Is(err, os.ErrDeadlineExceeded) && c.readDeadline(time.Time{}):
+			c.srv.log.Info("closing a connection stalled in the middle of a message", slog.Duration("timeout", c.srv.cfg.LineTimeout))
+			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+				"invalid request: a message must arrive whole, ending with a newline, within %s of its first byte; nothing was done", c.srv.cfg.LineTimeout)))
+			return
 		case err != nil:
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) && !c.srv.closing.Load() {
-				c.srv.log.Debug("connection read failed", slog.Any("err", err))
-			}
-			c.flush()
+			c.readEnded(err)
 			return
 		}
-		c.handleLine(line)
-		if c.srv.closing.Load() {
-			// Shutting down: the request in hand is answered; pipelined ones
-			// not yet started are not applied.
-			c.flush()
+		select {
+		case lines <- append([]byte(nil), line...):
+		case <-c.quit:
 			return
 		}
-		if !r.Buffered() {
-			if err := c.flush(); err != nil {
-				return
-			}
+	}
+}
+
+// readEnded handles the end of the peer's input. A peer that has hung up
+// cancels the requests it sent; one that only closed its writing half
+// (e.g. `socat` at the end of its input) is still answered.
+func (c *conn) readEnded(err error) {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// stopReading: a graceful shutdown, which answers what is in hand.
+	case errors.Is(err, io.EOF) && !hungUp(c.nc):
+	default:
+		if !errors.Is(err, io.EOF) && !c.srv.closing.Load() {
+			c.srv.log.Debug("connection read failed", slog.Any("err", err))
 		}
+		c.cancel()
 	}
 }
 
 func (c *conn) handleLine(line []byte) {
 	reqs, errs, batch, perr := jsonrpc.Parse(line)
 	if perr != nil {
-		c.write(jsonrpc.ErrorResponse(nil, perr))
+		c.send(jsonrpc.ErrorResponse(nil, perr))
 		return
 	}
 	resps := errs
@@ -98,9 +166,9 @@ func (c *conn) handleLine(line []byte) {
 	switch {
 	case len(resps) == 0:
 	case batch:
-		c.write(resps)
+		c.send(resps)
 	default:
-		c.write(resps[0])
+		c.send(resps[0])
 	}
 }
 
@@ -111,6 +179,9 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 		return jsonrpc.Response{}, false
 	}
 	if err != nil {
+		if c.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			c.srv.log.Info("request abandoned: its peer hung up before it was served", slog.String("method", req.Method))
+		}
 		e, internal := wireError(err)
 		if internal {
 			c.srv.log.Error("request failed", slog.String("method", req.Method), slog.Any("err", err))
@@ -140,27 +211,85 @@ func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
 	return h(c.ctx, c, req.Params)
 }
 
-func (c *conn) write(v any) {
+// send queues a message for the writer; it reports false when the
+// connection can take no more.
+func (c *conn) send(v any) bool {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"encode response failed"}}`, jsonrpc.CodeInternal)
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.w.Write(b)
-	c.w.WriteByte('\n')
+	select {
+	case c.out <- b:
+		return true
+	case <-c.dead:
+		return false
+	}
 }
 
-// writeTimeout bounds how long a client that stops reading can hold a
-// connection's goroutine.
-const writeTimeout = 30 * time.Second
-
-func (c *conn) flush() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.w.Buffered() == 0 {
-		return nil
+// closeAfterFlush asks the writer to send what is queued, then close.
+func (c *conn) closeAfterFlush() {
+	select {
+	case c.out <- nil:
+	case <-c.dead:
 	}
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return c.w.Flush()
+}
+
+// writer owns the socket's writing side: it writes queued messages in
+// batches, and ends the connection when a write fails, when the peer makes
+// no progress reading for WriteTimeout, or when asked to.
+func (c *conn) writer() {
+	defer close(c.dead)
+	defer c.nc.Close()
+	var buf []byte
+	for {
+		var msg []byte
+		select {
+		case msg = <-c.out:
+		case <-c.ctx.Done():
+			return
+		}
+		closing := msg == nil
+		buf = append(buf[:0], msg...)
+		if !closing {
+			buf = append(buf, '\n')
+		}
+	batch:
+		for !closing && len(buf) < 64<<10 {
+			select {
+			case m := <-c.out:
+				if m == nil {
+					closing = true
+					break batch
+				}
+				buf = append(append(buf, m...), '\n')
+			default:
+				break batch
+			}
+		}
+		if err := c.writeAll(buf); err != nil {
+			c.cancel()
+			return
+		}
+		if closing {
+			return
+		}
+	}
+}
+
+// writeAll writes b, allowing each write WriteTimeout to make progress: a
+// slow reader is served, one that has stopped reading is cut off.
+func (c *conn) writeAll(b []byte) error {
+	for len(b) > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
+		n, err := c.nc.Write(b)
+		b = b[n:]
+		if err == nil || errors.Is(err, os.ErrDeadlineExceeded) && n > 0 {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.srv.log.Info("closing a connection that has read nothing for the write timeout", slog.Duration("timeout", c.srv.cfg.WriteTimeout))
+		}
+		return err
+	}
+	return nil
 }

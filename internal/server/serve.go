@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -27,6 +28,15 @@ type Config struct {
 	// AllowUIDs are the users whose connections are served (checked with
 	// SO_PEERCRED); empty means the daemon's own user only.
 	AllowUIDs []int
+	// LineTimeout bounds how long a message may take to arrive once its
+	// first byte has (default 10s); idle time between messages is free.
+	LineTimeout time.Duration
+	// WriteTimeout bounds how long a peer may go without reading what it
+	// is sent before its connection is closed (default 30s).
+	WriteTimeout time.Duration
+	// WatchBuffer is how many changes a watcher may fall behind by before
+	// it is told so and closed (default DefaultWatchBuffer).
+	WatchBuffer int
 }
 
 // Server accepts connections and serves each on its own goroutine.
@@ -56,6 +66,15 @@ func New(mgr *session.Manager, cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LineTimeout <= 0 {
+		cfg.LineTimeout = 10 * time.Second
+	}
+	if cfg.WatchBuffer <= 0 {
+		cfg.WatchBuffer = DefaultWatchBuffer
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
 	}
 	if len(cfg.AllowUIDs) == 0 {
 		cfg.AllowUIDs = []int{os.Getuid()}

@@ -394,7 +394,9 @@ func TestThousandsOfTasks(t *testing.T) {
 
 func TestDisconnectMidRequest(t *testing.T) {
 	// Ensures a client that sends a call and hangs up without reading the
-	// answer does not lose it: the call commits and is in the log.
+	// answer leaves a consistent state whichever way the race went: the
+	// call is applied once or not at all, and the host's retry with the
+	// same callId after reconnecting gets the one task, logged once.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	info, err := d.Mgr.Create(ctx, session.CreateParams{})
 	require.NoError(t, err)
@@ -405,24 +407,75 @@ func TestDisconnectMidRequest(t *testing.T) {
 	nc.Close()
 
 	cl := d.Dial(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r, err := cl.ResumeSession(ctx, info.ID)
-		require.NoError(t, err)
-		if len(r.Tasks) == 1 {
-			assert.Equal(t, "orphan", r.Tasks[0].Subject)
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the orphaned call never landed")
-		time.Sleep(10 * time.Millisecond) // waiting for the daemon to serve the orphaned line
-	}
-	// The host's retry after reconnecting gets the recorded result.
 	again, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "orphan"}, CallID: "gone-1"})
 	require.NoError(t, err)
 	assert.Equal(t, 1, again.StructuredContent.Task.Taskid)
 	rows, err := d.DB.Calls(ctx, info.ID)
 	require.NoError(t, err)
 	assert.Len(t, rows, 1)
+}
+
+func TestHangUpCancelsWaitingRequest(t *testing.T) {
+	// Ensures a request waiting for a busy session is cancelled when its
+	// peer hangs up, and is never applied; while a peer that only closes
+	// its writing half (as socat does at the end of its input) is answered.
+	path := filepath.Join(t.TempDir(), "h.db")
+	var logs syncBuffer
+	d := testutil.StartDaemon(t, testutil.MustOpenDBAt(t, path), func(c *server.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	info, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "busy"})
+	require.NoError(t, err)
+	call := func(id, callID, subject string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"sessionId":"busy","name":"TaskCreate","arguments":{"subject":"` + subject + `"},"callId":"` + callID + `"}}`
+	}
+
+	// Another program holds the write lock, so the first call waits in its
+	// commit, holding the session.
+	raw := testutil.RawDB(t, path)
+	conn, err := raw.Conn(ctx)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+	first := dialRaw(t, d.Socket)
+	first.send(call("1", "first", "first"))
+	cl := d.Dial(t)
+	require.Eventually(t, func() bool {
+		st, err := cl.Status(ctx)
+		return err == nil && st.CallsServed == 1
+	}, 10*time.Second, 5*time.Millisecond, "the first call holds the session")
+
+	gone, err := net.Dial("unix", d.Socket)
+	require.NoError(t, err)
+	_, err = gone.Write([]byte(call("2", "hung-up", "never") + "\n"))
+	require.NoError(t, err)
+	require.NoError(t, gone.Close())
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "request abandoned: its peer hung up") },
+		10*time.Second, 5*time.Millisecond, "the hung-up request stops waiting for the session")
+
+	half, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: d.Socket, Net: "unix"})
+	require.NoError(t, err)
+	defer half.Close()
+	_, err = half.Write([]byte(call("3", "half", "half-closed") + "\n"))
+	require.NoError(t, err)
+	require.NoError(t, half.CloseWrite())
+
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	require.NoError(t, err)
+	conn.Close()
+	assert.Nil(t, first.recv()["error"])
+	half.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(half).ReadBytes('\n')
+	require.NoError(t, err)
+	assert.Contains(t, string(line), `"taskid":2`, "the half-closed peer is answered")
+
+	r, err := cl.ResumeSession(ctx, info.ID)
+	require.NoError(t, err)
+	var subjects []string
+	for _, task := range r.Tasks {
+		subjects = append(subjects, task.Subject)
+	}
+	assert.Equal(t, []string{"first", "half-closed"}, subjects, "the hung-up call was not applied")
 }
 
 // syncBuffer is a buffer a logger and a test can share.

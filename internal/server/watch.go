@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -15,9 +17,10 @@ const (
 	methodWatchLagged      = "notifications/sessions/watchLagged"
 )
 
-// watchBuffer is how many events a connection may fall behind by before
-// its watch is dropped (with a notice), so a slow reader never holds up a session.
-const watchBuffer = 1024
+// DefaultWatchBuffer is how many events a connection may fall behind by
+// before its watch is dropped (with a notice), so a slow reader never holds
+// up a session.
+const DefaultWatchBuffer = 1024
 
 // watcher forwards a session's events to one connection.
 type watcher struct {
@@ -42,22 +45,29 @@ func (w *watcher) Send(e session.Event) {
 	}
 }
 
-// run writes the queued events to the connection until it closes.
+// run hands the queued events to the connection's writer until it closes.
+// A watcher that fell too far behind gets a watchLagged notice, and its
+// connection is closed once what is queued has been sent: the peer learns
+// plainly that it missed events, and the session never waited for it.
 func (w *watcher) run(done <-chan struct{}) {
 	for {
 		select {
 		case e, ok := <-w.events:
 			if !ok {
+				w.c.srv.log.Info("watcher fell behind; closing its connection", slog.String("session", w.session), slog.Int("buffer", cap(w.events)))
 				w.c.notify(methodWatchLagged, map[string]any{"sessionId": w.session,
-					"message": "this connection fell too far behind; call sessions/watch again (and sessions/resume for the current list)"})
+					"message": fmt.Sprintf("this connection fell more than %d changes behind and is closed; reconnect, call sessions/watch again and sessions/resume for the current list", cap(w.events))})
 				w.cancel()
+				w.c.closeAfterFlush()
 				return
 			}
 			method := methodTasksChanged
 			if e.Op == session.OpCompacted {
 				method = methodSessionCompacted
 			}
-			w.c.notify(method, e)
+			if !w.c.notify(method, e) {
+				return
+			}
 		case <-done:
 			return
 		}
@@ -76,35 +86,34 @@ func (s *Server) sessionsWatch(method string) handler {
 }
 
 func (s *Server) watch(ctx context.Context, c *conn, p sessionParams) (any, error) {
-	w := &watcher{c: c, session: p.SessionID, events: make(chan session.Event, watchBuffer)}
+	w := &watcher{c: c, session: p.SessionID, events: make(chan session.Event, s.cfg.WatchBuffer)}
 	cancel, err := s.mgr.Watch(ctx, p.SessionID, w)
 	if err != nil {
 		return nil, err
 	}
 	w.cancel = cancel
 	c.addWatch(cancel)
-	go w.run(c.ctx.Done())
+	go w.run(c.dead)
 	return struct{}{}, nil
 }
 
-// notify writes a notification and flushes it.
-func (c *conn) notify(method string, params any) {
-	c.write(jsonrpc.Notification{JSONRPC: "2.0", Method: method, Params: params})
-	c.flush()
+// notify queues a notification; false when the connection is gone.
+func (c *conn) notify(method string, params any) bool {
+	return c.send(jsonrpc.Notification{JSONRPC: "2.0", Method: method, Params: params})
 }
 
 func (c *conn) addWatch(cancel func()) {
-	c.wmu.Lock()
+	c.mu.Lock()
 	c.watches = append(c.watches, cancel)
-	c.wmu.Unlock()
+	c.mu.Unlock()
 }
 
 // endWatches unsubscribes the connection's watches when it closes.
 func (c *conn) endWatches() {
-	c.wmu.Lock()
+	c.mu.Lock()
 	ws := c.watches
 	c.watches = nil
-	c.wmu.Unlock()
+	c.mu.Unlock()
 	for _, cancel := range ws {
 		cancel()
 	}

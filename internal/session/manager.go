@@ -44,7 +44,7 @@ type Manager struct {
 // session is one loaded session. mu serialises everything done to it, so
 // the order calls are applied in is the order their rows are logged in.
 type session struct {
-	mu     sync.Mutex
+	mu     ctxMutex
 	id     string
 	loaded bool
 	dead   bool // dropped from the manager; whoever holds it must look again
@@ -77,12 +77,16 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 		m.mu.Lock()
 		s, ok := m.sessions[id]
 		if !ok {
-			s = &session{id: id}
+			s = &session{id: id, mu: newCtxMutex()}
 			m.sessions[id] = s
 		}
 		m.mu.Unlock()
 
-		s.mu.Lock()
+		if err := s.mu.Lock(ctx); err != nil {
+			// The caller gave up (its peer hung up) while another call held
+			// the session: nothing was done.
+			return nil, err
+		}
 		if s.dead {
 			s.mu.Unlock()
 			continue

@@ -64,12 +64,17 @@ type Daemon struct {
 	Srv    *server.Server
 }
 
-// StartDaemon serves d on a fresh socket until the test ends.
-func StartDaemon(tb testing.TB, d *db.DB) *Daemon {
+// StartDaemon serves d on a fresh socket until the test ends; opts adjust
+// the server's configuration (a logger, timeouts).
+func StartDaemon(tb testing.TB, d *db.DB, opts ...func(*server.Config)) *Daemon {
 	tb.Helper()
 	sock := SocketPath(tb)
-	mgr := session.NewManager(d, nil)
-	srv := server.New(mgr, server.Config{Socket: sock, Database: d.Path(), Version: "test", MaxConns: 64})
+	cfg := server.Config{Socket: sock, Database: d.Path(), Version: "test", MaxConns: 64}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	mgr := session.NewManager(d, cfg.Logger)
+	srv := server.New(mgr, cfg)
 	if err := srv.Listen(); err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
