@@ -98,6 +98,17 @@ func Dial(ctx context.Context, socket string) (*Client, error) {
 	return c, nil
 }
 
+// Done is closed when the connection has ended (closed, broken, or ended
+// by the daemon); Err then says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, or nil while it is open.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
 // OnNotification sets the function called (on the reading goroutine) for
 // each notification, e.g. after sessions/watch.
 func (c *Client) OnNotification(f func(Notification)) {
@@ -120,7 +131,11 @@ func (c *Client) read() {
 	for sc.Scan() {
 		var r response
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			continue
+			// Not a message of the protocol: what follows cannot be
+			// trusted to pair with the calls, so the connection ends.
+			c.fail(fmt.Errorf("%w: the daemon sent a line that is not JSON-RPC: %v", ErrClosed, err))
+			c.nc.Close()
+			return
 		}
 		if r.ID == nil || string(r.ID) == "null" {
 			c.mu.Lock()
@@ -132,14 +147,17 @@ func (c *Client) read() {
 			if r.Error != nil && r.Method == "" {
 				// An error the daemon could not tie to a request (e.g. the
 				// connection limit): it fails every pending call.
-				c.fail(r.Error)
+				c.fail(fmt.Errorf("%w: %w", ErrClosed, r.Error))
+				c.nc.Close()
 				return
 			}
 			continue
 		}
 		id, err := strconv.ParseInt(string(r.ID), 10, 64)
 		if err != nil {
-			continue
+			c.fail(fmt.Errorf("%w: the daemon answered an id this client never sent: %s", ErrClosed, r.ID))
+			c.nc.Close()
+			return
 		}
 		c.mu.Lock()
 		ch := c.pending[id]

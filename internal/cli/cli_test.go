@@ -133,3 +133,30 @@ func TestReadsFollowCompaction(t *testing.T) {
 	cancel()
 	assert.Equal(t, 0, <-done)
 }
+
+func TestWatchEndsWhenTheDaemonGoes(t *testing.T) {
+	// Ensures watch does not hang when the daemon stops: it ends with an
+	// error that says so.
+	ctx := context.Background()
+	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dm.Dial(t)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "w"})
+	require.NoError(t, err)
+	var out, errOut syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- cli.Lookup("watch").Run(ctx, &cli.Env{Stdout: &out, Stderr: &errOut}, []string{"--socket", dm.Socket, "w"})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "session w") }, 10*time.Second, 10*time.Millisecond)
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, dm.Srv.Shutdown(sctx))
+	select {
+	case code := <-done:
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errOut.String(), "stopped watching session w")
+		assert.Contains(t, errOut.String(), "is the daemon still running?")
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch hung after the daemon stopped")
+	}
+}

@@ -43,6 +43,8 @@ var watchCmd = &Command{
 				select {
 				case <-ctx.Done():
 					return nil
+				case <-c.Done():
+					return fmt.Errorf("stopped watching session %s: %w (is the daemon still running?)", id, c.Err())
 				case n := <-events:
 					ev, err := client.DecodeEvent(n)
 					if err != nil {
@@ -63,10 +65,7 @@ var watchCmd = &Command{
 							return err
 						}
 					case client.NotifyWatchLagged:
-						note = "fell behind; watching again"
-						if err := c.Watch(ctx, id); err != nil {
-							return err
-						}
+						return fmt.Errorf("this watch fell too far behind the changes to session %s and the daemon closed it; run it again", id)
 					case client.NotifyTasksChanged:
 						if ev.Task != nil {
 							note = fmt.Sprintf("%s #%d [%s] %s", ev.Op, ev.Task.Taskid, ev.Task.Status, oneLine(ev.Task.Subject, 60))

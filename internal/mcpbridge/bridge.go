@@ -170,9 +170,8 @@ func (b *Bridge) do(ctx context.Context, fn func(*client.Client) error) error {
 		c, err := b.conn(ctx)
 		if err == nil {
 			err = fn(c)
-			var de *client.Error
-			if err == nil || errors.As(err, &de) || ctx.Err() != nil {
-				return err
+			if !errors.Is(err, client.ErrClosed) || ctx.Err() != nil {
+				return err // a success, or the daemon's answer
 			}
 			b.broken(c, err)
 		}
