@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !freebsd
 
 package server
 
@@ -7,8 +7,9 @@ import (
 	"net"
 )
 
-// errNoPeerCred means this system offers no SO_PEERCRED; the socket's mode
-// (0600 in a 0700 directory) is then the only guard.
+// errNoPeerCred means this system offers no way to learn a peer's user
+// that the daemon knows; the daemon then refuses every connection rather
+// than serve users it cannot tell apart.
 var errNoPeerCred = errors.New("peer credentials not supported here")
 
 func peerUID(*net.UnixConn) (int, error) { return -1, errNoPeerCred }

@@ -4,7 +4,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -48,6 +47,8 @@ type Server struct {
 	pid      int
 
 	ln      *net.UnixListener
+	accept  func() (*net.UnixConn, error) // ln.AcceptUnix; tests stand in for it
+	peerUID func(*net.UnixConn) (int, error)
 	closing atomic.Bool
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -79,7 +80,7 @@ func New(mgr *session.Manager, cfg Config) *Server {
 	if len(cfg.AllowUIDs) == 0 {
 		cfg.AllowUIDs = []int{os.Getuid()}
 	}
-	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{})}
+	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peerUID}
 	s.handlers = s.methods()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -92,6 +93,7 @@ func (s *Server) Listen() error {
 		return err
 	}
 	s.ln = ln
+	s.accept = ln.AcceptUnix
 	return nil
 }
 
@@ -100,20 +102,35 @@ func (s *Server) Serve() error {
 	if s.ln == nil {
 		return errors.New("serve: Listen first")
 	}
+	var delay time.Duration
 	for {
-		nc, err := s.ln.AcceptUnix()
+		nc, err := s.accept()
 		if err != nil {
 			if s.closing.Load() {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			// Out of descriptors (EMFILE, ENFILE) or another passing
+			// failure: keep serving the connections there are, and try
+			// again a little later rather than spin.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Error("accept failed; retrying", slog.Any("err", err), slog.Duration("in", delay))
+			select {
+			case <-time.After(delay):
+			case <-s.ctx.Done():
+				return nil
 			}
-			return fmt.Errorf("accept: %w", err)
+			continue
 		}
+		delay = 0
 		c := newConn(s, nc)
-		if uid, err := peerUID(nc); err == nil && !slices.Contains(s.cfg.AllowUIDs, uid) {
+		uid, err := s.peerUID(nc)
+		if err != nil {
+			// Fail closed: a peer whose user cannot be told is not served.
+			s.log.Warn("connection refused: peer credentials unavailable", slog.Any("err", err))
+			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "connection refused: the daemon could not tell which user is connecting (%v)", err))
+			continue
+		}
+		if !slices.Contains(s.cfg.AllowUIDs, uid) {
 			s.log.Warn("connection refused: peer is another user", slog.Int("uid", uid))
 			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "connection refused: uid %d may not use this daemon; it serves its owner only", uid))
 			continue

@@ -263,6 +263,22 @@ func TestSocketSafety(t *testing.T) {
 		b, _ := os.ReadFile(sock)
 		assert.Equal(t, "data", string(b), "the file is left alone")
 	})
+	t.Run("RefusesSharedDirectory", func(t *testing.T) {
+		dir := filepath.Dir(testutil.SocketPath(t))
+		require.NoError(t, os.Chmod(dir, 0o755))
+		err := newServer(filepath.Join(dir, "d.sock")).Listen()
+		assert.ErrorContains(t, err, "open to other users; refusing to use it")
+		_, statErr := os.Lstat(filepath.Join(dir, "d.sock"))
+		assert.ErrorIs(t, statErr, os.ErrNotExist, "nothing was created there")
+	})
+	t.Run("RefusesOtherUsersDirectory", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("giving a directory to another user needs root")
+		}
+		dir := filepath.Dir(testutil.SocketPath(t))
+		require.NoError(t, os.Chown(dir, 4242, 4242))
+		assert.ErrorContains(t, newServer(filepath.Join(dir, "d.sock")).Listen(), "belongs to uid 4242")
+	})
 	t.Run("RefusesSymlink", func(t *testing.T) {
 		sock := testutil.SocketPath(t)
 		require.NoError(t, os.Symlink("/tmp/elsewhere.sock", sock))
