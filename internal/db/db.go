@@ -74,8 +74,9 @@ var errClosed = errors.New("database closed")
 
 // Errors the queries return, for callers to branch on.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrExists   = errors.New("already exists")
+	ErrNotFound  = errors.New("not found")
+	ErrExists    = errors.New("already exists")
+	ErrBadCursor = errors.New("bad cursor")
 )
 
 // Open opens (creating if needed) the database at path, checks that WAL
@@ -102,7 +103,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	r.SetMaxOpenConns(4)
 
-	d := &DB{path: path, w: w, r: r, now: opts.Now,
+	// Times are stored to the microsecond: a time handed back when a row is
+	// written must equal the one read back later.
+	clock := opts.Now
+	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
+	d := &DB{path: path, w: w, r: r, now: now,
 		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	go d.writer()
 	go d.checkpointer()

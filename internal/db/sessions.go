@@ -180,7 +180,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string,
 	if f.Cursor != "" {
 		before, err := strconv.ParseInt(f.Cursor, 10, 64)
 		if err != nil {
-			return nil, "", fmt.Errorf("list sessions: bad cursor %q", f.Cursor)
+			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, ErrBadCursor)
 		}
 		where = append(where, "rowid < ?")
 		args = append(args, before)

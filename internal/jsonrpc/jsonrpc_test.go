@@ -82,3 +82,38 @@ func TestErrorIsComparesCode(t *testing.T) {
 	assert.ErrorIs(t, e, &jsonrpc.Error{Code: jsonrpc.CodeSessionSealed})
 	assert.NotErrorIs(t, e, &jsonrpc.Error{Code: jsonrpc.CodeInternal})
 }
+
+func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
+	// Ensures invalid UTF-8 and lone surrogate escapes are parse errors
+	// answered with the request's id, not silently turned into U+FFFD;
+	// valid pairs, escaped backslashes and plain non-ASCII text pass.
+	for _, tc := range []struct {
+		name, line, want string
+	}{
+		{"RawByte", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"s\":\"a\xffb\"}}", "not valid UTF-8 (byte 0xff"},
+		{"Truncated", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"s\":\"\xe2\x82\"}}", "not valid UTF-8"},
+		{"LoneHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"a\ud83dz"}}`, `lone UTF-16 surrogate \ud83d`},
+		{"LoneLow", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ude00"}}`, `lone UTF-16 surrogate \ude00`},
+		{"HighThenHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ud83d\ud83d"}}`, "lone UTF-16 surrogate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line))
+			require.Nil(t, perr)
+			assert.Empty(t, reqs)
+			require.Len(t, errs, 1)
+			assert.Equal(t, "7", string(errs[0].ID))
+			assert.EqualValues(t, jsonrpc.CodeParseError, errs[0].Error.Code)
+			assert.Contains(t, errs[0].Error.Message, tc.want)
+		})
+	}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\ud83d\ude00 and é and \\ud83d"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\\\\\"\u00e9"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"日本語 😀\"}}",
+	} {
+		reqs, errs, _, perr := jsonrpc.Parse([]byte(line))
+		require.Nil(t, perr, line)
+		assert.Empty(t, errs, line)
+		assert.Len(t, reqs, 1, line)
+	}
+}

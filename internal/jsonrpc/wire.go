@@ -7,6 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Standard and application error codes (DESIGN.md).
@@ -88,6 +91,11 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 	if !json.Valid(line) {
 		return nil, nil, false, Errorf(CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
 	}
+	if err := checkText(line); err != nil {
+		// Go's decoder would quietly turn these into U+FFFD and store text
+		// the sender never wrote; JSON text must be UTF-8 (RFC 8259).
+		return nil, []Response{ErrorResponse(idOf(line), Errorf(CodeParseError, "parse error: %v; nothing was done", err))}, false, nil
+	}
 	if len(line) > 0 && line[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(line, &elems); err != nil {
@@ -153,4 +161,48 @@ func idOf(raw json.RawMessage) json.RawMessage {
 		return null
 	}
 	return v.ID
+}
+
+// checkText reports text that JSON cannot carry faithfully: bytes that are
+// not UTF-8, and \u escapes of lone UTF-16 surrogates. line is valid JSON,
+// so a backslash occurs only inside a string, starting an escape.
+func checkText(line []byte) error {
+	if !utf8.Valid(line) {
+		i := 0
+		for i < len(line) {
+			r, n := utf8.DecodeRune(line[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("the message is not valid UTF-8 (byte %#x at offset %d); send text as UTF-8", line[i], i)
+	}
+	for i := bytes.IndexByte(line, '\\'); i >= 0 && i < len(line); {
+		if line[i+1] != 'u' {
+			i += 2
+		} else {
+			r := hex4(line[i+2 : i+6])
+			switch {
+			case utf16.IsSurrogate(r) && r < 0xdc00 && i+12 <= len(line) && line[i+6] == '\\' && line[i+7] == 'u' &&
+				utf16.DecodeRune(r, hex4(line[i+8:i+12])) != utf8.RuneError:
+				i += 12
+			case utf16.IsSurrogate(r):
+				return fmt.Errorf("the message holds a lone UTF-16 surrogate %s at offset %d, which is no character; escape a character outside the BMP as a surrogate pair", line[i:i+6], i)
+			default:
+				i += 6
+			}
+		}
+		next := bytes.IndexByte(line[i:], '\\')
+		if next < 0 {
+			break
+		}
+		i += next
+	}
+	return nil
+}
+
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(n)
 }

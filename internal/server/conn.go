@@ -116,7 +116,7 @@ func (c *conn) reader(lines chan<- []byte) {
 		line, err := r.Next()
 		switch {
 		case errors.Is(err, jsonrpc.ErrLineTooLong):
-			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (keep descriptions under %d KiB)", err, tools.MaxDescriptionBytes>>10)))
+			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (a description holds at most %d characters)", err, tools.MaxDescriptionRunes)))
 			continue
 		case errors.Is(err, os.ErrDeadlineExceeded) && c.readDeadline(time.Time{}):
 			c.srv.log.Info("closing a connection stalled in the middle of a message", slog.Duration("timeout", c.srv.cfg.LineTimeout))

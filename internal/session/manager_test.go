@@ -282,3 +282,42 @@ func TestListCounts(t *testing.T) {
 	assert.Equal(t, store.Counts{Total: 2, Pending: 1, Completed: 1}, got[a])
 	assert.Equal(t, store.Counts{}, got[b])
 }
+
+func TestBadCursorIsInvalidParams(t *testing.T) {
+	// Ensures a cursor sessions/list never gave out is the caller's
+	// mistake (invalid params), not storage being unavailable.
+	m := session.NewManager(testutil.MustOpenDB(t), nil)
+	for _, cursor := range []string{"abc", "1.5", "--"} {
+		_, _, err := m.List(ctx, session.ListParams{Cursor: cursor})
+		require.Error(t, err)
+		assert.Equal(t, session.CodeInvalid, session.ErrorCode(err), cursor)
+		assert.Contains(t, err.Error(), "is not one that sessions/list returned")
+	}
+}
+
+func TestTimesReadBackAsAnswered(t *testing.T) {
+	// Ensures the times sessions/create answers (on the real clock, with
+	// nanoseconds) are the ones a later sessions/get reads back.
+	d, err := db.Open(ctx, t.TempDir()+"/t.db", db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	m := session.NewManager(d, nil)
+	for range 5 {
+		created, err := m.Create(ctx, session.CreateParams{})
+		require.NoError(t, err)
+		got, err := m.Get(ctx, created.ID)
+		require.NoError(t, err)
+		assert.True(t, created.CreatedAt.Equal(got.CreatedAt), "%s vs %s", created.CreatedAt, got.CreatedAt)
+		a, _ := json.Marshal(created.CreatedAt)
+		b, _ := json.Marshal(got.CreatedAt)
+		assert.Equal(t, string(a), string(b), "the same on the wire")
+		assert.Equal(t, string(must(json.Marshal(created.UpdatedAt))), string(must(json.Marshal(got.UpdatedAt))))
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

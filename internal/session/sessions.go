@@ -114,6 +114,9 @@ func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error
 		return nil, "", errorf(CodeInvalid, "limit must be between 1 and 1000, got %d", p.Limit)
 	}
 	recs, next, err := m.db.ListSessions(ctx, db.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
+	if errors.Is(err, db.ErrBadCursor) {
+		return nil, "", errorf(CodeInvalid, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
+	}
 	if err != nil {
 		return nil, "", unavailable("listing sessions", err)
 	}

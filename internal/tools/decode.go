@@ -94,6 +94,11 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 		return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 	}
+	if k, ok := duplicateKey(raw, len(args)); ok {
+		// Readers disagree on which of two values counts (Go takes the
+		// last, SQLite's json_extract the first): neither is guessed.
+		return fail("argument %q is given twice; give each argument once", k)
+	}
 	if unknown := unknownKeys(args, def.params); len(unknown) > 0 {
 		return fail("%s", unknownMessage(def, unknown))
 	}
@@ -195,8 +200,8 @@ func decodeDescription(v json.RawMessage) (*string, error) {
 		return nil, fmt.Errorf("description must be a string, got %s", jsonKind(v))
 	}
 	switch {
-	case len(s) > MaxDescriptionBytes:
-		return nil, fmt.Errorf("description is %d bytes, the limit is %d: keep it to the essentials", len(s), MaxDescriptionBytes)
+	case len(s) > MaxDescriptionRunes && utf8.RuneCountInString(s) > MaxDescriptionRunes:
+		return nil, fmt.Errorf("description is %d characters, the limit is %d: keep it to the essentials", utf8.RuneCountInString(s), MaxDescriptionRunes)
 	case strings.ContainsRune(s, 0):
 		return nil, errors.New("description must not contain NUL characters")
 	}
@@ -299,4 +304,66 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// duplicateKey reports the first key that occurs twice at the top level of
+// the valid JSON object raw, which decoded to distinct keys. It counts the
+// keys in one pass without allocating; only when there are more than
+// distinct does it decode to name the duplicate.
+func duplicateKey(raw json.RawMessage, distinct int) (string, bool) {
+	if topLevelKeys(raw) == distinct {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := make(map[string]bool)
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// topLevelKeys counts the members of the valid JSON object raw: the colons
+// at depth one outside strings.
+func topLevelKeys(raw []byte) int {
+	n, depth, inString := 0, 0, false
+	for i := 0; i < len(raw); i++ {
+		b := raw[i]
+		if inString {
+			switch b {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ':':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n
 }

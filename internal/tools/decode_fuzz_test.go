@@ -36,7 +36,7 @@ func FuzzDecode(f *testing.F) {
 		if c.Subject != nil && (*c.Subject == "" || utf8.RuneCountInString(*c.Subject) > tools.MaxSubjectRunes) {
 			t.Fatalf("subject out of bounds: %q", *c.Subject)
 		}
-		if c.Description != nil && len(*c.Description) > tools.MaxDescriptionBytes {
+		if c.Description != nil && utf8.RuneCountInString(*c.Description) > tools.MaxDescriptionRunes {
 			t.Fatal("description out of bounds")
 		}
 		st := store.New()

@@ -39,6 +39,8 @@ func TestDecodeOK(t *testing.T) {
 		{"UpdateSubject", tools.TaskUpdate, `{"taskid":"#2","subject":"b"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Subject: ptr("b")}},
 		{"UpdateEmptyDescription", tools.TaskUpdate, `{"taskid":2,"description":""}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Description: ptr("")}},
 		{"UpdateNullsAreAbsent", tools.TaskUpdate, `{"taskid":2,"status":null,"subject":null,"description":"d"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Description: ptr("d")}},
+		{"DescriptionAtLimitInCharacters", tools.TaskCreate, `{"subject":"a","description":"` + strings.Repeat("é", tools.MaxDescriptionRunes) + `"}`, tools.Call{Name: tools.TaskCreate, Subject: ptr("a"), Description: ptr(strings.Repeat("é", tools.MaxDescriptionRunes))}},
+		{"SameKeyNested", tools.TaskCreate, `{"subject":"a:{\"b\":1}","description":"x"}`, tools.Call{Name: tools.TaskCreate, Subject: ptr(`a:{"b":1}`), Description: ptr("x")}},
 		{"SubjectAtLimit", tools.TaskCreate, `{"subject":"` + strings.Repeat("é", tools.MaxSubjectRunes) + `"}`, tools.Call{Name: tools.TaskCreate, Subject: ptr(strings.Repeat("é", tools.MaxSubjectRunes)), Description: ptr("")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,7 +52,7 @@ func TestDecodeOK(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	bigDesc := `"` + strings.Repeat("x", tools.MaxDescriptionBytes+1) + `"`
+	bigDesc := `"` + strings.Repeat("x", tools.MaxDescriptionRunes+1) + `"`
 	for _, tc := range []struct {
 		name, tool, args string
 		want             string // a part of the message the model sees
@@ -66,6 +68,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"CreateDescriptionNotString", tools.TaskCreate, `{"subject":"a","description":["x"]}`, "description must be a string, got an array"},
 		{"CreateLongDescription", tools.TaskCreate, `{"subject":"a","description":` + bigDesc + `}`, "the limit is 65536"},
 		{"CreateNULInDescription", tools.TaskCreate, `{"subject":"a","description":"x\u0000"}`, "NUL"},
+		{"CreateDuplicateSubject", tools.TaskCreate, `{"subject":"a","subject":"b"}`, `argument "subject" is given twice`},
+		{"UpdateDuplicateTaskid", tools.TaskUpdate, `{"taskid":1,"status":"completed","taskid":2}`, `argument "taskid" is given twice`},
+		{"DuplicateInsideString", tools.TaskCreate, `"{\"subject\":\"a\",\"subject\":\"b\"}"`, `argument "subject" is given twice`},
+		{"CreateLongDescriptionInCharacters", tools.TaskCreate, `{"subject":"a","description":"` + strings.Repeat("é", tools.MaxDescriptionRunes+1) + `"}`, "description is 65537 characters, the limit is 65536"},
 		{"CreateUnknownArgument", tools.TaskCreate, `{"subject":"a","priority":1}`, `unknown argument "priority"; TaskCreate takes: subject, description`},
 		{"CreateTaskidNotTaken", tools.TaskCreate, `{"subject":"a","taskid":7}`, `unknown argument "taskid"; TaskCreate takes: subject, description`},
 		{"CreateStatusNotTaken", tools.TaskCreate, `{"subject":"a","status":"completed"}`, `unknown argument "status"`},

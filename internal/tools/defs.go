@@ -16,11 +16,13 @@ const (
 	TaskUpdate = "TaskUpdate"
 )
 
-// Size bounds. A subject is a one-line title; a description holds details.
-// Neither comes near the transport's line limit.
+// Size bounds, in characters (Unicode code points), as the schemas'
+// maxLength counts them. A subject is a one-line title; a description holds
+// details. Neither comes near the transport's line limit, even with every
+// character escaped.
 const (
 	MaxSubjectRunes     = 500
-	MaxDescriptionBytes = 64 << 10
+	MaxDescriptionRunes = 64 << 10
 )
 
 // Role says who is calling. The compact worker (the host's summariser) may
