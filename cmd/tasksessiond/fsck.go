@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/db"
@@ -22,8 +23,10 @@ func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, `Usage: tasksessiond fsck [flags] [SESSION]
 
 Check the database: SQLite's integrity check, then for every session (or the
-one given) replay its log and compare with every recorded result and with the
-tasks projection. Exits 1 if anything diverges. Safe while the daemon runs.
+one given) replay its log, compare each applied write with the task its
+recorded result holds, and the final tasks with the tasks projection, all as
+of one moment (a read transaction per session). Exits 1 if anything diverges.
+Safe while the daemon runs. A missing file is an error, not an empty database.
 
 Flags:
 `)
@@ -37,6 +40,11 @@ Flags:
 	if err != nil || len(pos) > 1 {
 		fs.Usage()
 		return 2
+	}
+	if _, err := os.Stat(*dbPath); err != nil {
+		// Opening would create an empty database and report it clean.
+		fmt.Fprintf(stderr, "tasksessiond fsck: no database to check at %s: %v\n", *dbPath, err)
+		return 1
 	}
 	d, err := db.Open(ctx, *dbPath, db.Options{})
 	if err != nil {

@@ -295,6 +295,14 @@ func TestFsck(t *testing.T) {
 	out, _, code = cli(t, sock, "fsck", "f", "--db", dbPath)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "session f: tasks projection has")
+
+	// A mistyped path is an error, and nothing is created there.
+	typo := filepath.Join(t.TempDir(), "typo.db")
+	_, errOut, code := cli(t, sock, "fsck", "--db", typo)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no database to check at "+typo)
+	_, err = os.Stat(typo)
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
 func TestWatchAndExport(t *testing.T) {

@@ -122,7 +122,7 @@ func (d *DB) touch(ctx context.Context, tx *sqlx.Tx, now time.Time, ids map[stri
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*Call) error) error {
-	rows, err := d.r.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID)
+	rows, err := d.q.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
@@ -148,7 +148,7 @@ func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*Call) erro
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]Call, error) {
 	var rows []callRow
-	if err := d.r.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	out := make([]Call, len(rows))
@@ -161,7 +161,7 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]Call, error) {
 // CallByCallID returns the logged call with the host's callId, or ErrNotFound.
 func (d *DB) CallByCallID(ctx context.Context, sessionID, callID string) (Call, error) {
 	var r callRow
-	err := d.r.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND call_id = ?`, sessionID, callID)
+	err := d.q.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND call_id = ?`, sessionID, callID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, ErrNotFound)
 	}
@@ -181,7 +181,7 @@ type Message struct {
 // Messages returns a session's injected messages in order.
 func (d *DB) Messages(ctx context.Context, sessionID string) ([]Message, error) {
 	out := []Message{}
-	if err := d.r.SelectContext(ctx, &out, `SELECT role, kind, content FROM messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+	if err := d.q.SelectContext(ctx, &out, `SELECT role, kind, content FROM messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
 	}
 	return out, nil

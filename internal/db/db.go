@@ -5,6 +5,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -60,6 +61,7 @@ type DB struct {
 	path string
 	w    *sqlx.DB
 	r    *sqlx.DB
+	q    querier // what the read queries go through: r, or a read transaction
 	now  func() time.Time
 
 	stmts      statements
@@ -107,7 +109,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// written must equal the one read back later.
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
-	d := &DB{path: path, w: w, r: r, now: now,
+	d := &DB{path: path, w: w, r: r, q: r, now: now,
 		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	go d.writer()
 	go d.checkpointer()
@@ -282,11 +284,31 @@ func (d *DB) checkpointer() {
 // means the file is sound.
 func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	var rows []string
-	if err := d.r.SelectContext(ctx, &rows, "PRAGMA integrity_check"); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, "PRAGMA integrity_check"); err != nil {
 		return nil, fmt.Errorf("integrity check: %w", err)
 	}
 	if len(rows) == 1 && rows[0] == "ok" {
 		return nil, nil
 	}
 	return rows, nil
+}
+
+// querier is what the read queries need; *sqlx.DB and *sqlx.Tx have it.
+type querier interface {
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// ReadTx runs fn with a view of the database in which every read sees one
+// snapshot, whatever commits meanwhile: a check that compares two reads
+// (the log and the projection, say) compares like with like. The view
+// offers the read queries only; it must not be used after fn returns.
+func (d *DB) ReadTx(ctx context.Context, fn func(view *DB) error) error {
+	tx, err := d.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin read transaction: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(&DB{path: d.path, q: tx, now: d.now})
 }

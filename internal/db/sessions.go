@@ -127,7 +127,7 @@ func (d *DB) LoadSession(ctx context.Context, id string) (Session, error) {
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (Session, error) {
 	var r sessionRow
-	err := d.r.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
+	err := d.q.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
@@ -142,7 +142,7 @@ func (d *DB) getSession(ctx context.Context, id, columns string) (Session, error
 // session that takes writes.
 func (d *DB) Head(ctx context.Context, id string) (string, error) {
 	var head string
-	err := d.r.GetContext(ctx, &head, `
+	err := d.q.GetContext(ctx, &head, `
 		WITH RECURSIVE chain(id, successor_id) AS (
 			SELECT id, successor_id FROM sessions WHERE id = ?
 			UNION
@@ -196,7 +196,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string,
 		RowID int64 `db:"rowid"`
 		sessionRow
 	}
-	if err := d.r.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
 	next := ""
@@ -218,7 +218,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string,
 // CountSessions returns the number of sessions in the database.
 func (d *DB) CountSessions(ctx context.Context) (int, error) {
 	var n int
-	if err := d.r.GetContext(ctx, &n, `SELECT count(*) FROM sessions`); err != nil {
+	if err := d.q.GetContext(ctx, &n, `SELECT count(*) FROM sessions`); err != nil {
 		return 0, fmt.Errorf("count sessions: %w", err)
 	}
 	return n, nil
@@ -247,7 +247,7 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 		Status    string `db:"status"`
 		N         int    `db:"n"`
 	}
-	if err := d.r.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("count tasks: %w", err)
 	}
 	for _, r := range rows {
@@ -276,7 +276,7 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) 
 		Subject     string `db:"subject"`
 		Description string `db:"description"`
 	}
-	if err := d.r.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = ? ORDER BY taskid`, sessionID); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = ? ORDER BY taskid`, sessionID); err != nil {
 		return nil, fmt.Errorf("tasks of %s: %w", sessionID, err)
 	}
 	out := make([]store.Task, len(rows))

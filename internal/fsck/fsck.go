@@ -1,6 +1,7 @@
 // Package fsck checks a database: for each session it replays the log
-// (seeded from the compaction snapshot) and compares the result with every
-// recorded result and with the tasks projection; and it runs SQLite's own
+// (seeded from the compaction snapshot), compares every applied write with
+// the task its recorded result holds and the final tasks with the tasks
+// projection, all in one read transaction; and it runs SQLite's own
 // integrity check.
 package fsck
 
@@ -56,7 +57,14 @@ func Sessions(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		}
 	}
 	for _, id := range ids {
-		s, err := checkSession(ctx, d, id)
+		// One read transaction a session: the log and the projection are
+		// compared as of one moment, even beside a daemon that writes.
+		var s Session
+		err := d.ReadTx(ctx, func(view *db.DB) error {
+			var err error
+			s, err = checkSession(ctx, view, id)
+			return err
+		})
 		if err != nil {
 			return r, err
 		}
@@ -87,12 +95,12 @@ func allIDs(ctx context.Context, d *db.DB) ([]string, error) {
 func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 	out := Session{ID: id}
 	// Rebuilt as the daemon loads it; the log is streamed, never held whole.
-	l, err := replay.Session(ctx, d, id, func(row *db.Call) {
+	l, err := replay.Session(ctx, d, id, replay.Options{CheckAll: true, Each: func(row *db.Call) {
 		out.Rows++
 		if want := int64(out.Rows); row.Seq != want {
 			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
 		}
-	})
+	}})
 	if errors.Is(err, replay.ErrSnapshot) {
 		out.Problems = append(out.Problems, err.Error())
 		return out, nil

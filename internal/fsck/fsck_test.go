@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +107,62 @@ func TestBadSnapshot(t *testing.T) {
 	assert.ErrorContains(t, err, "corrupt snapshot")
 	_, err = m.Resume(ctx, old)
 	assert.NoError(t, err)
+}
+
+func TestChecksEveryRecordedUpdate(t *testing.T) {
+	// Ensures an update whose recorded task the replay does not reproduce
+	// is reported, not only a create's.
+	path := filepath.Join(t.TempDir(), "u.db")
+	d := testutil.MustOpenDBAt(t, path)
+	_, succ := populate(t, session.NewManager(d, nil))
+	raw := testutil.RawDB(t, path)
+	// seq 2 of the successor is its update of #1 (seq 1 is the forced TaskList).
+	_, err := raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.status', 'deleted') WHERE session_id = ? AND seq = 2`, succ)
+	require.NoError(t, err)
+	r, err := fsck.Sessions(ctx, d, succ)
+	require.NoError(t, err)
+	require.Len(t, r.Sessions, 1)
+	require.Len(t, r.Sessions[0].Problems, 1, "%+v", r)
+	assert.Contains(t, r.Sessions[0].Problems[0], "TaskUpdate recorded task")
+}
+
+func TestBesideARunningWriter(t *testing.T) {
+	// Ensures fsck run while the daemon writes reports no divergence that
+	// is not there: each session is read as of one moment.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	_, err := m.Create(ctx, session.CreateParams{SessionID: "busy"})
+	require.NoError(t, err)
+	for range 100 { // a log long enough that reading it takes a while
+		_, err := m.Call(ctx, session.CallParams{SessionID: "busy", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"t"}`)})
+		require.NoError(t, err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			args := `{"subject":"t"}`
+			name := tools.TaskCreate
+			if i%2 == 1 {
+				name, args = tools.TaskUpdate, `{"taskid":1,"status":"inprogress","subject":"u`+strconv.Itoa(i)+`"}`
+			}
+			if _, err := m.Call(ctx, session.CallParams{SessionID: "busy", Name: name, Arguments: json.RawMessage(args)}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for range 15 {
+		r, err := fsck.Sessions(ctx, d, "busy")
+		require.NoError(t, err)
+		assert.True(t, r.OK(), "%+v", r)
+	}
+	close(stop)
+	require.NoError(t, <-done)
 }

@@ -88,17 +88,27 @@ type Step struct {
 }
 
 // Apply applies one call to st. It changes the store without rendering
-// results, which is most of what a live call costs.
+// results, which is most of what a live call costs. Of the recorded
+// results it checks the creates' (a taskid that differs shifts every later
+// one); Check checks every write's.
 func Apply(st *store.Store, c Call) Step {
-	s, _ := apply(st, c, false)
+	s, _ := apply(st, c, false, false)
+	return s
+}
+
+// Check is Apply that compares every applied write's task with the one its
+// recorded result holds, updates included: fsck's thoroughness, which the
+// loader does without.
+func Check(st *store.Store, c Call) Step {
+	s, _ := apply(st, c, false, true)
 	return s
 }
 
 // Render is Apply that also renders an applied write's result, for a
 // transcript whose calls are logged as they are replayed.
-func Render(st *store.Store, c Call) (Step, tools.Result) { return apply(st, c, true) }
+func Render(st *store.Store, c Call) (Step, tools.Result) { return apply(st, c, true, false) }
 
-func apply(st *store.Store, c Call, render bool) (Step, tools.Result) {
+func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) {
 	if c.IsError {
 		return Step{Outcome: SkippedError}, tools.Result{}
 	}
@@ -128,9 +138,9 @@ func apply(st *store.Store, c Call, render bool) (Step, tools.Result) {
 	}
 	s := Step{Outcome: Applied, Task: &t}
 	// A create's recorded task is checked (its taskid above all: were one
-	// to differ, every later id would); an update's result is not parsed,
-	// as updates are most of a log and fsck compares the final tasks.
-	if call.Name != tools.TaskCreate {
+	// to differ, every later id would); an update's result is parsed only
+	// when asked, as updates are most of a log.
+	if call.Name != tools.TaskCreate && !checkAll {
 		return s, res
 	}
 	if recorded, ok := recordedTask(c.Result); ok && recorded != t {

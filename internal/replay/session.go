@@ -19,12 +19,20 @@ type Loaded struct {
 	Report  Report
 }
 
+// Options tune Session.
+type Options struct {
+	// Each, when not nil, sees every row after it is applied; the row's
+	// bytes are valid only during that call.
+	Each func(*db.Call)
+	// CheckAll compares every write's recorded task, not only the creates'.
+	CheckAll bool
+}
+
 // Session rebuilds a session's store as resume does, so that the daemon
 // and fsck rebuild it the same way: from its snapshot (a session made by
 // compaction) or empty, then its logged calls applied in seq order,
-// streamed. each, when not nil, sees every row after it is applied; the
-// row's bytes are valid only during that call.
-func Session(ctx context.Context, d *db.DB, id string, each func(*db.Call)) (Loaded, error) {
+// streamed.
+func Session(ctx context.Context, d *db.DB, id string, o Options) (Loaded, error) {
 	rec, err := d.LoadSession(ctx, id)
 	if err != nil {
 		return Loaded{}, err
@@ -35,10 +43,14 @@ func Session(ctx context.Context, d *db.DB, id string, each func(*db.Call)) (Loa
 			return Loaded{Session: rec}, fmt.Errorf("session %s: %w: %w", id, ErrSnapshot, err)
 		}
 	}
+	step := Apply
+	if o.CheckAll {
+		step = Check
+	}
 	err = d.EachCall(ctx, id, func(row *db.Call) error {
-		l.Report.Add(Apply(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
-		if each != nil {
-			each(row)
+		l.Report.Add(step(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
+		if o.Each != nil {
+			o.Each(row)
 		}
 		return nil
 	})

@@ -123,7 +123,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	s.callIDs = make(map[string]struct{})
 	s.forced = nil
 	var last int64
-	l, err := replay.Session(ctx, m.db, s.id, func(row *db.Call) {
+	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *db.Call) {
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = struct{}{}
 		}
@@ -134,7 +134,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			s.forced = &forced
 		}
 		last = row.Seq
-	})
+	}})
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
