@@ -187,10 +187,36 @@ func TestRefusesSecondDaemon(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "e2e.db")
 	sock := testutil.SocketPath(t)
 	startDaemon(t, dbPath, sock)
-	cmd := exec.Command(binary, "serve", "--db", filepath.Join(t.TempDir(), "other.db"), "--socket", sock)
+	other := filepath.Join(t.TempDir(), "other.db")
+	cmd := exec.Command(binary, "serve", "--db", other, "--socket", sock)
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "socket in use")
+	_, err = os.Stat(other)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the refused daemon created no database")
+}
+
+func TestRefusesForeignDatabase(t *testing.T) {
+	// Ensures serve on an SQLite file another program made refuses it and
+	// leaves it byte for byte as it was (no WAL switch, no tables added).
+	path := filepath.Join(t.TempDir(), "notes.db")
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine')`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	out, err := exec.Command(binary, "serve", "--db", path, "--socket", testutil.SocketPath(t)).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "is a SQLite database made by another program (tables notes)")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+	for _, suffix := range []string{"-wal", "-shm"} {
+		_, err = os.Stat(path + suffix)
+		assert.ErrorIs(t, err, os.ErrNotExist, suffix)
+	}
 }
 
 func TestCLI(t *testing.T) {

@@ -45,6 +45,9 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := server.CheckSocket(cfg.Socket); err != nil {
+		return nil, err
+	}
 	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync, MaxBytes: cfg.MaxDBBytes})
 	if err != nil {
 		return nil, err

@@ -8,9 +8,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +87,9 @@ var (
 // took, and runs the migrations.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
+	if err := refuseForeign(ctx, path); err != nil {
+		return nil, err
+	}
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
@@ -312,3 +317,54 @@ func (d *DB) ReadTx(ctx context.Context, fn func(view *DB) error) error {
 	defer tx.Rollback()
 	return fn(&DB{path: d.path, q: tx, now: d.now})
 }
+
+// refuseForeign refuses an existing SQLite file that another program made:
+// running on it would switch it to WAL and add this daemon's tables. It
+// looks through a read-only connection, before anything can write. A
+// missing or empty file, or one holding goose's version table, is ours.
+func refuseForeign(ctx context.Context, path string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer ro.Close()
+	rows, err := ro.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		if isCorrupt(err) {
+			return fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
+		}
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return fmt.Errorf("open %s: %w", path, err)
+		}
+		if name == versionTable {
+			return nil
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	if len(tables) > 5 {
+		tables = append(tables[:5], "…")
+	}
+	return fmt.Errorf("%s is a SQLite database made by another program (tables %s); refusing to touch it: give --db a new path, or one tasksessiond made", path, strings.Join(tables, ", "))
+}
+
+// versionTable is where goose records the migrations applied.
+const versionTable = "goose_db_version"

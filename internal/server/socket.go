@@ -13,6 +13,17 @@ import (
 // ErrSocketInUse means a live daemon answers on the socket path.
 var ErrSocketInUse = errors.New("socket in use")
 
+// CheckSocket reports ErrSocketInUse when a daemon answers on path, so that
+// a second daemon can stop before it creates anything (a database file
+// among others). Listen checks again, as a daemon may start in between.
+func CheckSocket(path string) error {
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("%w: a daemon is already serving on %s (stop it, or choose another --socket)", ErrSocketInUse, path)
+	}
+	return nil
+}
+
 // listen opens the Unix socket at path carefully: it creates a missing
 // directory 0700, refuses a directory that others can enter or that another
 // user owns, refuses a symlink or a non-socket file, refuses when a live
@@ -37,9 +48,8 @@ func listen(path string) (*net.UnixListener, error) {
 	case fi.Mode()&fs.ModeSocket == 0:
 		return nil, fmt.Errorf("socket path %s exists and is not a socket; refusing to replace it", path)
 	default:
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("%w: a daemon is already serving on %s (stop it, or choose another --socket)", ErrSocketInUse, path)
+		if err := CheckSocket(path); err != nil {
+			return nil, err
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
