@@ -221,6 +221,12 @@ type Status struct {
 		Total  int `json:"total"`
 	} `json:"sessions"`
 	CallsServed int64 `json:"callsServed"`
+	// WAL is the write-ahead log as the daemon's last checkpoint found it.
+	WAL struct {
+		Bytes        int64 `json:"bytes"`
+		Frames       int   `json:"frames"`
+		Checkpointed int   `json:"checkpointed"`
+	} `json:"wal"`
 }
 
 // Status reports on the daemon.

@@ -48,7 +48,7 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := server.CheckSocket(cfg.Socket); err != nil {
 		return nil, err
 	}
-	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync, MaxBytes: cfg.MaxDBBytes})
+	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync, MaxBytes: cfg.MaxDBBytes, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

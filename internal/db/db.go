@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -52,6 +54,11 @@ type Options struct {
 	// MaxBytes caps the database file (0: no cap). A write that would grow
 	// it past the cap fails as on a full disk, and nothing is changed.
 	MaxBytes int64
+	// Logger receives what the background checkpoints find; nil discards.
+	Logger *slog.Logger
+	// WALWarnBytes is how much of the WAL a reader may keep from being
+	// checkpointed before that is logged; default 64 MiB.
+	WALWarnBytes int64
 }
 
 // pageSize is SQLite's default page size, which the database keeps.
@@ -60,11 +67,14 @@ const pageSize = 4096
 // DB is the database: one writer connection and a pool of readers beside it
 // (WAL lets them read while the writer commits).
 type DB struct {
-	path string
-	w    *sqlx.DB
-	r    *sqlx.DB
-	q    querier // what the read queries go through: r, or a read transaction
-	now  func() time.Time
+	path    string
+	w       *sqlx.DB
+	r       *sqlx.DB
+	q       querier // what the read queries go through: r, or a read transaction
+	now     func() time.Time
+	log     *slog.Logger
+	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
+	walWarn int64
 
 	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
@@ -114,7 +124,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// written must equal the one read back later.
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
-	d := &DB{path: path, w: w, r: r, q: r, now: now,
+	d := &DB{path: path, w: w, r: r, q: r, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
 		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	go d.writer()
 	go d.checkpointer()
@@ -131,6 +141,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.WALWarnBytes <= 0 {
+		o.WALWarnBytes = 64 << 20
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
@@ -275,14 +291,67 @@ func (d *DB) checkpointer() {
 	defer close(d.ckptDone)
 	t := time.NewTicker(checkpointInterval)
 	defer t.Stop()
+	var lastErr string
+	warned := false
 	for {
 		select {
 		case <-d.closed:
 			return
 		case <-t.C:
-			d.r.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		}
+		st, err := d.checkpoint(context.Background())
+		switch {
+		case err != nil && err.Error() != lastErr:
+			d.log.Warn("checkpoint failed; the WAL grows until one succeeds", slog.Any("err", err))
+			lastErr = err.Error()
+			continue
+		case err != nil:
+			continue
+		case lastErr != "":
+			d.log.Info("checkpoints succeed again")
+			lastErr = ""
+		}
+		// Frames a checkpoint cannot copy back are pinned by a reader (a
+		// long transaction, say an open sqlite3 shell): say so once.
+		pinned := int64(st.Frames-st.Checkpointed) * pageSize
+		if pinned > d.walWarn && !warned {
+			d.log.Warn("the WAL cannot be checkpointed: a reader is holding an old snapshot (an open transaction in a sqlite3 shell?)",
+				slog.Int64("walBytes", st.Bytes), slog.Int("frames", st.Frames), slog.Int("checkpointed", st.Checkpointed))
+			warned = true
+		} else if pinned < d.walWarn/2 {
+			warned = false
 		}
 	}
+}
+
+// WALStats is the write-ahead log as the last checkpoint found it.
+type WALStats struct {
+	Bytes        int64 `json:"bytes"`        // size of the -wal file
+	Frames       int   `json:"frames"`       // frames in the log
+	Checkpointed int   `json:"checkpointed"` // of which copied back into the database
+}
+
+// checkpoint runs one passive checkpoint and records what it found.
+func (d *DB) checkpoint(ctx context.Context) (WALStats, error) {
+	var busy int
+	var st WALStats
+	if err := d.r.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &st.Frames, &st.Checkpointed); err != nil {
+		return WALStats{}, fmt.Errorf("wal_checkpoint: %w", err)
+	}
+	if fi, err := os.Stat(d.path + "-wal"); err == nil {
+		st.Bytes = fi.Size()
+	}
+	d.wal.Store(&st)
+	return st, nil
+}
+
+// WAL returns the write-ahead log's state as the last background
+// checkpoint found it (zero before the first).
+func (d *DB) WAL() WALStats {
+	if st := d.wal.Load(); st != nil {
+		return *st
+	}
+	return WALStats{}
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its findings; nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,4 +250,57 @@ func TestAppendAfterClose(t *testing.T) {
 	require.NoError(t, d.Close())
 	err := d.AppendCalls(ctx, nil)
 	assert.ErrorContains(t, err, "database closed")
+}
+
+// logBuffer is a log a test reads while the database writes it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestPinnedWALIsReported(t *testing.T) {
+	// Ensures a reader that keeps the WAL from being checkpointed is logged
+	// (once), and that WAL reports the log's size and what is pinned.
+	path := filepath.Join(t.TempDir(), "w.db")
+	var logs logBuffer
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, WALWarnBytes: 64 << 10,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &db.Session{ID: "s"}))
+
+	// A sqlite3 shell left inside a transaction.
+	raw := testutil.RawDB(t, path)
+	tx, err := raw.Begin()
+	require.NoError(t, err)
+	defer tx.Rollback()
+	var n int
+	require.NoError(t, tx.QueryRow(`SELECT count(*) FROM sessions`).Scan(&n))
+
+	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 4000) + `"}`)
+	for i := int64(1); i <= 60; i++ {
+		require.NoError(t, d.AppendCalls(ctx, []db.Append{{Call: db.Call{SessionID: "s", Seq: i, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
+	}
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "the WAL cannot be checkpointed") },
+		10*time.Second, 10*time.Millisecond)
+	st := d.WAL()
+	assert.Greater(t, st.Bytes, int64(64<<10))
+	assert.Greater(t, st.Frames, st.Checkpointed, "the pinned frames are not checkpointed")
+	assert.Equal(t, 1, strings.Count(logs.String(), "the WAL cannot be checkpointed"), "said once, not every 250 ms")
+
+	require.NoError(t, tx.Rollback())
+	require.Eventually(t, func() bool { st := d.WAL(); return st.Frames > 0 && st.Frames == st.Checkpointed },
+		10*time.Second, 10*time.Millisecond, "once the reader lets go, the WAL is checkpointed")
 }

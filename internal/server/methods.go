@@ -151,5 +151,6 @@ func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (any, error) {
 		"pid":           s.pid,
 		"sessions":      map[string]int{"loaded": st.Loaded, "total": st.Total},
 		"callsServed":   st.CallsServed,
+		"wal":           st.WAL,
 	}, nil
 }

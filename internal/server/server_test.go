@@ -101,7 +101,7 @@ func TestProtocolErrorsKeepServing(t *testing.T) {
 		{"NoToolName", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"ghost"}}`, -32602, `"name" is required`},
 		{"BadRole", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"role":"root"}}`, -32602, "role must be"},
 		{"BadFormat", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"format":"xml"}}`, -32602, "format must be"},
-		{"InvalidUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", -32601, "unknown method"},
+		{"InvalidUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", -32700, "not valid UTF-8"},
 		{"NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"\x00}", -32700, "not valid JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -253,9 +253,10 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 
 // Stats is what daemon/status reports of the sessions.
 type Stats struct {
-	Loaded      int   `json:"loaded"`
-	Total       int   `json:"total"`
-	CallsServed int64 `json:"callsServed"`
+	Loaded      int         `json:"loaded"`
+	Total       int         `json:"total"`
+	CallsServed int64       `json:"callsServed"`
+	WAL         db.WALStats `json:"wal"`
 }
 
 // Stats counts loaded and stored sessions. The stored count is read from the
@@ -281,7 +282,7 @@ func (m *Manager) Stats(ctx context.Context) (Stats, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load()}, nil
+	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load(), WAL: m.db.WAL()}, nil
 }
 
 // created counts a new session in the kept total.
