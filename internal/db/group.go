@@ -16,7 +16,6 @@ import (
 const maxGroup = 256
 
 type appendReq struct {
-	ctx     context.Context
 	appends []Append
 	done    chan error
 }
@@ -25,12 +24,19 @@ type appendReq struct {
 // (shared with other callers' concurrent requests), returning once it has
 // committed. Nothing of a request is written unless all of it is, and a
 // request that fails does not fail the others in its group.
+//
+// ctx can stop a request only before the writer has taken it: once taken,
+// it commits or fails with its group, and the caller hears which. (The
+// session manager passes a context that is never cancelled: its memory
+// already holds the change.)
 func (d *DB) AppendCalls(ctx context.Context, appends []Append) error {
-	req := &appendReq{ctx: ctx, appends: appends, done: make(chan error, 1)}
+	req := &appendReq{appends: appends, done: make(chan error, 1)}
 	select {
 	case d.appends <- req:
 	case <-d.closed:
 		return fmt.Errorf("append calls: %w", errClosed)
+	case <-ctx.Done():
+		return fmt.Errorf("append calls: %w", ctx.Err())
 	}
 	return <-req.done
 }
