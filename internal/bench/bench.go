@@ -25,6 +25,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -202,7 +203,7 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 		if err != nil {
 			return err
 		}
-		if err := d.CreateSession(ctx, &db.Session{ID: "raw"}); err != nil {
+		if err := d.CreateSession(ctx, &record.Session{ID: "raw"}); err != nil {
 			return err
 		}
 		d.Close()

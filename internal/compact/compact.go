@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -34,24 +34,24 @@ func ForcedCallID(newID string) string { return "tasksessiond-compact-" + newID 
 // with newID: the successor holding the snapshot, its projection, the
 // messages injected at the start of its history (the snapshot text, then
 // the summary when given) and the forced TaskList as its first call.
-func Build(old db.Session, st *store.Store, newID, summary string) (db.Compaction, error) {
+func Build(old record.Session, st *store.Store, newID, summary string) (record.Compaction, error) {
 	// The successor starts as exactly this store, so st renders what it
 	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
-	p := db.Compaction{
+	p := record.Compaction{
 		Old:      old.ID,
-		New:      &db.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
+		New:      &record.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
 		Tasks:    snap.Tasks,
-		Messages: []db.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}},
+		Messages: []record.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}},
 	}
 	if summary != "" {
-		p.Messages = append(p.Messages, db.Message{Role: "system", Kind: KindSummary, Content: summary})
+		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
 	result, err := json.Marshal(tools.ListResult(st))
 	if err != nil {
-		return db.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
+		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}
-	p.Forced = &db.Append{Call: db.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
+	p.Forced = &record.Append{Call: record.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: result, Forced: true}}
 	return p, nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -22,7 +22,7 @@ func TestBuild(t *testing.T) {
 	st.Create("b", "")
 	done := store.Completed
 	st.Update(1, store.Patch{Status: &done})
-	old := db.Session{ID: "old", Title: "T", Metadata: json.RawMessage(`{"k":1}`)}
+	old := record.Session{ID: "old", Title: "T", Metadata: json.RawMessage(`{"k":1}`)}
 
 	p, err := compact.Build(old, st, "new", "the summary")
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, compact.KindSummary, p.Messages[1].Kind)
 
 	c := p.Forced.Call
-	assert.Equal(t, db.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
+	assert.Equal(t, record.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: c.Result, Forced: true}, c)
 	var res struct {
 		StructuredContent tools.Listing `json:"structuredContent"`

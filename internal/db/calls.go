@@ -10,21 +10,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 )
-
-// Call is a tool_calls row: one entry of a session's log.
-type Call struct {
-	SessionID string
-	Seq       int64
-	CallID    string
-	Name      string
-	Arguments json.RawMessage
-	IsError   bool
-	Result    json.RawMessage
-	Forced    bool
-	CreatedAt time.Time
-}
 
 type callRow struct {
 	SessionID string         `db:"session_id"`
@@ -40,19 +27,12 @@ type callRow struct {
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
 
-func (r callRow) call() Call {
-	return Call{
+func (r callRow) call() record.Call {
+	return record.Call{
 		SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
 		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
 		Forced: r.Forced, CreatedAt: parseTime(r.CreatedAt),
 	}
-}
-
-// Append is one call to log, with the task it changed (nil for reads and
-// errors) to write to the tasks projection in the same transaction.
-type Append struct {
-	Call Call
-	Task *store.Task
 }
 
 // The statements of the hot path, prepared once on the writer connection.
@@ -84,7 +64,7 @@ func (d *DB) prepare(ctx context.Context) error {
 	return nil
 }
 
-func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *Append, now time.Time) error {
+func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
 	ts := formatTime(now)
@@ -118,16 +98,16 @@ func (d *DB) touch(ctx context.Context, tx *sqlx.Tx, now time.Time, ids map[stri
 }
 
 // EachCall streams a session's log in seq order to fn, without holding it
-// all in memory. The Arguments and Result of the Call passed are valid only
+// all in memory. The Arguments and Result of the record.Call passed are valid only
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
-func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*Call) error) error {
+func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
 	rows, err := d.q.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	defer rows.Close()
-	c := Call{SessionID: sessionID}
+	c := record.Call{SessionID: sessionID}
 	var callID sql.NullString
 	var args, result sql.RawBytes
 	for rows.Next() {
@@ -146,12 +126,12 @@ func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*Call) erro
 }
 
 // Calls returns a session's log in seq order.
-func (d *DB) Calls(ctx context.Context, sessionID string) ([]Call, error) {
+func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
 	var rows []callRow
 	if err := d.q.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
-	out := make([]Call, len(rows))
+	out := make([]record.Call, len(rows))
 	for i, r := range rows {
 		out[i] = r.call()
 	}
@@ -159,41 +139,33 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]Call, error) {
 }
 
 // CallByCallID returns the logged call with the host's callId, or ErrNotFound.
-func (d *DB) CallByCallID(ctx context.Context, sessionID, callID string) (Call, error) {
+func (d *DB) CallByCallID(ctx context.Context, sessionID, callID string) (record.Call, error) {
 	var r callRow
 	err := d.q.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND call_id = ?`, sessionID, callID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, ErrNotFound)
+		return record.Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, ErrNotFound)
 	}
 	if err != nil {
-		return Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, err)
+		return record.Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, err)
 	}
 	return r.call(), nil
 }
 
-// Message is a message injected at the start of a session's history.
-type Message struct {
-	Role    string `json:"role"`
-	Kind    string `json:"kind"`
-	Content string `json:"content"`
-}
-
 // Messages returns a session's injected messages in order.
-func (d *DB) Messages(ctx context.Context, sessionID string) ([]Message, error) {
-	out := []Message{}
-	if err := d.q.SelectContext(ctx, &out, `SELECT role, kind, content FROM messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+	var rows []struct {
+		Role    string `db:"role"`
+		Kind    string `db:"kind"`
+		Content string `db:"content"`
+	}
+	if err := d.q.SelectContext(ctx, &rows, `SELECT role, kind, content FROM messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
 	}
+	out := make([]record.Message, len(rows))
+	for i, r := range rows {
+		out[i] = record.Message{Role: r.Role, Kind: r.Kind, Content: r.Content}
+	}
 	return out, nil
-}
-
-// Compaction is what sessions/compact writes (built by package compact).
-type Compaction struct {
-	Old      string
-	New      *Session
-	Tasks    []store.Task
-	Messages []Message
-	Forced   *Append
 }
 
 // ErrSealed means the session was already compacted.
@@ -201,7 +173,7 @@ var ErrSealed = errors.New("session already compacted")
 
 // Compact writes the successor session, its projection, its messages and
 // its forced first call, and seals the old session, in one transaction.
-func (d *DB) Compact(ctx context.Context, c Compaction) error {
+func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("compact %s: begin: %w", c.Old, err)
@@ -232,7 +204,7 @@ func (d *DB) Compact(ctx context.Context, c Compaction) error {
 		return err
 	}
 	res, err = tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
-		StatusCompacted, c.New.ID, ts, c.Old, StatusActive)
+		record.StatusCompacted, c.New.ID, ts, c.Old, record.StatusActive)
 	if err != nil {
 		return fmt.Errorf("compact %s: seal: %w", c.Old, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/migrations"
@@ -65,38 +66,38 @@ func TestParseSync(t *testing.T) {
 func TestAppendIsAtomic(t *testing.T) {
 	// Ensures a batch with one bad row writes nothing, the projection included.
 	d := testutil.MustOpenDB(t)
-	require.NoError(t, d.CreateSession(ctx, &db.Session{ID: "s"}))
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
 	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
-	row := func(seq int64, callID string) db.Append {
-		return db.Append{Call: db.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task}
+	row := func(seq int64, callID string) record.Append {
+		return record.Append{Call: record.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task}
 	}
-	require.NoError(t, d.AppendCalls(ctx, []db.Append{row(1, "c1")}))
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{row(1, "c1")}))
 	s, err := d.GetSession(ctx, "s")
 	require.NoError(t, err)
 	assert.True(t, s.UpdatedAt.After(s.CreatedAt), "a call stamps the session's updated_at")
-	err = d.AppendCalls(ctx, []db.Append{row(2, "c2"), row(3, "c1")}) // c1 reused
+	err = d.AppendCalls(ctx, []record.Append{row(2, "c2"), row(3, "c1")}) // c1 reused
 	assert.ErrorIs(t, err, db.ErrExists)
 	calls, err := d.Calls(ctx, "s")
 	require.NoError(t, err)
 	assert.Len(t, calls, 1)
 
-	err = d.AppendCalls(ctx, []db.Append{row(2, "c2"), row(2, "c3")}) // seq reused
+	err = d.AppendCalls(ctx, []record.Append{row(2, "c2"), row(2, "c3")}) // seq reused
 	assert.ErrorIs(t, err, db.ErrExists)
 
-	err = d.AppendCalls(ctx, []db.Append{{Call: db.Call{SessionID: "ghost", Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
+	err = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "ghost", Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
 	assert.Error(t, err, "a row for a session that does not exist violates the foreign key")
 }
 
 func TestSessions(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	for _, id := range []string{"a", "b", "c"} {
-		require.NoError(t, d.CreateSession(ctx, &db.Session{ID: id, Title: "T " + id}))
+		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: id, Title: "T " + id}))
 	}
-	assert.ErrorIs(t, d.CreateSession(ctx, &db.Session{ID: "a"}), db.ErrExists)
+	assert.ErrorIs(t, d.CreateSession(ctx, &record.Session{ID: "a"}), db.ErrExists)
 	s, err := d.GetSession(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, "T b", s.Title)
-	assert.Equal(t, db.StatusActive, s.Status)
+	assert.Equal(t, record.StatusActive, s.Status)
 	assert.Equal(t, "2026-01-02T03:04:05", s.CreatedAt.Format("2006-01-02T15:04:05"), "times come from the injected clock")
 	_, err = d.GetSession(ctx, "zz")
 	assert.ErrorIs(t, err, db.ErrNotFound)
@@ -119,7 +120,7 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	// rebuild a store: records and lists leave it out.
 	d := testutil.MustOpenDB(t)
 	snap := store.Snapshot{Tasks: []store.Task{{Taskid: 1, Status: store.Completed, Subject: "carried"}}, NextTaskid: 2}
-	require.NoError(t, d.CreateSession(ctx, &db.Session{ID: "succ", Snapshot: &snap}))
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "succ", Snapshot: &snap}))
 
 	loaded, err := d.LoadSession(ctx, "succ")
 	require.NoError(t, err)
@@ -137,7 +138,7 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	assert.ErrorIs(t, err, db.ErrNotFound)
 }
 
-func ids(ss []db.Session) []string {
+func ids(ss []record.Session) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.ID)
@@ -168,10 +169,10 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	const n = 64
 	for i := range n {
-		require.NoError(t, d.CreateSession(ctx, &db.Session{ID: fmt.Sprint("s", i)}))
+		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}))
 	}
-	row := func(sess string, seq int64) []db.Append {
-		return []db.Append{{Call: db.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
+	row := func(sess string, seq int64) []record.Append {
+		return []record.Append{{Call: record.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
 	}
 	for round := int64(1); round <= 3; round++ {
 		errs := make([]error, n+1)
@@ -210,7 +211,7 @@ func TestConcurrentAppendsShareCommits(t *testing.T) {
 	d := testutil.MustOpenDBAt(t, path)
 	const n = 64
 	for i := range n {
-		require.NoError(t, d.CreateSession(ctx, &db.Session{ID: fmt.Sprint("s", i)}))
+		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}))
 	}
 	lock, err := testutil.RawDB(t, path).Conn(ctx)
 	require.NoError(t, err)
@@ -224,7 +225,7 @@ func TestConcurrentAppendsShareCommits(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = d.AppendCalls(ctx, []db.Append{{Call: db.Call{SessionID: fmt.Sprint("s", i), Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
+			errs[i] = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: fmt.Sprint("s", i), Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
 		}()
 	}
 	time.Sleep(200 * time.Millisecond) // let them queue behind the held-up first commit
@@ -279,7 +280,7 @@ func TestPinnedWALIsReported(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &db.Session{ID: "s"}))
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
 
 	// A sqlite3 shell left inside a transaction.
 	raw := testutil.RawDB(t, path)
@@ -291,7 +292,7 @@ func TestPinnedWALIsReported(t *testing.T) {
 
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 4000) + `"}`)
 	for i := int64(1); i <= 60; i++ {
-		require.NoError(t, d.AppendCalls(ctx, []db.Append{{Call: db.Call{SessionID: "s", Seq: i, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
+		require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: i, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
 	}
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "the WAL cannot be checkpointed") },
 		10*time.Second, 10*time.Millisecond)

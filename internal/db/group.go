@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
+
+	"github.com/tasksessiond/tasksessiond/internal/record"
 )
 
 // Group commit: AppendCalls hands its rows to one writer goroutine, which
@@ -16,7 +18,7 @@ import (
 const maxGroup = 256
 
 type appendReq struct {
-	appends []Append
+	appends []record.Append
 	done    chan error
 }
 
@@ -29,7 +31,7 @@ type appendReq struct {
 // it commits or fails with its group, and the caller hears which. (The
 // session manager passes a context that is never cancelled: its memory
 // already holds the change.)
-func (d *DB) AppendCalls(ctx context.Context, appends []Append) error {
+func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
 	req := &appendReq{appends: appends, done: make(chan error, 1)}
 	select {
 	case d.appends <- req:

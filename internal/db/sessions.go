@@ -12,29 +12,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
-
-// Session statuses.
-const (
-	StatusActive    = "active"
-	StatusCompacted = "compacted"
-)
-
-// Session is a sessions row.
-type Session struct {
-	ID          string
-	Title       string
-	Metadata    json.RawMessage
-	Status      string
-	ParentID    string
-	SuccessorID string
-	// Snapshot is the store copied in when this session was made by
-	// compaction; nil for a session that started empty.
-	Snapshot  *store.Snapshot
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
 
 type sessionRow struct {
 	ID          string         `db:"id"`
@@ -54,8 +34,8 @@ const sessionColumns = `id, title, metadata, status, parent_id, successor_id, sn
 // whole task list: only loading a session needs it.
 const recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, updated_at`
 
-func (r sessionRow) session() (Session, error) {
-	s := Session{
+func (r sessionRow) session() (record.Session, error) {
+	s := record.Session{
 		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
 		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
 		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
@@ -63,7 +43,7 @@ func (r sessionRow) session() (Session, error) {
 	if r.Snapshot.Valid {
 		var snap store.Snapshot
 		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
-			return Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
+			return record.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
 		}
 		s.Snapshot = &snap
 	}
@@ -71,7 +51,7 @@ func (r sessionRow) session() (Session, error) {
 }
 
 // CreateSession inserts s, stamping its times. ErrExists if the id is taken.
-func (d *DB) CreateSession(ctx context.Context, s *Session) error {
+func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
@@ -86,10 +66,10 @@ func (d *DB) CreateSession(ctx context.Context, s *Session) error {
 	return nil
 }
 
-func createSession(ctx context.Context, tx *sqlx.Tx, s *Session, now time.Time) error {
+func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time.Time) error {
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
-		s.Status = StatusActive
+		s.Status = record.StatusActive
 	}
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
@@ -116,23 +96,23 @@ func createSession(ctx context.Context, tx *sqlx.Tx, s *Session, now time.Time) 
 
 // GetSession returns the session with id, without its snapshot, or
 // ErrNotFound.
-func (d *DB) GetSession(ctx context.Context, id string) (Session, error) {
+func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) {
 	return d.getSession(ctx, id, recordColumns)
 }
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
-func (d *DB) LoadSession(ctx context.Context, id string) (Session, error) {
+func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
 	return d.getSession(ctx, id, sessionColumns)
 }
 
-func (d *DB) getSession(ctx context.Context, id, columns string) (Session, error) {
+func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
 	var r sessionRow
 	err := d.q.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+		return record.Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Session{}, fmt.Errorf("get session %s: %w", id, err)
+		return record.Session{}, fmt.Errorf("get session %s: %w", id, err)
 	}
 	return r.session()
 }
@@ -167,7 +147,7 @@ type ListFilter struct {
 
 // ListSessions returns sessions (without their snapshots) newest first and
 // the cursor of the next page ("" when there is none).
-func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string, error) {
+func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, string, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -204,7 +184,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]Session, string,
 		rows = rows[:f.Limit]
 		next = strconv.FormatInt(rows[len(rows)-1].RowID, 10)
 	}
-	out := make([]Session, 0, len(rows))
+	out := make([]record.Session, 0, len(rows))
 	for _, r := range rows {
 		s, err := r.session()
 		if err != nil {

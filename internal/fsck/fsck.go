@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 )
 
@@ -95,7 +96,7 @@ func allIDs(ctx context.Context, d *db.DB) ([]string, error) {
 func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 	out := Session{ID: id}
 	// Rebuilt as the daemon loads it; the log is streamed, never held whole.
-	l, err := replay.Session(ctx, d, id, replay.Options{CheckAll: true, Each: func(row *db.Call) {
+	l, err := replay.Session(ctx, d, id, replay.Options{CheckAll: true, Each: func(row *record.Call) {
 		out.Rows++
 		if want := int64(out.Rows); row.Seq != want {
 			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
@@ -128,7 +129,7 @@ func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 			out.Problems = append(out.Problems, fmt.Sprintf("tasks projection has %+v, replay gives %+v", projected[i], replayed[i]))
 		}
 	}
-	if rec.Status == db.StatusCompacted && rec.SuccessorID == "" {
+	if rec.Status == record.StatusCompacted && rec.SuccessorID == "" {
 		out.Problems = append(out.Problems, "compacted but has no successor")
 	}
 	return out, nil

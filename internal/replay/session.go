@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -14,16 +14,22 @@ var ErrSnapshot = errors.New("snapshot does not restore")
 
 // Loaded is a session rebuilt from the database.
 type Loaded struct {
-	Session db.Session // with its snapshot
+	Session record.Session // with its snapshot
 	Store   *store.Store
 	Report  Report
+}
+
+// Source is what Session reads a session from: package db's *DB.
+type Source interface {
+	LoadSession(ctx context.Context, id string) (record.Session, error)
+	EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error
 }
 
 // Options tune Session.
 type Options struct {
 	// Each, when not nil, sees every row after it is applied; the row's
 	// bytes are valid only during that call.
-	Each func(*db.Call)
+	Each func(*record.Call)
 	// CheckAll compares every write's recorded task, not only the creates'.
 	CheckAll bool
 }
@@ -32,7 +38,7 @@ type Options struct {
 // and fsck rebuild it the same way: from its snapshot (a session made by
 // compaction) or empty, then its logged calls applied in seq order,
 // streamed.
-func Session(ctx context.Context, d *db.DB, id string, o Options) (Loaded, error) {
+func Session(ctx context.Context, d Source, id string, o Options) (Loaded, error) {
 	rec, err := d.LoadSession(ctx, id)
 	if err != nil {
 		return Loaded{}, err
@@ -47,7 +53,7 @@ func Session(ctx context.Context, d *db.DB, id string, o Options) (Loaded, error
 	if o.CheckAll {
 		step = Check
 	}
-	err = d.EachCall(ctx, id, func(row *db.Call) error {
+	err = d.EachCall(ctx, id, func(row *record.Call) error {
 		l.Report.Add(step(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
 		if o.Each != nil {
 			o.Each(row)

@@ -81,7 +81,12 @@ func TestPeerCredentialsFailClosed(t *testing.T) {
 	sock := startServer(t, &logs, func(s *Server) {
 		s.peerUID = func(*net.UnixConn) (int, error) { return -1, errors.New("lookup failed") }
 	})
-	line := roundTrip(t, sock)
+	nc, err := net.Dial("unix", sock)
+	require.NoError(t, err)
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(nc).ReadString('\n') // refused at once, before it sends anything
+	require.NoError(t, err)
 	assert.Contains(t, line, `"code":-32600`)
 	assert.Contains(t, line, "could not tell which user is connecting (lookup failed)")
 	assert.Contains(t, logs.String(), "peer credentials unavailable")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -47,9 +48,9 @@ type ForcedCall struct {
 
 // Compacted is the result of sessions/compact.
 type Compacted struct {
-	Session    Info         `json:"session"`
-	Messages   []db.Message `json:"messages"`
-	ForcedCall ForcedCall   `json:"forcedCall"`
+	Session    Info             `json:"session"`
+	Messages   []record.Message `json:"messages"`
+	ForcedCall ForcedCall       `json:"forcedCall"`
 }
 
 const maxSummaryLen = 1 << 20
@@ -73,7 +74,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 		return Compacted{}, err
 	}
 	defer s.release()
-	if s.rec.Status == db.StatusCompacted {
+	if s.rec.Status == record.StatusCompacted {
 		return Compacted{}, m.sealed(s, "compact")
 	}
 	plan, err := compact.Build(s.rec, s.st, p.NewSessionID, p.Summary)
@@ -92,7 +93,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 		}
 		return Compacted{}, unavailable("compacting "+s.id, err)
 	}
-	s.rec.Status, s.rec.SuccessorID = db.StatusCompacted, plan.New.ID
+	s.rec.Status, s.rec.SuccessorID = record.StatusCompacted, plan.New.ID
 	m.created()
 	m.notify(Event{SessionID: s.id, Op: OpCompacted, SuccessorID: plan.New.ID})
 
@@ -127,7 +128,7 @@ func (m *Manager) sealed(s *session, what string) *Error {
 		Message: "session " + s.id + " was compacted into " + s.rec.SuccessorID + " and no longer takes changes: " + what + " in the successor session"}
 }
 
-func forcedCall(c *db.Call) ForcedCall {
+func forcedCall(c *record.Call) ForcedCall {
 	return ForcedCall{CallID: c.CallID, Name: c.Name, Arguments: map[string]any{}, Result: c.Result}
 }
 

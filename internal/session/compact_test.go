@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -52,8 +52,8 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, store.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, out.Session.Counts)
 
 	require.Len(t, out.Messages, 2)
-	assert.Equal(t, db.Message{Role: "system", Kind: compact.KindTaskSnapshot, Content: snap.Text}, out.Messages[0], "the injected text is the snapshot's")
-	assert.Equal(t, db.Message{Role: "system", Kind: compact.KindSummary, Content: "we did things"}, out.Messages[1])
+	assert.Equal(t, record.Message{Role: "system", Kind: compact.KindTaskSnapshot, Content: snap.Text}, out.Messages[0], "the injected text is the snapshot's")
+	assert.Equal(t, record.Message{Role: "system", Kind: compact.KindSummary, Content: "we did things"}, out.Messages[1])
 	for _, line := range []string{"#1 [completed] done one", "#2 [deleted] dropped one", "#3 [inprogress] doing one", "#4 [pending] todo one", "next TaskCreate gets #5"} {
 		assert.Contains(t, snap.Text, line)
 	}
@@ -81,7 +81,7 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, "todo one", got.StructuredContent.Task.Subject)
 	info, err := m.Get(ctx, old)
 	require.NoError(t, err)
-	assert.Equal(t, db.StatusCompacted, info.Status)
+	assert.Equal(t, record.StatusCompacted, info.Status)
 	assert.Equal(t, "gen2", info.SuccessorID)
 	_, err = m.Compact(ctx, session.CompactParams{SessionID: old})
 	assert.Equal(t, session.CodeSealed, session.ErrorCode(err))

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -49,12 +50,12 @@ type session struct {
 	loaded bool
 	dead   bool // dropped from the manager; whoever holds it must look again
 
-	rec     db.Session
+	rec     record.Session
 	st      *store.Store
 	nextSeq int64
 	callIDs map[string]struct{}
 	report  replay.Report
-	forced  *db.Call // the TaskList fired at compaction, for a successor session
+	forced  *record.Call // the TaskList fired at compaction, for a successor session
 
 	lastUsed atomic.Int64 // when the last holder released it, in Unix nanoseconds
 }
@@ -123,7 +124,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	s.callIDs = make(map[string]struct{})
 	s.forced = nil
 	var last int64
-	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *db.Call) {
+	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *record.Call) {
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = struct{}{}
 		}
@@ -209,7 +210,7 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 			return m.recorded(ctx, s, p.Name, args, p.CallID)
 		}
 	}
-	if s.rec.Status == db.StatusCompacted {
+	if s.rec.Status == record.StatusCompacted {
 		if def.Writes {
 			return nil, m.sealed(s, "send "+p.Name)
 		}
@@ -232,11 +233,11 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		m.drop(s)
 		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
 	}
-	row := db.Append{Call: db.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
+	row := record.Append{Call: record.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
 		Arguments: args, IsError: res.IsError, Result: out}, Task: changed}
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
-	if err := m.db.AppendCalls(context.WithoutCancel(ctx), []db.Append{row}); err != nil {
+	if err := m.db.AppendCalls(context.WithoutCancel(ctx), []record.Append{row}); err != nil {
 		if changed == nil {
 			// A read or a failed call changed nothing, so memory still equals
 			// the database: answer it unlogged rather than fail a read

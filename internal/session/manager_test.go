@@ -12,6 +12,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -220,7 +221,7 @@ func TestCreateSession(t *testing.T) {
 	info, err := m.Create(ctx, session.CreateParams{SessionID: "mine", Title: "T", Metadata: json.RawMessage(`{"host":"x"}`)})
 	require.NoError(t, err)
 	assert.Equal(t, "mine", info.ID)
-	assert.Equal(t, db.StatusActive, info.Status)
+	assert.Equal(t, record.StatusActive, info.Status)
 	assert.JSONEq(t, `{"host":"x"}`, string(info.Metadata))
 	_, err = m.Create(ctx, session.CreateParams{SessionID: "mine"})
 	assert.Equal(t, session.CodeExists, session.ErrorCode(err))

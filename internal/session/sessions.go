@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -29,7 +30,7 @@ type Info struct {
 	Counts    store.Counts `json:"counts"`
 }
 
-func info(rec db.Session, c store.Counts) Info {
+func info(rec record.Session, c store.Counts) Info {
 	return Info{ID: rec.ID, Title: rec.Title, Metadata: rec.Metadata, Status: rec.Status,
 		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: c}
 }
@@ -58,7 +59,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 	if meta[0] != '{' {
 		return Info{}, errorf(CodeInvalid, "metadata must be a JSON object")
 	}
-	rec := db.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
+	rec := record.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
 	if err := m.db.CreateSession(ctx, &rec); err != nil {
 		if errors.Is(err, db.ErrExists) {
 			return Info{}, errorf(CodeExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
@@ -106,9 +107,9 @@ type ListParams struct {
 // List returns sessions, newest first.
 func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error) {
 	switch p.Status {
-	case "", db.StatusActive, db.StatusCompacted:
+	case "", record.StatusActive, record.StatusCompacted:
 	default:
-		return nil, "", errorf(CodeInvalid, "status must be %q or %q, got %q", db.StatusActive, db.StatusCompacted, p.Status)
+		return nil, "", errorf(CodeInvalid, "status must be %q or %q, got %q", record.StatusActive, record.StatusCompacted, p.Status)
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
 		return nil, "", errorf(CodeInvalid, "limit must be between 1 and 1000, got %d", p.Limit)
@@ -137,12 +138,12 @@ func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error
 
 // Resumed is the state of a session for a host picking it up again.
 type Resumed struct {
-	Session    Info          `json:"session"`
-	Tasks      []store.Task  `json:"tasks"`
-	NextTaskid int           `json:"nextTaskid"`
-	Messages   []db.Message  `json:"messages"`
-	ForcedCall *ForcedCall   `json:"forcedCall,omitempty"` // for a session made by compaction
-	Replay     replay.Report `json:"replay"`
+	Session    Info             `json:"session"`
+	Tasks      []store.Task     `json:"tasks"`
+	NextTaskid int              `json:"nextTaskid"`
+	Messages   []record.Message `json:"messages"`
+	ForcedCall *ForcedCall      `json:"forcedCall,omitempty"` // for a session made by compaction
+	Replay     replay.Report    `json:"replay"`
 }
 
 // Resume loads a session (by replay when it is not in memory) and returns
@@ -160,7 +161,7 @@ func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
 	return m.resumed(s, msgs), nil
 }
 
-func (m *Manager) resumed(s *session, msgs []db.Message) Resumed {
+func (m *Manager) resumed(s *session, msgs []record.Message) Resumed {
 	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, Replay: s.report}
 	if s.forced != nil {
 		fc := forcedCall(s.forced)
@@ -214,12 +215,12 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 		return Resumed{}, err
 	}
 	defer s.release()
-	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != db.StatusActive {
+	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != record.StatusActive {
 		return Resumed{}, errorf(CodeExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
 	}
 
 	var report replay.Report
-	var rows []db.Append
+	var rows []record.Append
 	for _, c := range p.Calls {
 		args := tools.Canonical(c.Arguments)
 		step, res := replay.Render(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
@@ -232,7 +233,7 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 			m.drop(s)
 			return Resumed{}, &Error{Code: CodeInternal, Message: "encode result", Err: err}
 		}
-		rows = append(rows, db.Append{Call: db.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
+		rows = append(rows, record.Append{Call: record.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
 			Name: c.Name, Arguments: args, Result: out}, Task: step.Task})
 	}
 	if len(rows) > 0 {
@@ -248,7 +249,7 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 		}
 	}
 	s.report = report
-	return m.resumed(s, []db.Message{}), nil
+	return m.resumed(s, []record.Message{}), nil
 }
 
 // Stats is what daemon/status reports of the sessions.

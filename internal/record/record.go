@@ -1,0 +1,71 @@
+// Package record holds what is kept of a session beside its task list: the
+// session itself, the calls of its log, the messages injected at its start,
+// and what a compaction writes. Like package store it is plain data, with
+// no I/O: the SQLite adapter (package db) turns rows into these and back.
+package record
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Session statuses.
+const (
+	StatusActive    = "active"
+	StatusCompacted = "compacted"
+)
+
+// Session is a session's record.
+type Session struct {
+	ID          string
+	Title       string
+	Metadata    json.RawMessage
+	Status      string
+	ParentID    string
+	SuccessorID string
+	// Snapshot is the store copied in when this session was made by
+	// compaction; nil for a session that started empty.
+	Snapshot  *store.Snapshot
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Call is one entry of a session's log: a tool call and its result.
+type Call struct {
+	SessionID string
+	Seq       int64
+	CallID    string
+	Name      string
+	Arguments json.RawMessage
+	IsError   bool
+	Result    json.RawMessage
+	Forced    bool // the TaskList fired for the model at compaction
+	CreatedAt time.Time
+}
+
+// Append is one call to log, with the task it changed (nil for reads and
+// errors), which the tasks projection takes in the same transaction.
+type Append struct {
+	Call Call
+	Task *store.Task
+}
+
+// Message is a message injected at the start of a session's history.
+type Message struct {
+	Role    string `json:"role"`
+	Kind    string `json:"kind"`
+	Content string `json:"content"`
+}
+
+// Compaction is what sessions/compact writes (built by package compact):
+// the successor, its tasks, its messages and its forced first call, and
+// the seal on the old session.
+type Compaction struct {
+	Old      string
+	New      *Session
+	Tasks    []store.Task
+	Messages []Message
+	Forced   *Append
+}
