@@ -11,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/server"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
 // TestMain runs a daemon for the examples, on a temp database and socket
@@ -23,20 +22,15 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	d, err := db.Open(context.Background(), filepath.Join(dir, "x.db"), db.Options{Sync: db.SyncNormal})
+	sock := filepath.Join(dir, "x.sock")
+	d, err := daemon.Open(context.Background(), daemon.Config{DB: filepath.Join(dir, "x.db"), Socket: sock, Sync: db.SyncNormal})
 	if err != nil {
 		log.Fatal(err)
 	}
-	sock := filepath.Join(dir, "x.sock")
-	srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock})
-	if err := srv.Listen(); err != nil {
-		log.Fatal(err)
-	}
-	go srv.Serve()
+	go d.Serve()
 	os.Setenv("TASKSESSIOND_SOCKET", sock)
 	code := m.Run()
-	srv.Shutdown(context.Background())
-	d.Close()
+	d.Close(context.Background())
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -28,29 +28,52 @@ type Config struct {
 	IdleTimeout time.Duration
 	Version     string
 	Logger      *slog.Logger
+	// Server adjusts the server's configuration beyond the above (the
+	// tests shorten timeouts with it); nil leaves the defaults.
+	Server func(*server.Config)
 }
 
 // Daemon is a running tasksessiond.
 type Daemon struct {
 	cfg         Config
 	db          *db.DB
+	ownDB       bool // opened by Open, closed by Close
+	mgr         *session.Manager
 	srv         *server.Server
 	log         *slog.Logger
 	stopEvictor context.CancelFunc
 	evictorDone chan struct{}
 }
 
-// Open opens the database (running migrations) and the socket.
+// Open opens the database at cfg.DB (running migrations) and starts the
+// daemon on it. A live daemon on the socket is found before the database
+// is touched.
 func Open(ctx context.Context, cfg Config) (*Daemon, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
 	if err := server.CheckSocket(cfg.Socket); err != nil {
 		return nil, err
 	}
 	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync, MaxBytes: cfg.MaxDBBytes, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
+	}
+	dm, err := Start(d, cfg)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	dm.ownDB = true
+	return dm, nil
+}
+
+// Start wires a daemon around an open database — the session manager, its
+// evictor, the server on cfg.Socket — the one wiring that serve, the tests
+// and the examples share. cfg.DB is only reported. Close leaves d open.
+func Start(d *db.DB, cfg Config) (*Daemon, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DB == "" {
+		cfg.DB = d.Path()
 	}
 	mgr := session.NewManager(d, cfg.Logger)
 	if cfg.MaxLoaded > 0 {
@@ -59,19 +82,31 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = session.DefaultIdleTimeout
 	}
-	srv := server.New(mgr, server.Config{Socket: cfg.Socket, Database: cfg.DB, Version: cfg.Version, MaxConns: cfg.MaxConns, Logger: cfg.Logger})
+	scfg := server.Config{Socket: cfg.Socket, Database: cfg.DB, Version: cfg.Version, MaxConns: cfg.MaxConns, Logger: cfg.Logger}
+	if cfg.Server != nil {
+		cfg.Server(&scfg)
+	}
+	srv := server.New(mgr, scfg)
 	if err := srv.Listen(); err != nil {
-		d.Close()
 		return nil, err
 	}
 	ectx, stop := context.WithCancel(context.Background())
-	dm := &Daemon{cfg: cfg, db: d, srv: srv, log: cfg.Logger, stopEvictor: stop, evictorDone: make(chan struct{})}
+	dm := &Daemon{cfg: cfg, db: d, mgr: mgr, srv: srv, log: cfg.Logger, stopEvictor: stop, evictorDone: make(chan struct{})}
 	go func() {
 		defer close(dm.evictorDone)
 		mgr.RunEvictor(ectx, cfg.IdleTimeout)
 	}()
 	return dm, nil
 }
+
+// Manager is the daemon's session manager.
+func (d *Daemon) Manager() *session.Manager { return d.mgr }
+
+// Server is the daemon's socket server.
+func (d *Daemon) Server() *server.Server { return d.srv }
+
+// Socket is the path the daemon serves on.
+func (d *Daemon) Socket() string { return d.cfg.Socket }
 
 // Serve serves until Close; it returns nil after a clean Close.
 func (d *Daemon) Serve() error {
@@ -85,6 +120,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 	err := d.srv.Shutdown(ctx)
 	d.stopEvictor()
 	<-d.evictorDone
+	if !d.ownDB {
+		return err
+	}
 	if cerr := d.db.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close database: %w", cerr))
 	}

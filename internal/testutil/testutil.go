@@ -15,6 +15,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver for RawDB
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -56,7 +57,8 @@ func SocketPath(tb testing.TB) string {
 	return filepath.Join(dir, "d.sock")
 }
 
-// Daemon is a server running in-process on a real socket.
+// Daemon is a daemon running in-process on a real socket, wired as
+// `tasksessiond serve` wires it (its evictor and checkpointer run too).
 type Daemon struct {
 	Socket string
 	DB     *db.DB
@@ -68,27 +70,32 @@ type Daemon struct {
 // the server's configuration (a logger, timeouts).
 func StartDaemon(tb testing.TB, d *db.DB, opts ...func(*server.Config)) *Daemon {
 	tb.Helper()
-	sock := SocketPath(tb)
-	cfg := server.Config{Socket: sock, Database: d.Path(), Version: "test", MaxConns: 64}
+	cfg := daemon.Config{Socket: SocketPath(tb), Version: "test", MaxConns: 64, Server: func(c *server.Config) {
+		for _, o := range opts {
+			o(c)
+		}
+	}}
+	// The manager's logger is the server's, when a test gives one.
+	probe := server.Config{}
 	for _, o := range opts {
-		o(&cfg)
+		o(&probe)
 	}
-	mgr := session.NewManager(d, cfg.Logger)
-	srv := server.New(mgr, cfg)
-	if err := srv.Listen(); err != nil {
-		tb.Fatalf("listen: %v", err)
+	cfg.Logger = probe.Logger
+	dm, err := daemon.Start(d, cfg)
+	if err != nil {
+		tb.Fatalf("start daemon: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
+	go func() { done <- dm.Serve() }()
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		dm.Close(ctx)
 		if err := <-done; err != nil {
 			tb.Errorf("serve: %v", err)
 		}
 	})
-	return &Daemon{Socket: sock, DB: d, Mgr: mgr, Srv: srv}
+	return &Daemon{Socket: dm.Socket(), DB: d, Mgr: dm.Manager(), Srv: dm.Server()}
 }
 
 // Dial connects a client to the daemon, closed when the test ends.
