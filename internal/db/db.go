@@ -78,6 +78,7 @@ type DB struct {
 
 	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
+	pending    atomic.Int64    // appends handed in and not yet answered
 	closed     chan struct{}
 	writerDone chan struct{}
 	closeOnce  sync.Once
@@ -344,6 +345,10 @@ func (d *DB) checkpoint(ctx context.Context) (WALStats, error) {
 	d.wal.Store(&st)
 	return st, nil
 }
+
+// Pending is how many appends have been handed in and not yet answered:
+// the ones being committed and the ones queued behind them.
+func (d *DB) Pending() int { return int(d.pending.Load()) }
 
 // WAL returns the write-ahead log's state as the last background
 // checkpoint found it (zero before the first).

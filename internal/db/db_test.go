@@ -228,7 +228,8 @@ func TestConcurrentAppendsShareCommits(t *testing.T) {
 			errs[i] = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: fmt.Sprint("s", i), Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // let them queue behind the held-up first commit
+	require.Eventually(t, func() bool { return d.Pending() == n }, 10*time.Second, time.Millisecond,
+		"every call is handed in while the first commit is held up")
 	_, err = lock.ExecContext(ctx, "COMMIT")
 	require.NoError(t, err)
 	wg.Wait()

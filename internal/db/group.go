@@ -33,6 +33,8 @@ type appendReq struct {
 // already holds the change.)
 func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
 	req := &appendReq{appends: appends, done: make(chan error, 1)}
+	d.pending.Add(1)
+	defer d.pending.Add(-1)
 	select {
 	case d.appends <- req:
 	case <-d.closed:

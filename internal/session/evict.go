@@ -25,7 +25,7 @@ func (m *Manager) SetMaxLoaded(n int) {
 // EvictIdle drops from memory the sessions unused for longer than idle and
 // returns how many it dropped. A session in use is left alone.
 func (m *Manager) EvictIdle(idle time.Duration) int {
-	cutoff := time.Now().Add(-idle).UnixNano()
+	cutoff := m.now().Add(-idle).UnixNano()
 	m.mu.Lock()
 	candidates := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {

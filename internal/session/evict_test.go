@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,13 +44,20 @@ func TestEvictionOverCap(t *testing.T) {
 }
 
 func TestEvictIdle(t *testing.T) {
+	// Ensures the sessions unused for longer than the idle time leave
+	// memory, and come back by replay on their next use.
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	m.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	a, b := newSession(t, m), newSession(t, m)
 	call(t, m, a, tools.TaskCreate, `{"subject":"a"}`)
-	time.Sleep(500 * time.Millisecond) // a is now idle for longer than b
+	advance(time.Minute) // a is now idle for longer than b
 	call(t, m, b, tools.TaskCreate, `{"subject":"b"}`)
-	assert.Equal(t, 1, m.EvictIdle(250*time.Millisecond))
+	advance(time.Second)
+	assert.Equal(t, 1, m.EvictIdle(30*time.Second))
 	assert.Equal(t, 1, loaded(t, m))
 	got := call(t, m, a, tools.TaskList, `{}`)
 	assert.Len(t, got.StructuredContent.Tasks, 1)

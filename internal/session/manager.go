@@ -30,6 +30,7 @@ import (
 type Manager struct {
 	db    *db.DB
 	log   *slog.Logger
+	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
 
 	mu       sync.Mutex
@@ -58,6 +59,7 @@ type session struct {
 	forced  *record.Call // the TaskList fired at compaction, for a successor session
 
 	lastUsed atomic.Int64 // when the last holder released it, in Unix nanoseconds
+	clock    func() time.Time
 }
 
 // NewManager returns a manager over d. A nil logger discards.
@@ -65,7 +67,14 @@ func NewManager(d *db.DB, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{db: d, log: log, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
+	return &Manager{db: d, log: log, now: time.Now, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
+}
+
+// SetClock replaces the clock that idleness and uptime are measured by,
+// for tests that must not sleep. Call it before the manager is used.
+func (m *Manager) SetClock(now func() time.Time) {
+	m.now = now
+	m.start = now()
 }
 
 // acquire returns the session locked, loading it by replay when it is not
@@ -78,7 +87,7 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 		m.mu.Lock()
 		s, ok := m.sessions[id]
 		if !ok {
-			s = &session{id: id, mu: newCtxMutex()}
+			s = &session{id: id, mu: newCtxMutex(), clock: m.now}
 			m.sessions[id] = s
 		}
 		m.mu.Unlock()
@@ -105,7 +114,7 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 }
 
 func (s *session) release() {
-	s.lastUsed.Store(time.Now().UnixNano())
+	s.lastUsed.Store(s.clock().UnixNano())
 	s.mu.Unlock()
 }
 

@@ -296,4 +296,4 @@ func (m *Manager) created() {
 }
 
 // Uptime is the time since the manager started.
-func (m *Manager) Uptime() time.Duration { return time.Since(m.start) }
+func (m *Manager) Uptime() time.Duration { return m.now().Sub(m.start) }
