@@ -16,7 +16,7 @@ func TestCrashHarness(t *testing.T) {
 	// Ensures, over 20 SIGKILL/restart cycles with 16 concurrent sessions of
 	// random valid and invalid calls and compactions, that nothing
 	// acknowledged is lost or doubled and every store equals the model.
-	// `tasksessiond crashtest --cycles 1000` runs the long version.
+	// `go run ./cmd/crashtest --cycles 1000` runs the long version.
 	dir, err := os.MkdirTemp("", "tsdc")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })

@@ -36,8 +36,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, rest, stderr)
 	case "fsck":
 		return fsckCmd(ctx, rest, stdout, stderr)
-	case "crashtest":
-		return crashtestCmd(ctx, rest, stdout, stderr)
 	case "bench":
 		return benchCmd(ctx, rest, stdout, stderr)
 	case "mcp":
@@ -71,7 +69,6 @@ The daemon:
   mcp         an MCP server on stdio that forwards the Task tools to the daemon
   hook        a Claude Code SessionStart hook: the task list across compaction and resume
   fsck        check the database: replay every session and compare (no daemon needed)
-  crashtest   the crash harness: SIGKILL the daemon under load, restart, verify nothing was lost
   bench       measure the daemon against raw SQLite and the socket's no-op ceiling, in one run
 
 Talking to a running daemon:

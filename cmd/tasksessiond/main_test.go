@@ -409,7 +409,7 @@ func TestCompletion(t *testing.T) {
 
 func TestEveryCommandHasHelp(t *testing.T) {
 	// Ensures each subcommand answers --help with its usage and examples, exit 0.
-	for _, name := range []string{"serve", "mcp", "hook", "fsck", "crashtest", "bench", "status", "sessions", "new", "tasks", "call", "watch", "export", "snapshot", "compact", "lineage"} {
+	for _, name := range []string{"serve", "mcp", "hook", "fsck", "bench", "status", "sessions", "new", "tasks", "call", "watch", "export", "snapshot", "compact", "lineage"} {
 		_, errOut, code := cli(t, "", name, "--help")
 		assert.Equal(t, 0, code, name)
 		assert.Contains(t, errOut, "Usage: tasksessiond "+name, name)

@@ -1,19 +1,33 @@
+// Command crashtest is the crash harness, kept out of the shipped binary:
+// it runs a tasksessiond daemon, SIGKILLs it under load again and again,
+// and checks that nothing acknowledged was lost or doubled.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
 )
 
-func crashtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tasksessiond crashtest", flag.ContinueOnError)
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crashtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cycles := fs.Int("cycles", 20, "kill/restart cycles")
 	clients := fs.Int("clients", 16, "concurrent client sessions")
@@ -22,11 +36,12 @@ func crashtestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	syncMode := fs.String("sync", "full", "the daemon's --sync")
 	dir := fs.String("dir", "", "directory for the database and socket (default: a new temp dir, removed after a clean run)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	binary := fs.String("binary", "", "the tasksessiond binary to test (default: built from this module into the work directory)")
 	verbose := fs.Bool("v", false, "print a line per cycle")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond crashtest [flags]
+		fmt.Fprint(stderr, `Usage: go run ./cmd/crashtest [flags]
 
-The crash harness: run this binary's daemon, drive it with concurrent clients
+The crash harness: run a tasksessiond daemon, drive it with concurrent clients
 issuing random valid and invalid calls (and compactions), SIGKILL it at a
 random moment, restart it, and verify that every acknowledged call is in the
 log exactly once, a call in flight at the kill is wholly present or absent
@@ -37,20 +52,29 @@ Exits 1 on any fault.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond crashtest --cycles 20\n  tasksessiond crashtest --cycles 1000 --json\n")
+		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n")
 	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	bin, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "tasksessiond crashtest: %v\n", err)
-		return 1
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
 	}
 	work := *dir
 	if work == "" {
+		var err error
 		if work, err = os.MkdirTemp("", "tsd-crash"); err != nil {
-			fmt.Fprintf(stderr, "tasksessiond crashtest: %v\n", err)
+			fmt.Fprintf(stderr, "crashtest: %v\n", err)
+			return 1
+		}
+	}
+	bin := *binary
+	if bin == "" {
+		bin = filepath.Join(work, "tasksessiond")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/tasksessiond/tasksessiond/cmd/tasksessiond")
+		build.Stdout, build.Stderr = stderr, stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(stderr, "crashtest: build tasksessiond (or pass --binary): %v\n", err)
 			return 1
 		}
 	}
