@@ -35,15 +35,25 @@ func (r callRow) call() record.Call {
 	}
 }
 
-// The statements of the hot path, prepared once on the writer connection.
+// The statements of the hot path, prepared once on the writer connection,
+// and the loader's scan of a log. They are exported so that the bench's raw
+// baselines run exactly the daemon's SQL.
 const (
-	sqlInsertCall = `INSERT INTO tool_calls (` + callColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlUpsertTask = `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+	// InsertCallSQL takes session_id, seq, call_id, name, arguments,
+	// is_error, result, forced, created_at.
+	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// UpsertTaskSQL takes session_id, taskid, status, subject,
+	// description, created_at, updated_at.
+	UpsertTaskSQL = `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, taskid) DO UPDATE SET
 			status = excluded.status, subject = excluded.subject,
 			description = excluded.description, updated_at = excluded.updated_at`
-	sqlTouchSession = `UPDATE sessions SET updated_at = ? WHERE id = ?`
+	// TouchSessionSQL takes updated_at, id.
+	TouchSessionSQL = `UPDATE sessions SET updated_at = ? WHERE id = ?`
+	// ScanCallsSQL takes session_id and gives seq, call_id, name,
+	// arguments, is_error, result, forced, in seq order.
+	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`
 )
 
 type statements struct {
@@ -54,7 +64,7 @@ func (d *DB) prepare(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&d.stmts.insertCall, sqlInsertCall}, {&d.stmts.upsertTask, sqlUpsertTask}, {&d.stmts.touchSession, sqlTouchSession}} {
+	}{{&d.stmts.insertCall, InsertCallSQL}, {&d.stmts.upsertTask, UpsertTaskSQL}, {&d.stmts.touchSession, TouchSessionSQL}} {
 		stmt, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
@@ -102,7 +112,7 @@ func (d *DB) touch(ctx context.Context, tx *sqlx.Tx, now time.Time, ids map[stri
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
-	rows, err := d.q.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID)
+	rows, err := d.q.QueryContext(ctx, ScanCallsSQL, sessionID)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}

@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/daemon"
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// running is the daemon started as `tasksessiond serve` starts it, on a
+// real socket in this process.
+type running struct {
+	d      *daemon.Daemon
+	socket string
+	done   chan error
+}
+
+func (b *bencher) startDaemon(ctx context.Context, sync db.Sync) (*running, error) {
+	return start(ctx, daemon.Config{DB: b.path("daemon.db"), Socket: b.path("d.sock"), Sync: sync, MaxConns: 256})
+}
+
+func start(ctx context.Context, cfg daemon.Config) (*running, error) {
+	d, err := daemon.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rd := &running{d: d, socket: cfg.Socket, done: make(chan error, 1)}
+	go func() { rd.done <- d.Serve() }()
+	return rd, nil
+}
+
+func (rd *running) stop() error {
+	err := rd.d.Close(context.Background())
+	return errors.Join(err, <-rd.done)
+}
+
+// newSessions creates n sessions over c and returns their ids.
+func newSessions(ctx context.Context, c *client.Client, n int) ([]string, error) {
+	ids := make([]string, n)
+	for i := range ids {
+		s, err := c.CreateSession(ctx, client.CreateSession{})
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
+
+// callTool makes a tool call, a result with isError being an error too.
+func callTool(ctx context.Context, c *client.Client, p client.ToolCall) error {
+	res, err := c.CallTool(ctx, p)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%s: %s", p.Name, res.Text())
+	}
+	return err
+}
+
+// drive runs clients concurrently, each on its own connection, calling op
+// in a loop for the phase, and returns the rate and latencies.
+func (b *bencher) drive(ctx context.Context, socket string, clients int, op func(c *client.Client, worker, i int) error) (float64, Latency, error) {
+	conns := make([]*client.Client, clients)
+	for i := range conns {
+		c, err := client.Dial(ctx, socket)
+		if err != nil {
+			return 0, Latency{}, err
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	var mu sync.Mutex
+	var all []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(b.sz.phase)
+	begin := time.Now()
+	for w, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, 4096)
+			for i := 0; time.Now().Before(deadline); i++ {
+				t0 := time.Now()
+				if err := op(c, w, i); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return float64(len(all)) / time.Since(begin).Seconds(), percentiles(all), firstErr
+}
+
+var concurrency = []int{1, 8, 64}
+
+// socket measures the no-op ceiling, the unlogged tool call and the
+// daemon's tool calls, each as ratios to the baselines.
+func (b *bencher) socket(ctx context.Context, r *Results) error {
+	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
+		if err := b.socketPhase(ctx, sync, r); err != nil {
+			return err
+		}
+	}
+	perSec := func(rates []Rate, match func(Rate) bool) float64 {
+		for _, x := range rates {
+			if match(x) {
+				return x.PerSec
+			}
+		}
+		return 0
+	}
+	for _, rates := range [][]Rate{r.Unlogged, r.Daemon} {
+		for i := range rates {
+			x := &rates[i]
+			if noop := perSec(r.Noop, func(n Rate) bool { return n.Clients == x.Clients }); noop > 0 {
+				x.VsNoop = x.PerSec / noop
+			}
+			if raw := perSec(r.Raw, func(raw Rate) bool { return raw.Sync == x.Sync && strings.Contains(raw.Name, "one row") }); x.Sync != "" && raw > 0 {
+				x.VsRawSingle = x.PerSec / raw
+			}
+		}
+	}
+	return nil
+}
+
+// socketPhase runs one daemon under sync: the baselines (under full only,
+// as they do not touch the database), then the tool calls.
+func (b *bencher) socketPhase(ctx context.Context, sync db.Sync, r *Results) (err error) {
+	rd, err := b.startDaemon(ctx, sync)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rd.stop()) }()
+	c, err := client.Dial(ctx, rd.socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if sync == db.SyncFull {
+		for _, n := range concurrency {
+			rate, lat, err := b.drive(ctx, rd.socket, n, func(c *client.Client, _, _ int) error {
+				_, err := c.Status(ctx)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			r.Noop = append(r.Noop, Rate{Name: "no-op (daemon/status)", Clients: n, PerSec: rate, Latency: lat})
+		}
+		if err := b.unlogged(ctx, c, rd.socket, r); err != nil {
+			return err
+		}
+	}
+	for _, n := range concurrency {
+		ids, err := newSessions(ctx, c, n)
+		if err != nil {
+			return err
+		}
+		// Each session creates a task, then completes it: the mix a
+		// working model produces, with the open list staying short.
+		rate, lat, err := b.drive(ctx, rd.socket, n, func(c *client.Client, w, i int) error {
+			p := client.ToolCall{SessionID: ids[w], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprintf("b-%d-%d", w, i)}
+			if i%2 == 1 {
+				p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
+			}
+			return callTool(ctx, c, p)
+		})
+		if err != nil {
+			return err
+		}
+		r.Daemon = append(r.Daemon, Rate{Name: "tools/call", Sync: string(sync), Clients: n, PerSec: rate, Latency: lat})
+	}
+	return nil
+}
+
+// unlogged measures the tool path without the database: the compact
+// worker's TaskGet, which is decoded, executed and rendered like any call
+// but neither logged nor committed. Between it and the no-op lies the cost
+// of a tool call itself; between it and tools/call, the cost of storage.
+func (b *bencher) unlogged(ctx context.Context, c *client.Client, socket string, r *Results) error {
+	ids, err := newSessions(ctx, c, 1)
+	if err != nil {
+		return err
+	}
+	if err := callTool(ctx, c, client.ToolCall{SessionID: ids[0], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs)}); err != nil {
+		return err
+	}
+	for _, n := range concurrency {
+		rate, lat, err := b.drive(ctx, socket, n, func(c *client.Client, _, _ int) error {
+			return callTool(ctx, c, client.ToolCall{SessionID: ids[0], Name: tools.TaskGet, Role: "compact_worker", Arguments: json.RawMessage(`{"taskid":1}`)})
+		})
+		if err != nil {
+			return err
+		}
+		r.Unlogged = append(r.Unlogged, Rate{Name: "tools/call, unlogged read", Clients: n, PerSec: rate, Latency: lat})
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// transcript is n calls: creates, then updates cycling over them.
+func transcript(n, tasks int) []session.TranscriptCall {
+	calls := make([]session.TranscriptCall, n)
+	for i := range calls {
+		if i < tasks {
+			calls[i] = session.TranscriptCall{Name: "TaskCreate", CallID: fmt.Sprintf("toolu_%024d", i), Arguments: json.RawMessage(rowArgs)}
+			continue
+		}
+		status := []string{"inprogress", "pending", "completed"}[i%3]
+		calls[i] = session.TranscriptCall{Name: "TaskUpdate", CallID: fmt.Sprintf("toolu_%024d", i), Arguments: json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":%q}`, i%tasks+1, status))}
+	}
+	return calls
+}
+
+// replay compares rebuilding a session from its log with a raw scan of
+// the same rows.
+func (b *bencher) replay(ctx context.Context, r *Results) error {
+	path := b.path("replay.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	rows := b.sz.replayRows
+	if _, err := session.NewManager(d, nil).Replay(ctx, session.ReplayParams{SessionID: "big", Calls: transcript(rows, rows/10)}); err != nil {
+		return err
+	}
+	raw, err := sql.Open("sqlite", db.WriterDSN(path, db.Options{Sync: db.SyncNormal}))
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	scan := func() error {
+		rs, err := raw.QueryContext(ctx, db.ScanCallsSQL, "big")
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		var name string
+		var args, result sql.RawBytes
+		var callID sql.NullString
+		var seq int64
+		var isErr, forced bool
+		for rs.Next() {
+			if err := rs.Scan(&seq, &callID, &name, &args, &isErr, &result, &forced); err != nil {
+				return err
+			}
+		}
+		return rs.Err()
+	}
+	scanTook, err := best(3, scan)
+	if err != nil {
+		return err
+	}
+	replayTook, err := best(3, func() error {
+		_, err := session.NewManager(d, nil).Resume(ctx, "big")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.Replay = ReplayResult{Rows: rows, PerSec: float64(rows) / replayTook.Seconds(), ScanPerSec: float64(rows) / scanTook.Seconds()}
+	r.Replay.Ratio = r.Replay.PerSec / r.Replay.ScanPerSec
+	return nil
+}
