@@ -152,18 +152,29 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 // structuredKey starts the part of a recorded result that holds the task.
 // It cannot occur inside a JSON string (the quotes would be escaped), and
 // the text before it can be long, so it is found rather than parsed.
-var structuredKey = []byte(`"structuredContent":`)
+var (
+	structuredKey = []byte(`"structuredContent":`)
+	taskKey       = []byte(`"task":`)
+)
 
+// recordedTask finds the task a recorded write's structured result holds.
+// Only that value is decoded: a write's result also carries the overview
+// (up to 20 open tasks), which replay has no use for. Like structuredKey,
+// taskKey cannot occur inside a string, and "tasks" and "taskid" keys do
+// not match it.
 func recordedTask(result json.RawMessage) (store.Task, bool) {
 	i := bytes.LastIndex(result, structuredKey)
 	if i < 0 {
 		return store.Task{}, false
 	}
-	var sc struct {
-		Task *store.Task `json:"task"`
-	}
-	if json.NewDecoder(bytes.NewReader(result[i+len(structuredKey):])).Decode(&sc) != nil || sc.Task == nil {
+	sc := result[i+len(structuredKey):]
+	j := bytes.Index(sc, taskKey)
+	if j < 0 {
 		return store.Task{}, false
 	}
-	return *sc.Task, true
+	var t store.Task
+	if json.NewDecoder(bytes.NewReader(sc[j+len(taskKey):])).Decode(&t) != nil {
+		return store.Task{}, false
+	}
+	return t, true
 }
