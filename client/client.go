@@ -14,6 +14,8 @@ import (
 	"net"
 	"strconv"
 	"sync"
+
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Error is a JSON-RPC error from the daemon. Compare codes with errors.Is
@@ -34,25 +36,23 @@ func (e *Error) Is(target error) bool {
 
 // SuccessorID returns the successor of a sealed session from the error's data.
 func (e *Error) SuccessorID() string {
-	var d struct {
-		SuccessorID string `json:"successorId"`
-	}
+	var d wire.SealedData
 	json.Unmarshal(e.Data, &d)
 	return d.SuccessorID
 }
 
 // Errors to compare with errors.Is.
 var (
-	ErrParse              = &Error{Code: -32700}
-	ErrInvalidRequest     = &Error{Code: -32600}
-	ErrMethodNotFound     = &Error{Code: -32601}
-	ErrInvalidParams      = &Error{Code: -32602}
-	ErrInternal           = &Error{Code: -32603}
-	ErrSessionNotFound    = &Error{Code: -32001}
-	ErrSessionSealed      = &Error{Code: -32002}
-	ErrCallIDConflict     = &Error{Code: -32003}
-	ErrStorageUnavailable = &Error{Code: -32004}
-	ErrSessionExists      = &Error{Code: -32005}
+	ErrParse              = &Error{Code: wire.CodeParseError}
+	ErrInvalidRequest     = &Error{Code: wire.CodeInvalidRequest}
+	ErrMethodNotFound     = &Error{Code: wire.CodeMethodNotFound}
+	ErrInvalidParams      = &Error{Code: wire.CodeInvalidParams}
+	ErrInternal           = &Error{Code: wire.CodeInternal}
+	ErrSessionNotFound    = &Error{Code: wire.CodeSessionNotFound}
+	ErrSessionSealed      = &Error{Code: wire.CodeSessionSealed}
+	ErrCallIDConflict     = &Error{Code: wire.CodeCallIDConflict}
+	ErrStorageUnavailable = &Error{Code: wire.CodeStorageUnavailable}
+	ErrSessionExists      = &Error{Code: wire.CodeSessionExists}
 )
 
 // ErrClosed is returned by calls on a closed or broken connection.

@@ -10,21 +10,23 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Standard and application error codes (DESIGN.md).
+// Standard and application error codes, as package wire declares them.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternal       = -32603
+	CodeParseError     = wire.CodeParseError
+	CodeInvalidRequest = wire.CodeInvalidRequest
+	CodeMethodNotFound = wire.CodeMethodNotFound
+	CodeInvalidParams  = wire.CodeInvalidParams
+	CodeInternal       = wire.CodeInternal
 
-	CodeSessionNotFound    = -32001
-	CodeSessionSealed      = -32002
-	CodeCallIDConflict     = -32003
-	CodeStorageUnavailable = -32004
-	CodeSessionExists      = -32005
+	CodeSessionNotFound    = wire.CodeSessionNotFound
+	CodeSessionSealed      = wire.CodeSessionSealed
+	CodeCallIDConflict     = wire.CodeCallIDConflict
+	CodeStorageUnavailable = wire.CodeStorageUnavailable
+	CodeSessionExists      = wire.CodeSessionExists
 )
 
 // Error is a JSON-RPC error object. Errors compare by code.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // codes maps session error codes to JSON-RPC codes: the one place where
@@ -20,10 +21,6 @@ var codes = map[session.Code]int64{
 	session.CodeInternal:    jsonrpc.CodeInternal,
 }
 
-type sealedData struct {
-	SuccessorID string `json:"successorId"`
-}
-
 // wireError turns any error from a method into a JSON-RPC error. internal
 // reports whether it is one the operator should see in the log.
 func wireError(err error) (e *jsonrpc.Error, internal bool) {
@@ -35,7 +32,7 @@ func wireError(err error) (e *jsonrpc.Error, internal bool) {
 	if errors.As(err, &se) {
 		e := &jsonrpc.Error{Code: codes[se.Code], Message: se.Message}
 		if se.Code == session.CodeSealed {
-			e.Data = sealedData{SuccessorID: se.SuccessorID}
+			e.Data = wire.SealedData{SuccessorID: se.SuccessorID}
 		}
 		return e, se.Code == session.CodeInternal || se.Code == session.CodeUnavailable
 	}

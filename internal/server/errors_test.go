@@ -9,6 +9,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestWireError(t *testing.T) {
@@ -23,7 +24,7 @@ func TestWireError(t *testing.T) {
 		assert.Equal(t, want, e.Code, code)
 		assert.Equal(t, "m", e.Message)
 		if code == session.CodeSealed {
-			assert.Equal(t, sealedData{SuccessorID: "next"}, e.Data)
+			assert.Equal(t, wire.SealedData{SuccessorID: "next"}, e.Data)
 		} else {
 			assert.Nil(t, e.Data)
 		}

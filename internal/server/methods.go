@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, error)
@@ -17,21 +18,35 @@ type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, er
 // methods are the served JSON-RPC methods, each given its name.
 func (s *Server) methods() map[string]handler {
 	named := map[string]func(method string) handler{
-		"tools/list":      with(s.toolsList),
-		"tools/call":      with(s.toolsCall),
-		"sessions/create": with(s.sessionsCreate),
-		"sessions/resume": with(func(ctx context.Context, p sessionParams) (session.Resumed, error) {
-			return s.mgr.Resume(ctx, p.SessionID)
+		wire.MethodToolsList: with(s.toolsList),
+		wire.MethodToolsCall: with(s.toolsCall),
+		wire.MethodSessionsCreate: with(func(ctx context.Context, p wire.CreateSession) (wire.SessionResult, error) {
+			info, err := s.mgr.Create(ctx, p)
+			return wire.SessionResult{Session: wireSession(info)}, err
 		}),
-		"sessions/get":    with(s.sessionsGet),
-		"sessions/list":   with(s.sessionsList),
-		"sessions/replay": with(s.mgr.Replay),
-		"sessions/snapshot": with(func(ctx context.Context, p sessionParams) (session.Snapshot, error) {
-			return s.mgr.Snapshot(ctx, p.SessionID)
+		wire.MethodSessionsResume: with(func(ctx context.Context, p wire.SessionRef) (wire.Resumed, error) {
+			r, err := s.mgr.Resume(ctx, p.SessionID)
+			return wireResumed(r), err
 		}),
-		"sessions/compact": with(s.mgr.Compact),
-		"sessions/watch":   s.sessionsWatch,
-		"daemon/status":    with(s.daemonStatus),
+		wire.MethodSessionsGet: with(func(ctx context.Context, p wire.SessionRef) (wire.SessionResult, error) {
+			info, err := s.mgr.Get(ctx, p.SessionID)
+			return wire.SessionResult{Session: wireSession(info)}, err
+		}),
+		wire.MethodSessionsList: with(s.sessionsList),
+		wire.MethodSessionsReplay: with(func(ctx context.Context, p wire.ReplaySession) (wire.Resumed, error) {
+			r, err := s.mgr.Replay(ctx, p)
+			return wireResumed(r), err
+		}),
+		wire.MethodSessionsSnapshot: with(func(ctx context.Context, p wire.SessionRef) (wire.Snapshot, error) {
+			snap, err := s.mgr.Snapshot(ctx, p.SessionID)
+			return wireSnapshot(snap), err
+		}),
+		wire.MethodSessionsCompact: with(func(ctx context.Context, p wire.Compact) (wire.Compacted, error) {
+			c, err := s.mgr.Compact(ctx, p)
+			return wireCompacted(c), err
+		}),
+		wire.MethodSessionsWatch: s.sessionsWatch,
+		wire.MethodDaemonStatus:  with(s.daemonStatus),
 	}
 	out := make(map[string]handler, len(named))
 	for method, h := range named {
@@ -80,77 +95,53 @@ func decode(method string, params json.RawMessage, v any) error {
 	return nil
 }
 
-type toolsListParams struct {
-	Role   string `json:"role"`
-	Format string `json:"format"`
-}
-
-func (s *Server) toolsList(_ context.Context, p toolsListParams) (any, error) {
+func (s *Server) toolsList(_ context.Context, p wire.ToolsList) (wire.ToolsListResult, error) {
 	role, err := tools.ParseRole(p.Role)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
+		return wire.ToolsListResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
 	}
 	format, err := tools.ParseFormat(p.Format)
 	if err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
+		return wire.ToolsListResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
 	}
-	return map[string]any{"tools": tools.Render(tools.Defs(role), format)}, nil
+	defs := tools.Render(tools.Defs(role), format)
+	out := wire.ToolsListResult{Tools: make([]json.RawMessage, len(defs))}
+	for i, d := range defs {
+		if out.Tools[i], err = json.Marshal(d); err != nil {
+			return wire.ToolsListResult{}, fmt.Errorf("encode tool %d: %w", i, err)
+		}
+	}
+	return out, nil
 }
 
-func (s *Server) toolsCall(ctx context.Context, p session.CallParams) (json.RawMessage, error) {
+func (s *Server) toolsCall(ctx context.Context, p wire.ToolCall) (json.RawMessage, error) {
 	if p.Name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/call: \"name\" is required (one of %s)", strings.Join(tools.Names(), ", "))
 	}
 	return s.mgr.Call(ctx, p)
 }
 
-func (s *Server) sessionsCreate(ctx context.Context, p session.CreateParams) (any, error) {
-	info, err := s.mgr.Create(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"session": info}, nil
-}
-
-type sessionParams struct {
-	SessionID string `json:"sessionId"`
-}
-
-func (s *Server) sessionsGet(ctx context.Context, p sessionParams) (any, error) {
-	info, err := s.mgr.Get(ctx, p.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"session": info}, nil
-}
-
-func (s *Server) sessionsList(ctx context.Context, p session.ListParams) (any, error) {
+func (s *Server) sessionsList(ctx context.Context, p wire.ListSessions) (wire.ListSessionsResult, error) {
 	list, next, err := s.mgr.List(ctx, p)
 	if err != nil {
-		return nil, err
+		return wire.ListSessionsResult{}, err
 	}
-	out := map[string]any{"sessions": list}
-	if next != "" {
-		out["nextCursor"] = next
+	out := wire.ListSessionsResult{Sessions: make([]wire.Session, len(list)), NextCursor: next}
+	for i, info := range list {
+		out.Sessions[i] = wireSession(info)
 	}
 	return out, nil
 }
 
-func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (any, error) {
+func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.Status, error) {
 	st, err := s.mgr.Stats(ctx)
 	if err != nil {
-		return nil, err
+		return wire.Status{}, err
 	}
 	up := s.mgr.Uptime()
-	return map[string]any{
-		"version":       s.cfg.Version,
-		"uptime":        up.Round(1e6).String(),
-		"uptimeSeconds": up.Seconds(),
-		"database":      s.cfg.Database,
-		"socket":        s.cfg.Socket,
-		"pid":           s.pid,
-		"sessions":      map[string]int{"loaded": st.Loaded, "total": st.Total},
-		"callsServed":   st.CallsServed,
-		"wal":           st.WAL,
-	}, nil
+	out := wire.Status{Version: s.cfg.Version, Uptime: up.Round(1e6).String(), UptimeSeconds: up.Seconds(),
+		Database: s.cfg.Database, Socket: s.cfg.Socket, PID: s.pid, CallsServed: st.CallsServed,
+		WAL: wire.WAL{Bytes: st.WAL.Bytes, Frames: st.WAL.Frames, Checkpointed: st.WAL.Checkpointed}}
+	out.Sessions.Loaded, out.Sessions.Total = st.Loaded, st.Total
+	return out, nil
 }

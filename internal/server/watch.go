@@ -8,13 +8,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
-)
-
-// Notification methods sent to watchers.
-const (
-	methodTasksChanged     = "notifications/tasks/changed"
-	methodSessionCompacted = "notifications/sessions/compacted"
-	methodWatchLagged      = "notifications/sessions/watchLagged"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // DefaultWatchBuffer is how many events a connection may fall behind by
@@ -55,17 +49,17 @@ func (w *watcher) run(done <-chan struct{}) {
 		case e, ok := <-w.events:
 			if !ok {
 				w.c.srv.log.Info("watcher fell behind; closing its connection", slog.String("session", w.session), slog.Int("buffer", cap(w.events)))
-				w.c.notify(methodWatchLagged, map[string]any{"sessionId": w.session,
-					"message": fmt.Sprintf("this connection fell more than %d changes behind and is closed; reconnect, call sessions/watch again and sessions/resume for the current list", cap(w.events))})
+				w.c.notify(wire.NotifyWatchLagged, wire.Event{SessionID: w.session,
+					Message: fmt.Sprintf("this connection fell more than %d changes behind and is closed; reconnect, call sessions/watch again and sessions/resume for the current list", cap(w.events))})
 				w.cancel()
 				w.c.closeAfterFlush()
 				return
 			}
-			method := methodTasksChanged
+			method := wire.NotifyTasksChanged
 			if e.Op == session.OpCompacted {
-				method = methodSessionCompacted
+				method = wire.NotifySessionCompacted
 			}
-			if !w.c.notify(method, e) {
+			if !w.c.notify(method, wireEvent(e)) {
 				return
 			}
 		case <-done:
@@ -77,7 +71,7 @@ func (w *watcher) run(done <-chan struct{}) {
 // sessionsWatch needs its connection, so it decodes its params itself.
 func (s *Server) sessionsWatch(method string) handler {
 	return func(ctx context.Context, c *conn, params json.RawMessage) (any, error) {
-		var p sessionParams
+		var p wire.SessionRef
 		if err := decode(method, params, &p); err != nil {
 			return nil, err
 		}
@@ -85,7 +79,7 @@ func (s *Server) sessionsWatch(method string) handler {
 	}
 }
 
-func (s *Server) watch(ctx context.Context, c *conn, p sessionParams) (any, error) {
+func (s *Server) watch(ctx context.Context, c *conn, p wire.SessionRef) (any, error) {
 	w := &watcher{c: c, session: p.SessionID, events: make(chan session.Event, s.cfg.WatchBuffer)}
 	cancel, err := s.mgr.Watch(ctx, p.SessionID, w)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Snapshot is the whole store, for the compact worker's context.
@@ -31,11 +32,7 @@ func (m *Manager) Snapshot(ctx context.Context, id string) (Snapshot, error) {
 }
 
 // CompactParams is a sessions/compact.
-type CompactParams struct {
-	SessionID    string `json:"sessionId"`
-	Summary      string `json:"summary"`
-	NewSessionID string `json:"newSessionId"`
-}
+type CompactParams = wire.Compact
 
 // ForcedCall is the TaskList fired at the start of a successor session, for
 // the host to place as a tool call and its result before the model goes on.

@@ -24,6 +24,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Manager owns the loaded sessions.
@@ -174,13 +175,7 @@ const (
 )
 
 // CallParams is a tools/call.
-type CallParams struct {
-	SessionID string          `json:"sessionId"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	CallID    string          `json:"callId"`
-	Role      string          `json:"role"`
-}
+type CallParams = wire.ToolCall
 
 // Call runs a tool call and returns its CallToolResult as JSON. A write is
 // returned only after its log row has committed; a retry with a recorded

@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Info is a session as clients see it.
@@ -36,11 +37,7 @@ func info(rec record.Session, c store.Counts) Info {
 }
 
 // CreateParams is a sessions/create.
-type CreateParams struct {
-	SessionID string          `json:"sessionId"`
-	Title     string          `json:"title"`
-	Metadata  json.RawMessage `json:"metadata"`
-}
+type CreateParams = wire.CreateSession
 
 const maxTitleLen = 1000
 
@@ -98,11 +95,7 @@ func (m *Manager) Get(ctx context.Context, id string) (Info, error) {
 }
 
 // ListParams is a sessions/list.
-type ListParams struct {
-	Status string `json:"status"`
-	Limit  int    `json:"limit"`
-	Cursor string `json:"cursor"`
-}
+type ListParams = wire.ListSessions
 
 // List returns sessions, newest first.
 func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error) {
@@ -171,18 +164,10 @@ func (m *Manager) resumed(s *session, msgs []record.Message) Resumed {
 }
 
 // TranscriptCall is one call of a host's own transcript.
-type TranscriptCall struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	CallID    string          `json:"callId"`
-	IsError   bool            `json:"isError"`
-}
+type TranscriptCall = wire.TranscriptCall
 
 // ReplayParams is a sessions/replay.
-type ReplayParams struct {
-	SessionID string           `json:"sessionId"`
-	Calls     []TranscriptCall `json:"calls"`
-}
+type ReplayParams = wire.ReplaySession
 
 // Replay builds a new session's store from a host's transcript: the session
 // is created when it does not exist and must be empty when it does. The

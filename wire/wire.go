@@ -1,0 +1,309 @@
+// Package wire declares tasksessiond's JSON-RPC contract once: each
+// method's name, params and result, the notifications, and the error
+// codes. The daemon answers in these types and the Go client decodes them,
+// so the compiler ties the two; docs/PROTOCOL.md describes the same, and a
+// test holds it to this package.
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Methods, as sent in a request's "method".
+const (
+	MethodToolsList        = "tools/list"
+	MethodToolsCall        = "tools/call"
+	MethodSessionsCreate   = "sessions/create"
+	MethodSessionsResume   = "sessions/resume"
+	MethodSessionsGet      = "sessions/get"
+	MethodSessionsList     = "sessions/list"
+	MethodSessionsReplay   = "sessions/replay"
+	MethodSessionsSnapshot = "sessions/snapshot"
+	MethodSessionsCompact  = "sessions/compact"
+	MethodSessionsWatch    = "sessions/watch"
+	MethodDaemonStatus     = "daemon/status"
+)
+
+// Methods lists every method, with a zero value of its params and of its
+// result (nil where the result is opaque or empty).
+var Methods = []struct {
+	Name           string
+	Params, Result any
+}{
+	{MethodToolsList, ToolsList{}, ToolsListResult{}},
+	{MethodToolsCall, ToolCall{}, CallToolResult{}},
+	{MethodSessionsCreate, CreateSession{}, SessionResult{}},
+	{MethodSessionsResume, SessionRef{}, Resumed{}},
+	{MethodSessionsGet, SessionRef{}, SessionResult{}},
+	{MethodSessionsList, ListSessions{}, ListSessionsResult{}},
+	{MethodSessionsReplay, ReplaySession{}, Resumed{}},
+	{MethodSessionsSnapshot, SessionRef{}, Snapshot{}},
+	{MethodSessionsCompact, Compact{}, Compacted{}},
+	{MethodSessionsWatch, SessionRef{}, struct{}{}},
+	{MethodDaemonStatus, struct{}{}, Status{}},
+}
+
+// Notifications the daemon sends on a connection that called sessions/watch.
+const (
+	NotifyTasksChanged     = "notifications/tasks/changed"
+	NotifySessionCompacted = "notifications/sessions/compacted"
+	NotifyWatchLagged      = "notifications/sessions/watchLagged"
+)
+
+// Error codes: JSON-RPC's own, then the daemon's.
+const (
+	CodeParseError         = -32700
+	CodeInvalidRequest     = -32600
+	CodeMethodNotFound     = -32601
+	CodeInvalidParams      = -32602
+	CodeInternal           = -32603
+	CodeSessionNotFound    = -32001
+	CodeSessionSealed      = -32002 // data: SealedData
+	CodeCallIDConflict     = -32003
+	CodeStorageUnavailable = -32004
+	CodeSessionExists      = -32005
+)
+
+// SealedData is the data of a CodeSessionSealed error.
+type SealedData struct {
+	SuccessorID string `json:"successorId"`
+}
+
+// Task is one entry of a session's task list.
+type Task struct {
+	Taskid      int    `json:"taskid"`
+	Status      string `json:"status"` // pending, inprogress, completed or deleted
+	Subject     string `json:"subject"`
+	Description string `json:"description"`
+}
+
+// Counts are the number of tasks in each status.
+type Counts struct {
+	Total      int `json:"total"`
+	Pending    int `json:"pending"`
+	InProgress int `json:"inprogress"`
+	Completed  int `json:"completed"`
+	Deleted    int `json:"deleted"`
+}
+
+// Session is a session's record.
+type Session struct {
+	ID          string          `json:"id"`
+	Title       string          `json:"title"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Status      string          `json:"status"` // active or compacted
+	ParentID    string          `json:"parentId,omitempty"`
+	SuccessorID string          `json:"successorId,omitempty"`
+	// HeadID is the newest session of the lineage, the one that takes
+	// writes; sessions/get sets it (to ID unless the session was compacted).
+	HeadID    string    `json:"headId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Counts    Counts    `json:"counts"`
+}
+
+// Message is a message to place at the start of a session's history.
+type Message struct {
+	Role    string `json:"role"`
+	Kind    string `json:"kind"` // task_snapshot or summary
+	Content string `json:"content"`
+}
+
+// ReplayReport says what rebuilding a store by replay did.
+type ReplayReport struct {
+	Applied        int `json:"applied"`
+	SkippedErrors  int `json:"skippedErrors"`
+	SkippedInvalid int `json:"skippedInvalid"`
+	Divergent      int `json:"divergent"`
+}
+
+// ForcedCall is the TaskList a host places, as a tool call and its result,
+// at the start of a successor's history.
+type ForcedCall struct {
+	CallID    string          `json:"callId"`
+	Name      string          `json:"name"`
+	Arguments map[string]any  `json:"arguments"`
+	Result    json.RawMessage `json:"result"` // a CallToolResult
+}
+
+// ToolsList is the params of tools/list.
+type ToolsList struct {
+	Role   string `json:"role,omitempty"`   // agent (default) or compact_worker
+	Format string `json:"format,omitempty"` // mcp (default), anthropic or openai
+}
+
+// ToolsListResult is the result of tools/list: the definitions in the
+// format asked for.
+type ToolsListResult struct {
+	Tools []json.RawMessage `json:"tools"`
+}
+
+// ToolCall is the params of tools/call.
+type ToolCall struct {
+	SessionID string `json:"sessionId"`
+	Name      string `json:"name"`
+	// Arguments is an object, or a string holding one (as OpenAI-style
+	// hosts receive it).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	CallID    string          `json:"callId,omitempty"`
+	Role      string          `json:"role,omitempty"`
+}
+
+// Content is a block of a tool result.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Structured is a tool result's structuredContent, decoded for any of the
+// four tools: TaskCreate and TaskUpdate fill Message, Task, Counts, Open
+// and MoreOpen; TaskGet Task and Counts; TaskList Tasks and Counts. Each
+// tool's outputSchema (tools/list) gives its exact shape.
+type Structured struct {
+	Message  string  `json:"message,omitempty"`
+	Task     *Task   `json:"task,omitempty"`
+	Tasks    []Task  `json:"tasks,omitempty"`
+	Counts   Counts  `json:"counts"`
+	Open     []Brief `json:"open,omitempty"`
+	MoreOpen int     `json:"moreOpen,omitempty"`
+}
+
+// Brief is an open task as a write's overview lists it.
+type Brief struct {
+	Taskid  int    `json:"taskid"`
+	Status  string `json:"status"`
+	Subject string `json:"subject"`
+}
+
+// CallToolResult is the result of tools/call: an MCP CallToolResult.
+type CallToolResult struct {
+	Content           []Content   `json:"content"`
+	StructuredContent *Structured `json:"structuredContent,omitempty"`
+	IsError           bool        `json:"isError"`
+	// Raw is the result exactly as the daemon sent it (set by the client).
+	Raw json.RawMessage `json:"-"`
+}
+
+// Text is the result's text, for the model.
+func (r *CallToolResult) Text() string {
+	var s string
+	for _, c := range r.Content {
+		s += c.Text
+	}
+	return s
+}
+
+// CreateSession is the params of sessions/create. An empty SessionID asks
+// the daemon for one.
+type CreateSession struct {
+	SessionID string          `json:"sessionId,omitempty"`
+	Title     string          `json:"title,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"` // an object
+}
+
+// SessionRef is the params of the methods that name one session.
+type SessionRef struct {
+	SessionID string `json:"sessionId"`
+}
+
+// SessionResult is the result of sessions/create and sessions/get.
+type SessionResult struct {
+	Session Session `json:"session"`
+}
+
+// ListSessions is the params of sessions/list.
+type ListSessions struct {
+	Status string `json:"status,omitempty"` // active or compacted; "" for both
+	Limit  int    `json:"limit,omitempty"`  // 1..1000; default 50
+	Cursor string `json:"cursor,omitempty"` // a NextCursor, as it came
+}
+
+// ListSessionsResult is the result of sessions/list, newest first.
+type ListSessionsResult struct {
+	Sessions   []Session `json:"sessions"`
+	NextCursor string    `json:"nextCursor,omitempty"` // "" on the last page
+}
+
+// Resumed is the result of sessions/resume and sessions/replay.
+type Resumed struct {
+	Session    Session   `json:"session"`
+	Tasks      []Task    `json:"tasks"`
+	NextTaskid int       `json:"nextTaskid"`
+	Messages   []Message `json:"messages"`
+	// ForcedCall is set for a session made by compaction.
+	ForcedCall *ForcedCall  `json:"forcedCall,omitempty"`
+	Replay     ReplayReport `json:"replay"`
+}
+
+// TranscriptCall is one call of a host's own transcript.
+type TranscriptCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	CallID    string          `json:"callId,omitempty"`
+	IsError   bool            `json:"isError,omitempty"`
+}
+
+// ReplaySession is the params of sessions/replay.
+type ReplaySession struct {
+	SessionID string           `json:"sessionId"`
+	Calls     []TranscriptCall `json:"calls"`
+}
+
+// Snapshot is the result of sessions/snapshot: the whole store, for a
+// compact worker.
+type Snapshot struct {
+	Tasks      []Task `json:"tasks"`
+	NextTaskid int    `json:"nextTaskid"`
+	Text       string `json:"text"` // the rendering compaction injects
+}
+
+// Compact is the params of sessions/compact.
+type Compact struct {
+	SessionID    string `json:"sessionId"`
+	Summary      string `json:"summary,omitempty"`
+	NewSessionID string `json:"newSessionId,omitempty"`
+}
+
+// Compacted is the result of sessions/compact.
+type Compacted struct {
+	Session    Session    `json:"session"`  // the successor, which the host continues with
+	Messages   []Message  `json:"messages"` // first in the successor's history
+	ForcedCall ForcedCall `json:"forcedCall"`
+}
+
+// Event is the params of a watch notification: a committed change (Op
+// create or update, with Task), a compaction (Op compacted, with
+// SuccessorID), or, for watchLagged, Message.
+type Event struct {
+	SessionID   string `json:"sessionId"`
+	Seq         int64  `json:"seq,omitempty"`
+	Op          string `json:"op,omitempty"`
+	Task        *Task  `json:"task,omitempty"`
+	SuccessorID string `json:"successorId,omitempty"`
+	Message     string `json:"message,omitempty"`
+}
+
+// Status is the result of daemon/status.
+type Status struct {
+	Version       string  `json:"version"`
+	Uptime        string  `json:"uptime"`
+	UptimeSeconds float64 `json:"uptimeSeconds"`
+	Database      string  `json:"database"`
+	Socket        string  `json:"socket"`
+	PID           int     `json:"pid"`
+	Sessions      struct {
+		Loaded int `json:"loaded"`
+		Total  int `json:"total"`
+	} `json:"sessions"`
+	CallsServed int64 `json:"callsServed"`
+	// WAL is the write-ahead log as the daemon's last checkpoint found it.
+	WAL WAL `json:"wal"`
+}
+
+// WAL is the write-ahead log's state.
+type WAL struct {
+	Bytes        int64 `json:"bytes"`        // the -wal file's size
+	Frames       int   `json:"frames"`       // frames in the log
+	Checkpointed int   `json:"checkpointed"` // of which copied back into the database
+}
