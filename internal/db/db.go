@@ -59,6 +59,9 @@ type Options struct {
 	// WALWarnBytes is how much of the WAL a reader may keep from being
 	// checkpointed before that is logged; default 64 MiB.
 	WALWarnBytes int64
+	// WALLimit is the WAL size past which the writer empties it between
+	// two commits; default 16 MiB.
+	WALLimit int64
 }
 
 // pageSize is SQLite's default page size, which the database keeps.
@@ -75,6 +78,10 @@ type DB struct {
 	log     *slog.Logger
 	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
 	walWarn int64
+	// Owned by the writer goroutine: the WAL's limit, and the size at
+	// which boundWAL next tries to empty it.
+	walLimit, walNext, walStep int64
+	busyTimeout                time.Duration
 
 	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
@@ -126,6 +133,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	d := &DB{path: path, w: w, r: r, q: r, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
+		walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout,
 		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	go d.writer()
 	go d.checkpointer()
@@ -148,6 +156,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WALWarnBytes <= 0 {
 		o.WALWarnBytes = 64 << 20
+	}
+	if o.WALLimit <= 0 {
+		o.WALLimit = 16 << 20
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second

@@ -306,3 +306,42 @@ func TestPinnedWALIsReported(t *testing.T) {
 	require.Eventually(t, func() bool { st := d.WAL(); return st.Frames > 0 && st.Frames == st.Checkpointed },
 		10*time.Second, 10*time.Millisecond, "once the reader lets go, the WAL is checkpointed")
 }
+
+func TestWALStaysBounded(t *testing.T) {
+	// Ensures the WAL is emptied once past its limit under continuous
+	// writes, so it stays near the limit however long the load lasts; and
+	// that a reader pinning it only defers that, with the writes going on.
+	path := filepath.Join(t.TempDir(), "b.db")
+	const limit = 128 << 10
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, WALLimit: limit})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 3000) + `"}`)
+	seq := int64(0)
+	write := func(n int) (peak int64) {
+		for range n {
+			seq++
+			require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
+			if fi, err := os.Stat(path + "-wal"); err == nil {
+				peak = max(peak, fi.Size())
+			}
+		}
+		return peak
+	}
+	peak := write(500) // about 2 MiB of rows: sixteen limits' worth
+	assert.LessOrEqual(t, peak, int64(2*limit), "the WAL peaked at %d bytes", peak)
+
+	// A reader pins the WAL: it may grow, and the writes go on.
+	tx, err := testutil.RawDB(t, path).Begin()
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow(`SELECT count(*) FROM tool_calls`).Scan(&n))
+	pinned := write(150)
+	assert.Greater(t, pinned, int64(limit), "a pinned WAL cannot be emptied")
+	require.NoError(t, tx.Rollback())
+	write(100)
+	fi, err := os.Stat(path + "-wal")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, fi.Size(), int64(2*limit), "once the reader lets go, it is emptied again")
+}

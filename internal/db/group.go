@@ -3,6 +3,9 @@ package db
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
 )
@@ -66,8 +69,54 @@ func (d *DB) writer() {
 			}
 		}
 		d.commitGroup(group)
+		d.boundWAL()
 	}
 }
+
+// boundWAL restarts the WAL once it has grown past its limit. Passive
+// checkpoints beside a writer that never pauses do not catch up, so the
+// WAL never restarts and grows without bound; here, between two group
+// commits, nothing else writes, and a TRUNCATE checkpoint copies the log
+// back and empties it. It waits for readers only briefly: a reader that
+// pins an old snapshot (a long sqlite3 transaction) makes it give up, and
+// it tries again only after the WAL has grown by another limit's worth.
+func (d *DB) boundWAL() {
+	fi, err := os.Stat(d.path + "-wal")
+	if err != nil || fi.Size() < d.walNext {
+		return
+	}
+	ctx := context.Background()
+	// The writer pool's one connection, held for the three statements so
+	// that no other transaction runs with the short timeout.
+	conn, err := d.w.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", walWait.Milliseconds()))
+	defer conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds()))
+	var busy, frames, done int
+	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &done)
+	switch {
+	case err != nil || busy != 0:
+		// Busy is most often the background checkpoint at work, which is
+		// over at once; a reader pinning the log lasts. Try again soon,
+		// then less and less often.
+		d.walStep = min(max(2*d.walStep, d.walLimit/8), 4*d.walLimit)
+		d.walNext = fi.Size() + d.walStep
+		if err != nil {
+			d.log.Warn("truncating checkpoint failed", slog.Any("err", err), slog.Int64("walBytes", fi.Size()))
+		} else if d.walStep == 4*d.walLimit {
+			d.log.Info("the WAL is past its limit but a reader holds it; trying again later",
+				slog.Int64("walBytes", fi.Size()), slog.Int("frames", frames), slog.Int("checkpointed", done))
+		}
+	default:
+		d.walNext, d.walStep = d.walLimit, 0
+	}
+}
+
+// walWait is how long a truncating checkpoint waits for readers to move on.
+const walWait = 50 * time.Millisecond
 
 func (d *DB) commitGroup(group []*appendReq) {
 	if err := d.appendTx(context.Background(), group); err == nil || len(group) == 1 {
