@@ -11,8 +11,8 @@ import (
 )
 
 // raw measures SQLite alone: the same rows (log row and projection row per
-// call, the session touched once per transaction) through the same prepared
-// statements, one call per transaction, and batched.
+// call) through the same prepared statements, one call per transaction,
+// and batched.
 func (b *bencher) raw(ctx context.Context, r *Results) error {
 	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
 		path := b.path("raw.db")
@@ -35,10 +35,6 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 			return err
 		}
 		insTask, err := raw.PrepareContext(ctx, db.UpsertTaskSQL)
-		if err != nil {
-			return err
-		}
-		touch, err := raw.PrepareContext(ctx, db.TouchSessionSQL)
 		if err != nil {
 			return err
 		}
@@ -68,10 +64,6 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 						tx.Rollback()
 						return err
 					}
-				}
-				if _, err := tx.StmtContext(ctx, touch).ExecContext(ctx, time.Now().UTC().Format(time.RFC3339Nano), "raw"); err != nil {
-					tx.Rollback()
-					return err
 				}
 				if err := tx.Commit(); err != nil {
 					return err

@@ -49,22 +49,20 @@ const (
 		ON CONFLICT (session_id, taskid) DO UPDATE SET
 			status = excluded.status, subject = excluded.subject,
 			description = excluded.description, updated_at = excluded.updated_at`
-	// TouchSessionSQL takes updated_at, id.
-	TouchSessionSQL = `UPDATE sessions SET updated_at = ? WHERE id = ?`
 	// ScanCallsSQL takes session_id and gives seq, call_id, name,
 	// arguments, is_error, result, forced, in seq order.
 	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`
 )
 
 type statements struct {
-	insertCall, upsertTask, touchSession *sql.Stmt
+	insertCall, upsertTask *sql.Stmt
 }
 
 func (d *DB) prepare(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&d.stmts.insertCall, InsertCallSQL}, {&d.stmts.upsertTask, UpsertTaskSQL}, {&d.stmts.touchSession, TouchSessionSQL}} {
+	}{{&d.stmts.insertCall, InsertCallSQL}, {&d.stmts.upsertTask, UpsertTaskSQL}} {
 		stmt, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
@@ -90,18 +88,6 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now 
 		if _, err := tx.StmtContext(ctx, d.stmts.upsertTask).ExecContext(ctx,
 			c.SessionID, t.Taskid, string(t.Status), t.Subject, t.Description, ts, ts); err != nil {
 			return fmt.Errorf("project task %s/%d: %w", c.SessionID, t.Taskid, err)
-		}
-	}
-	return nil
-}
-
-// touch stamps the sessions' updated_at, once each however many of their
-// calls a transaction holds.
-func (d *DB) touch(ctx context.Context, tx *sqlx.Tx, now time.Time, ids map[string]struct{}) error {
-	ts := formatTime(now)
-	for id := range ids {
-		if _, err := tx.StmtContext(ctx, d.stmts.touchSession).ExecContext(ctx, ts, id); err != nil {
-			return fmt.Errorf("touch session %s: %w", id, err)
 		}
 	}
 	return nil

@@ -345,3 +345,34 @@ func TestWALStaysBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, fi.Size(), int64(2*limit), "once the reader lets go, it is emptied again")
 }
+
+func TestCallsLeaveTheSessionRowAlone(t *testing.T) {
+	// Ensures a logged call writes no page of the sessions table (its
+	// row is not rewritten), while updated_at as read — by the daemon and
+	// in the session_overview view — is the last call's time.
+	path := filepath.Join(t.TempDir(), "t.db")
+	d := testutil.MustOpenDBAt(t, path)
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	raw := testutil.RawDB(t, path)
+	var stored string
+	require.NoError(t, raw.QueryRow(`SELECT updated_at FROM sessions WHERE id = 's'`).Scan(&stored))
+	for seq := int64(1); seq <= 3; seq++ {
+		require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
+	}
+	var after, overview string
+	require.NoError(t, raw.QueryRow(`SELECT updated_at FROM sessions WHERE id = 's'`).Scan(&after))
+	assert.Equal(t, stored, after, "the row is as it was created")
+
+	calls, err := d.Calls(ctx, "s")
+	require.NoError(t, err)
+	last := calls[len(calls)-1].CreatedAt
+	s, err := d.GetSession(ctx, "s")
+	require.NoError(t, err)
+	assert.True(t, last.Equal(s.UpdatedAt), "updated_at is the last call's: %s vs %s", last, s.UpdatedAt)
+	require.NoError(t, raw.QueryRow(`SELECT updated_at FROM session_overview WHERE id = 's'`).Scan(&overview))
+	assert.Greater(t, overview, stored)
+	list, _, err := d.ListSessions(ctx, db.ListFilter{})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.True(t, last.Equal(list[0].UpdatedAt))
+}

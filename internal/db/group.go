@@ -139,17 +139,12 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	}
 	defer tx.Rollback()
 	now := d.now()
-	touched := make(map[string]struct{}, len(group))
 	for _, r := range group {
 		for i := range r.appends {
 			if err := d.appendCall(ctx, tx, &r.appends[i], now); err != nil {
 				return err
 			}
-			touched[r.appends[i].Call.SessionID] = struct{}{}
 		}
-	}
-	if err := d.touch(ctx, tx, now, touched); err != nil {
-		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)

@@ -30,6 +30,19 @@ type sessionRow struct {
 
 const sessionColumns = `id, title, metadata, status, parent_id, successor_id, snapshot, created_at, updated_at`
 
+// lastActive is a session's updated_at as read: the later of the row's own
+// (its creation, its seal) and its last logged call's. A call does not
+// rewrite the sessions row: that would dirty a page of it in every commit,
+// and a successor's row holds its whole snapshot.
+const lastActive = `max(updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+
+// selectColumns and selectRecordColumns read sessionColumns and
+// recordColumns, with updated_at as lastActive.
+const (
+	selectColumns       = `id, title, metadata, status, parent_id, successor_id, snapshot, created_at, ` + lastActive
+	selectRecordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, ` + lastActive
+)
+
 // recordColumns are a session's columns but its snapshot, which can hold a
 // whole task list: only loading a session needs it.
 const recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, updated_at`
@@ -97,12 +110,12 @@ func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time
 // GetSession returns the session with id, without its snapshot, or
 // ErrNotFound.
 func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) {
-	return d.getSession(ctx, id, recordColumns)
+	return d.getSession(ctx, id, selectRecordColumns)
 }
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
 func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
-	return d.getSession(ctx, id, sessionColumns)
+	return d.getSession(ctx, id, selectColumns)
 }
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
@@ -165,7 +178,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		where = append(where, "rowid < ?")
 		args = append(args, before)
 	}
-	q := `SELECT rowid, ` + recordColumns + ` FROM sessions`
+	q := `SELECT rowid, ` + selectRecordColumns + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
