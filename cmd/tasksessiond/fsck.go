@@ -46,7 +46,7 @@ Flags:
 		fmt.Fprintf(stderr, "tasksessiond fsck: no database to check at %s: %v\n", *dbPath, err)
 		return 1
 	}
-	d, err := db.Open(ctx, *dbPath, db.Options{})
+	d, err := db.OpenReadOnly(ctx, *dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
 		return 1

@@ -277,7 +277,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		return err
 	}
 	defer c.Close()
-	d, err := db.Open(ctx, h.dbPath, db.Options{})
+	d, err := db.OpenReadOnly(ctx, h.dbPath)
 	if err != nil {
 		return err
 	}

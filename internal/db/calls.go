@@ -134,7 +134,22 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error)
 	return out, nil
 }
 
-// CallByCallID returns the logged call with the host's callId, or ErrNotFound.
+// CallBySeq returns the logged call at seq, or ErrNotFound.
+func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
+	var r callRow
+	err := d.q.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
+	}
+	return r.call(), nil
+}
+
+// CallByCallID returns the logged call with the host's callId, or
+// ErrNotFound. No index serves it (the daemon keeps callIds in memory): it
+// reads the session's log, for tools and tests.
 func (d *DB) CallByCallID(ctx context.Context, sessionID, callID string) (record.Call, error) {
 	var r callRow
 	err := d.q.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND call_id = ?`, sessionID, callID)

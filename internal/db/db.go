@@ -76,6 +76,7 @@ type DB struct {
 	q       querier // what the read queries go through: r, or a read transaction
 	now     func() time.Time
 	log     *slog.Logger
+	lock    *os.File                 // held while open: one writing process
 	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
 	walWarn int64
 	// Owned by the writer goroutine: the WAL's limit, and the size at
@@ -111,6 +112,43 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := createFile(path); err != nil {
 		return nil, err
 	}
+	lock, err := lockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := open(ctx, path, opts)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	d.lock = lock
+	return d, nil
+}
+
+// OpenReadOnly opens an existing database for reading only, beside a
+// daemon that may be writing it (fsck, the crash harness's checks): no
+// lock, no migrations, no writer. Only the read queries may be used.
+func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := refuseForeign(ctx, path); err != nil {
+		return nil, err
+	}
+	opts := Options{}.withDefaults()
+	r, err := sqlx.Open("sqlite", dsn(path, opts, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	d := &DB{path: path, r: r, q: r, now: opts.Now, log: opts.Logger, closed: make(chan struct{}),
+		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
+	close(d.writerDone)
+	close(d.ckptDone)
+	return d, nil
+}
+
+func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	w, err := sqlx.Open("sqlite", WriterDSN(path, opts))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -255,7 +293,13 @@ func (d *DB) Close() error {
 		close(d.closed)
 		<-d.writerDone
 		<-d.ckptDone
-		err = errors.Join(d.r.Close(), d.w.Close())
+		err = d.r.Close()
+		if d.w != nil {
+			err = errors.Join(err, d.w.Close())
+		}
+		if d.lock != nil {
+			d.lock.Close()
+		}
 	})
 	return err
 }

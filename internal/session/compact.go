@@ -102,7 +102,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 			slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Any("err", err))
 	} else {
 		m.adopt(&session{id: plan.New.ID, mu: newCtxMutex(), clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
-			callIDs: map[string]struct{}{plan.Forced.Call.CallID: {}}, forced: &plan.Forced.Call})
+			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call})
 	}
 	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))
 

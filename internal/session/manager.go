@@ -55,7 +55,7 @@ type session struct {
 	rec     record.Session
 	st      *store.Store
 	nextSeq int64
-	callIDs map[string]struct{}
+	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
 	report  replay.Report
 	forced  *record.Call // the TaskList fired at compaction, for a successor session
 
@@ -131,12 +131,12 @@ func (m *Manager) drop(s *session) {
 }
 
 func (m *Manager) load(ctx context.Context, s *session) error {
-	s.callIDs = make(map[string]struct{})
+	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
 	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *record.Call) {
 		if row.CallID != "" {
-			s.callIDs[row.CallID] = struct{}{}
+			s.callIDs[row.CallID] = row.Seq
 		}
 		if row.Forced && s.forced == nil {
 			forced := *row
@@ -210,8 +210,8 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 
 	args := tools.Canonical(p.Arguments)
 	if p.CallID != "" {
-		if _, seen := s.callIDs[p.CallID]; seen {
-			return m.recorded(ctx, s, p.Name, args, p.CallID)
+		if seq, seen := s.callIDs[p.CallID]; seen {
+			return m.recorded(ctx, s, p.Name, args, p.CallID, seq)
 		}
 	}
 	if s.rec.Status == record.StatusCompacted {
@@ -262,7 +262,7 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	}
 	s.nextSeq++
 	if p.CallID != "" {
-		s.callIDs[p.CallID] = struct{}{}
+		s.callIDs[p.CallID] = s.nextSeq - 1
 	}
 	return out, nil
 }
@@ -280,8 +280,8 @@ func (m *Manager) execute(s *session, name string, args json.RawMessage) tools.R
 
 // recorded answers a retry: the recorded result when the call is the same,
 // a conflict when the callId was used for a different call.
-func (m *Manager) recorded(ctx context.Context, s *session, name string, args json.RawMessage, callID string) (json.RawMessage, error) {
-	row, err := m.db.CallByCallID(ctx, s.id, callID)
+func (m *Manager) recorded(ctx context.Context, s *session, name string, args json.RawMessage, callID string, seq int64) (json.RawMessage, error) {
+	row, err := m.db.CallBySeq(ctx, s.id, seq)
 	if err != nil {
 		return nil, unavailable("looking up callId "+callID, err)
 	}

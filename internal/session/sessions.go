@@ -230,7 +230,7 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 	s.nextSeq = int64(len(rows) + 1)
 	for _, r := range rows {
 		if r.Call.CallID != "" {
-			s.callIDs[r.Call.CallID] = struct{}{}
+			s.callIDs[r.Call.CallID] = r.Call.Seq
 		}
 	}
 	s.report = report
