@@ -31,6 +31,7 @@ type Config struct {
 // sizes are the run's phase lengths and data sizes.
 type sizes struct {
 	phase          time.Duration
+	sustained      time.Duration
 	replayRows     int
 	compactTasks   []int
 	memSessions    int
@@ -39,9 +40,9 @@ type sizes struct {
 
 func (c Config) sizes() sizes {
 	if c.Quick {
-		return sizes{phase: 400 * time.Millisecond, replayRows: 10_000, compactTasks: []int{100, 1000, 10_000}, memSessions: 1000, startupSession: 10_000}
+		return sizes{phase: 400 * time.Millisecond, sustained: 2 * time.Second, replayRows: 10_000, compactTasks: []int{100, 1000, 10_000}, memSessions: 1000, startupSession: 10_000}
 	}
-	return sizes{phase: 3 * time.Second, replayRows: 100_000, compactTasks: []int{100, 1000, 10_000}, memSessions: 10_000, startupSession: 100_000}
+	return sizes{phase: 3 * time.Second, sustained: 60 * time.Second, replayRows: 100_000, compactTasks: []int{100, 1000, 10_000}, memSessions: 10_000, startupSession: 100_000}
 }
 
 // Latency is a distribution of one operation's time.
@@ -65,18 +66,21 @@ type Rate struct {
 
 // Results is everything a run measured.
 type Results struct {
-	Machine    Machine       `json:"machine"`
-	Quick      bool          `json:"quick"`
-	Raw        []Rate        `json:"raw"`
-	Noop       []Rate        `json:"noop"`
-	Unlogged   []Rate        `json:"unlogged"`
-	Daemon     []Rate        `json:"daemon"`
-	Replay     ReplayResult  `json:"replay"`
-	Compaction []Timed       `json:"compaction"`
-	Resume     ResumeResult  `json:"resume"`
-	Startup    StartupResult `json:"startup"`
-	Memory     MemoryResult  `json:"memory"`
-	Took       time.Duration `json:"took"`
+	Machine    Machine         `json:"machine"`
+	Quick      bool            `json:"quick"`
+	Raw        []Rate          `json:"raw"`
+	Storage    []StorageResult `json:"storage"`
+	Sustained  SustainedResult `json:"sustained"`
+	Targets    []Target        `json:"targets"`
+	Noop       []Rate          `json:"noop"`
+	Unlogged   []Rate          `json:"unlogged"`
+	Daemon     []Rate          `json:"daemon"`
+	Replay     ReplayResult    `json:"replay"`
+	Compaction []Timed         `json:"compaction"`
+	Resume     ResumeResult    `json:"resume"`
+	Startup    StartupResult   `json:"startup"`
+	Memory     MemoryResult    `json:"memory"`
+	Took       time.Duration   `json:"took"`
 }
 
 // Machine says where the run happened.
@@ -141,7 +145,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		run  func(context.Context, *Results) error
 	}{
 		{"raw SQLite", b.raw},
+		{"storage ceilings", b.storage},
 		{"socket", b.socket},
+		{"sustained load", b.sustained},
 		{"replay", b.replay},
 		{"compaction", b.compaction},
 		{"resume", b.resume},
@@ -154,6 +160,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return r, fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
+	r.Targets = targets(r)
 	r.Took = time.Since(start)
 	return r, nil
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
@@ -20,6 +22,7 @@ import (
 type running struct {
 	d      *daemon.Daemon
 	socket string
+	dbPath string
 	done   chan error
 }
 
@@ -32,7 +35,7 @@ func start(ctx context.Context, cfg daemon.Config) (*running, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &running{d: d, socket: cfg.Socket, done: make(chan error, 1)}
+	rd := &running{d: d, socket: cfg.Socket, dbPath: cfg.DB, done: make(chan error, 1)}
 	go func() { rd.done <- d.Serve() }()
 	return rd, nil
 }
@@ -67,6 +70,12 @@ func callTool(ctx context.Context, c *client.Client, p client.ToolCall) error {
 // drive runs clients concurrently, each on its own connection, calling op
 // in a loop for the phase, and returns the rate and latencies.
 func (b *bencher) drive(ctx context.Context, socket string, clients int, op func(c *client.Client, worker, i int) error) (float64, Latency, error) {
+	return driveFor(ctx, socket, clients, b.sz.phase, op)
+}
+
+// driveFor runs op on clients connections at once for phase and returns
+// the rate and the latencies.
+func driveFor(ctx context.Context, socket string, clients int, phase time.Duration, op func(c *client.Client, worker, i int) error) (float64, Latency, error) {
 	conns := make([]*client.Client, clients)
 	for i := range conns {
 		c, err := client.Dial(ctx, socket)
@@ -80,7 +89,7 @@ func (b *bencher) drive(ctx context.Context, socket string, clients int, op func
 	var all []time.Duration
 	var firstErr error
 	var wg sync.WaitGroup
-	deadline := time.Now().Add(b.sz.phase)
+	deadline := time.Now().Add(phase)
 	begin := time.Now()
 	for w, c := range conns {
 		wg.Add(1)
@@ -173,13 +182,7 @@ func (b *bencher) socketPhase(ctx context.Context, sync db.Sync, r *Results) (er
 		}
 		// Each session creates a task, then completes it: the mix a
 		// working model produces, with the open list staying short.
-		rate, lat, err := b.drive(ctx, rd.socket, n, func(c *client.Client, w, i int) error {
-			p := client.ToolCall{SessionID: ids[w], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprintf("b-%d-%d", w, i)}
-			if i%2 == 1 {
-				p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
-			}
-			return callTool(ctx, c, p)
-		})
+		rate, lat, err := b.drive(ctx, rd.socket, n, workload(ctx, ids))
 		if err != nil {
 			return err
 		}
@@ -210,4 +213,67 @@ func (b *bencher) unlogged(ctx context.Context, c *client.Client, socket string,
 		r.Unlogged = append(r.Unlogged, Rate{Name: "tools/call, unlogged read", Clients: n, PerSec: rate, Latency: lat})
 	}
 	return nil
+}
+
+// workload is the calls a working model makes: each session creates a task,
+// then completes it, so its open list stays short.
+func workload(ctx context.Context, ids []string) func(c *client.Client, w, i int) error {
+	return func(c *client.Client, w, i int) error {
+		p := client.ToolCall{SessionID: ids[w], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprintf("b-%d-%d", w, i)}
+		if i%2 == 1 {
+			p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
+		}
+		return callTool(ctx, c, p)
+	}
+}
+
+// SustainedResult is the daemon under 64 sessions of writes for a long
+// run, and how large its WAL grew.
+type SustainedResult struct {
+	Sessions int           `json:"sessions"`
+	Took     time.Duration `json:"took"`
+	PerSec   float64       `json:"perSec"`
+	WALPeak  int64         `json:"walPeakBytes"`
+}
+
+// sustained drives the daemon (full sync) with 64 sessions for the long
+// phase, watching the size of its WAL.
+func (b *bencher) sustained(ctx context.Context, r *Results) (err error) {
+	rd, err := b.startDaemon(ctx, db.SyncFull)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rd.stop()) }()
+	c, err := client.Dial(ctx, rd.socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ids, err := newSessions(ctx, c, storageSessions)
+	if err != nil {
+		return err
+	}
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if fi, err := os.Stat(rd.dbPath + "-wal"); err == nil && fi.Size() > peak.Load() {
+					peak.Store(fi.Size())
+				}
+			}
+		}
+	}()
+	rate, _, err := driveFor(ctx, rd.socket, storageSessions, b.sz.sustained, workload(ctx, ids))
+	close(stop)
+	<-watched
+	r.Sustained = SustainedResult{Sessions: storageSessions, Took: b.sz.sustained, PerSec: rate, WALPeak: peak.Load()}
+	return err
 }

@@ -29,6 +29,21 @@ func Print(w io.Writer, r *Results) {
 	tw.Flush()
 	fmt.Fprintln(w)
 
+	if len(r.Storage) > 0 {
+		fmt.Fprintf(w, "storage ceilings: SQLite alone, full sync, %d sessions interleaved, groups of %d calls\n", storageSessions, storageGroup)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "write pattern\tcalls/s\tWAL pages/call\tWAL bytes/call\tvs v1\t")
+		for _, x := range r.Storage {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.0f\t%s\t\n", x.Name, x.PerSec, x.FramesPerCall, x.BytesPerCall, ratio(x.VsV1))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if r.Sustained.Took > 0 {
+		fmt.Fprintf(w, "sustained: %d sessions for %s, full sync: %.0f calls/s, WAL peak %.1f MiB\n\n",
+			r.Sustained.Sessions, r.Sustained.Took, r.Sustained.PerSec, float64(r.Sustained.WALPeak)/(1<<20))
+	}
+
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "replay\t%d rows: %.0f rows/s, raw scan %.0f rows/s: %.0f%% of the scan\n", r.Replay.Rows, r.Replay.PerSec, r.Replay.ScanPerSec, 100*r.Replay.Ratio)
 	for _, c := range r.Compaction {
@@ -43,6 +58,19 @@ func Print(w io.Writer, r *Results) {
 		fmt.Fprintf(tw, "\tRSS %.0f B per session, %.0f B per task\n", r.Memory.RSSPerSession, r.Memory.RSSPerTask)
 	}
 	tw.Flush()
+
+	if len(r.Targets) > 0 {
+		fmt.Fprintln(w, "\ntargets (ratios from this run):")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, t := range r.Targets {
+			verdict := "missed"
+			if t.Met {
+				verdict = "met"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", verdict, t.Name, t.Measured)
+		}
+		tw.Flush()
+	}
 }
 
 func us(d time.Duration) string {
