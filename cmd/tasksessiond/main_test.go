@@ -316,7 +316,11 @@ func TestFsck(t *testing.T) {
 	assert.Contains(t, out, "1 sessions, 1 logged calls checked: 0 problems")
 
 	raw := testutil.RawDB(t, dbPath)
-	_, err := raw.Exec(`UPDATE tasks SET status = 'completed'`)
+	require.Eventually(t, func() bool {
+		var projected int
+		return raw.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 'f'`).Scan(&projected) == nil && projected == 1
+	}, 10*time.Second, 10*time.Millisecond, "the daemon projects the call once the writes pause")
+	_, err := raw.Exec(`UPDATE task_projection SET status = 'completed'`)
 	require.NoError(t, err)
 	out, _, code = cli(t, sock, "fsck", "f", "--db", dbPath)
 	assert.Equal(t, 1, code)

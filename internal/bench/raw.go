@@ -42,7 +42,7 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 		insert := func(tx *sql.Tx) error {
 			seq++
 			now := time.Now().UTC().Format(time.RFC3339Nano)
-			if _, err := tx.StmtContext(ctx, insCall).ExecContext(ctx, "raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, false, rowResult, false, now); err != nil {
+			if _, err := tx.StmtContext(ctx, insCall).ExecContext(ctx, "raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, false, rowResult, false, now, seq); err != nil {
 				return err
 			}
 			_, err := tx.StmtContext(ctx, insTask).ExecContext(ctx, "raw", seq, "pending", "Write the parser tests", "Cover the error paths.", now, now)

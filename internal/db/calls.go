@@ -40,11 +40,13 @@ func (r callRow) call() record.Call {
 // baselines run exactly the daemon's SQL.
 const (
 	// InsertCallSQL takes session_id, seq, call_id, name, arguments,
-	// is_error, result, forced, created_at.
-	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// is_error, result, forced, created_at, and taskid (the task a
+	// successful write changed, NULL otherwise: the tasks view finds a
+	// task's changes past the projection by it).
+	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `, taskid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// UpsertTaskSQL takes session_id, taskid, status, subject,
-	// description, created_at, updated_at.
-	UpsertTaskSQL = `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+	// description, created_at, updated_at. The projector runs it.
+	UpsertTaskSQL = `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, taskid) DO UPDATE SET
 			status = excluded.status, subject = excluded.subject,
@@ -76,19 +78,17 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now 
 	c := &a.Call
 	c.CreatedAt = now
 	ts := formatTime(now)
+	var taskid sql.NullInt64
+	if a.Task != nil {
+		taskid = sql.NullInt64{Int64: int64(a.Task.Taskid), Valid: true}
+	}
 	_, err := tx.StmtContext(ctx, d.stmts.insertCall).ExecContext(ctx,
-		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts)
+		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts, taskid)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
-	}
-	if t := a.Task; t != nil {
-		if _, err := tx.StmtContext(ctx, d.stmts.upsertTask).ExecContext(ctx,
-			c.SessionID, t.Taskid, string(t.Status), t.Subject, t.Description, ts, ts); err != nil {
-			return fmt.Errorf("project task %s/%d: %w", c.SessionID, t.Taskid, err)
-		}
 	}
 	return nil
 }
@@ -195,9 +195,10 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	// The old session's projection is its store (both change in the same
-	// transactions), so it is copied inside SQLite rather than row by row.
-	res, err := tx.ExecContext(ctx, `INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+	// The tasks view shows the old session's store exactly (its projection
+	// with the log's tail laid over it), so the successor's projection is
+	// copied from it inside SQLite rather than row by row.
+	res, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
 		SELECT ?, taskid, status, subject, description, created_at, ? FROM tasks WHERE session_id = ?`, c.New.ID, ts, c.Old)
 	if err != nil {
 		return fmt.Errorf("compact %s: copy tasks: %w", c.Old, err)

@@ -62,6 +62,10 @@ type Options struct {
 	// WALLimit is the WAL size past which the writer empties it between
 	// two commits; default 16 MiB.
 	WALLimit int64
+	// ProjectInterval is how often the tasks projection is brought up to
+	// date under load, and how long the writes pause before it is when
+	// idle; default 100 ms.
+	ProjectInterval time.Duration
 }
 
 // pageSize is SQLite's default page size, which the database keeps.
@@ -84,13 +88,16 @@ type DB struct {
 	walLimit, walNext, walStep int64
 	busyTimeout                time.Duration
 
-	stmts      statements
-	appends    chan *appendReq // to the group-commit writer
-	pending    atomic.Int64    // appends handed in and not yet answered
-	closed     chan struct{}
-	writerDone chan struct{}
-	closeOnce  sync.Once
-	ckptDone   chan struct{}
+	stmts        statements
+	appends      chan *appendReq // to the group-commit writer
+	projectNow   chan chan struct{}
+	proj         pendingProjection // owned by the writer goroutine
+	projectEvery time.Duration
+	pending      atomic.Int64 // appends handed in and not yet answered
+	closed       chan struct{}
+	writerDone   chan struct{}
+	closeOnce    sync.Once
+	ckptDone     chan struct{}
 }
 
 var errClosed = errors.New("database closed")
@@ -171,14 +178,17 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	d := &DB{path: path, w: w, r: r, q: r, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
-		walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout,
-		appends: make(chan *appendReq), closed: make(chan struct{}), writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
-	go d.writer()
-	go d.checkpointer()
+		walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout, projectEvery: opts.ProjectInterval,
+		appends: make(chan *appendReq), projectNow: make(chan chan struct{}), closed: make(chan struct{}),
+		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	if err := d.init(ctx); err != nil {
+		close(d.writerDone)
+		close(d.ckptDone)
 		d.Close()
 		return nil, err
 	}
+	go d.writer()
+	go d.checkpointer()
 	return d, nil
 }
 
@@ -197,6 +207,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WALLimit <= 0 {
 		o.WALLimit = 16 << 20
+	}
+	if o.ProjectInterval <= 0 {
+		o.ProjectInterval = 100 * time.Millisecond
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -403,4 +404,126 @@ func TestOneWriterAtATime(t *testing.T) {
 
 	_, err = db.OpenReadOnly(ctx, filepath.Join(t.TempDir(), "missing.db"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "a reader creates nothing")
+}
+
+func writeTask(t *testing.T, d *db.DB, sid string, seq int64, task store.Task) {
+	t.Helper()
+	res := `{"content":[],"structuredContent":{"task":` + string(must(json.Marshal(task))) + `},"isError":false}`
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: sid, Seq: seq, Name: "TaskCreate",
+		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(res)}, Task: &task}}))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestTasksViewIsExactBeforeTheProjection(t *testing.T) {
+	// Ensures the tasks view shows every committed change at once, though
+	// the projection is written later and in batches; and that once it is,
+	// the projection holds the same.
+	path := filepath.Join(t.TempDir(), "p.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	raw := testutil.RawDB(t, path)
+	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	writeTask(t, d, "s", 1, a)
+	a.Status = store.Completed
+	writeTask(t, d, "s", 2, a)
+	b := store.Task{Taskid: 2, Status: store.Pending, Subject: "b", Description: "d"}
+	writeTask(t, d, "s", 3, b)
+
+	got, err := d.Tasks(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{a, b}, got, "exact before any projection")
+	var projected int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection`).Scan(&projected))
+	assert.Zero(t, projected, "nothing projected yet: the commits wrote log rows only")
+
+	require.NoError(t, d.Project(ctx))
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 's'`).Scan(&projected))
+	assert.Equal(t, 2, projected)
+	var seq int64
+	require.NoError(t, raw.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 's'`).Scan(&seq))
+	assert.EqualValues(t, 3, seq)
+	got, err = d.Tasks(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{a, b}, got)
+	counts, err := d.TaskCounts(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, store.Counts{Total: 2, Pending: 1, Completed: 1}, counts)
+}
+
+func TestProjectionCatchesUpAfterACrash(t *testing.T) {
+	// Ensures calls a daemon logged but never projected (it was killed)
+	// are projected when the database is next opened, and the view is
+	// exact throughout.
+	path := filepath.Join(t.TempDir(), "c.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	writeTask(t, d, "s", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
+	require.NoError(t, d.Close()) // a clean stop projects
+
+	// What a killed daemon leaves: a committed row, not projected.
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid) VALUES
+		('s', 2, 'TaskUpdate', '{}', '{"structuredContent":{"task":{"taskid":1,"status":"completed","subject":"a","description":""}}}', '2026-01-01T00:00:00.000000Z', 1)`)
+	require.NoError(t, err)
+	var status string
+	require.NoError(t, raw.QueryRow(`SELECT status FROM tasks WHERE session_id = 's' AND taskid = 1`).Scan(&status))
+	assert.Equal(t, "completed", status, "the view is exact before the catch-up")
+	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 's' AND taskid = 1`).Scan(&status))
+	assert.Equal(t, "pending", status)
+
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Project(ctx)) // the catch-up ran before the writer took anything
+	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 's' AND taskid = 1`).Scan(&status))
+	assert.Equal(t, "completed", status)
+	var mark, last int64
+	require.NoError(t, raw.QueryRow(`SELECT through_rowid FROM projection_state`).Scan(&mark))
+	require.NoError(t, raw.QueryRow(`SELECT max(rowid) FROM tool_calls`).Scan(&last))
+	assert.Equal(t, last, mark)
+}
+
+func TestMigrationCarriesTheProjectionForward(t *testing.T) {
+	// Ensures a database written by the previous schema (a synchronous
+	// tasks table, up to date with the log) opens with its tasks intact:
+	// the same rows through the tasks view, nothing left to catch up.
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`PRAGMA journal_mode = WAL`)
+	require.NoError(t, err)
+	p, err := goose.NewProvider(goose.DialectSQLite3, raw, migrations.FS)
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 4)
+	require.NoError(t, err)
+	_, err = raw.Exec(`
+		INSERT INTO sessions (id, created_at, updated_at) VALUES ('old', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z');
+		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES
+			('old', 1, 'TaskCreate', '{"subject":"a"}', '{"structuredContent":{"task":{"taskid":1,"status":"pending","subject":"a","description":""}}}', '2026-01-01T00:00:01.000000Z'),
+			('old', 2, 'TaskUpdate', '{"taskid":1,"status":"completed"}', '{"structuredContent":{"task":{"taskid":1,"status":"completed","subject":"a","description":""}}}', '2026-01-01T00:00:02.000000Z');
+		INSERT INTO tasks (session_id, taskid, status, subject, description, created_at, updated_at) VALUES
+			('old', 1, 'completed', 'a', '', '2026-01-01T00:00:01.000000Z', '2026-01-01T00:00:02.000000Z');`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	got, err := d.Tasks(ctx, "old")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a"}}, got)
+	check := testutil.RawDB(t, path)
+	var projected, mark int64
+	require.NoError(t, check.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 'old'`).Scan(&projected))
+	require.NoError(t, check.QueryRow(`SELECT through_rowid FROM projection_state`).Scan(&mark))
+	assert.EqualValues(t, 2, projected)
+	assert.EqualValues(t, 2, mark)
 }

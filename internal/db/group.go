@@ -51,11 +51,28 @@ func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
 // writer is the goroutine that owns group commits.
 func (d *DB) writer() {
 	defer close(d.writerDone)
+	ctx := context.Background()
+	d.proj = newPendingProjection()
+	if err := d.catchUp(ctx); err != nil {
+		d.log.Warn("catching up the tasks projection failed; the tasks view stays exact", slog.Any("err", err))
+	}
 	for {
 		var first *appendReq
+		var idle <-chan time.Time // project what waits once the writes pause
+		if len(d.proj.lastSeq) > 0 {
+			idle = time.After(d.projectEvery)
+		}
 		select {
 		case first = <-d.appends:
+		case done := <-d.projectNow:
+			d.project(ctx)
+			close(done)
+			continue
+		case <-idle:
+			d.project(ctx)
+			continue
 		case <-d.closed:
+			d.project(ctx)
 			return
 		}
 		group := []*appendReq{first}
@@ -69,6 +86,9 @@ func (d *DB) writer() {
 			}
 		}
 		d.commitGroup(group)
+		if d.proj.due(d.projectEvery) {
+			d.project(ctx)
+		}
 		d.boundWAL()
 	}
 }
@@ -149,5 +169,6 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)
 	}
+	d.proj.note(group, now)
 	return nil
 }

@@ -54,8 +54,9 @@ func TestFindsDivergence(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.db")
 	d := testutil.MustOpenDBAt(t, path)
 	old, succ := populate(t, session.NewManager(d, nil))
+	require.NoError(t, d.Project(ctx))
 	raw := testutil.RawDB(t, path)
-	_, err := raw.Exec(`UPDATE tasks SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, succ)
+	_, err := raw.Exec(`UPDATE task_projection SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, succ)
 	require.NoError(t, err)
 	_, err = raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.taskid', 7) WHERE session_id = ? AND seq = 2`, old)
 	require.NoError(t, err)
@@ -115,6 +116,7 @@ func TestChecksEveryRecordedUpdate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "u.db")
 	d := testutil.MustOpenDBAt(t, path)
 	_, succ := populate(t, session.NewManager(d, nil))
+	require.NoError(t, d.Project(ctx)) // the tasks view reads the projection, not the tampered result
 	raw := testutil.RawDB(t, path)
 	// seq 2 of the successor is its update of #1 (seq 1 is the forced TaskList).
 	_, err := raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.status', 'deleted') WHERE session_id = ? AND seq = 2`, succ)
