@@ -7,7 +7,6 @@ import (
 	"flag"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,24 +71,6 @@ func TestLineageOrder(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestReadsFollowCompaction(t *testing.T) {
 	// Ensures tasks, export and watch given a compacted session's id show
 	// the newest session of its lineage, and say so on stderr; --no-follow
@@ -123,7 +104,7 @@ func TestReadsFollowCompaction(t *testing.T) {
 	assert.Empty(t, note, "an active session needs no note")
 
 	wctx, cancel := context.WithCancel(ctx)
-	var wout, werr syncBuffer
+	var wout, werr testutil.SyncBuffer
 	done := make(chan int)
 	go func() {
 		done <- cli.Lookup("watch").Run(wctx, &cli.Env{Stdout: &wout, Stderr: &werr}, []string{"--socket", dm.Socket, "g1"})
@@ -142,7 +123,7 @@ func TestWatchEndsWhenTheDaemonGoes(t *testing.T) {
 	c := dm.Dial(t)
 	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "w"})
 	require.NoError(t, err)
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	done := make(chan int)
 	go func() {
 		done <- cli.Lookup("watch").Run(ctx, &cli.Env{Stdout: &out, Stderr: &errOut}, []string{"--socket", dm.Socket, "w"})

@@ -252,29 +252,11 @@ func TestAppendAfterClose(t *testing.T) {
 	assert.ErrorContains(t, err, "database closed")
 }
 
-// logBuffer is a log a test reads while the database writes it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestPinnedWALIsReported(t *testing.T) {
 	// Ensures a reader that keeps the WAL from being checkpointed is logged
 	// (once), and that WAL reports the log's size and what is pinned.
 	path := filepath.Join(t.TempDir(), "w.db")
-	var logs logBuffer
+	var logs testutil.SyncBuffer
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, WALWarnBytes: 64 << 10,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)

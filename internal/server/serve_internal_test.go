@@ -22,7 +22,8 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
-// logBuffer is a log a test reads while the server writes it.
+// logBuffer is a log a test reads while the server writes it (testutil has
+// one, but testutil imports this package).
 type logBuffer struct {
 	mu sync.Mutex
 	b  strings.Builder

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -343,7 +342,7 @@ func TestRefusesOtherUsers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sock := testutil.SocketPath(t)
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			srv := server.New(session.NewManager(d, nil), server.Config{Socket: sock, AllowUIDs: tc.allow,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, srv.Listen())
@@ -436,7 +435,7 @@ func TestHangUpCancelsWaitingRequest(t *testing.T) {
 	// peer hangs up, and is never applied; while a peer that only closes
 	// its writing half (as socat does at the end of its input) is answered.
 	path := filepath.Join(t.TempDir(), "h.db")
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	d := testutil.StartDaemon(t, testutil.MustOpenDBAt(t, path), func(c *server.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
@@ -492,24 +491,6 @@ func TestHangUpCancelsWaitingRequest(t *testing.T) {
 		subjects = append(subjects, task.Subject)
 	}
 	assert.Equal(t, []string{"first", "half-closed"}, subjects, "the hung-up call was not applied")
-}
-
-// syncBuffer is a buffer a logger and a test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestEveryMethodRejectsUnknownParams(t *testing.T) {
