@@ -360,36 +360,46 @@ func (d *DB) checkpointer() {
 	defer close(d.ckptDone)
 	t := time.NewTicker(checkpointInterval)
 	defer t.Stop()
-	var lastErr string
-	warned := false
+	var w ckptWatch
 	for {
 		select {
 		case <-d.closed:
 			return
 		case <-t.C:
 		}
-		st, err := d.checkpoint(context.Background())
-		switch {
-		case err != nil && err.Error() != lastErr:
-			d.log.Warn("checkpoint failed; the WAL grows until one succeeds", slog.Any("err", err))
-			lastErr = err.Error()
-			continue
-		case err != nil:
-			continue
-		case lastErr != "":
-			d.log.Info("checkpoints succeed again")
-			lastErr = ""
-		}
-		// Frames a checkpoint cannot copy back are pinned by a reader (a
-		// long transaction, say an open sqlite3 shell): say so once.
-		pinned := int64(st.Frames-st.Checkpointed) * pageSize
-		if pinned > d.walWarn && !warned {
-			d.log.Warn("the WAL cannot be checkpointed: a reader is holding an old snapshot (an open transaction in a sqlite3 shell?)",
-				slog.Int64("walBytes", st.Bytes), slog.Int("frames", st.Frames), slog.Int("checkpointed", st.Checkpointed))
-			warned = true
-		} else if pinned < d.walWarn/2 {
-			warned = false
-		}
+		d.checkpointOnce(context.Background(), &w)
+	}
+}
+
+// ckptWatch is what the checkpointer remembers between runs, so that it
+// says each thing once rather than every 250 ms.
+type ckptWatch struct {
+	lastErr string
+	warned  bool
+}
+
+func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
+	st, err := d.checkpoint(ctx)
+	switch {
+	case err != nil && err.Error() != w.lastErr:
+		d.log.Warn("checkpoint failed; the WAL grows until one succeeds", slog.Any("err", err))
+		w.lastErr = err.Error()
+		return
+	case err != nil:
+		return
+	case w.lastErr != "":
+		d.log.Info("checkpoints succeed again")
+		w.lastErr = ""
+	}
+	// Frames a checkpoint cannot copy back are pinned by a reader (a long
+	// transaction, say an open sqlite3 shell): say so once.
+	pinned := int64(st.Frames-st.Checkpointed) * pageSize
+	if pinned > d.walWarn && !w.warned {
+		d.log.Warn("the WAL cannot be checkpointed: a reader is holding an old snapshot (an open transaction in a sqlite3 shell?)",
+			slog.Int64("walBytes", st.Bytes), slog.Int("frames", st.Frames), slog.Int("checkpointed", st.Checkpointed))
+		w.warned = true
+	} else if pinned < d.walWarn/2 {
+		w.warned = false
 	}
 }
 
