@@ -195,16 +195,27 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	// The tasks view shows the old session's store exactly (its projection
-	// with the log's tail laid over it), so the successor's projection is
-	// copied from it inside SQLite rather than row by row.
-	res, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
-		SELECT ?, taskid, status, subject, description, created_at, ? FROM tasks WHERE session_id = ?`, c.New.ID, ts, c.Old)
-	if err != nil {
+	// The old session's store is its projection with the log's tail laid
+	// over it (what the tasks view shows): both are copied inside SQLite,
+	// the projection whole, then the tail's changes in seq order, so the
+	// last change of each task wins.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
+		SELECT ?, taskid, status, subject, description, created_at, ? FROM task_projection WHERE session_id = ?`, c.New.ID, ts, c.Old); err != nil {
 		return fmt.Errorf("compact %s: copy tasks: %w", c.Old, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(c.Tasks)) {
-		return fmt.Errorf("compact %s: the tasks projection holds %d tasks, the store %d: run tasksessiond fsck", c.Old, n, len(c.Tasks))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
+		SELECT ?1, c.taskid, json_extract(c.result, '$.structuredContent.task.status'), json_extract(c.result, '$.structuredContent.task.subject'),
+		       json_extract(c.result, '$.structuredContent.task.description'), c.created_at, ?2
+		FROM tool_calls c WHERE c.session_id = ?3 AND c.taskid IS NOT NULL
+		  AND c.seq > (SELECT projected_seq FROM sessions WHERE id = ?3)
+		ORDER BY c.seq
+		ON CONFLICT (session_id, taskid) DO UPDATE SET status = excluded.status, subject = excluded.subject,
+			description = excluded.description, updated_at = excluded.updated_at`, c.New.ID, ts, c.Old); err != nil {
+		return fmt.Errorf("compact %s: copy the tasks changed since the last projection: %w", c.Old, err)
+	}
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM task_projection WHERE session_id = ?`, c.New.ID); err != nil || n != len(c.Tasks) {
+		return fmt.Errorf("compact %s: the tasks projection holds %d tasks, the store %d (%v): run tasksessiond fsck", c.Old, n, len(c.Tasks), err)
 	}
 	for i, m := range c.Messages {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -215,7 +226,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := d.appendCall(ctx, tx, c.Forced, now); err != nil {
 		return err
 	}
-	res, err = tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
 		record.StatusCompacted, c.New.ID, ts, c.Old, record.StatusActive)
 	if err != nil {
 		return fmt.Errorf("compact %s: seal: %w", c.Old, err)

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
+	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -293,4 +295,35 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 	assert.Equal(t, want.Messages, got.Messages)
 	assert.Equal(t, want.ForcedCall, got.ForcedCall)
 	assert.Equal(t, replay.Report{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
+}
+
+func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
+	// Ensures the successor's projection holds the old session's tasks as
+	// its store had them, changes the projector had not written yet
+	// included.
+	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "t.db"), db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
+	m := session.NewManager(d, nil)
+	id := planted(t, m)
+	require.NoError(t, d.Project(ctx))
+	call(t, m, id, tools.TaskUpdate, `{"taskid":4,"status":"inprogress","subject":"changed after the projection"}`)
+	call(t, m, id, tools.TaskCreate, `{"subject":"created after the projection"}`)
+	out, err := m.Compact(ctx, session.CompactParams{SessionID: id, NewSessionID: "next"})
+	require.NoError(t, err)
+
+	want, err := m.Resume(ctx, "next")
+	require.NoError(t, err)
+	require.Len(t, want.Tasks, 5)
+	raw := testutil.RawDB(t, d.Path())
+	rows, err := raw.Query(`SELECT taskid, status, subject, description FROM task_projection WHERE session_id = ? ORDER BY taskid`, out.Session.ID)
+	require.NoError(t, err)
+	defer rows.Close()
+	var got []store.Task
+	for rows.Next() {
+		var task store.Task
+		require.NoError(t, rows.Scan(&task.Taskid, &task.Status, &task.Subject, &task.Description))
+		got = append(got, task)
+	}
+	assert.Equal(t, want.Tasks, got, "the projection itself, not only the view")
 }
