@@ -21,9 +21,11 @@ const (
 
 // Text is the rendering of a store that compaction injects, and that
 // sessions/snapshot hands to the compact worker. It is deterministic.
-func Text(st *store.Store) string {
+func Text(st *store.Store) string { return text(st, tools.RenderList(st)) }
+
+func text(st *store.Store, list string) string {
 	return fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same "+
-		"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n%s", st.NextTaskid(), tools.RenderList(st))
+		"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n%s", st.NextTaskid(), list)
 }
 
 // ForcedCallID is the callId of the TaskList fired at the start of a
@@ -38,16 +40,17 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 	// The successor starts as exactly this store, so st renders what it
 	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
+	list := tools.RenderList(st) // once, for the message and the forced TaskList
 	p := record.Compaction{
 		Old:      old.ID,
 		New:      &record.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
 		Tasks:    snap.Tasks,
-		Messages: []record.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}},
+		Messages: []record.Message{{Role: "system", Kind: KindTaskSnapshot, Content: text(st, list)}},
 	}
 	if summary != "" {
 		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
-	result, err := json.Marshal(tools.ListResult(st))
+	result, err := json.Marshal(tools.ListResultOf(st, list))
 	if err != nil {
 		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}

@@ -122,13 +122,20 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 }
 
 // ListResult is TaskList's result: every task, in taskid order.
-func ListResult(st *store.Store) Result {
+func ListResult(st *store.Store) Result { return listResult(st, RenderList(st)) }
+
+// ListResultOf is ListResult with its text already rendered by RenderList
+// (compaction renders the list once for the injected message and the
+// forced TaskList both).
+func ListResultOf(st *store.Store, rendered string) Result { return listResult(st, rendered) }
+
+func listResult(st *store.Store, text string) Result {
 	tasks := st.List()
 	if tasks == nil {
 		tasks = []store.Task{}
 	}
 	return Result{
-		Content:           []Content{{Type: "text", Text: RenderList(st)}},
+		Content:           []Content{{Type: "text", Text: text}},
 		StructuredContent: Listing{Tasks: tasks, Counts: st.Counts()},
 	}
 }
