@@ -93,11 +93,14 @@ type DB struct {
 	projectNow   chan chan struct{}
 	proj         pendingProjection // owned by the writer goroutine
 	projectEvery time.Duration
-	pending      atomic.Int64 // appends handed in and not yet answered
-	closed       chan struct{}
-	writerDone   chan struct{}
-	closeOnce    sync.Once
-	ckptDone     chan struct{}
+	// projectFailing is owned by the writer goroutine: a failure is said
+	// once, not every 100 ms.
+	projectFailing bool
+	pending        atomic.Int64 // appends handed in and not yet answered
+	closed         chan struct{}
+	writerDone     chan struct{}
+	closeOnce      sync.Once
+	ckptDone       chan struct{}
 }
 
 var errClosed = errors.New("database closed")

@@ -77,8 +77,15 @@ func (d *DB) project(ctx context.Context) {
 		return
 	}
 	if err := d.projectTx(ctx, p.tasks, p.lastSeq); err != nil {
-		d.log.Warn("projecting tasks failed; the tasks view stays exact, the projection will catch up", slog.Any("err", err))
+		if !d.projectFailing {
+			d.log.Warn("projecting tasks failed; the tasks view stays exact, the projection will catch up", slog.Any("err", err))
+			d.projectFailing = true
+		}
 		return
+	}
+	if d.projectFailing {
+		d.log.Info("projecting tasks works again")
+		d.projectFailing = false
 	}
 	*p = newPendingProjection()
 }
