@@ -112,8 +112,10 @@ var (
 	ErrBadCursor = errors.New("bad cursor")
 )
 
-// Open opens (creating if needed) the database at path, checks that WAL
-// took, and runs the migrations.
+// Open opens (creating if needed) the database at path for writing: it
+// refuses a file another program made, takes the lock that makes this the
+// only writing process, checks that WAL took, runs the migrations, and
+// starts the writer (which first projects what a killed predecessor left).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	if err := refuseForeign(ctx, path); err != nil {
