@@ -22,7 +22,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
-	socket := fs.String("socket", paths.Socket(), "Unix socket to serve on (env "+paths.EnvSocket+")")
+	socket := fs.String("socket", paths.Socket(), "Unix socket to serve on, in a directory only you can reach (created 0700 if missing) (env "+paths.EnvSocket+")")
 	syncMode := fs.String("sync", "full", "durability of each commit: full (survives power loss) or normal (survives a crash of the daemon)")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once")
 	maxSize := fs.Int64("max-db-size", 0, "cap on the database file in bytes (0: none); writes past it fail with -32004, reads go on")
@@ -42,7 +42,7 @@ Flags:
 		fmt.Fprint(stderr, `
 Examples:
   tasksessiond serve
-  tasksessiond serve --db ./tasks.db --socket /tmp/ts.sock --sync normal
+  tasksessiond serve --db ./tasks.db --socket ./run/ts.sock --sync normal   # ./run is created 0700
 `)
 	}
 	if code, ok := parseFlags(fs, args); !ok {
