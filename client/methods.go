@@ -101,6 +101,17 @@ func (c *Client) GetSession(ctx context.Context, id string) (Session, error) {
 	return out.Session, err
 }
 
+// Head returns the newest session of id's lineage — id's own record unless
+// it has been compacted — which is where its task list now lives and where
+// writes go. It costs one round trip, two after a compaction.
+func (c *Client) Head(ctx context.Context, id string) (Session, error) {
+	s, err := c.GetSession(ctx, id)
+	if err != nil || s.HeadID == "" || s.HeadID == s.ID {
+		return s, err
+	}
+	return c.GetSession(ctx, s.HeadID)
+}
+
 // ListSessions returns a page of sessions, newest first, and the cursor of
 // the next page ("" at the end).
 func (c *Client) ListSessions(ctx context.Context, p ListSessions) ([]Session, string, error) {

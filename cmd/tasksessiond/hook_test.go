@@ -132,7 +132,11 @@ func TestClaudeCodeHookNeverBreaksTheHost(t *testing.T) {
 	// and exits 0: no daemon, an unknown session, bad input, other events.
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
+	c := testutil.DialSocket(t, sock)
+	_, err := c.CreateSession(context.Background(), client.CreateSession{SessionID: "empty"})
+	require.NoError(t, err)
 	for name, tc := range map[string]struct{ socket, input, stderr string }{
+		"empty list":      {sock, hookInput("empty", "compact"), "session empty has no tasks"},
 		"no daemon":       {filepath.Join(t.TempDir(), "none.sock"), hookInput("s", "compact"), "is the daemon running?"},
 		"unknown session": {sock, hookInput("never-used", "compact"), "session never-used has no task list yet"},
 		"clear":           {sock, hookInput("never-used", "clear"), `source "clear" carries no list`},
@@ -146,6 +150,9 @@ func TestClaudeCodeHookNeverBreaksTheHost(t *testing.T) {
 		assert.Contains(t, stderr, tc.stderr, name)
 		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "%s: one line: %q", name, stderr)
 	}
+	got, err := c.GetSession(context.Background(), "empty")
+	require.NoError(t, err)
+	assert.Equal(t, "active", got.Status, "an empty list is not compacted")
 	_, stderr, code := runHook(t, sock, "", "--bogus")
 	assert.Equal(t, 2, code, "a bad flag is the user's mistake in settings.json: say so")
 	assert.Contains(t, stderr, "bogus")

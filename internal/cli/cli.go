@@ -244,19 +244,19 @@ var tasksCmd = &Command{
 // and says so on stderr when that is another session: after a compaction
 // the successor holds the list, and the old id is what people remember.
 func head(ctx context.Context, e *Env, c *client.Client, id string, follow bool) (string, error) {
-	s, err := c.GetSession(ctx, id)
+	s, err := c.Head(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	if s.HeadID == "" || s.HeadID == id {
+	if s.ID == id {
 		return id, nil
 	}
 	if !follow {
-		fmt.Fprintf(e.Stderr, "session %s was compacted into %s; showing %s as it was sealed\n", id, s.HeadID, id)
+		fmt.Fprintf(e.Stderr, "session %s was compacted into %s; showing %s as it was sealed\n", id, s.ID, id)
 		return id, nil
 	}
-	fmt.Fprintf(e.Stderr, "session %s was compacted; showing the newest of its lineage, %s (--no-follow shows %s as sealed)\n", id, s.HeadID, id)
-	return s.HeadID, nil
+	fmt.Fprintf(e.Stderr, "session %s was compacted; showing the newest of its lineage, %s (--no-follow shows %s as sealed)\n", id, s.ID, id)
+	return s.ID, nil
 }
 
 var callCmd = &Command{

@@ -93,32 +93,24 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 		return Output{}, err
 	}
 	defer c.Close()
-	s, err := c.GetSession(ctx, id)
+	s, err := c.Head(ctx, id)
 	if errors.Is(err, client.ErrSessionNotFound) {
 		return Output{}, fmt.Errorf("%w: session %s has no task list yet", ErrNothing, id)
 	}
 	if err != nil {
 		return Output{}, fmt.Errorf("session %s: %w", id, err)
 	}
-	head := s.HeadID
-	if head == "" {
-		head = id
+	if s.Counts.Total == 0 {
+		return Output{}, fmt.Errorf("%w: session %s has no tasks", ErrNothing, s.ID)
 	}
 	if in.Source == "compact" {
-		return compacted(ctx, c, head)
+		return compacted(ctx, c, s.ID)
 	}
-	return current(ctx, c, head)
+	return current(ctx, c, s.ID)
 }
 
 // compacted compacts head and returns what the successor starts with.
 func compacted(ctx context.Context, c *client.Client, head string) (Output, error) {
-	snap, err := c.Snapshot(ctx, head)
-	if err != nil {
-		return Output{}, fmt.Errorf("snapshot of %s: %w", head, err)
-	}
-	if len(snap.Tasks) == 0 {
-		return Output{}, fmt.Errorf("%w: session %s has no tasks to carry over", ErrNothing, head)
-	}
 	out, err := c.Compact(ctx, client.Compact{SessionID: head})
 	if err != nil {
 		return Output{}, fmt.Errorf("compact %s: %w", head, err)
@@ -144,11 +136,8 @@ func current(ctx context.Context, c *client.Client, head string) (Output, error)
 	if err != nil {
 		return Output{}, fmt.Errorf("list the tasks of %s: %w", head, err)
 	}
-	if r.IsError || r.StructuredContent == nil {
+	if r.IsError {
 		return Output{}, fmt.Errorf("list the tasks of %s: %s", head, r.Text())
-	}
-	if len(r.StructuredContent.Tasks) == 0 {
-		return Output{}, fmt.Errorf("%w: session %s has no tasks", ErrNothing, head)
 	}
 	return output(fmt.Sprintf("Your task list for this session, kept by tasksessiond (session %s); "+
 		"keep it current with TaskUpdate.\n\n%s", head, r.Text())), nil

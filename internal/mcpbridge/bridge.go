@@ -102,7 +102,7 @@ func (b *Bridge) bind(ctx context.Context, c *client.Client) error {
 		b.session, b.created = s.ID, true
 		return nil
 	}
-	s, err := c.GetSession(ctx, b.session)
+	s, err := c.Head(ctx, b.session)
 	switch {
 	case errors.Is(err, client.ErrSessionNotFound) && b.cfg.Create:
 		b.toCreate = true
@@ -112,9 +112,9 @@ func (b *Bridge) bind(ctx context.Context, c *client.Client) error {
 	case err != nil:
 		return fmt.Errorf("session %s: %w", b.session, err)
 	}
-	if s.HeadID != "" && s.HeadID != b.session {
-		b.log.Info("session was compacted; serving the head of its lineage", slog.String("from", b.session), slog.String("to", s.HeadID))
-		b.session = s.HeadID
+	if s.ID != b.session {
+		b.log.Info("session was compacted; serving the head of its lineage", slog.String("from", b.session), slog.String("to", s.ID))
+		b.session = s.ID
 	}
 	return nil
 }
@@ -264,13 +264,13 @@ func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCal
 		if !writes {
 			// A read on a sealed session would show its list as it was
 			// at compaction; the head has every change since.
-			s, err := c.GetSession(ctx, session)
+			s, err := c.Head(ctx, session)
 			if err != nil {
 				return nil, err
 			}
-			if s.HeadID != "" && s.HeadID != session {
-				b.follow(session, s.HeadID)
-				session = s.HeadID
+			if s.ID != session {
+				b.follow(session, s.ID)
+				session = s.ID
 			}
 		}
 		call.SessionID = session
