@@ -41,12 +41,12 @@ Flags:
 		fs.Usage()
 		return 2
 	}
-	if _, err := os.Stat(*dbPath); err != nil {
-		// Opening would create an empty database and report it clean.
+	// Read-only: a mistyped path is an error, not a new empty database.
+	d, err := db.OpenReadOnly(ctx, *dbPath)
+	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stderr, "tasksessiond fsck: no database to check at %s: %v\n", *dbPath, err)
 		return 1
 	}
-	d, err := db.OpenReadOnly(ctx, *dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
 		return 1

@@ -150,3 +150,18 @@ func TestStalledMessageIsTimedOut(t *testing.T) {
 	idle.send(`{"jsonrpc":"2.0","id":7,"method":"daemon/status"}`)
 	assert.Nil(t, idle.recv()["error"], "an idle connection is not timed out")
 }
+
+func TestStatusReportsTheWAL(t *testing.T) {
+	// Ensures daemon/status reports the WAL as the background checkpoint
+	// finds it.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := d.Dial(t)
+	s, err := c.CreateSession(ctx, client.CreateSession{})
+	require.NoError(t, err)
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "a"}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := c.Status(ctx)
+		return err == nil && st.WAL.Frames > 0 && st.WAL.Bytes > 0
+	}, 10*time.Second, 10*time.Millisecond)
+}
