@@ -147,21 +147,6 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record
 	return r.call(), nil
 }
 
-// CallByCallID returns the logged call with the host's callId, or
-// ErrNotFound. No index serves it (the daemon keeps callIds in memory): it
-// reads the session's log, for tools and tests.
-func (d *DB) CallByCallID(ctx context.Context, sessionID, callID string) (record.Call, error) {
-	var r callRow
-	err := d.q.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND call_id = ?`, sessionID, callID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return record.Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, ErrNotFound)
-	}
-	if err != nil {
-		return record.Call{}, fmt.Errorf("call %q of %s: %w", callID, sessionID, err)
-	}
-	return r.call(), nil
-}
-
 // Messages returns a session's injected messages in order.
 func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
 	var rows []struct {
