@@ -273,8 +273,16 @@ func (d *DB) init(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	applied, err := p.Up(ctx)
+	if err != nil {
 		return migrateError(d.path, err)
+	}
+	if len(applied) > 0 {
+		// A migration can rewrite whole tables: start from an empty WAL
+		// rather than carry that into the first commits' checkpoints.
+		if _, err := d.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			d.log.Warn("checkpointing after the migrations failed", slog.Any("err", err))
+		}
 	}
 	return d.prepare(ctx)
 }
