@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -227,10 +228,17 @@ func countsText(c store.Counts) string {
 		c.Total, noun, c.Pending, c.InProgress, c.Completed, c.Deleted)
 }
 
+// writeTask writes "#id [status] subject" and the description's lines
+// indented; without fmt, as a list of 10,000 tasks is rendered at once.
 func writeTask(b *strings.Builder, t store.Task) {
-	fmt.Fprintf(b, "#%d [%s] %s", t.Taskid, t.Status, t.Subject)
+	b.WriteByte('#')
+	b.WriteString(strconv.Itoa(t.Taskid))
+	b.WriteString(" [")
+	b.WriteString(string(t.Status))
+	b.WriteString("] ")
+	b.WriteString(t.Subject)
 	if t.Description != "" {
-		for _, line := range strings.Split(t.Description, "\n") {
+		for line := range strings.SplitSeq(t.Description, "\n") {
 			b.WriteString("\n    ")
 			b.WriteString(line)
 		}
