@@ -47,7 +47,7 @@ func Print(w io.Writer, r *Results) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "replay\t%d rows: %.0f rows/s, raw scan %.0f rows/s: %.0f%% of the scan\n", r.Replay.Rows, r.Replay.PerSec, r.Replay.ScanPerSec, 100*r.Replay.Ratio)
 	for _, c := range r.Compaction {
-		fmt.Fprintf(tw, "compaction\t%d tasks: %s\n", c.Tasks, ms(c.Took))
+		fmt.Fprintf(tw, "compaction\t%d tasks: %s (compacted again at once, before the projector: %s)\n", c.Tasks, ms(c.Took), ms(c.Again))
 	}
 	fmt.Fprintf(tw, "resume\tcompacted session of %d tasks: %s with a %d-call ancestor, %s with a %d-call one (ratio %.2f)\n",
 		r.Resume.Tasks, ms(r.Resume.LongTook), r.Resume.LongAncestor, ms(r.Resume.ShortTook), r.Resume.ShortAncestor, r.Resume.Ratio)
