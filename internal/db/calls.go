@@ -167,8 +167,11 @@ func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, 
 // ErrSealed means the session was already compacted.
 var ErrSealed = errors.New("session already compacted")
 
-// Compact writes the successor session, its projection, its messages and
+// Compact writes the successor session, its snapshot, its messages and
 // its forced first call, and seals the old session, in one transaction.
+// The old session's projection is brought up to date: sealed, it then
+// holds the successor's first tasks, which the projector copies to the
+// successor later and the tasks view reads from there until it has.
 func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
@@ -177,30 +180,32 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	defer tx.Rollback()
 	now := d.now()
 	ts := formatTime(now)
-	if err := createSession(ctx, tx, c.New, now); err != nil {
+	succ := *c.New
+	succ.Snapshot = nil // written below
+	if err := createSession(ctx, tx, &succ, now); err != nil {
 		return err
 	}
-	// The old session's store is its projection with the log's tail laid
-	// over it (what the tasks view shows): both are copied inside SQLite,
-	// the projection whole, then the tail's changes in seq order, so the
-	// last change of each task wins.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
-		SELECT ?, taskid, status, subject, description, created_at, ? FROM task_projection WHERE session_id = ?`, c.New.ID, ts, c.Old); err != nil {
-		return fmt.Errorf("compact %s: copy tasks: %w", c.Old, err)
+	c.New.CreatedAt, c.New.UpdatedAt, c.New.Status = succ.CreatedAt, succ.UpdatedAt, succ.Status
+	// The old session may be a successor not projected yet (compacted
+	// again at once): its own first tasks come first.
+	if err := projectSnapshots(ctx, tx); err != nil {
+		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
-		SELECT ?1, c.taskid, json_extract(c.result, '$.structuredContent.task.status'), json_extract(c.result, '$.structuredContent.task.subject'),
-		       json_extract(c.result, '$.structuredContent.task.description'), c.created_at, ?2
-		FROM tool_calls c WHERE c.session_id = ?3 AND c.taskid IS NOT NULL
-		  AND c.seq > (SELECT projected_seq FROM sessions WHERE id = ?3)
-		ORDER BY c.seq
-		ON CONFLICT (session_id, taskid) DO UPDATE SET status = excluded.status, subject = excluded.subject,
-			description = excluded.description, updated_at = excluded.updated_at`, c.New.ID, ts, c.Old); err != nil {
-		return fmt.Errorf("compact %s: copy the tasks changed since the last projection: %w", c.Old, err)
+	if err := projectSessionTail(ctx, tx, c.Old); err != nil {
+		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
 	var n int
-	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM task_projection WHERE session_id = ?`, c.New.ID); err != nil || n != len(c.Tasks) {
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM task_projection WHERE session_id = ?`, c.Old); err != nil || n != len(c.Tasks) {
 		return fmt.Errorf("compact %s: the tasks projection holds %d tasks, the store %d (%v): run tasksessiond fsck", c.Old, n, len(c.Tasks), err)
+	}
+	// Written after the projection calls above, which would otherwise
+	// project it before its parent is up to date.
+	snap, err := json.Marshal(c.New.Snapshot)
+	if err != nil {
+		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES (?, ?)`, c.New.ID, string(snap)); err != nil {
+		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
 	}
 	for i, m := range c.Messages {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -221,6 +226,10 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
+	}
+	select {
+	case d.compacted <- struct{}{}:
+	default: // the writer has yet to take the last one
 	}
 	return nil
 }

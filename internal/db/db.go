@@ -91,6 +91,7 @@ type DB struct {
 	stmts        statements
 	appends      chan *appendReq // to the group-commit writer
 	projectNow   chan chan struct{}
+	compacted    chan struct{}     // a snapshot waits to be projected (buffered 1)
 	proj         pendingProjection // owned by the writer goroutine
 	projectEvery time.Duration
 	// projectFailing is owned by the writer goroutine: a failure is said
@@ -184,7 +185,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	d := &DB{path: path, w: w, r: r, q: r, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
 		walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout, projectEvery: opts.ProjectInterval,
-		appends: make(chan *appendReq), projectNow: make(chan chan struct{}), closed: make(chan struct{}),
+		appends: make(chan *appendReq), projectNow: make(chan chan struct{}), compacted: make(chan struct{}, 1), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	if err := d.init(ctx); err != nil {
 		close(d.writerDone)

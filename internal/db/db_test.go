@@ -117,8 +117,11 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	// Ensures the snapshot, which holds a whole task list, is read only to
 	// rebuild a store: records and lists leave it out.
 	d := testutil.MustOpenDB(t)
-	snap := store.Snapshot{Tasks: []store.Task{{Taskid: 1, Status: store.Completed, Subject: "carried"}}, NextTaskid: 2}
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "succ", Snapshot: &snap}))
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
+	task := store.Task{Taskid: 1, Status: store.Completed, Subject: "carried"}
+	writeTask(t, d, "old", 1, task)
+	snap := store.Snapshot{Tasks: []store.Task{task}, NextTaskid: 2}
+	require.NoError(t, d.Compact(ctx, compaction("old", "succ", snap)))
 
 	loaded, err := d.LoadSession(ctx, "succ")
 	require.NoError(t, err)
@@ -130,10 +133,24 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	assert.Equal(t, loaded, got, "the same record otherwise")
 	page, _, err := d.ListSessions(ctx, db.ListFilter{})
 	require.NoError(t, err)
-	require.Len(t, page, 1)
+	require.Len(t, page, 2)
 	assert.Equal(t, got, page[0])
 	_, err = d.LoadSession(ctx, "zz")
 	assert.ErrorIs(t, err, db.ErrNotFound)
+
+	err = d.CreateSession(ctx, &record.Session{ID: "orphan", Snapshot: &snap})
+	assert.ErrorContains(t, err, "made by compacting its parent", "a snapshot's tasks are its parent's")
+}
+
+// compaction is the plan of compacting old, holding snap, into newID.
+func compaction(old, newID string, snap store.Snapshot) record.Compaction {
+	return record.Compaction{
+		Old:   old,
+		New:   &record.Session{ID: newID, ParentID: old, Snapshot: &snap},
+		Tasks: snap.Tasks,
+		Forced: &record.Append{Call: record.Call{SessionID: newID, Seq: 1, CallID: "forced-" + newID, Name: "TaskList",
+			Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`), Forced: true}},
+	}
 }
 
 func ids(ss []record.Session) []string {
@@ -508,4 +525,110 @@ func TestMigrationCarriesTheProjectionForward(t *testing.T) {
 	require.NoError(t, check.QueryRow(`SELECT through_rowid FROM projection_state`).Scan(&mark))
 	assert.EqualValues(t, 2, projected)
 	assert.EqualValues(t, 2, mark)
+}
+
+func TestSnapshotIsProjectedAfterACrash(t *testing.T) {
+	// Ensures a successor whose first tasks a killed daemon never copied
+	// into task_projection shows them through the view meanwhile, and gets
+	// them when the database is next opened.
+	path := filepath.Join(t.TempDir(), "s.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
+	a := store.Task{Taskid: 1, Status: store.Completed, Subject: "a"}
+	b := store.Task{Taskid: 2, Status: store.Pending, Subject: "b"}
+	writeTask(t, d, "old", 1, a)
+	writeTask(t, d, "old", 2, b)
+	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3})))
+	require.NoError(t, d.Close())
+
+	// What a daemon killed right after the compaction leaves.
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`DELETE FROM task_projection WHERE session_id = 'succ'; UPDATE snapshots SET projected = 0`)
+	require.NoError(t, err)
+	var viewed int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM tasks WHERE session_id = 'succ'`).Scan(&viewed))
+	assert.Equal(t, 2, viewed, "the view reads the parent's projection meanwhile")
+
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Project(ctx))
+	var projected int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 'succ'`).Scan(&projected))
+	assert.Equal(t, 2, projected)
+	got, err := d.Tasks(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{a, b}, got)
+}
+
+func TestSnapshotIsProjectedWithoutFurtherWrites(t *testing.T) {
+	// Ensures the projector copies a successor's first tasks soon after
+	// its compaction even if nothing is written after it.
+	path := filepath.Join(t.TempDir(), "w.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: 10 * time.Millisecond})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
+	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	writeTask(t, d, "old", 1, a)
+	require.NoError(t, d.Project(ctx)) // nothing else waits for the projector
+	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
+	raw := testutil.RawDB(t, path)
+	assert.Eventually(t, func() bool {
+		var n int
+		return raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 'succ'`).Scan(&n) == nil && n == 1
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+func TestMigrationMovesTheSnapshots(t *testing.T) {
+	// Ensures a database of the previous schema, whose successors hold
+	// their snapshots in the sessions row and their tasks in the
+	// projection, opens with both where this one reads them; and that
+	// migrating back down gives the previous schema a successor's tasks
+	// the projector had not copied yet.
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`PRAGMA journal_mode = WAL`)
+	require.NoError(t, err)
+	p, err := goose.NewProvider(goose.DialectSQLite3, raw, migrations.FS)
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 5)
+	require.NoError(t, err)
+	const at = "2026-01-01T00:00:00.000000Z"
+	snap := `{"tasks":[{"taskid":1,"status":"pending","subject":"a","description":""}],"nextTaskid":2}`
+	_, err = raw.Exec(`
+		INSERT INTO sessions (id, status, successor_id, created_at, updated_at, projected_seq) VALUES ('old', 'compacted', NULL, ?1, ?1, 1);
+		INSERT INTO sessions (id, parent_id, snapshot, created_at, updated_at) VALUES ('succ', 'old', ?2, ?1, ?1);
+		UPDATE sessions SET successor_id = 'succ' WHERE id = 'old';
+		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid) VALUES
+			('old', 1, 'TaskCreate', '{"subject":"a"}', '{"structuredContent":{"task":{"taskid":1,"status":"pending","subject":"a","description":""}}}', ?1, 1);
+		INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at) VALUES
+			('old', 1, 'pending', 'a', '', ?1, ?1), ('succ', 1, 'pending', 'a', '', ?1, ?1);`, at, snap)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	loaded, err := d.LoadSession(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, &store.Snapshot{Tasks: []store.Task{{Taskid: 1, Status: store.Pending, Subject: "a"}}, NextTaskid: 2}, loaded.Snapshot)
+	got, err := d.Tasks(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Pending, Subject: "a"}}, got)
+	// A compaction the projector has not caught up with, then back down.
+	require.NoError(t, d.Compact(ctx, compaction("succ", "third", store.Snapshot{Tasks: got, NextTaskid: 2})))
+	require.NoError(t, d.Close()) // projects; undo that to test the way down
+	raw = testutil.RawDB(t, path)
+	_, err = raw.Exec(`DELETE FROM task_projection WHERE session_id = 'third'; UPDATE snapshots SET projected = 0 WHERE session_id = 'third'`)
+	require.NoError(t, err)
+	p, err = goose.NewProvider(goose.DialectSQLite3, raw, migrations.FS)
+	require.NoError(t, err)
+	_, err = p.DownTo(ctx, 5)
+	require.NoError(t, err)
+	var subject, back string
+	require.NoError(t, raw.QueryRow(`SELECT subject FROM tasks WHERE session_id = 'third' AND taskid = 1`).Scan(&subject))
+	assert.Equal(t, "a", subject)
+	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM sessions WHERE id = 'third'`).Scan(&back))
+	assert.JSONEq(t, snap, back)
 }

@@ -59,11 +59,14 @@ func (d *DB) writer() {
 	for {
 		var first *appendReq
 		var idle <-chan time.Time // project what waits once the writes pause
-		if len(d.proj.lastSeq) > 0 {
+		if d.proj.waiting() {
 			idle = time.After(d.projectEvery)
 		}
 		select {
 		case first = <-d.appends:
+		case <-d.compacted:
+			d.proj.snapshots = true
+			continue
 		case done := <-d.projectNow:
 			d.project(ctx)
 			close(done)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -20,14 +22,19 @@ import (
 // projection only keeps that tail short. Many changes to one session then
 // share a page, and a task changed twice is written once.
 
+// A compaction writes the successor's snapshot, not its projection rows;
+// the projector copies those in (before any change to them), and until
+// then the view reads the snapshot.
+
 // projectBatch is how many task changes may wait before the projector
 // runs whatever the time.
 const projectBatch = 4096
 
 // projected is a task change waiting for the projector.
 type projected struct {
-	task store.Task
-	at   string // the commit's time
+	task  store.Task
+	at    string // the time of its latest change
+	first string // of its first change since the last projection: its created_at if new to the projection
 }
 
 // pendingProjection is owned by the writer goroutine.
@@ -35,7 +42,10 @@ type pendingProjection struct {
 	tasks   map[string]map[int]projected // session → taskid → latest
 	lastSeq map[string]int64             // session → seq of its last committed row
 	n       int
-	last    time.Time
+	// snapshots is set when a compaction may have left a snapshot to
+	// project.
+	snapshots bool
+	last      time.Time
 }
 
 func newPendingProjection() pendingProjection {
@@ -57,7 +67,11 @@ func (p *pendingProjection) note(group []*appendReq, now time.Time) {
 				m = map[int]projected{}
 				p.tasks[c.SessionID] = m
 			}
-			m[a.Task.Taskid] = projected{task: *a.Task, at: ts}
+			first := ts
+			if prev, ok := m[a.Task.Taskid]; ok {
+				first = prev.first
+			}
+			m[a.Task.Taskid] = projected{task: *a.Task, at: ts, first: first}
 			p.n++
 		}
 	}
@@ -65,15 +79,18 @@ func (p *pendingProjection) note(group []*appendReq, now time.Time) {
 
 // due reports whether the projector should run now.
 func (p *pendingProjection) due(every time.Duration) bool {
-	return len(p.lastSeq) > 0 && (p.n >= projectBatch || time.Since(p.last) >= every)
+	return p.waiting() && (p.n >= projectBatch || time.Since(p.last) >= every)
 }
+
+// waiting reports whether anything waits for the projector.
+func (p *pendingProjection) waiting() bool { return len(p.lastSeq) > 0 || p.snapshots }
 
 // project writes the pending changes to task_projection. On failure they
 // stay pending (the tasks view is exact regardless) and are tried again.
 func (d *DB) project(ctx context.Context) {
 	p := &d.proj
 	p.last = time.Now()
-	if len(p.lastSeq) == 0 {
+	if !p.waiting() {
 		return
 	}
 	if err := d.projectTx(ctx, p.tasks, p.lastSeq); err != nil {
@@ -96,10 +113,15 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 		return fmt.Errorf("project: begin: %w", err)
 	}
 	defer tx.Rollback()
+	// Snapshots first, so that a change to a task a snapshot holds finds
+	// its row (and keeps its created_at).
+	if err := projectSnapshots(ctx, tx); err != nil {
+		return err
+	}
 	for sid, m := range tasks {
 		for _, t := range m {
 			if _, err := tx.StmtContext(ctx, d.stmts.upsertTask).ExecContext(ctx,
-				sid, t.task.Taskid, string(t.task.Status), t.task.Subject, t.task.Description, t.at, t.at); err != nil {
+				sid, t.task.Taskid, string(t.task.Status), t.task.Subject, t.task.Description, t.first, t.at); err != nil {
 				return fmt.Errorf("project task %s/%d: %w", sid, t.task.Taskid, err)
 			}
 		}
@@ -120,9 +142,50 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 	return nil
 }
 
+// projectSnapshots gives every successor not projected yet its first
+// tasks: its parent's projection rows, which Compact brought up to date.
+// With none waiting, it reads one empty index.
+func projectSnapshots(ctx context.Context, tx *sqlx.Tx) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
+		SELECT b.session_id, pp.taskid, pp.status, pp.subject, pp.description, pp.created_at, s.created_at
+		FROM snapshots b JOIN sessions s ON s.id = b.session_id JOIN task_projection pp ON pp.session_id = s.parent_id
+		WHERE b.projected = 0
+		ON CONFLICT DO NOTHING`); err != nil {
+		return fmt.Errorf("project snapshots: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE snapshots SET projected = 1 WHERE projected = 0`); err != nil {
+		return fmt.Errorf("project snapshots: %w", err)
+	}
+	return nil
+}
+
+// projectSessionTail brings one session's projection up to date from its
+// log rows past projected_seq, in seq order, so that each task ends at its
+// last change and a task new to the projection is stamped with its first.
+func projectSessionTail(ctx context.Context, tx *sqlx.Tx, sessionID string) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
+		SELECT c.session_id, c.taskid, json_extract(c.result, '$.structuredContent.task.status'), json_extract(c.result, '$.structuredContent.task.subject'),
+		       json_extract(c.result, '$.structuredContent.task.description'), c.created_at, c.created_at
+		FROM tool_calls c WHERE c.session_id = ?1 AND c.taskid IS NOT NULL
+		  AND c.seq > (SELECT projected_seq FROM sessions WHERE id = ?1)
+		ORDER BY c.seq
+		ON CONFLICT (session_id, taskid) DO UPDATE SET status = excluded.status, subject = excluded.subject,
+			description = excluded.description, updated_at = excluded.updated_at`, sessionID); err != nil {
+		return fmt.Errorf("project the log of %s: %w", sessionID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET projected_seq = coalesce((SELECT max(seq) FROM tool_calls WHERE session_id = ?1), 0)
+		WHERE id = ?1`, sessionID); err != nil {
+		return fmt.Errorf("project the log of %s: %w", sessionID, err)
+	}
+	return nil
+}
+
 // catchUp projects what a daemon that stopped without projecting (killed,
 // say) left in the log's tail, reading the tasks from the recorded results.
 func (d *DB) catchUp(ctx context.Context) error {
+	if err := d.w.GetContext(ctx, &d.proj.snapshots, `SELECT EXISTS (SELECT 1 FROM snapshots WHERE projected = 0)`); err != nil {
+		return fmt.Errorf("find unprojected snapshots: %w", err)
+	}
 	// Only the rows past the projection's rowid mark can be unprojected,
 	// so a clean start reads one row here, however large the database.
 	var lagging []struct {
@@ -157,7 +220,11 @@ func (d *DB) catchUp(ctx context.Context) error {
 				continue
 			}
 			if t, ok := resultTask([]byte(r.Result)); ok {
-				m[t.Taskid] = projected{task: t, at: r.CreatedAt}
+				first := r.CreatedAt
+				if prev, ok := m[t.Taskid]; ok {
+					first = prev.first
+				}
+				m[t.Taskid] = projected{task: t, at: r.CreatedAt, first: first}
 			}
 		}
 		tasks[s.ID] = m

@@ -28,24 +28,20 @@ type sessionRow struct {
 	UpdatedAt   string         `db:"updated_at"`
 }
 
-const sessionColumns = `id, title, metadata, status, parent_id, successor_id, snapshot, created_at, updated_at`
+const sessionColumns = `id, title, metadata, status, parent_id, successor_id, created_at, updated_at`
 
 // lastActive is a session's updated_at as read: the later of the row's own
 // (its creation, its seal) and its last logged call's. A call does not
-// rewrite the sessions row: that would dirty a page of it in every commit,
-// and a successor's row holds its whole snapshot.
+// rewrite the sessions row: that would dirty a page of it in every commit.
 const lastActive = `max(updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
 
-// selectColumns and selectRecordColumns read sessionColumns and
-// recordColumns, with updated_at as lastActive.
+// selectRecordColumns reads sessionColumns, with updated_at as lastActive;
+// selectColumns adds the snapshot, which can hold a whole task list: only
+// loading a session needs it.
 const (
-	selectColumns       = `id, title, metadata, status, parent_id, successor_id, snapshot, created_at, ` + lastActive
 	selectRecordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, ` + lastActive
+	selectColumns       = selectRecordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
 )
-
-// recordColumns are a session's columns but its snapshot, which can hold a
-// whole task list: only loading a session needs it.
-const recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, updated_at`
 
 func (r sessionRow) session() (record.Session, error) {
 	s := record.Session{
@@ -80,6 +76,10 @@ func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
 }
 
 func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time.Time) error {
+	if s.Snapshot != nil {
+		// Its tasks are its parent's: only Compact, which writes both, makes one.
+		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
+	}
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
 		s.Status = record.StatusActive
@@ -87,16 +87,8 @@ func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
 	}
-	var snap sql.NullString
-	if s.Snapshot != nil {
-		b, err := json.Marshal(s.Snapshot)
-		if err != nil {
-			return fmt.Errorf("create session %s: encode snapshot: %w", s.ID, err)
-		}
-		snap = sql.NullString{String: string(b), Valid: true}
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), snap,
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID),
 		formatTime(now), formatTime(now))
 	if isUniqueViolation(err) {
 		return fmt.Errorf("create session %s: %w", s.ID, ErrExists)

@@ -87,7 +87,7 @@ func TestBadSnapshot(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "b.db")
 	d := testutil.MustOpenDBAt(t, path)
 	old, succ := populate(t, session.NewManager(d, nil))
-	_, err := testutil.RawDB(t, path).Exec(`UPDATE sessions SET snapshot = json_set(snapshot, '$.nextTaskid', 0) WHERE id = ?`, succ)
+	_, err := testutil.RawDB(t, path).Exec(`UPDATE snapshots SET snapshot = json_set(snapshot, '$.nextTaskid', 0) WHERE session_id = ?`, succ)
 	require.NoError(t, err)
 
 	r, err := fsck.Check(ctx, d)

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -298,9 +299,10 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 }
 
 func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
-	// Ensures the successor's projection holds the old session's tasks as
-	// its store had them, changes the projector had not written yet
-	// included.
+	// Ensures the successor holds the old session's tasks as its store had
+	// them, changes the projector had not written yet included: first
+	// through the tasks view reading the snapshot, then in the projection
+	// itself, each carried task keeping the time it was created.
 	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "t.db"), db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
 	require.NoError(t, err)
 	defer d.Close()
@@ -308,15 +310,45 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	id := planted(t, m)
 	require.NoError(t, d.Project(ctx))
 	call(t, m, id, tools.TaskUpdate, `{"taskid":4,"status":"inprogress","subject":"changed after the projection"}`)
-	call(t, m, id, tools.TaskCreate, `{"subject":"created after the projection"}`)
+	call(t, m, id, tools.TaskCreate, `{"subject":"created after the projection","description":"\"quoted\", tab\t, \u00e9, \ud83d\ude00, \\ and a\nnewline"}`)
+	raw := testutil.RawDB(t, d.Path())
+	created := createdAt(t, raw, id)
+	require.Len(t, created, 5)
 	out, err := m.Compact(ctx, session.CompactParams{SessionID: id, NewSessionID: "next"})
 	require.NoError(t, err)
 
 	want, err := m.Resume(ctx, "next")
 	require.NoError(t, err)
 	require.Len(t, want.Tasks, 5)
-	raw := testutil.RawDB(t, d.Path())
-	rows, err := raw.Query(`SELECT taskid, status, subject, description FROM task_projection WHERE session_id = ? ORDER BY taskid`, out.Session.ID)
+	fresh, err := session.NewManager(d, nil).Resume(ctx, "next")
+	require.NoError(t, err)
+	assert.Equal(t, want.Tasks, fresh.Tasks, "the snapshot SQLite wrote loads as the store it came from")
+	assert.Equal(t, want.NextTaskid, fresh.NextTaskid)
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the snapshot")
+	assert.Empty(t, projected(t, raw, "task_projection", "next"), "compaction writes no projection rows")
+	assert.Equal(t, created, createdAt(t, raw, "next"))
+
+	// A change to a carried task before the projector has run.
+	call(t, m, "next", tools.TaskUpdate, `{"taskid":2,"subject":"changed in the successor"}`)
+	want, err = m.Resume(ctx, "next")
+	require.NoError(t, err)
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
+	assert.Equal(t, created, createdAt(t, raw, "next"), "a change keeps the carried created_at")
+
+	require.NoError(t, d.Project(ctx))
+	assert.Equal(t, want.Tasks, projected(t, raw, "task_projection", "next"), "the projection itself, not only the view")
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
+	assert.Equal(t, created, createdAt(t, raw, "next"))
+	var unprojected int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM snapshots WHERE projected = 0`).Scan(&unprojected))
+	assert.Zero(t, unprojected)
+	assert.Equal(t, "next", out.Session.ID)
+}
+
+// projected reads a session's tasks from table (tasks or task_projection).
+func projected(t *testing.T, raw *sql.DB, table, id string) []store.Task {
+	t.Helper()
+	rows, err := raw.Query(`SELECT taskid, status, subject, description FROM `+table+` WHERE session_id = ? ORDER BY taskid`, id)
 	require.NoError(t, err)
 	defer rows.Close()
 	var got []store.Task
@@ -325,5 +357,23 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 		require.NoError(t, rows.Scan(&task.Taskid, &task.Status, &task.Subject, &task.Description))
 		got = append(got, task)
 	}
-	assert.Equal(t, want.Tasks, got, "the projection itself, not only the view")
+	require.NoError(t, rows.Err())
+	return got
+}
+
+// createdAt reads each task's created_at through the tasks view.
+func createdAt(t *testing.T, raw *sql.DB, id string) map[int]string {
+	t.Helper()
+	rows, err := raw.Query(`SELECT taskid, created_at FROM tasks WHERE session_id = ?`, id)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var taskid int
+		var at string
+		require.NoError(t, rows.Scan(&taskid, &at))
+		out[taskid] = at
+	}
+	require.NoError(t, rows.Err())
+	return out
 }
