@@ -139,10 +139,13 @@ func TestBesideARunningWriter(t *testing.T) {
 		_, err := m.Call(ctx, session.CallParams{SessionID: "busy", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"t"}`)})
 		require.NoError(t, err)
 	}
+	// The writer's work is bounded: each check reads the whole log, so a
+	// writer that never stopped would make a slow machine slower still.
+	const maxWrites = 1500
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		for i := 0; ; i++ {
+		for i := range maxWrites {
 			select {
 			case <-stop:
 				done <- nil
@@ -159,12 +162,26 @@ func TestBesideARunningWriter(t *testing.T) {
 				return
 			}
 		}
+		done <- nil
 	}()
-	for range 15 {
+	checks := 0
+	var werr error
+	finished := false
+	for checks < 15 && !finished {
 		r, err := fsck.Sessions(ctx, d, "busy")
 		require.NoError(t, err)
 		assert.True(t, r.OK(), "%+v", r)
+		checks++
+		select {
+		case werr = <-done:
+			finished = true
+		default:
+		}
 	}
-	close(stop)
-	require.NoError(t, <-done)
+	if !finished {
+		close(stop)
+		werr = <-done
+	}
+	require.NoError(t, werr)
+	assert.GreaterOrEqual(t, checks, 3, "checks made while the writer wrote")
 }
