@@ -237,7 +237,10 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		if r.Error != nil {
 			return r.Error
 		}
-		if result != nil {
+		if raw, ok := result.(*json.RawMessage); ok {
+			// Already checked and copied out of the line by read.
+			*raw = r.Result
+		} else if result != nil {
 			if err := json.Unmarshal(r.Result, result); err != nil {
 				return fmt.Errorf("%s: decode result: %w", method, err)
 			}
