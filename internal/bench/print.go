@@ -30,7 +30,7 @@ func Print(w io.Writer, r *Results) {
 	fmt.Fprintln(w)
 
 	if len(r.Storage) > 0 {
-		fmt.Fprintf(w, "storage ceilings: SQLite alone, full sync, %d sessions interleaved, groups of %d calls\n", storageSessions, storageGroup)
+		fmt.Fprintf(w, "storage ceilings: SQLite alone, full sync, %d sessions interleaved, groups of %d calls, %d rounds in turn\n", storageSessions, storageGroup, storageRounds)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "write pattern\tcalls/s\tWAL pages/call\tWAL bytes/call\tvs v1\t")
 		for _, x := range r.Storage {

@@ -57,40 +57,55 @@ var storageRow = func() string {
 	return mustJSON(res)
 }()
 
+// storageRounds is how many times each pattern runs, in turn with the
+// others, so that a machine's load drifting over the run weighs on all
+// three alike.
+const storageRounds = 3
+
 // storage measures the three write patterns side by side, under full sync.
 func (b *bencher) storage(ctx context.Context, r *Results) error {
-	for _, v := range []struct {
+	patterns := []struct {
 		name                                       string
 		callID, projection, touch, deferred, floor bool
 	}{
 		{name: "v1: log + callId index + projection + session touch", callID: true, projection: true, touch: true},
 		{name: "now: log, projection every 100 ms", deferred: true},
 		{name: "floor: append-only rows", floor: true},
-	} {
-		path := b.path("storage.db")
-		d, err := db.Open(ctx, path, db.Options{Sync: db.SyncFull})
-		if err != nil {
-			return err
-		}
-		for i := range storageSessions {
-			if err := d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}); err != nil {
-				d.Close()
+	}
+	totals := make([]phaseTotals, len(patterns))
+	for range storageRounds {
+		for i, v := range patterns {
+			path := b.path("storage.db")
+			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncFull})
+			if err != nil {
 				return err
 			}
+			for i := range storageSessions {
+				if err := d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}); err != nil {
+					d.Close()
+					return err
+				}
+			}
+			d.Close()
+			raw, err := sql.Open("sqlite", db.WriterDSN(path, db.Options{Sync: db.SyncFull}))
+			if err != nil {
+				return err
+			}
+			raw.SetMaxOpenConns(1)
+			t, err := b.storagePhase(ctx, raw, path, v.callID, v.projection, v.touch, v.deferred, v.floor)
+			raw.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			totals[i].calls += t.calls
+			totals[i].frames += t.frames
+			totals[i].took += t.took
 		}
-		d.Close()
-		raw, err := sql.Open("sqlite", db.WriterDSN(path, db.Options{Sync: db.SyncFull}))
-		if err != nil {
-			return err
-		}
-		raw.SetMaxOpenConns(1)
-		res, err := b.storagePhase(ctx, raw, path, v.callID, v.projection, v.touch, v.deferred, v.floor)
-		raw.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", v.name, err)
-		}
-		res.Name = v.name
-		r.Storage = append(r.Storage, res)
+	}
+	for i, t := range totals {
+		perCall := float64(t.frames) / float64(t.calls)
+		r.Storage = append(r.Storage, StorageResult{Name: patterns[i].name, PerSec: float64(t.calls) / t.took.Seconds(),
+			FramesPerCall: perCall, BytesPerCall: perCall * (4096 + 24)})
 	}
 	for i := range r.Storage {
 		r.Storage[i].VsV1 = r.Storage[i].PerSec / r.Storage[0].PerSec
@@ -98,7 +113,13 @@ func (b *bencher) storage(ctx context.Context, r *Results) error {
 	return nil
 }
 
-func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, callID, projection, touch, deferred, floor bool) (StorageResult, error) {
+// phaseTotals is what one storage phase did.
+type phaseTotals struct {
+	calls, frames int64
+	took          time.Duration
+}
+
+func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, callID, projection, touch, deferred, floor bool) (phaseTotals, error) {
 	var setup []string
 	if callID {
 		setup = append(setup, v1CallIDSQL)
@@ -108,26 +129,26 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 	}
 	for _, q := range setup {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
-			return StorageResult{}, err
+			return phaseTotals{}, err
 		}
 	}
 	stmt := func(q string) (*sql.Stmt, error) { return raw.PrepareContext(ctx, q) }
 	insCall, err := stmt(db.InsertCallSQL)
 	if err != nil {
-		return StorageResult{}, err
+		return phaseTotals{}, err
 	}
 	insTask, err := stmt(db.UpsertTaskSQL)
 	if err != nil {
-		return StorageResult{}, err
+		return phaseTotals{}, err
 	}
 	touchSession, err := stmt(v1TouchSQL)
 	if err != nil {
-		return StorageResult{}, err
+		return phaseTotals{}, err
 	}
 	insFloor := insCall
 	if floor {
 		if insFloor, err = stmt(floorInsertQ); err != nil {
-			return StorageResult{}, err
+			return phaseTotals{}, err
 		}
 	}
 	var frames int64
@@ -143,7 +164,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 		return err
 	}
 	if err := truncate(); err != nil {
-		return StorageResult{}, err
+		return phaseTotals{}, err
 	}
 	frames = 0
 	seqs := make([]int64, storageSessions)
@@ -182,7 +203,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 	for time.Now().Before(deadline) {
 		tx, err := raw.BeginTx(ctx, nil)
 		if err != nil {
-			return StorageResult{}, err
+			return phaseTotals{}, err
 		}
 		now := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")
 		touched := map[int]bool{}
@@ -200,7 +221,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 			}
 			if err != nil {
 				tx.Rollback()
-				return StorageResult{}, err
+				return phaseTotals{}, err
 			}
 			touched[s] = true
 			if deferred {
@@ -212,33 +233,32 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 			for s := range touched {
 				if _, err := tx.StmtContext(ctx, touchSession).ExecContext(ctx, now, fmt.Sprint("s", s)); err != nil {
 					tx.Rollback()
-					return StorageResult{}, err
+					return phaseTotals{}, err
 				}
 			}
 		}
 		if err := tx.Commit(); err != nil {
-			return StorageResult{}, err
+			return phaseTotals{}, err
 		}
 		if deferred && time.Since(lastProjection) >= 100*time.Millisecond {
 			if err := project(); err != nil {
-				return StorageResult{}, err
+				return phaseTotals{}, err
 			}
 		}
 		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > storageWALLimit {
 			if err := truncate(); err != nil {
-				return StorageResult{}, err
+				return phaseTotals{}, err
 			}
 		}
 	}
 	if deferred {
 		if err := project(); err != nil {
-			return StorageResult{}, err
+			return phaseTotals{}, err
 		}
 	}
 	took := time.Since(begin)
 	if err := truncate(); err != nil {
-		return StorageResult{}, err
+		return phaseTotals{}, err
 	}
-	perCall := float64(frames) / float64(calls)
-	return StorageResult{PerSec: float64(calls) / took.Seconds(), FramesPerCall: perCall, BytesPerCall: perCall * (4096 + 24)}, nil
+	return phaseTotals{calls: int64(calls), frames: frames, took: took}, nil
 }
