@@ -632,3 +632,36 @@ func TestMigrationMovesTheSnapshots(t *testing.T) {
 	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM sessions WHERE id = 'third'`).Scan(&back))
 	assert.JSONEq(t, snap, back)
 }
+
+func TestCreatedAtIsTheFirstChange(t *testing.T) {
+	// Ensures a task created and changed within one projection interval
+	// reads as created at its first change, through the view before the
+	// projection and in the projection after it: both say the same.
+	path := filepath.Join(t.TempDir(), "t.db")
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour, Now: func() time.Time {
+		clock = clock.Add(time.Second)
+		return clock
+	}})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	writeTask(t, d, "s", 1, a)
+	a.Status = store.Completed
+	writeTask(t, d, "s", 2, a)
+	raw := testutil.RawDB(t, path)
+	var first string
+	require.NoError(t, raw.QueryRow(`SELECT created_at FROM tool_calls WHERE session_id = 's' AND seq = 1`).Scan(&first))
+	times := func(table string) (created, updated string) {
+		require.NoError(t, raw.QueryRow(`SELECT created_at, updated_at FROM `+table+` WHERE session_id = 's' AND taskid = 1`).Scan(&created, &updated))
+		return created, updated
+	}
+	created, updated := times("tasks")
+	assert.Equal(t, first, created, "the view: created at the first change")
+	assert.Greater(t, updated, created)
+	require.NoError(t, d.Project(ctx))
+	pc, pu := times("task_projection")
+	assert.Equal(t, created, pc, "the projection agrees with the view")
+	assert.Equal(t, updated, pu)
+}
