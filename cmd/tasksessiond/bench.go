@@ -28,7 +28,8 @@ pattern, today's, and an append-only floor: 64 sessions interleaved, group
 commits, full sync; calls/s and WAL pages and bytes per call); the no-op
 ceiling of the socket; a tool call that is neither logged nor committed; the
 daemon's tools/call with 1, 8 and 64 concurrent sessions, as ratios to the
-raw and no-op figures; 64 sessions sustained for 60 s with the WAL's peak
+raw and no-op figures; one session's calls through the session manager in
+process, without the socket; 64 sessions sustained for 60 s with the WAL's peak
 size; replay against a raw scan; compaction of 100, 1,000 and 10,000 tasks;
 resume of a compacted session; start-up on a database of many sessions;
 memory (heap and RSS) per session and per task. Last, each performance

@@ -75,6 +75,7 @@ type Results struct {
 	Noop       []Rate          `json:"noop"`
 	Unlogged   []Rate          `json:"unlogged"`
 	Daemon     []Rate          `json:"daemon"`
+	InProcess  Rate            `json:"inProcess"`
 	Replay     ReplayResult    `json:"replay"`
 	Compaction []Timed         `json:"compaction"`
 	Resume     ResumeResult    `json:"resume"`
@@ -150,6 +151,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"raw SQLite", b.raw},
 		{"storage ceilings", b.storage},
 		{"socket", b.socket},
+		{"in process", b.inProcess},
 		{"sustained load", b.sustained},
 		{"replay", b.replay},
 		{"compaction", b.compaction},

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
@@ -276,4 +278,46 @@ func (b *bencher) sustained(ctx context.Context, r *Results) (err error) {
 	<-watched
 	r.Sustained = SustainedResult{Sessions: storageSessions, Took: b.sz.sustained, PerSec: rate, WALPeak: peak.Load()}
 	return err
+}
+
+// inProcess runs one session's workload through the session manager on a
+// database of its own, with no socket: between it and the raw commit lies
+// the daemon's storage path; between it and tools/call, the socket and the
+// goroutines a call passes through on its way in and out.
+func (b *bencher) inProcess(ctx context.Context, r *Results) error {
+	d, err := db.Open(ctx, b.path("inprocess.db"), db.Options{Sync: db.SyncFull})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	m := session.NewManager(d, nil)
+	s, err := m.Create(ctx, session.CreateParams{})
+	if err != nil {
+		return err
+	}
+	var lat []time.Duration
+	begin := time.Now()
+	for i := 0; time.Since(begin) < b.sz.phase; i++ {
+		p := session.CallParams{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprint("p-", i)}
+		if i%2 == 1 {
+			p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
+		}
+		t0 := time.Now()
+		res, err := m.Call(ctx, p)
+		if err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(t0))
+		if bytes.Contains(res, []byte(`"isError":true`)) {
+			return fmt.Errorf("%s: %s", p.Name, res)
+		}
+	}
+	r.InProcess = Rate{Name: "session.Call in process, no socket", Sync: string(db.SyncFull), Clients: 1,
+		PerSec: float64(len(lat)) / time.Since(begin).Seconds(), Latency: percentiles(lat)}
+	for _, raw := range r.Raw {
+		if raw.Sync == string(db.SyncFull) && strings.Contains(raw.Name, "one row") {
+			r.InProcess.VsRawSingle = r.InProcess.PerSec / raw.PerSec
+		}
+	}
+	return nil
 }

@@ -18,6 +18,9 @@ func Print(w io.Writer, r *Results) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "what\tsync\tclients\tper s\tp50\tp99\tp99.9\tvs no-op\tvs raw 1/commit\t")
 	rows := slices.Concat(r.Raw, r.Noop, r.Unlogged, r.Daemon)
+	if r.InProcess.PerSec > 0 {
+		rows = append(rows, r.InProcess)
+	}
 	for _, x := range rows {
 		clients := ""
 		if x.Clients > 0 {
