@@ -101,7 +101,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 		m.log.Error("compacted, but the successor's snapshot does not restore in memory; it will be loaded from the database",
 			slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Any("err", err))
 	} else {
-		m.adopt(&session{id: plan.New.ID, mu: newCtxMutex(), clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
+		m.adopt(&session{id: plan.New.ID, clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
 			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call})
 	}
 	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))

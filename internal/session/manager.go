@@ -88,7 +88,7 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 		m.mu.Lock()
 		s, ok := m.sessions[id]
 		if !ok {
-			s = &session{id: id, mu: newCtxMutex(), clock: m.now}
+			s = &session{id: id, clock: m.now}
 			m.sessions[id] = s
 		}
 		m.mu.Unlock()
