@@ -22,9 +22,9 @@ import (
 // projection only keeps that tail short. Many changes to one session then
 // share a page, and a task changed twice is written once.
 
-// A compaction writes the successor's snapshot, not its projection rows;
-// the projector copies those in (before any change to them), and until
-// then the view reads the snapshot.
+// A compaction writes no projection rows for the successor: its first
+// tasks are the sealed parent's projection, which the projector copies to
+// it (before any change to them), and which the view reads until then.
 
 // projectBatch is how many task changes may wait before the projector
 // runs whatever the time.
