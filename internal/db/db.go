@@ -6,8 +6,10 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -485,16 +487,27 @@ func (d *DB) ReadTx(ctx context.Context, fn func(view *DB) error) error {
 }
 
 // refuseForeign refuses an existing SQLite file that another program made:
-// running on it would switch it to WAL and add this daemon's tables. It
-// looks through a read-only connection, before anything can write. A
-// missing or empty file, or one holding goose's version table, is ours.
+// running on it would switch it to WAL and add this daemon's tables. A
+// missing or empty file, or one whose header carries this daemon's
+// application_id, is ours; any other is looked at through a read-only
+// connection, before anything can write, and is ours if it holds goose's
+// version table (a database from before the application_id).
 func refuseForeign(ctx context.Context, path string) error {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
+	}
+	var header [100]byte
+	n, err := io.ReadFull(f, header[:])
+	f.Close()
+	switch {
+	case n == 0:
+		return nil
+	case err == nil && string(header[:16]) == "SQLite format 3\x00" && binary.BigEndian.Uint32(header[68:72]) == applicationID:
+		return nil
 	}
 	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
@@ -534,3 +547,6 @@ func refuseForeign(ctx context.Context, path string) error {
 
 // versionTable is where goose records the migrations applied.
 const versionTable = "goose_db_version"
+
+// applicationID is "TSKD", which migration 00007 writes into the header.
+const applicationID = 0x54534B44

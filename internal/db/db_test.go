@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -664,4 +665,25 @@ func TestCreatedAtIsTheFirstChange(t *testing.T) {
 	pc, pu := times("task_projection")
 	assert.Equal(t, created, pc, "the projection agrees with the view")
 	assert.Equal(t, updated, pu)
+}
+
+func TestHeaderMarksTheFileAsOurs(t *testing.T) {
+	// Ensures a database this daemon made carries its application_id in
+	// the SQLite header once opened, so the next open knows it as its own
+	// from 100 bytes.
+	path := filepath.Join(t.TempDir(), "h.db")
+	d, err := db.Open(ctx, path, db.Options{})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	header := make([]byte, 100)
+	_, err = io.ReadFull(f, header)
+	require.NoError(t, err)
+	assert.Equal(t, "SQLite format 3\x00", string(header[:16]))
+	assert.Equal(t, "TSKD", string(header[68:72]))
+	d, err = db.Open(ctx, path, db.Options{})
+	require.NoError(t, err, "and opens again")
+	require.NoError(t, d.Close())
 }
