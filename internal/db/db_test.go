@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -492,19 +493,27 @@ func TestProjectionCatchesUpAfterACrash(t *testing.T) {
 	assert.Equal(t, last, mark)
 }
 
-func TestMigrationCarriesTheProjectionForward(t *testing.T) {
-	// Ensures a database written by the previous schema (a synchronous
-	// tasks table, up to date with the log) opens with its tasks intact:
-	// the same rows through the tasks view, nothing left to catch up.
-	path := filepath.Join(t.TempDir(), "old.db")
+// schemaAt opens the database at path (made if missing) as the migrations
+// up to version leave it, the way an older daemon wrote it.
+func schemaAt(t *testing.T, path string, version int64) (*sql.DB, *goose.Provider) {
+	t.Helper()
 	raw := testutil.RawDB(t, path)
 	_, err := raw.Exec(`PRAGMA journal_mode = WAL`)
 	require.NoError(t, err)
 	p, err := goose.NewProvider(goose.DialectSQLite3, raw, migrations.FS)
 	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 4)
+	_, err = p.UpTo(ctx, version)
 	require.NoError(t, err)
-	_, err = raw.Exec(`
+	return raw, p
+}
+
+func TestMigrationCarriesTheProjectionForward(t *testing.T) {
+	// Ensures a database written by the previous schema (a synchronous
+	// tasks table, up to date with the log) opens with its tasks intact:
+	// the same rows through the tasks view, nothing left to catch up.
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, _ := schemaAt(t, path, 4)
+	_, err := raw.Exec(`
 		INSERT INTO sessions (id, created_at, updated_at) VALUES ('old', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z');
 		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES
 			('old', 1, 'TaskCreate', '{"subject":"a"}', '{"structuredContent":{"task":{"taskid":1,"status":"pending","subject":"a","description":""}}}', '2026-01-01T00:00:01.000000Z'),
@@ -589,16 +598,10 @@ func TestMigrationMovesTheSnapshots(t *testing.T) {
 	// migrating back down gives the previous schema a successor's tasks
 	// the projector had not copied yet.
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw := testutil.RawDB(t, path)
-	_, err := raw.Exec(`PRAGMA journal_mode = WAL`)
-	require.NoError(t, err)
-	p, err := goose.NewProvider(goose.DialectSQLite3, raw, migrations.FS)
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 5)
-	require.NoError(t, err)
+	raw, _ := schemaAt(t, path, 5)
 	const at = "2026-01-01T00:00:00.000000Z"
 	snap := `{"tasks":[{"taskid":1,"status":"pending","subject":"a","description":""}],"nextTaskid":2}`
-	_, err = raw.Exec(`
+	_, err := raw.Exec(`
 		INSERT INTO sessions (id, status, successor_id, created_at, updated_at, projected_seq) VALUES ('old', 'compacted', NULL, ?1, ?1, 1);
 		INSERT INTO sessions (id, parent_id, snapshot, created_at, updated_at) VALUES ('succ', 'old', ?2, ?1, ?1);
 		UPDATE sessions SET successor_id = 'succ' WHERE id = 'old';
@@ -620,10 +623,8 @@ func TestMigrationMovesTheSnapshots(t *testing.T) {
 	// A compaction the projector has not caught up with, then back down.
 	require.NoError(t, d.Compact(ctx, compaction("succ", "third", store.Snapshot{Tasks: got, NextTaskid: 2})))
 	require.NoError(t, d.Close()) // projects; undo that to test the way down
-	raw = testutil.RawDB(t, path)
+	raw, p := schemaAt(t, path, 7)
 	_, err = raw.Exec(`DELETE FROM task_projection WHERE session_id = 'third'; UPDATE snapshots SET projected = 0 WHERE session_id = 'third'`)
-	require.NoError(t, err)
-	p, err = goose.NewProvider(goose.DialectSQLite3, raw, migrations.FS)
 	require.NoError(t, err)
 	_, err = p.DownTo(ctx, 5)
 	require.NoError(t, err)
