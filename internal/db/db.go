@@ -79,7 +79,8 @@ type DB struct {
 	path    string
 	w       *sqlx.DB
 	r       *sqlx.DB
-	q       querier // what the read queries go through: r, or a read transaction
+	reads   *preparedReads // r's read queries, prepared
+	q       querier        // what the read queries go through: reads, or a read transaction
 	now     func() time.Time
 	log     *slog.Logger
 	lock    *os.File                 // held while open: one writing process
@@ -156,7 +157,8 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
-	d := &DB{path: path, r: r, q: r, now: opts.Now, log: opts.Logger, closed: make(chan struct{}),
+	reads := newPreparedReads(r)
+	d := &DB{path: path, r: r, reads: reads, q: reads, now: opts.Now, log: opts.Logger, closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	close(d.writerDone)
 	close(d.ckptDone)
@@ -185,7 +187,8 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	// written must equal the one read back later.
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
-	d := &DB{path: path, w: w, r: r, q: r, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
+	reads := newPreparedReads(r)
+	d := &DB{path: path, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
 		walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout, projectEvery: opts.ProjectInterval,
 		appends: make(chan *appendReq), projectNow: make(chan chan struct{}), compacted: make(chan struct{}, 1), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
@@ -322,7 +325,7 @@ func (d *DB) Close() error {
 		close(d.closed)
 		<-d.writerDone
 		<-d.ckptDone
-		err = d.r.Close()
+		err = errors.Join(d.reads.close(), d.r.Close())
 		if d.w != nil {
 			err = errors.Join(err, d.w.Close())
 		}
@@ -466,7 +469,7 @@ func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	return rows, nil
 }
 
-// querier is what the read queries need; *sqlx.DB and *sqlx.Tx have it.
+// querier is what the read queries need; *preparedReads and *sqlx.Tx have it.
 type querier interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error

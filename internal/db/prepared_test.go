@@ -1,0 +1,40 @@
+package db
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPreparedReads(t *testing.T) {
+	// Ensures read queries are prepared once per text and give the same
+	// answers and errors as unprepared ones, and that texts past the bound
+	// still run.
+	d, err := Open(t.Context(), filepath.Join(t.TempDir(), "p.db"), Options{})
+	require.NoError(t, err)
+	defer d.Close()
+	p := d.reads
+	var n int
+	require.NoError(t, p.GetContext(t.Context(), &n, `SELECT count(*) FROM sessions`))
+	first := p.stmts[`SELECT count(*) FROM sessions`]
+	require.NotNil(t, first)
+	require.NoError(t, p.GetContext(t.Context(), &n, `SELECT count(*) FROM sessions`))
+	assert.Same(t, first, p.stmts[`SELECT count(*) FROM sessions`], "prepared once")
+
+	err = p.GetContext(t.Context(), &n, `SELECT id FROM sessions WHERE id = ?`, "none")
+	assert.True(t, errors.Is(err, sql.ErrNoRows), "%v", err)
+	err = p.GetContext(t.Context(), &n, `SELECT nonsense FROM nowhere`)
+	assert.ErrorContains(t, err, "no such table", "a query that does not prepare says why when run")
+
+	for i := range maxPrepared + 5 {
+		var got int
+		require.NoError(t, p.GetContext(t.Context(), &got, fmt.Sprintf(`SELECT %d`, i)))
+		assert.Equal(t, i, got)
+	}
+	assert.Len(t, p.stmts, maxPrepared, "bounded")
+}
