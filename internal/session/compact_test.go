@@ -301,8 +301,8 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	// Ensures the successor holds the old session's tasks as its store had
 	// them, changes the projector had not written yet included: first
-	// through the tasks view reading the snapshot, then in the projection
-	// itself, each carried task keeping the time it was created.
+	// through the tasks view reading its parent's projection, then in its own
+	// projection, each carried task keeping the time it was created.
 	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "t.db"), db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
 	require.NoError(t, err)
 	defer d.Close()
@@ -324,7 +324,7 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want.Tasks, fresh.Tasks, "the snapshot SQLite wrote loads as the store it came from")
 	assert.Equal(t, want.NextTaskid, fresh.NextTaskid)
-	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the snapshot")
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the parent's projection")
 	assert.Empty(t, projected(t, raw, "task_projection", "next"), "compaction writes no projection rows")
 	assert.Equal(t, created, createdAt(t, raw, "next"))
 
