@@ -80,8 +80,8 @@ func (b *bencher) storage(ctx context.Context, r *Results) error {
 			if err != nil {
 				return err
 			}
-			for i := range storageSessions {
-				if err := d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}); err != nil {
+			for s := range storageSessions {
+				if err := d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", s)}); err != nil {
 					d.Close()
 					return err
 				}
@@ -94,6 +94,7 @@ func (b *bencher) storage(ctx context.Context, r *Results) error {
 			raw.SetMaxOpenConns(1)
 			t, err := b.storagePhase(ctx, raw, path, v.callID, v.projection, v.touch, v.deferred, v.floor)
 			raw.Close()
+			removeDB(path) // nine of them would hold gigabytes by the end of a full run
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
@@ -261,4 +262,12 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 		return phaseTotals{}, err
 	}
 	return phaseTotals{calls: int64(calls), frames: frames, took: took}, nil
+}
+
+// removeDB deletes a scratch database and the files SQLite and the lock
+// keep beside it.
+func removeDB(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm", ".lock"} {
+		os.Remove(path + suffix)
+	}
 }
