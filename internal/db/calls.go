@@ -180,12 +180,9 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	defer tx.Rollback()
 	now := d.now()
 	ts := formatTime(now)
-	succ := *c.New
-	succ.Snapshot = nil // written below
-	if err := createSession(ctx, tx, &succ, now); err != nil {
+	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	c.New.CreatedAt, c.New.UpdatedAt, c.New.Status = succ.CreatedAt, succ.UpdatedAt, succ.Status
 	// The old session may be a successor not projected yet (compacted
 	// again at once): its own first tasks come first.
 	if err := projectSnapshots(ctx, tx); err != nil {

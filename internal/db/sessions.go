@@ -61,6 +61,10 @@ func (r sessionRow) session() (record.Session, error) {
 
 // CreateSession inserts s, stamping its times. ErrExists if the id is taken.
 func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
+	if s.Snapshot != nil {
+		// Its tasks are its parent's: only Compact, which writes both, makes one.
+		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
+	}
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
@@ -75,11 +79,9 @@ func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
 	return nil
 }
 
+// createSession inserts s's row; a snapshot, if s has one, is the
+// caller's to write.
 func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time.Time) error {
-	if s.Snapshot != nil {
-		// Its tasks are its parent's: only Compact, which writes both, makes one.
-		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
-	}
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
 		s.Status = record.StatusActive
