@@ -473,8 +473,24 @@ func TestProjectionCatchesUpAfterACrash(t *testing.T) {
 	// What a killed daemon leaves: a committed row, not projected.
 	raw := testutil.RawDB(t, path)
 	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid) VALUES
-		('s', 2, 'TaskUpdate', '{}', '{"structuredContent":{"task":{"taskid":1,"status":"completed","subject":"a","description":""}}}', '2026-01-01T00:00:00.000000Z', 1)`)
+		('s', 2, 'TaskUpdate', '{}', '{"structuredContent":{"task":{"taskid":1,"status":"completed","subject":"a","description":""}}}', '2026-01-01T00:00:00.000000Z', 1),
+		('s', 3, 'TaskCreate', '{}', '{"structuredContent":{"task":{"taskid":2,"status":"pending","subject":"b","description":""}}}', '2026-01-01T00:00:01.000000Z', 2),
+		('s', 4, 'TaskList', '{}', '{"structuredContent":{"tasks":[]}}', '2026-01-01T00:00:02.000000Z', NULL),
+		('s', 5, 'TaskUpdate', '{}', '{"structuredContent":{"task":{"taskid":2,"status":"inprogress","subject":"b","description":""}}}', '2026-01-01T00:00:03.000000Z', 2)`)
 	require.NoError(t, err)
+	rows := func(table string) []string {
+		r, err := raw.Query(`SELECT taskid || ' ' || status || ' ' || created_at || ' ' || updated_at FROM ` + table + ` WHERE session_id = 's' ORDER BY taskid`)
+		require.NoError(t, err)
+		defer r.Close()
+		var out []string
+		for r.Next() {
+			var row string
+			require.NoError(t, r.Scan(&row))
+			out = append(out, row)
+		}
+		return out
+	}
+	viewed := rows("tasks")
 	var status string
 	require.NoError(t, raw.QueryRow(`SELECT status FROM tasks WHERE session_id = 's' AND taskid = 1`).Scan(&status))
 	assert.Equal(t, "completed", status, "the view is exact before the catch-up")
@@ -487,6 +503,10 @@ func TestProjectionCatchesUpAfterACrash(t *testing.T) {
 	require.NoError(t, d.Project(ctx)) // the catch-up ran before the writer took anything
 	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 's' AND taskid = 1`).Scan(&status))
 	assert.Equal(t, "completed", status)
+	assert.Equal(t, viewed, rows("task_projection"), "the catch-up writes what the view showed, times included")
+	var projected int64
+	require.NoError(t, raw.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 's'`).Scan(&projected))
+	assert.EqualValues(t, 5, projected)
 	var mark, last int64
 	require.NoError(t, raw.QueryRow(`SELECT through_rowid FROM projection_state`).Scan(&mark))
 	require.NoError(t, raw.QueryRow(`SELECT max(rowid) FROM tool_calls`).Scan(&last))

@@ -1,9 +1,7 @@
 package db
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -133,11 +131,19 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 	}
 	// Every committed row has been noted by now (the projector runs between
 	// the writer's commits; other writers add no task changes).
-	if _, err := tx.ExecContext(ctx, `UPDATE projection_state SET through_rowid = coalesce((SELECT max(rowid) FROM tool_calls), 0)`); err != nil {
-		return fmt.Errorf("project: %w", err)
+	if err := markProjected(ctx, tx); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("project: commit: %w", err)
+	}
+	return nil
+}
+
+// markProjected records that every log row so far is in the projection.
+func markProjected(ctx context.Context, tx *sqlx.Tx) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE projection_state SET through_rowid = coalesce((SELECT max(rowid) FROM tool_calls), 0)`); err != nil {
+		return fmt.Errorf("mark the projection: %w", err)
 	}
 	return nil
 }
@@ -181,73 +187,44 @@ func projectSessionTail(ctx context.Context, tx *sqlx.Tx, sessionID string) erro
 }
 
 // catchUp projects what a daemon that stopped without projecting (killed,
-// say) left in the log's tail, reading the tasks from the recorded results.
+// say) left: the snapshots, and the log's tail of each session it wrote
+// past the projection's rowid mark, as compaction projects a sealed one.
 func (d *DB) catchUp(ctx context.Context) error {
 	if err := d.w.GetContext(ctx, &d.proj.snapshots, `SELECT EXISTS (SELECT 1 FROM snapshots WHERE projected = 0)`); err != nil {
 		return fmt.Errorf("find unprojected snapshots: %w", err)
 	}
-	// Only the rows past the projection's rowid mark can be unprojected,
-	// so a clean start reads one row here, however large the database.
-	var lagging []struct {
-		ID        string `db:"id"`
-		Projected int64  `db:"projected_seq"`
-	}
-	if err := d.w.SelectContext(ctx, &lagging, `SELECT id, projected_seq FROM sessions WHERE id IN (
-		SELECT DISTINCT session_id FROM tool_calls WHERE rowid > (SELECT through_rowid FROM projection_state))`); err != nil {
+	// Only the rows past the mark can be unprojected, so a clean start
+	// reads one row here, however large the database.
+	var lagging []string
+	if err := d.w.SelectContext(ctx, &lagging, `SELECT DISTINCT session_id FROM tool_calls
+		WHERE rowid > (SELECT through_rowid FROM projection_state)`); err != nil {
 		return fmt.Errorf("find unprojected sessions: %w", err)
 	}
 	if len(lagging) == 0 {
 		return nil
 	}
-	tasks := map[string]map[int]projected{}
-	lastSeq := map[string]int64{}
-	for _, s := range lagging {
-		var rows []struct {
-			Seq       int64  `db:"seq"`
-			Name      string `db:"name"`
-			IsError   bool   `db:"is_error"`
-			Result    string `db:"result"`
-			CreatedAt string `db:"created_at"`
-		}
-		if err := d.w.SelectContext(ctx, &rows, `SELECT seq, name, is_error, result, created_at FROM tool_calls
-			WHERE session_id = ? AND seq > ? ORDER BY seq`, s.ID, s.Projected); err != nil {
-			return fmt.Errorf("read the unprojected calls of %s: %w", s.ID, err)
-		}
-		m := map[int]projected{}
-		for _, r := range rows {
-			lastSeq[s.ID] = r.Seq
-			if r.IsError || (r.Name != "TaskCreate" && r.Name != "TaskUpdate") {
-				continue
-			}
-			if t, ok := resultTask([]byte(r.Result)); ok {
-				first := r.CreatedAt
-				if prev, ok := m[t.Taskid]; ok {
-					first = prev.first
-				}
-				m[t.Taskid] = projected{task: t, at: r.CreatedAt, first: first}
-			}
-		}
-		tasks[s.ID] = m
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("catch up: begin: %w", err)
 	}
-	if err := d.projectTx(ctx, tasks, lastSeq); err != nil {
+	defer tx.Rollback()
+	if err := projectSnapshots(ctx, tx); err != nil {
 		return err
 	}
+	for _, id := range lagging {
+		if err := projectSessionTail(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	if err := markProjected(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("catch up: commit: %w", err)
+	}
+	d.proj.snapshots = false
 	d.log.Info("projected the calls a previous run left unprojected", slog.Int("sessions", len(lagging)))
 	return nil
-}
-
-// resultTask reads the task a write's recorded result holds.
-func resultTask(result []byte) (store.Task, bool) {
-	var r struct {
-		StructuredContent struct {
-			Task *store.Task `json:"task"`
-		} `json:"structuredContent"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(result))
-	if dec.Decode(&r) != nil || r.StructuredContent.Task == nil {
-		return store.Task{}, false
-	}
-	return *r.StructuredContent.Task, true
 }
 
 // Project writes every pending task change to task_projection now (tests,
