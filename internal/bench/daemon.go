@@ -127,26 +127,29 @@ func (b *bencher) socket(ctx context.Context, r *Results) error {
 			return err
 		}
 	}
-	perSec := func(rates []Rate, match func(Rate) bool) float64 {
-		for _, x := range rates {
-			if match(x) {
-				return x.PerSec
-			}
-		}
-		return 0
-	}
 	for _, rates := range [][]Rate{r.Unlogged, r.Daemon} {
 		for i := range rates {
 			x := &rates[i]
-			if noop := perSec(r.Noop, func(n Rate) bool { return n.Clients == x.Clients }); noop > 0 {
-				x.VsNoop = x.PerSec / noop
+			for _, noop := range r.Noop {
+				if noop.Clients == x.Clients && noop.PerSec > 0 {
+					x.VsNoop = x.PerSec / noop.PerSec
+				}
 			}
-			if raw := perSec(r.Raw, func(raw Rate) bool { return raw.Sync == x.Sync && strings.Contains(raw.Name, "one row") }); x.Sync != "" && raw > 0 {
-				x.VsRawSingle = x.PerSec / raw
-			}
+			x.VsRawSingle = vsRawSingle(r, *x)
 		}
 	}
 	return nil
+}
+
+// vsRawSingle is x's rate against raw one-row commits under its sync (0
+// when x has none or the run measured none).
+func vsRawSingle(r *Results, x Rate) float64 {
+	for _, raw := range r.Raw {
+		if x.Sync != "" && raw.Sync == x.Sync && strings.Contains(raw.Name, "one row") && raw.PerSec > 0 {
+			return x.PerSec / raw.PerSec
+		}
+	}
+	return 0
 }
 
 // socketPhase runs one daemon under sync: the baselines (under full only,
@@ -221,12 +224,17 @@ func (b *bencher) unlogged(ctx context.Context, c *client.Client, socket string,
 // then completes it, so its open list stays short.
 func workload(ctx context.Context, ids []string) func(c *client.Client, w, i int) error {
 	return func(c *client.Client, w, i int) error {
-		p := client.ToolCall{SessionID: ids[w], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprintf("b-%d-%d", w, i)}
-		if i%2 == 1 {
-			p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
-		}
-		return callTool(ctx, c, p)
+		name, args := workloadCall(i)
+		return callTool(ctx, c, client.ToolCall{SessionID: ids[w], Name: name, Arguments: args, CallID: fmt.Sprintf("b-%d-%d", w, i)})
 	}
+}
+
+// workloadCall is a session's i-th call: create a task, then complete it.
+func workloadCall(i int) (name string, args json.RawMessage) {
+	if i%2 == 1 {
+		return tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
+	}
+	return tools.TaskCreate, json.RawMessage(rowArgs)
 }
 
 // SustainedResult is the daemon under 64 sessions of writes for a long
@@ -298,10 +306,8 @@ func (b *bencher) inProcess(ctx context.Context, r *Results) error {
 	var lat []time.Duration
 	begin := time.Now()
 	for i := 0; time.Since(begin) < b.sz.phase; i++ {
-		p := session.CallParams{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs), CallID: fmt.Sprint("p-", i)}
-		if i%2 == 1 {
-			p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i/2+1))
-		}
+		name, args := workloadCall(i)
+		p := session.CallParams{SessionID: s.ID, Name: name, Arguments: args, CallID: fmt.Sprint("p-", i)}
 		t0 := time.Now()
 		res, err := m.Call(ctx, p)
 		if err != nil {
@@ -314,10 +320,6 @@ func (b *bencher) inProcess(ctx context.Context, r *Results) error {
 	}
 	r.InProcess = Rate{Name: "session.Call in process, no socket", Sync: string(db.SyncFull), Clients: 1,
 		PerSec: float64(len(lat)) / time.Since(begin).Seconds(), Latency: percentiles(lat)}
-	for _, raw := range r.Raw {
-		if raw.Sync == string(db.SyncFull) && strings.Contains(raw.Name, "one row") {
-			r.InProcess.VsRawSingle = r.InProcess.PerSec / raw.PerSec
-		}
-	}
+	r.InProcess.VsRawSingle = vsRawSingle(r, r.InProcess)
 	return nil
 }
