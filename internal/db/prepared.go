@@ -28,19 +28,26 @@ func newPreparedReads(pool *sqlx.DB) *preparedReads {
 }
 
 // stmt returns query's statement, or nil to run it unprepared: past
-// maxPrepared, or when preparing failed (running it says why).
+// maxPrepared, or when preparing failed (running it says why). The lock is
+// not held while preparing, which waits for a connection of the pool: the
+// statements already prepared stay usable meanwhile.
 func (p *preparedReads) stmt(ctx context.Context, query string) *sqlx.Stmt {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s, ok := p.stmts[query]; ok {
+	s, ok := p.stmts[query]
+	full := len(p.stmts) >= maxPrepared
+	p.mu.Unlock()
+	if ok || full {
 		return s
-	}
-	if len(p.stmts) >= maxPrepared {
-		return nil
 	}
 	s, err := p.pool.PreparexContext(ctx, query)
 	if err != nil {
 		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if won, ok := p.stmts[query]; ok || len(p.stmts) >= maxPrepared {
+		s.Close() // another caller prepared it first, or the room ran out
+		return won
 	}
 	p.stmts[query] = s
 	return s

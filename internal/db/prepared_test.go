@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,4 +38,22 @@ func TestPreparedReads(t *testing.T) {
 		assert.Equal(t, i, got)
 	}
 	assert.Len(t, p.stmts, maxPrepared, "bounded")
+}
+
+func TestPreparedReadsConcurrently(t *testing.T) {
+	// Ensures callers racing to prepare the same text all get answers and
+	// one statement is kept (run with -race).
+	d, err := Open(t.Context(), filepath.Join(t.TempDir(), "c.db"), Options{})
+	require.NoError(t, err)
+	defer d.Close()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			var got int
+			assert.NoError(t, d.reads.GetContext(t.Context(), &got, `SELECT ? + 1`, i))
+			assert.Equal(t, i+1, got)
+		})
+	}
+	wg.Wait()
+	assert.Len(t, d.reads.stmts, 1)
 }
