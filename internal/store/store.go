@@ -80,6 +80,15 @@ type Counts struct {
 	Deleted    int `json:"deleted"`
 }
 
+// CountOf counts tasks by status.
+func CountOf(tasks []Task) Counts {
+	var c Counts
+	for _, t := range tasks {
+		c.add(t.Status, 1)
+	}
+	return c
+}
+
 // Snapshot is the whole store: every task and the next taskid to assign.
 // Keeping nextTaskid with the tasks is what lets a compacted session go on
 // numbering without reusing an id.
@@ -200,16 +209,18 @@ func (s *Store) index(id int) (int, bool) {
 	return slices.BinarySearchFunc(s.tasks, id, func(t Task, id int) int { return t.Taskid - id })
 }
 
-func (s *Store) count(st Status, d int) {
-	s.counts.Total += d
+func (s *Store) count(st Status, d int) { s.counts.add(st, d) }
+
+func (c *Counts) add(st Status, d int) {
+	c.Total += d
 	switch st {
 	case Pending:
-		s.counts.Pending += d
+		c.Pending += d
 	case InProgress:
-		s.counts.InProgress += d
+		c.InProgress += d
 	case Completed:
-		s.counts.Completed += d
+		c.Completed += d
 	case Deleted:
-		s.counts.Deleted += d
+		c.Deleted += d
 	}
 }

@@ -1,0 +1,225 @@
+package tools
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Size limits of what a host puts before the model. Hosts cut or preview
+// text past their own limits (Claude Code keeps a hook's context up to
+// 10,000 characters and previews a tool result from about 50 KB), and
+// what is cut is lost to the model, so the list is shortened by us, in a
+// way that keeps it useful, before the host would.
+const (
+	// MaxResultChars bounds the text of a tool result.
+	MaxResultChars = 40_000
+	// MaxHookChars bounds the context a hook adds.
+	MaxHookChars = 9_500
+)
+
+// Length counts s as hosts written in JavaScript do: in UTF-16 code
+// units, so a character outside the BMP counts twice.
+func Length(s string) int {
+	n := 0
+	for _, r := range s {
+		if r > 0xFFFF {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// fitLevel is one step of the ladder that RenderWithin walks down until the
+// list fits: each step gives up a little more detail, closed tasks before
+// open ones, descriptions before subjects, and ids and statuses last.
+type fitLevel struct {
+	openDesc   int  // characters of an open task's description kept; -1: all
+	closedDesc int  // same for completed and deleted tasks; 0: none
+	subject    int  // characters of a subject kept; -1: all
+	ranges     bool // closed tasks as id ranges by status, not a line each
+	openMax    int  // open tasks listed; -1: all
+}
+
+var ladder = []fitLevel{
+	{openDesc: -1, closedDesc: -1, subject: -1, openMax: -1}, // every task in full
+	{openDesc: -1, closedDesc: 200, subject: -1, openMax: -1},
+	{openDesc: 2000, closedDesc: 0, subject: -1, openMax: -1},
+	{openDesc: 500, closedDesc: 0, subject: -1, openMax: -1},
+	{openDesc: 160, closedDesc: 0, subject: -1, openMax: -1},
+	{openDesc: 0, closedDesc: 0, subject: -1, openMax: -1}, // every id, status and subject
+	{openDesc: 0, closedDesc: 0, subject: 80, openMax: -1},
+	{openDesc: 0, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
+	{openDesc: 0, closedDesc: 0, subject: 80, ranges: true, openMax: -1},
+}
+
+// RenderWithin renders tasks (in taskid order) in at most max characters
+// (as Length counts them). It shows the whole list when it fits; else it
+// shortens it step by step: descriptions of closed tasks, then of open
+// ones, then long subjects, then closed tasks folded into id ranges; and
+// at last only the counts and as many open tasks as fit. What it shortens
+// it says, and how to read a task in full (TaskGet), using the names in
+// names (the host's names for the tools).
+func RenderWithin(tasks []store.Task, max int, names ToolNames) string {
+	c := store.CountOf(tasks)
+	if len(tasks) == 0 {
+		return "The task list is empty. Use " + names.Create + " to plan the work."
+	}
+	for i, lv := range ladder {
+		s := render(tasks, c, lv, i > 0, names)
+		if Length(s) <= max {
+			return s
+		}
+	}
+	// The open tasks alone do not fit: as many as do, then the count of
+	// the rest. Halve until it fits; the counts line alone always does.
+	open := c.Pending + c.InProgress
+	for n := open; ; n /= 2 {
+		s := render(tasks, c, fitLevel{subject: 80, ranges: true, openMax: n}, true, names)
+		if Length(s) <= max || n == 0 {
+			return truncate(s, max)
+		}
+	}
+}
+
+// ToolNames are the tool names as the host shows them to the model.
+type ToolNames struct{ Create, List, Get, Update string }
+
+// PlainNames are the tools' own names.
+var PlainNames = PrefixedNames("")
+
+// PrefixedNames are the names with prefix in front (Claude Code shows an
+// MCP server's tools as mcp__<server>__<tool>).
+func PrefixedNames(prefix string) ToolNames {
+	return ToolNames{Create: prefix + TaskCreate, List: prefix + TaskList, Get: prefix + TaskGet, Update: prefix + TaskUpdate}
+}
+
+func render(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames) string {
+	var b strings.Builder
+	b.WriteString("Tasks: ")
+	b.WriteString(countsText(c))
+	b.WriteString(".")
+	if shortened {
+		b.WriteString(" (Shortened to fit; ")
+		b.WriteString(names.Get)
+		b.WriteString(" shows any task in full.)")
+	}
+	b.WriteString("\n")
+	listed, open := 0, c.Pending+c.InProgress
+	for _, t := range tasks {
+		closed := !t.Status.Open()
+		if closed && lv.ranges {
+			continue
+		}
+		if !closed {
+			if lv.openMax >= 0 && listed >= lv.openMax {
+				continue
+			}
+			listed++
+		}
+		desc := lv.openDesc
+		if closed {
+			desc = lv.closedDesc
+		}
+		b.WriteString("\n")
+		writeShort(&b, t, lv.subject, desc)
+	}
+	if lv.openMax >= 0 && listed < open {
+		b.WriteString("\n… and ")
+		b.WriteString(strconv.Itoa(open - listed))
+		b.WriteString(" more open tasks, left out to fit (")
+		b.WriteString(names.Get)
+		b.WriteString(" shows any task by its taskid)")
+	}
+	if lv.ranges {
+		for _, st := range []store.Status{store.Completed, store.Deleted} {
+			if r := idRanges(tasks, st); r != "" {
+				b.WriteString("\n")
+				b.WriteString(string(st))
+				b.WriteString(": ")
+				b.WriteString(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+// writeShort is writeTask with the subject cut to subject characters and
+// the description to desc (-1: whole), saying what was cut.
+func writeShort(b *strings.Builder, t store.Task, subject, desc int) {
+	if subject >= 0 {
+		t.Subject = cut(t.Subject, subject)
+	}
+	switch {
+	case desc < 0 || t.Description == "":
+		writeTask(b, t)
+		return
+	case desc == 0:
+		t.Description = ""
+		writeTask(b, t)
+		b.WriteString(" (+description)")
+		return
+	}
+	short := cut(t.Description, desc)
+	if short != t.Description {
+		short += " [" + strconv.Itoa(utf8.RuneCountInString(t.Description)) + " characters in all]"
+	}
+	t.Description = short
+	writeTask(b, t)
+}
+
+// cut keeps the first n characters of s, marking a cut with "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:n-1]), " \n") + "…"
+}
+
+// truncate is the last resort: s cut to max characters.
+func truncate(s string, max int) string {
+	for Length(s) > max {
+		r := []rune(s)
+		s = string(r[:len(r)-(Length(s)-max)])
+	}
+	return s
+}
+
+// idRanges lists the ids of tasks with status st as "#1-#4, #7".
+func idRanges(tasks []store.Task, st store.Status) string {
+	var b strings.Builder
+	first, last := 0, 0
+	flush := func() {
+		if first == 0 {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("#" + strconv.Itoa(first))
+		if last != first {
+			b.WriteString("-#" + strconv.Itoa(last))
+		}
+	}
+	for _, t := range tasks {
+		if t.Status != st {
+			continue
+		}
+		if first != 0 && t.Taskid == last+1 {
+			last = t.Taskid
+			continue
+		}
+		flush()
+		first, last = t.Taskid, t.Taskid
+	}
+	flush()
+	return b.String()
+}
