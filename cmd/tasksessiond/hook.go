@@ -7,42 +7,64 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/autostart"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
+
+// envClaudePID is Claude Code's pid, set for the hooks and MCP servers it
+// starts: the key that ties a hook's conversation id to the bridge.
+const envClaudePID = "CLAUDE_PID"
 
 func hookCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
-	session := fs.String("session", "", "the session to act on (default: the hook input's session_id, which is what the MCP bridge binds under Claude Code)")
+	dbPath := fs.String("db", "", "database a daemon started by the hook serves (default: the daemon's own, env "+paths.EnvDB+")")
+	session := fs.String("session", "", "the session to act on (default: the hook input's session_id, the conversation the MCP bridge serves)")
+	server := fs.String("server", "tasks", "the MCP server's name in Claude Code's configuration: the model knows the tools as mcp__<server>__TaskList")
+	maxChars := fs.Int("max-chars", tools.MaxHookChars, "most characters of context the hook adds (Claude Code keeps 10,000)")
+	noStart := fs.Bool("no-autostart", !autostart.Enabled(), "do not start the daemon when none answers (env "+autostart.Env+"=0)")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (printing nothing) after this long")
+	verbose := fs.Bool("verbose", false, "say on stderr why nothing was added, too (by default only what is wrong)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: tasksessiond hook claude-code [flags] < hook-input.json
 
-A Claude Code hook command for SessionStart. It reads the hook's JSON on
-standard input and prints, as hookSpecificOutput.additionalContext:
-  source "compact":           it compacts the bound session and prints the
-                              injected task snapshot and the forced TaskList
-  source "resume", "startup": the current task list, when there is one
-Anything it cannot do (no daemon, no such session, no tasks) prints nothing
-for the model, one line on stderr, and exits 0: the hook never breaks a session.
+A Claude Code hook command for SessionStart: it keeps the conversation's task
+list with the conversation. It reads the hook's JSON on standard input and
+prints, as hookSpecificOutput.additionalContext (within --max-chars):
+  source "compact":  it compacts the conversation's session and adds the
+                     list carried over (the forced TaskList's result)
+  source "resume":   the list, unless the conversation already holds it; a
+                     fork (a new id) first gets its list by replaying the
+                     Task calls of its transcript
+  source "startup", "clear": nothing (a new conversation starts empty)
+Every source records the conversation's id for the MCP bridge of the same
+Claude Code process, which serves that list from then on (this is how /clear
+and a fork switch lists). It starts the daemon when none answers, as the
+bridge does. Anything it cannot do prints nothing for the model, one line on
+stderr, and exits 0: the hook never breaks a session.
 
 Flags:
 `)
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, `
 Example, in ~/.claude/settings.json (see the README's "Claude Code" section):
-  {"hooks": {"SessionStart": [{"matcher": "startup|resume|compact",
-    "hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}
+  {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}
 Try it by hand:
   echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook claude-code
 `)
 	}
 	if len(args) == 0 || args[0] != "claude-code" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			fs.SetOutput(stdout)
 			fs.Usage()
 			return 0
 		}
@@ -59,9 +81,17 @@ Try it by hand:
 		fmt.Fprintf(stderr, "tasksessiond hook: %v\n", err)
 		return 0
 	}
-	out, err := hook.Run(ctx, hook.Config{Socket: *socket, SessionID: *session}, in)
+	start := starter(*socket, *dbPath, *noStart)
+	cfg := hook.Config{SessionID: *session, Server: *server, MaxChars: *maxChars,
+		Dial: func(ctx context.Context) (*client.Client, error) { return autostart.Dial(ctx, start) }}
+	if pid, err := strconv.Atoi(os.Getenv(envClaudePID)); err == nil && pid > 0 {
+		cfg.Bind = hook.BindTo(filepath.Dir(*socket), pid)
+	}
+	out, err := hook.Run(ctx, cfg, in)
 	if errors.Is(err, hook.ErrNothing) {
-		fmt.Fprintf(stderr, "tasksessiond hook: %v\n", err)
+		if *verbose {
+			fmt.Fprintf(stderr, "tasksessiond hook: %v\n", err)
+		}
 		return 0
 	}
 	if err != nil {

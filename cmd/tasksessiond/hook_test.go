@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -60,11 +62,36 @@ func decodeHook(t *testing.T, stdout string) hookOutput {
 	return out
 }
 
+// transcript writes a Claude Code transcript (JSONL) holding the given
+// lines, and returns its path.
+func transcript(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "conversation.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	return path
+}
+
+// toolUse and toolResult are the transcript lines of one Task call.
+func toolUse(id, tool, input string) string {
+	return `{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"` + id + `","name":"mcp__tasks__` + tool + `","input":` + input + `}]}}`
+}
+
+func toolResult(id string, isError bool) string {
+	return fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"%s","is_error":%t,"content":[{"type":"text","text":"ok"}]}]}}`, id, isError)
+}
+
+// hookInputAt is hookInput with a transcript path.
+func hookInputAt(session, source, path string) string {
+	b, _ := json.Marshal(map[string]string{"session_id": session, "transcript_path": path,
+		"cwd": "/home/u/p", "hook_event_name": "SessionStart", "source": source})
+	return string(b)
+}
+
 func TestClaudeCodeHook(t *testing.T) {
-	// Ensures the hook, fed Claude Code's SessionStart JSON, prints the list
-	// on startup and resume, compacts on compact (printing the injected
-	// snapshot and the forced TaskList), and follows the lineage on the
-	// next compaction, all bound by the Claude Code session id.
+	// Ensures the hook, fed Claude Code's SessionStart JSON, adds the list
+	// on resume (naming the tools as Claude Code shows them), adds it once
+	// per change rather than once per resume, compacts on compact with the
+	// list said once, and follows the lineage on the next compaction.
 	ctx := context.Background()
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
@@ -76,7 +103,7 @@ func TestClaudeCodeHook(t *testing.T) {
 	stdout, stderr, code := runHook(t, sock, hookInput(claude, "startup"))
 	assert.Equal(t, 0, code)
 	assert.Empty(t, stdout, "an empty list adds nothing")
-	assert.Contains(t, stderr, "has no tasks")
+	assert.Empty(t, stderr, "quiet when nothing is wrong")
 
 	for _, s := range []string{"Read the code", "Fix the bug"} {
 		_, err := c.CallTool(ctx, client.ToolCall{SessionID: claude, Name: "TaskCreate", Arguments: map[string]any{"subject": s}})
@@ -85,18 +112,32 @@ func TestClaudeCodeHook(t *testing.T) {
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: claude, Name: "TaskUpdate", Arguments: map[string]any{"taskid": 1, "status": "completed"}})
 	require.NoError(t, err)
 
-	for _, source := range []string{"startup", "resume"} {
-		stdout, _, code = runHook(t, sock, hookInput(claude, source))
-		assert.Equal(t, 0, code)
-		ctxText := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
-		assert.Contains(t, ctxText, "#1 [completed] Read the code", source)
-		assert.Contains(t, ctxText, "#2 [pending] Fix the bug", source)
-	}
+	path := transcript(t, `{"type":"user","message":{"role":"user","content":"hello"}}`)
+	stdout, _, code = runHook(t, sock, hookInputAt(claude, "resume", path))
+	assert.Equal(t, 0, code)
+	first := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
+	assert.Contains(t, first, "#1 [completed] Read the code")
+	assert.Contains(t, first, "#2 [pending] Fix the bug")
+	assert.Contains(t, first, "mcp__tasks__TaskUpdate", "the tools as the model knows them")
+	assert.Contains(t, first, "the next mcp__tasks__TaskCreate gets #3")
+
+	// Claude Code keeps the added context in the transcript: a second
+	// resume finds it there and adds nothing; a change makes it add again.
+	ctxLine, _ := json.Marshal(map[string]any{"type": "attachment", "attachment": map[string]any{"type": "hook_additional_context", "content": []string{first}}})
+	require.NoError(t, os.WriteFile(path, append(ctxLine, '\n'), 0o600))
+	stdout, _, _ = runHook(t, sock, hookInputAt(claude, "resume", path))
+	assert.Empty(t, stdout, "the conversation already holds this list")
+	stdout, _, _ = runHook(t, sock, hookInputAt(claude, "resume", path), "--server", "todo")
+	assert.Empty(t, stdout, "the list is the same whatever the tools are called")
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: claude, Name: "TaskUpdate", Arguments: map[string]any{"taskid": 2, "status": "inprogress"}})
+	require.NoError(t, err)
+	stdout, _, _ = runHook(t, sock, hookInputAt(claude, "resume", path))
+	assert.Contains(t, decodeHook(t, stdout).HookSpecificOutput.AdditionalContext, "#2 [inprogress] Fix the bug")
 	got, err := c.GetSession(ctx, claude)
 	require.NoError(t, err)
 	assert.Equal(t, claude, got.HeadID, "startup and resume change nothing")
 
-	stdout, _, code = runHook(t, sock, hookInput(claude, "compact"))
+	stdout, _, code = runHook(t, sock, hookInputAt(claude, "compact", path))
 	assert.Equal(t, 0, code)
 	ctxText := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
 	got, err = c.GetSession(ctx, claude)
@@ -107,13 +148,11 @@ func TestClaudeCodeHook(t *testing.T) {
 	resumed, err := c.ResumeSession(ctx, successor)
 	require.NoError(t, err)
 	require.Len(t, resumed.Messages, 1)
-	assert.Contains(t, ctxText, resumed.Messages[0].Content, "the injected snapshot message")
-	require.NotNil(t, resumed.ForcedCall)
-	assert.Contains(t, ctxText, "TaskList was called for you after the compaction (call "+resumed.ForcedCall.CallID+")")
-	var forced client.CallToolResult
-	require.NoError(t, json.Unmarshal(resumed.ForcedCall.Result, &forced))
-	assert.Contains(t, ctxText, forced.Text(), "the forced TaskList's result")
-	assert.Equal(t, 2, strings.Count(ctxText, "#2 [pending] Fix the bug"), "once in the snapshot, once in the forced result")
+	require.NotNil(t, resumed.ForcedCall, "the forced TaskList is in the successor's log")
+	assert.Contains(t, ctxText, "mcp__tasks__TaskList was called for you after the compaction")
+	assert.Contains(t, ctxText, "the next mcp__tasks__TaskCreate gets #3")
+	assert.Equal(t, 1, strings.Count(ctxText, "#2 [inprogress] Fix the bug"), "the list is said once")
+	assert.Contains(t, ctxText, "#1 [completed] Read the code")
 
 	// A write after the compaction, then a second compaction: the hook,
 	// still given the first id, compacts the newest session.
@@ -127,9 +166,79 @@ func TestClaudeCodeHook(t *testing.T) {
 	assert.Equal(t, "compacted", got.Status)
 }
 
+func TestClaudeCodeHookFitsClaudeCodesLimit(t *testing.T) {
+	// Ensures a list far past Claude Code's 10,000-character limit on a
+	// hook's context is shortened by the hook, not cut by Claude Code:
+	// at most 9,500 characters, every open task's id and subject kept.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
+	c := testutil.DialSocket(t, sock)
+	for _, n := range []int{20, 200} {
+		id := fmt.Sprintf("big-%d", n)
+		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id})
+		require.NoError(t, err)
+		for i := 1; i <= n; i++ {
+			_, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskCreate", Arguments: map[string]any{
+				"subject": fmt.Sprintf("Step %d of the plan", i), "description": strings.Repeat("d", 200)}})
+			require.NoError(t, err)
+			if i%2 == 0 {
+				_, err = c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskUpdate", Arguments: map[string]any{"taskid": i, "status": "completed"}})
+				require.NoError(t, err)
+			}
+		}
+		for _, source := range []string{"resume", "compact"} {
+			stdout, stderr, code := runHook(t, sock, hookInput(id, source))
+			require.Equal(t, 0, code)
+			text := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
+			assert.LessOrEqual(t, len([]rune(text)), 9500, "%d tasks, %s", n, source)
+			assert.Empty(t, stderr)
+			for i := 1; i <= n; i += 2 {
+				assert.Contains(t, text, fmt.Sprintf("#%d [pending] Step %d of the plan", i, i), "%d tasks, %s: every open task", n, source)
+			}
+			if n == 20 {
+				assert.Contains(t, text, strings.Repeat("d", 200), "20 tasks fit whole")
+			}
+		}
+	}
+}
+
+func TestClaudeCodeHookForkReplaysTheTranscript(t *testing.T) {
+	// Ensures a forked conversation (a new id over a copy of the history,
+	// unknown to the daemon) starts with the list its history made: the
+	// Task calls of its transcript replayed in order, failed and unanswered
+	// ones skipped, so the ids are the ones the model saw.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
+	c := testutil.DialSocket(t, sock)
+	path := transcript(t,
+		toolUse("t1", "TaskCreate", `{"subject":"Read the code"}`), toolResult("t1", false),
+		toolUse("t2", "TaskCreate", `{"subject":"Fix the bug","description":"in parse"}`), toolResult("t2", false),
+		toolUse("t3", "TaskUpdate", `{"taskid":9,"status":"completed"}`), toolResult("t3", true),
+		toolUse("t4", "TaskCreate", `{}`), toolResult("t4", true),
+		toolUse("t5", "TaskUpdate", `{"taskid":1,"status":"completed"}`), toolResult("t5", false),
+		toolUse("t6", "TaskList", `{}`), toolResult("t6", false),
+		toolUse("t7", "TaskCreate", `{"subject":"Write the test"}`), toolResult("t7", false),
+		toolUse("t8", "TaskCreate", `{"subject":"cut off before its result"}`),
+	)
+	stdout, stderr, code := runHook(t, sock, hookInputAt("fork-1", "resume", path))
+	require.Equal(t, 0, code, stderr)
+	text := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
+	assert.Contains(t, text, "#1 [completed] Read the code")
+	assert.Contains(t, text, "#3 [pending] Write the test")
+	got, err := c.ResumeSession(ctx, "fork-1")
+	require.NoError(t, err)
+	require.Len(t, got.Tasks, 3)
+	assert.Equal(t, "in parse", got.Tasks[1].Description)
+	assert.Equal(t, 4, got.NextTaskid, "ids continue from the history")
+}
+
 func TestClaudeCodeHookNeverBreaksTheHost(t *testing.T) {
-	// Ensures every failure prints nothing on stdout, one line on stderr,
-	// and exits 0: no daemon, an unknown session, bad input, other events.
+	// Ensures every failure prints nothing on stdout and exits 0: no
+	// daemon, an unknown session, bad input, other events; what is wrong
+	// is one line on stderr, and what is merely empty says so only with
+	// --verbose.
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
 	c := testutil.DialSocket(t, sock)
@@ -139,17 +248,19 @@ func TestClaudeCodeHookNeverBreaksTheHost(t *testing.T) {
 		"empty list":      {sock, hookInput("empty", "compact"), "session empty has no tasks"},
 		"no daemon":       {filepath.Join(t.TempDir(), "none.sock"), hookInput("s", "compact"), "is the daemon running?"},
 		"unknown session": {sock, hookInput("never-used", "compact"), "session never-used has no task list yet"},
-		"clear":           {sock, hookInput("never-used", "clear"), `source "clear" carries no list`},
+		"clear":           {sock, hookInput("never-used", "clear"), "/clear starts conversation never-used with an empty list"},
 		"other event":     {sock, `{"session_id":"s","hook_event_name":"Stop"}`, `not "Stop"`},
 		"not JSON":        {sock, `{"session_id":`, "not the JSON Claude Code sends"},
 		"no session id":   {sock, `{"hook_event_name":"SessionStart","source":"resume"}`, "no session"},
 	} {
-		stdout, stderr, code := runHook(t, tc.socket, tc.input)
+		stdout, stderr, code := runHook(t, tc.socket, tc.input, "--verbose")
 		assert.Equal(t, 0, code, name)
 		assert.Empty(t, stdout, name)
 		assert.Contains(t, stderr, tc.stderr, name)
 		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "%s: one line: %q", name, stderr)
 	}
+	_, stderr, _ := runHook(t, sock, hookInput("empty", "compact"))
+	assert.Empty(t, stderr, "nothing to add is not something wrong")
 	got, err := c.GetSession(context.Background(), "empty")
 	require.NoError(t, err)
 	assert.Equal(t, "active", got.Status, "an empty list is not compacted")

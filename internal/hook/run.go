@@ -1,0 +1,201 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/binding"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+)
+
+// Config is where the hook finds its daemon and session, and how it talks
+// to the model.
+type Config struct {
+	// Dial connects to the daemon (and may start it).
+	Dial func(ctx context.Context) (*client.Client, error)
+	// SessionID overrides the input's session_id (for a session bound
+	// with --session in the MCP server's configuration).
+	SessionID string
+	// Server is the MCP server's name in the host's configuration: the
+	// model knows the tools as mcp__<Server>__TaskList and so on.
+	Server string
+	// MaxChars bounds the context added (0: tools.MaxHookChars).
+	MaxChars int
+	// Bind records the conversation's id for the MCP bridge of the same
+	// host process (nil: not recorded).
+	Bind func(id string) error
+}
+
+// BindTo returns a Config.Bind that records ids for host process pid in
+// dir (the daemon's runtime directory), where the bridge reads them.
+func BindTo(dir string, pid int) func(string) error {
+	k := binding.KeyOf(BindingHost, pid)
+	return func(id string) error { return binding.Write(dir, k, id) }
+}
+
+// BindingHost names Claude Code's process in a binding.
+const BindingHost = "claude-code"
+
+// Run does what the hook does for in and returns the output to print.
+// An error wrapping ErrNothing is not a failure: there is nothing the
+// model needs to be told.
+func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
+	if in.HookEventName != "SessionStart" {
+		return Output{}, fmt.Errorf("%w: the hook acts on SessionStart, not %q", ErrNothing, in.HookEventName)
+	}
+	if cfg.MaxChars <= 0 {
+		cfg.MaxChars = tools.MaxHookChars
+	}
+	if cfg.Server == "" {
+		cfg.Server = "tasks"
+	}
+	id := cfg.SessionID
+	if id == "" {
+		id = in.SessionID
+		if id == "" {
+			return Output{}, errors.New("no session: the input has no session_id and no --session was given")
+		}
+		// First, whatever else fails: from now on the bridge serves
+		// this conversation's list.
+		if cfg.Bind != nil {
+			if err := cfg.Bind(id); err != nil {
+				return Output{}, err
+			}
+		}
+	}
+	switch in.Source {
+	case "compact", "resume", "startup":
+	case "clear":
+		if cfg.SessionID == "" {
+			return Output{}, fmt.Errorf("%w: /clear starts conversation %s with an empty list", ErrNothing, id)
+		}
+	default:
+		return Output{}, fmt.Errorf("%w: source %q carries no list", ErrNothing, in.Source)
+	}
+	c, err := cfg.Dial(ctx)
+	if err != nil {
+		return Output{}, err
+	}
+	defer c.Close()
+	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames("mcp__" + cfg.Server + "__")}
+	s, err := c.Head(ctx, id)
+	if errors.Is(err, client.ErrSessionNotFound) {
+		// A conversation the daemon does not know: a fork (a new id over
+		// a copy of the history), or a list lost with its database. The
+		// transcript holds the Task calls that made the list.
+		s, err = h.replay(ctx, id, in.TranscriptPath)
+	}
+	if err != nil {
+		return Output{}, err
+	}
+	if s.Counts.Total == 0 {
+		return Output{}, fmt.Errorf("%w: session %s has no tasks", ErrNothing, s.ID)
+	}
+	if in.Source == "compact" {
+		return h.compacted(ctx, s.ID)
+	}
+	return h.current(ctx, s.ID, in.TranscriptPath)
+}
+
+type run struct {
+	cfg   Config
+	c     *client.Client
+	names tools.ToolNames
+}
+
+// replay makes session id from the Task calls of the transcript at path.
+func (h *run) replay(ctx context.Context, id, path string) (client.Session, error) {
+	none := fmt.Errorf("%w: session %s has no task list yet", ErrNothing, id)
+	if path == "" {
+		return client.Session{}, none
+	}
+	calls, err := TranscriptCalls(path, h.cfg.Server)
+	if err != nil {
+		return client.Session{}, fmt.Errorf("%w (%w)", none, err)
+	}
+	if len(calls) == 0 {
+		return client.Session{}, none
+	}
+	r, err := h.c.ReplaySession(ctx, id, calls)
+	if errors.Is(err, client.ErrSessionExists) {
+		// Made meanwhile, by the bridge's first call: that one stands.
+		return h.c.Head(ctx, id)
+	}
+	if err != nil {
+		return client.Session{}, fmt.Errorf("rebuild session %s from its transcript: %w", id, err)
+	}
+	return r.Session, nil
+}
+
+// compacted compacts head and returns what the successor starts with: the
+// snapshot of its list, which is also what the TaskList fired for the
+// model returned, said once.
+func (h *run) compacted(ctx context.Context, head string) (Output, error) {
+	out, err := h.c.Compact(ctx, client.Compact{SessionID: head})
+	if err != nil {
+		return Output{}, fmt.Errorf("compact %s: %w", head, err)
+	}
+	snap, err := h.c.Snapshot(ctx, out.Session.ID)
+	if err != nil {
+		return Output{}, fmt.Errorf("read the successor %s: %w", out.Session.ID, err)
+	}
+	intro := fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same taskids "+
+		"(%s was called for you after the compaction and returned this list). Keep it current with %s; the next %s gets #%d.",
+		h.names.List, h.names.Update, h.names.Create, snap.NextTaskid)
+	return output(h.compose(intro, snap.Tasks, out.Session.ID)), nil
+}
+
+// current returns head's list, unless the conversation's transcript shows
+// it already holds this very list (a resume of a resume): a list enters
+// the context once per change, not once per resume.
+func (h *run) current(ctx context.Context, head, transcript string) (Output, error) {
+	snap, err := h.c.Snapshot(ctx, head)
+	if err != nil {
+		return Output{}, fmt.Errorf("read the tasks of %s: %w", head, err)
+	}
+	intro := fmt.Sprintf("Your task list for this conversation, kept by tasksessiond. Keep it current with %s; the next %s gets #%d.",
+		h.names.Update, h.names.Create, snap.NextTaskid)
+	text := h.compose(intro, snap.Tasks, head)
+	if transcript != "" && Seen(transcript, marker(text)) {
+		return Output{}, fmt.Errorf("%w: the conversation already holds this list of %s", ErrNothing, head)
+	}
+	return output(text), nil
+}
+
+// compose is intro, the list fitted to what is left of the budget, and a
+// last line naming the session and the list's version (the marker that
+// current looks for).
+func (h *run) compose(intro string, tasks []client.Task, session string) string {
+	st := make([]store.Task, len(tasks))
+	for i, t := range tasks {
+		st[i] = store.Task{Taskid: t.Taskid, Status: store.Status(t.Status), Subject: t.Subject, Description: t.Description}
+	}
+	// The marker hashes the whole list, not the fitted rendering, so a
+	// change that the shortening hides still counts as a change.
+	full := tools.RenderWithin(st, math.MaxInt, h.names)
+	tail := "\n\n(tasksessiond session " + session + ", list " + version(full) + ")"
+	budget := h.cfg.MaxChars - tools.Length(intro) - tools.Length(tail) - 2
+	return intro + "\n\n" + tools.RenderWithin(st, budget, h.names) + tail
+}
+
+func version(list string) string {
+	f := fnv.New64a()
+	f.Write([]byte(list))
+	return strconv.FormatUint(f.Sum64(), 16)
+}
+
+// marker is the part of a composed text that identifies the list.
+func marker(text string) string {
+	i := strings.LastIndex(text, ", list ")
+	if i < 0 {
+		return text
+	}
+	return text[i:]
+}
