@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/autostart"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 )
 
@@ -52,7 +54,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if cmd := cli.Lookup(name); cmd != nil {
-		return cmd.Run(ctx, &cli.Env{Stdout: stdout, Stderr: stderr}, rest)
+		dial := func(ctx context.Context, socket string) (*client.Client, error) {
+			return autostart.Dial(ctx, starter(socket, "", !autostart.Enabled()))
+		}
+		return cmd.Run(ctx, &cli.Env{Stdout: stdout, Stderr: stderr, Dial: dial}, rest)
 	}
 	fmt.Fprintf(stderr, "tasksessiond: unknown command %q\n\n", name)
 	usage(stderr)

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "tasksessiond")
+	// The tests start their daemons themselves; the ones about autostart
+	// turn it back on.
+	os.Setenv("TASKSESSIOND_AUTOSTART", "0")
 	if out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)

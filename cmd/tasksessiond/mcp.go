@@ -8,9 +8,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/autostart"
+	"github.com/tasksessiond/tasksessiond/internal/binding"
+	"github.com/tasksessiond/tasksessiond/internal/hook"
 	"github.com/tasksessiond/tasksessiond/internal/mcpbridge"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
@@ -27,22 +33,30 @@ func mcpCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
-	sessionID := fs.String("session", os.Getenv(envSession), "session to serve (env "+envSession+"); default: $"+envClaudeSession+" under Claude Code, else a new one, its id printed here")
+	dbPath := fs.String("db", "", "database a daemon started by the bridge serves (default: the daemon's own, env "+paths.EnvDB+")")
+	sessionID := fs.String("session", os.Getenv(envSession), "session to serve (env "+envSession+"); default: the Claude Code conversation, else a new one")
 	title := fs.String("title", "mcp", "title of a session the bridge creates")
 	create := fs.Bool("create", false, "create the --session on first use when it does not exist yet (for a fixed id in a client's config)")
+	noStart := fs.Bool("no-autostart", !autostart.Enabled(), "do not start the daemon when none answers (env "+autostart.Env+"=0)")
 	wait := fs.Duration("reconnect-wait", mcpbridge.DefaultReconnectWait, "how long a call waits for an unreachable daemon before it is answered with an error result")
+	verbose := fs.Bool("verbose", false, "log what the bridge does on stderr (by default only what is wrong)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: tasksessiond mcp [flags]
 
 An MCP server on standard input and output that gives an MCP client (Claude
-Code, OpenCode, ...) the four Task tools, forwarding each call to the running
-daemon. It needs the daemon at start: run "tasksessiond serve" first. If the
-daemon restarts later, the bridge reconnects by itself; a call made while it
-is down gets an error result the model can read, never a broken server.
+Code, OpenCode, ...) the four Task tools, forwarding each call to the daemon.
 
-The session: --session, else $`+envSession+`, else (under Claude Code)
-$`+envClaudeSession+`, created on first use; else a new session. A session
-that has been compacted is followed to its successor, for reads and writes.
+It needs no daemon to start: the tools are listed at once, and the first call
+starts "tasksessiond serve" (detached, on the same socket and database) when
+no daemon answers, unless --no-autostart or `+autostart.Env+`=0 says not to
+(set that when systemd or you run the daemon). If the daemon stops later, the
+bridge reconnects by itself; a call that cannot reach it gets an error result
+the model can read, never a broken server.
+
+The session: --session, else $`+envSession+`; under Claude Code, with neither,
+the conversation's id ($`+envClaudeSession+`), created on first use and
+followed through /clear (the SessionStart hook tells the bridge the new id);
+else a new session. A compacted session is followed to its successor.
 
 Flags:
 `)
@@ -57,29 +71,54 @@ Examples:
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if *sessionID == "" && os.Getenv(envClaudeSession) != "" {
-		*sessionID, *create = os.Getenv(envClaudeSession), true
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	b, err := mcpbridge.New(ctx, mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create,
-		Version: version, Logger: log, ReconnectWait: *wait})
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg := mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create,
+		Version: version, Logger: log, ReconnectWait: *wait}
+	if *sessionID == "" {
+		if id := os.Getenv(envClaudeSession); id != "" {
+			cfg.SessionID, cfg.Create = id, true
+			cfg.Bound = claudeBinding(*socket)
+		}
+	}
+	start := starter(*socket, *dbPath, *noStart)
+	cfg.Dial = func(ctx context.Context) (*client.Client, error) { return autostart.Dial(ctx, start) }
+	b, err := mcpbridge.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond mcp: %v\n", err)
 		return 1
-	}
-	switch {
-	case b.Created():
-		fmt.Fprintf(stderr, "tasksessiond mcp: serving new session %s (pass --session %s to come back to it)\n", b.SessionID(), b.SessionID())
-	case b.Pending():
-		fmt.Fprintf(stderr, "tasksessiond mcp: serving session %s (new: created on first use)\n", b.SessionID())
-	case b.SessionID() != *sessionID:
-		fmt.Fprintf(stderr, "tasksessiond mcp: serving session %s (the successor of compacted session %s)\n", b.SessionID(), *sessionID)
-	default:
-		fmt.Fprintf(stderr, "tasksessiond mcp: serving session %s\n", b.SessionID())
 	}
 	if err := b.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "tasksessiond mcp: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// starter is how a command that needs the daemon starts one: this very
+// binary, on the same socket and database; off when told so.
+func starter(socket, db string, off bool) autostart.Config {
+	cfg := autostart.Config{Socket: socket, DB: db}
+	if off {
+		return cfg
+	}
+	if exe, err := os.Executable(); err == nil {
+		cfg.Exe = exe
+	}
+	return cfg
+}
+
+// claudeBinding follows the Claude Code process the bridge serves through
+// the conversations its SessionStart hook records (nil outside Claude Code).
+func claudeBinding(socket string) func() string {
+	pid, err := strconv.Atoi(os.Getenv(envClaudePID))
+	if err != nil || pid <= 0 {
+		return nil
+	}
+	k := binding.KeyOf(hook.BindingHost, pid)
+	dir := filepath.Dir(socket)
+	return func() string { return binding.Read(dir, k) }
 }

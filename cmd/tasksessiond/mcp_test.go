@@ -1,13 +1,17 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -48,7 +52,7 @@ func TestMCPBridge(t *testing.T) {
 	require.NoError(t, err)
 
 	cs := mcpSession(t, "--socket", sock, "--session", s.ID)
-	assert.Contains(t, cs.InitializeResult().Instructions, "mcp-1")
+	assert.Contains(t, cs.InitializeResult().Instructions, "TaskCreate")
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	want, err := dc.ListTools(ctx, "agent", "mcp")
@@ -107,43 +111,173 @@ func TestMCPBridge(t *testing.T) {
 	assert.Len(t, got.Tasks, 2, "the write went to the successor")
 }
 
-func TestMCPNewSessionAndMissingDaemon(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "m.db")
-	sock := testutil.SocketPath(t)
-	startDaemon(t, dbPath, sock)
-	cmd := exec.Command(binary, "mcp", "--socket", sock)
-	stdin, err := cmd.StdinPipe()
+// mcpSessionEnv is mcpSession with extra environment for the bridge.
+func mcpSessionEnv(t *testing.T, env []string, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
-	stdin.Close() // the client goes at once
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "serving new session")
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr
+}
 
-	out, err = exec.Command(binary, "mcp", "--socket", filepath.Join(t.TempDir(), "none.sock")).CombinedOutput()
+// lockedBuffer is a bytes.Buffer a child's output can be written to while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestMCPSessionsAndMissingDaemon(t *testing.T) {
+	// Ensures the bridge starts without a daemon and lists the four tools,
+	// says nothing on stderr while all is well, creates its session on the
+	// first call (a new one, a fixed --session with --create, or Claude
+	// Code's conversation id), and turns an unknown --session into an
+	// error result that says to pass --create.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	cs, stderr := mcpSessionEnv(t, nil, "--socket", sock, "--reconnect-wait", "100ms")
+	list, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	assert.Len(t, list.Tools, 4, "the tools are built in")
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, r.IsError)
+	assert.Contains(t, text(r), "daemon cannot be reached")
+	assert.Eventually(t, func() bool { return strings.Contains(stderr.String(), "the daemon cannot be reached") },
+		5*time.Second, 10*time.Millisecond, "what is wrong is logged")
+
+	startDaemon(t, filepath.Join(t.TempDir(), "m.db"), sock)
+	dc := testutil.DialSocket(t, sock)
+	quiet, stderr := mcpSessionEnv(t, []string{"CLAUDE_CODE_SESSION_ID=claude-1234", "TASKSESSIOND_SESSION="}, "--socket", sock)
+	r, err = quiet.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "bound"}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	got, err := dc.ResumeSession(ctx, "claude-1234")
+	require.NoError(t, err, "under Claude Code the bridge serves the conversation's id")
+	assert.Len(t, got.Tasks, 1)
+
+	fixed, _ := mcpSessionEnv(t, nil, "--socket", sock, "--session", "fixed", "--create")
+	r, err = fixed.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	_, err = dc.GetSession(ctx, "fixed")
+	require.NoError(t, err, "created on first use")
+
+	ghost, _ := mcpSessionEnv(t, nil, "--socket", sock, "--session", "ghost")
+	r, err = ghost.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.True(t, r.IsError)
+	assert.Contains(t, text(r), `session "ghost" not found`)
+	assert.Contains(t, text(r), "--create")
+
+	quiet.Close()
+	fixed.Close()
+	assert.Empty(t, stderr.String(), "nothing on stderr while nothing is wrong")
+}
+
+func TestAutostart(t *testing.T) {
+	// Ensures that when no daemon answers, the bridge, the hook and the CLI
+	// each start one on their socket and database, that several starting
+	// at once end with exactly one daemon that all of them reach, and that
+	// TASKSESSIOND_AUTOSTART=0 turns it off.
+	ctx := context.Background()
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "auto.db")
+	sock := testutil.SocketPath(t)
+	on := []string{"TASKSESSIOND_AUTOSTART=1", "TASKSESSIOND_DB=" + dbPath}
+	t.Cleanup(func() { stopDaemonAt(t, sock) })
+
+	// The CLI with autostart off fails as before.
+	cmd := exec.Command(binary, "sessions", "--socket", sock)
+	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "is the daemon running?")
-	out, err = exec.Command(binary, "mcp", "--socket", sock, "--session", "ghost").CombinedOutput()
-	require.Error(t, err)
-	assert.Contains(t, string(out), `session "ghost" not found`)
-	assert.Contains(t, string(out), "pass --create")
 
-	cmd = exec.Command(binary, "mcp", "--socket", sock, "--session", "fixed", "--create")
-	stdin, err = cmd.StdinPipe()
+	// Four at once: three CLI commands and a bridge's first call.
+	var wg sync.WaitGroup
+	outs := make([]string, 3)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(binary, "new", "--socket", sock, "--title", fmt.Sprintf("racer %d", i))
+			cmd.Env = append(os.Environ(), on...)
+			b, err := cmd.CombinedOutput()
+			outs[i] = string(b)
+			assert.NoError(t, err, string(b))
+		}()
+	}
+	cs, _ := mcpSessionEnv(t, on, "--socket", sock, "--session", "auto", "--create")
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "the daemon was started for me"}})
 	require.NoError(t, err)
-	stdin.Close()
-	out, err = cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "serving session fixed (new: created on first use)")
+	require.False(t, r.IsError, text(r))
+	wg.Wait()
 
-	// Under Claude Code, with no --session, the bridge binds its session id.
-	cmd = exec.Command(binary, "mcp", "--socket", sock)
-	cmd.Env = append(os.Environ(), "CLAUDE_CODE_SESSION_ID=claude-1234", "TASKSESSIOND_SESSION=")
-	stdin, err = cmd.StdinPipe()
+	dc := testutil.DialSocket(t, sock)
+	st, err := dc.Status(ctx)
 	require.NoError(t, err)
-	stdin.Close()
-	out, err = cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
-	assert.Contains(t, string(out), "serving session claude-1234 (new: created on first use)")
+	assert.Equal(t, dbPath, st.Database, "the started daemon serves the configured database")
+	sessions, _, err := dc.ListSessions(ctx, client.ListSessions{})
+	require.NoError(t, err)
+	assert.Len(t, sessions, 4, "every racer reached the one daemon: %q", outs)
+	assert.Equal(t, 1, countDaemons(t, sock), "exactly one daemon serves")
+
+	// The hook starts it too, after a crash.
+	stopDaemonAt(t, sock)
+	cmd = exec.Command(binary, "hook", "claude-code", "--socket", sock)
+	cmd.Env = append(os.Environ(), on...)
+	cmd.Stdin = strings.NewReader(hookInput("auto", "resume"))
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(b))
+	assert.Contains(t, string(b), "the daemon was started for me")
+}
+
+// stopDaemonAt kills the daemon serving socket, if any (its pid from
+// daemon/status), and waits for it to go.
+func stopDaemonAt(t *testing.T, socket string) {
+	t.Helper()
+	c, err := client.Dial(context.Background(), socket)
+	if err != nil {
+		return
+	}
+	st, err := c.Status(context.Background())
+	c.Close()
+	if err != nil || st.PID == 0 {
+		return
+	}
+	p, err := os.FindProcess(st.PID)
+	require.NoError(t, err)
+	p.Kill()
+	require.Eventually(t, func() bool {
+		c, err := client.Dial(context.Background(), socket)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+// countDaemons counts the processes serving socket.
+func countDaemons(t *testing.T, socket string) int {
+	t.Helper()
+	out, _ := exec.Command("pgrep", "-f", "serve --socket "+socket).Output()
+	return len(strings.Fields(string(out)))
 }
 
 func TestMCPBridgeAcrossDaemonKill(t *testing.T) {

@@ -20,6 +20,9 @@ import (
 // Env is what a command runs with.
 type Env struct {
 	Stdout, Stderr io.Writer
+	// Dial connects to the daemon at socket; nil is client.Dial. The
+	// tasksessiond command starts the daemon here when none answers.
+	Dial func(ctx context.Context, socket string) (*client.Client, error)
 }
 
 // Command is one client subcommand.
@@ -30,6 +33,9 @@ type Command struct {
 	Example string
 	flags   func(fs *flag.FlagSet) func(ctx context.Context, e *Env, c *client.Client, args []string) error
 	nargs   [2]int // min, max positional arguments
+	// NoAutostart: the command reports on the daemon, so it does not
+	// start one (status says "not running" rather than starting it).
+	NoAutostart bool
 }
 
 // Commands are the client subcommands, in the order help lists them.
@@ -71,7 +77,11 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	c, err := client.Dial(ctx, *socket)
+	dial := e.Dial
+	if dial == nil || cmd.NoAutostart {
+		dial = client.Dial
+	}
+	c, err := dial(ctx, *socket)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, err)
 		return 1
@@ -124,7 +134,7 @@ func oneLine(s string, max int) string {
 var statusCmd = &Command{
 	Name: "status", Summary: "Show whether the daemon is running, its database and what it serves.",
 	Example: "  tasksessiond status\n  tasksessiond status --json",
-	nargs:   [2]int{0, 0},
+	nargs:   [2]int{0, 0}, NoAutostart: true,
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		asJSON := fs.Bool("json", false, "print JSON")
 		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
 // DefaultReconnectWait is how long a call waits for an unreachable daemon
@@ -29,18 +30,26 @@ const DefaultReconnectWait = 5 * time.Second
 
 // Config configures a bridge.
 type Config struct {
-	Socket    string // the daemon's socket
-	SessionID string // the session to serve; "" creates one
+	Socket    string // the daemon's socket, for messages
+	SessionID string // the session to serve; "" creates one on first use
 	Title     string // for a created session
 	Create    bool   // create SessionID on first use when it does not exist
 	Version   string
 	Logger    *slog.Logger
+	// Dial connects to the daemon (and may start it); nil dials Socket.
+	Dial func(ctx context.Context) (*client.Client, error)
+	// Bound, when set, is asked before each call which host conversation
+	// the bridge now serves: a host such as Claude Code keeps one MCP
+	// server through /clear, which starts a new conversation with a new
+	// list. A new answer rebinds the bridge to that session (created on
+	// first use when Create is set); "" keeps the current one.
+	Bound func() string
 	// ReconnectWait bounds how long one call waits for the daemon to come
 	// back; 0 means DefaultReconnectWait.
 	ReconnectWait time.Duration
 }
 
-// Bridge is an MCP server bound to one daemon session.
+// Bridge is an MCP server bound to one daemon session at a time.
 type Bridge struct {
 	cfg    Config
 	server *mcp.Server
@@ -49,42 +58,35 @@ type Bridge struct {
 	cmu sync.Mutex // guards c
 	c   *client.Client
 
-	mu       sync.Mutex // guards session and toCreate
-	session  string     // follows compactions
-	toCreate bool       // session does not exist yet: made on first use
-	created  bool
+	mu       sync.Mutex // guards the fields below
+	bound    string     // the host conversation last seen through Bound
+	session  string     // the session served; follows compactions
+	resolved bool       // session has been looked up (or created) in the daemon
 }
 
-// New connects to the daemon and resolves the session: a missing daemon or
-// an unknown session (without Create) is an error here, before any MCP
-// client is served. A compacted session resolves to the head of its lineage.
-func New(ctx context.Context, cfg Config) (*Bridge, error) {
+// New makes a bridge. It needs no daemon: the tools' definitions are
+// built in, so a host that starts before the daemon still lists them, and
+// the session is looked up (or created) on the first call.
+func New(cfg Config) (*Bridge, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ReconnectWait <= 0 {
 		cfg.ReconnectWait = DefaultReconnectWait
 	}
-	c, err := client.Dial(ctx, cfg.Socket)
-	if err != nil {
-		return nil, err
+	if cfg.Dial == nil {
+		cfg.Dial = func(ctx context.Context) (*client.Client, error) { return client.Dial(ctx, cfg.Socket) }
 	}
-	b := &Bridge{cfg: cfg, c: c, session: cfg.SessionID, log: cfg.Logger}
-	if err := b.bind(ctx, c); err != nil {
-		c.Close()
-		return nil, err
-	}
-	defs, err := c.ListTools(ctx, "agent", "mcp")
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("list tools: %w", err)
-	}
+	b := &Bridge{cfg: cfg, session: cfg.SessionID, log: cfg.Logger}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: "tasksessiond", Title: "Session task list", Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions(b.session), Logger: cfg.Logger})
-	for _, raw := range defs {
+		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger})
+	for _, d := range tools.Render(tools.Defs(tools.RoleAgent), tools.FormatMCP) {
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool definition: %w", err)
+		}
 		var t mcp.Tool
 		if err := json.Unmarshal(raw, &t); err != nil {
-			c.Close()
 			return nil, fmt.Errorf("decode tool definition: %w", err)
 		}
 		b.server.AddTool(&t, b.forward(t.Name, t.Annotations == nil || !t.Annotations.ReadOnlyHint))
@@ -92,54 +94,16 @@ func New(ctx context.Context, cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
-// bind settles which session the bridge serves.
-func (b *Bridge) bind(ctx context.Context, c *client.Client) error {
-	if b.session == "" {
-		s, err := c.CreateSession(ctx, client.CreateSession{Title: b.cfg.Title})
-		if err != nil {
-			return fmt.Errorf("create a session: %w", err)
-		}
-		b.session, b.created = s.ID, true
-		return nil
-	}
-	s, err := c.Head(ctx, b.session)
-	switch {
-	case errors.Is(err, client.ErrSessionNotFound) && b.cfg.Create:
-		b.toCreate = true
-		return nil
-	case errors.Is(err, client.ErrSessionNotFound):
-		return fmt.Errorf("session %s: %w (pass --create to create it)", b.session, err)
-	case err != nil:
-		return fmt.Errorf("session %s: %w", b.session, err)
-	}
-	if s.ID != b.session {
-		b.log.Info("session was compacted; serving the head of its lineage", slog.String("from", b.session), slog.String("to", s.ID))
-		b.session = s.ID
-	}
-	return nil
-}
+const instructions = "These tools keep your task list for this conversation. " +
+	"Plan multi-step work with TaskCreate, keep it current with TaskUpdate, and check it with TaskList; " +
+	"the list survives restarts and context compaction."
 
-func instructions(session string) string {
-	return "These tools keep your task list for this session (tasksessiond session " + session + "). " +
-		"Plan multi-step work with TaskCreate, keep it current with TaskUpdate, and check it with TaskList; " +
-		"the list survives restarts and context compaction."
-}
-
-// SessionID is the daemon session the bridge serves now.
+// SessionID is the daemon session the bridge serves now ("" until the
+// first call when it creates one).
 func (b *Bridge) SessionID() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.session
-}
-
-// Created reports whether the bridge created its session at start.
-func (b *Bridge) Created() bool { return b.created }
-
-// Pending reports whether the session is still to be created on first use.
-func (b *Bridge) Pending() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.toCreate
 }
 
 // Run serves MCP on t until the client goes or ctx ends.
@@ -196,11 +160,11 @@ func (b *Bridge) conn(ctx context.Context) (*client.Client, error) {
 	if b.c != nil {
 		return b.c, nil
 	}
-	c, err := client.Dial(ctx, b.cfg.Socket)
+	c, err := b.cfg.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b.log.Info("reconnected to the daemon", slog.String("socket", b.cfg.Socket))
+	b.log.Info("connected to the daemon", slog.String("socket", b.cfg.Socket))
 	b.c = c
 	return c, nil
 }
@@ -294,19 +258,50 @@ func (b *Bridge) follow(from, to string) {
 	}
 }
 
-// ensure creates the session on its first use.
+// ensure settles the session a call goes to: it rebinds to the host's
+// current conversation, and looks the session up (or creates it) on its
+// first use.
 func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.toCreate {
+	if b.cfg.Bound != nil {
+		if id := b.cfg.Bound(); id != "" && id != b.bound {
+			if b.bound != "" || id != b.session {
+				b.log.Info("the host started another conversation; serving its list", slog.String("from", b.session), slog.String("to", id))
+				b.session, b.resolved = id, false
+			}
+			b.bound = id
+		}
+	}
+	if b.resolved {
 		return nil
 	}
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: b.cfg.Title})
-	if err != nil && !errors.Is(err, client.ErrSessionExists) {
-		return err
+	if b.session == "" {
+		s, err := c.CreateSession(ctx, client.CreateSession{Title: b.cfg.Title})
+		if err != nil {
+			return fmt.Errorf("create a session: %w", err)
+		}
+		b.log.Info("created a session", slog.String("session", s.ID))
+		b.session, b.resolved = s.ID, true
+		return nil
 	}
-	b.log.Info("session created on first use", slog.String("session", b.session))
-	b.toCreate = false
+	s, err := c.Head(ctx, b.session)
+	switch {
+	case errors.Is(err, client.ErrSessionNotFound) && b.cfg.Create:
+		_, err = c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: b.cfg.Title})
+		if err != nil && !errors.Is(err, client.ErrSessionExists) {
+			return err
+		}
+		b.log.Info("session created on first use", slog.String("session", b.session))
+	case errors.Is(err, client.ErrSessionNotFound):
+		return fmt.Errorf("session %q not found; start the bridge with --create to create it on first use", b.session)
+	case err != nil:
+		return fmt.Errorf("session %s: %w", b.session, err)
+	case s.ID != b.session:
+		b.log.Info("session was compacted; serving the head of its lineage", slog.String("from", b.session), slog.String("to", s.ID))
+		b.session = s.ID
+	}
+	b.resolved = true
 	return nil
 }
 
@@ -314,6 +309,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
 func (b *Bridge) explain(name string, err error) string {
 	var u unreachable
 	if errors.As(err, &u) {
+		b.log.Error("the daemon cannot be reached", slog.String("tool", name), slog.Any("err", u.err))
 		return fmt.Sprintf("%s was not done: the task list is unavailable because the tasksessiond daemon cannot be reached (%v). "+
 			"Ask the user to start it (tasksessiond serve); this tool reconnects by itself, so the same call can be retried then.", name, u.err)
 	}

@@ -26,7 +26,7 @@ var ctx = context.Background()
 // serve runs a bridge for cfg and returns a real MCP client session on it.
 func serve(t *testing.T, cfg mcpbridge.Config) (*mcp.ClientSession, *mcpbridge.Bridge) {
 	t.Helper()
-	b, err := mcpbridge.New(ctx, cfg)
+	b, err := mcpbridge.New(cfg)
 	require.NoError(t, err)
 	ct, st := mcp.NewInMemoryTransports()
 	runCtx, cancel := context.WithCancel(ctx)
@@ -270,8 +270,11 @@ func TestReadsFollowCompaction(t *testing.T) {
 	assert.Equal(t, "completed", sc.Task.Status)
 	assert.Equal(t, "newer", b.SessionID())
 
-	// A bridge started on the old id serves the head from the start.
-	_, b2 := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
+	// A bridge started on the old id serves the head from its first call.
+	cs2, b2 := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
+	r, sc = callTool(t, cs2, schemas, "TaskList", nil)
+	require.False(t, r.IsError, text(r))
+	assert.Len(t, sc.Tasks, 2)
 	assert.Equal(t, "newer", b2.SessionID())
 }
 
@@ -281,8 +284,7 @@ func TestEmptyListAndCreateOnFirstUse(t *testing.T) {
 	// structured result has tasks: [].
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	dc := d.Dial(t)
-	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "claude-abc", Create: true})
-	assert.True(t, b.Pending())
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "claude-abc", Create: true})
 	_, err := dc.GetSession(ctx, "claude-abc")
 	require.ErrorIs(t, err, client.ErrSessionNotFound, "nothing is created before the first call")
 
@@ -298,7 +300,59 @@ func TestEmptyListAndCreateOnFirstUse(t *testing.T) {
 	require.NoError(t, schemas["TaskList"].Validate(v))
 	_, err = dc.GetSession(ctx, "claude-abc")
 	require.NoError(t, err)
-	assert.False(t, b.Pending())
+}
+
+func TestToolsListedWithoutDaemon(t *testing.T) {
+	// Ensures a bridge started before the daemon lists the four tools (the
+	// host would otherwise go without them for its whole session), answers
+	// a call with an error result while no daemon answers, and serves once
+	// one does, on the same MCP session.
+	sock := testutil.SocketPath(t)
+	cs, _ := serve(t, mcpbridge.Config{Socket: sock, SessionID: "late", Create: true, ReconnectWait: 100 * time.Millisecond})
+	schemas := outputSchemas(t, cs)
+	r, _ := callTool(t, cs, schemas, "TaskList", nil)
+	require.True(t, r.IsError)
+	assert.Contains(t, text(r), "daemon cannot be reached")
+
+	testutil.StartDaemonAt(t, testutil.MustOpenDB(t), sock)
+	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "after the daemon came"})
+	require.False(t, r.IsError, text(r))
+	assert.Equal(t, 1, sc.Task.Taskid)
+}
+
+func TestBridgeFollowsTheHostsConversation(t *testing.T) {
+	// Ensures a bridge whose host changes conversation under it (Claude
+	// Code's /clear or a fork, told by the hook through Bound) serves the
+	// new conversation's list from the next call, created on first use,
+	// and leaves the old list as it was for that conversation's resume.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	dc := d.Dial(t)
+	var mu sync.Mutex
+	bound := ""
+	set := func(id string) { mu.Lock(); bound = id; mu.Unlock() }
+	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "conv-1", Create: true,
+		Bound: func() string { mu.Lock(); defer mu.Unlock(); return bound }})
+	schemas := outputSchemas(t, cs)
+	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "first conversation"})
+	set("conv-1") // the startup hook names the same conversation: no change
+	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "still the first"})
+	assert.Equal(t, "conv-1", b.SessionID())
+
+	set("conv-2") // /clear
+	r, sc := callTool(t, cs, schemas, "TaskList", nil)
+	require.False(t, r.IsError, text(r))
+	assert.Empty(t, sc.Tasks, "a new conversation starts with an empty list")
+	_, sc = callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "second conversation"})
+	assert.Equal(t, 1, sc.Task.Taskid)
+	assert.Equal(t, "conv-2", b.SessionID())
+
+	old, err := dc.ResumeSession(ctx, "conv-1")
+	require.NoError(t, err)
+	require.Len(t, old.Tasks, 2, "the first conversation keeps its own list")
+
+	set("conv-1") // resuming the first conversation in the same process
+	_, sc = callTool(t, cs, schemas, "TaskGet", map[string]any{"taskid": 2})
+	assert.Equal(t, "still the first", sc.Task.Subject)
 }
 
 func TestToolsCarryAnnotations(t *testing.T) {

@@ -72,7 +72,13 @@ type Daemon struct {
 // the server's configuration (a logger, timeouts).
 func StartDaemon(tb testing.TB, d *db.DB, opts ...func(*server.Config)) *Daemon {
 	tb.Helper()
-	cfg := daemon.Config{Socket: SocketPath(tb), Version: "test", MaxConns: 64, Server: func(c *server.Config) {
+	return StartDaemonAt(tb, d, SocketPath(tb), opts...)
+}
+
+// StartDaemonAt is StartDaemon on a given socket path.
+func StartDaemonAt(tb testing.TB, d *db.DB, socket string, opts ...func(*server.Config)) *Daemon {
+	tb.Helper()
+	cfg := daemon.Config{Socket: socket, Version: "test", MaxConns: 64, Server: func(c *server.Config) {
 		for _, o := range opts {
 			o(c)
 		}
