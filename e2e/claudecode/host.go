@@ -1,0 +1,278 @@
+// Package claudecode drives the real Claude Code CLI against a scripted
+// model API (e2e/modelapi) and a tasksessiond daemon, configured as the
+// README's "Claude Code" section says: the MCP server "tasks" running
+// "tasksessiond mcp", and the SessionStart hook "tasksessiond hook
+// claude-code". Each Host has its own HOME and CLAUDE_CONFIG_DIR, so tests
+// run in parallel and never read the user's configuration.
+package claudecode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// Version is the Claude Code release these tests pin; e2e/install-hosts.sh
+// installs it.
+const Version = "2.1.328"
+
+// EnvBinary overrides where the claude binary is looked for.
+const EnvBinary = "TASKSESSIOND_E2E_CLAUDE"
+
+// Binary returns the claude binary, skipping the test (or failing it under
+// TASKSESSIOND_E2E=1) when it is not installed.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	return harness.RequireHost(tb, "Claude Code "+Version, EnvBinary,
+		filepath.Join(harness.CacheDir(), "claude-code-"+Version, "node_modules", ".bin", "claude"))
+}
+
+// The model names the scripted API sees. Claude Code sends side requests
+// (titles, ...) to its small fast model, which is pinned apart so Classify
+// can tell them by model too.
+const (
+	MainModel  = "claude-sonnet-4-6"
+	SmallModel = "claude-haiku-4-5"
+)
+
+// Options configure a Host.
+type Options struct {
+	// Respond scripts the model (see modelapi.Script, modelapi.Steps).
+	Respond modelapi.Responder
+	// NoDaemon leaves the daemon down (Start it later with h.Daemon.Start).
+	NoDaemon bool
+	// NoHook leaves out the SessionStart hook.
+	NoHook bool
+	// Settings are merged into settings.json, over the harness's.
+	Settings map[string]any
+}
+
+// Host is one isolated Claude Code installation: its HOME, config dir and
+// project dir, wired to a scripted model API and a tasksessiond daemon.
+type Host struct {
+	Claude  string // the claude binary
+	TSD     string // the tasksessiond binary
+	API     *modelapi.Server
+	Daemon  *harness.Daemon
+	Home    string
+	Config  string // CLAUDE_CONFIG_DIR
+	Project string // the working directory of every run
+	Debug   string // claude's debug log (--debug-file), appended by every run
+
+	tb testing.TB
+}
+
+// New sets up a Host and starts its daemon (unless opts.NoDaemon). When the
+// test fails, claude's debug log and the model requests are logged.
+func New(tb testing.TB, opts Options) *Host {
+	tb.Helper()
+	h := &Host{Claude: Binary(tb), TSD: harness.Binary(tb), tb: tb}
+	h.API = modelapi.New(tb, modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply})
+	h.Daemon = harness.NewDaemon(tb)
+	if !opts.NoDaemon {
+		h.Daemon.Start(tb)
+	}
+	root := tb.TempDir()
+	h.Home = filepath.Join(root, "home")
+	h.Config = filepath.Join(h.Home, ".claude")
+	h.Project = filepath.Join(root, "project")
+	h.Debug = filepath.Join(root, "claude-debug.log")
+	for _, d := range []string{h.Config, h.Project} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	h.writeJSON(filepath.Join(h.Config, ".claude.json"), h.globalConfig())
+	h.writeJSON(filepath.Join(h.Config, "settings.json"), h.settings(opts))
+	tb.Cleanup(func() {
+		if !tb.Failed() {
+			return
+		}
+		if b, err := os.ReadFile(h.Debug); err == nil {
+			tb.Logf("claude debug log (%s):\n%s", h.Debug, tail(b, 400))
+		}
+		tb.Logf("model requests:\n%s", h.API.Dump())
+	})
+	return h
+}
+
+// globalConfig is the seeded ~/.claude.json: onboarding done, the project
+// trusted, the dummy API key approved, and the MCP server registered at
+// user scope (what "claude mcp add --scope user" writes).
+func (h *Host) globalConfig() map[string]any {
+	return map[string]any{
+		"hasCompletedOnboarding":        true,
+		"lastOnboardingVersion":         Version,
+		"numStartups":                   1,
+		"theme":                         "dark",
+		"autoUpdates":                   false,
+		"bypassPermissionsModeAccepted": true,
+		"customApiKeyResponses":         map[string]any{"approved": []string{apiKey[len(apiKey)-20:]}, "rejected": []string{}},
+		"projects": map[string]any{
+			h.Project: map[string]any{
+				"hasTrustDialogAccepted":        true,
+				"hasCompletedProjectOnboarding": true,
+				"allowedTools":                  []string{},
+			},
+		},
+		"mcpServers": map[string]any{
+			"tasks": map[string]any{
+				"type":    "stdio",
+				"command": h.TSD,
+				"args":    []string{"mcp", "--socket", h.Daemon.Socket},
+				"env":     map[string]string{"TASKSESSIOND_SOCKET": h.Daemon.Socket, "TASKSESSIOND_DB": h.Daemon.DB},
+			},
+		},
+	}
+}
+
+// settings is the seeded settings.json: the hook, and the Task tools allowed.
+func (h *Host) settings(opts Options) map[string]any {
+	s := map[string]any{
+		"permissions": map[string]any{"allow": []string{"mcp__tasks"}},
+		"env":         map[string]string{},
+	}
+	if !opts.NoHook {
+		s["hooks"] = map[string]any{
+			"SessionStart": []any{map[string]any{
+				"matcher": "startup|resume|compact", // as the README has it
+				"hooks": []any{map[string]any{
+					"type": "command", "command": h.TSD + " hook claude-code --socket " + h.Daemon.Socket,
+				}},
+			}},
+		}
+	}
+	for k, v := range opts.Settings {
+		s[k] = v
+	}
+	return s
+}
+
+func (h *Host) writeJSON(path string, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		h.tb.Fatal(err)
+	}
+}
+
+const apiKey = "sk-ant-api03-e2e-dummy-key-tasksessiond-0123456789"
+
+// Env is the environment of every claude run: only what the harness sets
+// (and PATH), so the user's configuration and credentials never leak in.
+func (h *Host) Env() []string {
+	env := []string{
+		"HOME=" + h.Home,
+		"PATH=" + os.Getenv("PATH"),
+		"TERM=xterm-256color",
+		"LANG=C.UTF-8",
+		"TMPDIR=" + os.TempDir(),
+		"CLAUDE_CONFIG_DIR=" + h.Config,
+		"ANTHROPIC_BASE_URL=" + h.API.URL,
+		"ANTHROPIC_API_KEY=" + apiKey,
+		"ANTHROPIC_MODEL=" + MainModel,
+		"ANTHROPIC_SMALL_FAST_MODEL=" + SmallModel,
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL=" + SmallModel,
+		"ANTHROPIC_DEFAULT_SONNET_MODEL=" + MainModel,
+		"ANTHROPIC_DEFAULT_OPUS_MODEL=" + MainModel,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
+		"CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1",
+		"MCP_TIMEOUT=10000",
+	}
+	return append(env, h.Daemon.Env()...)
+}
+
+// Result is what "claude -p --output-format json" prints.
+type Result struct {
+	Type      string  `json:"type"`
+	Subtype   string  `json:"subtype"`
+	IsError   bool    `json:"is_error"`
+	Result    string  `json:"result"`
+	SessionID string  `json:"session_id"`
+	NumTurns  int     `json:"num_turns"`
+	CostUSD   float64 `json:"total_cost_usd"`
+
+	Stdout, Stderr string `json:"-"`
+}
+
+// Print runs "claude -p PROMPT --output-format json" with extra flags
+// (--resume ID, --fork-session, --session-id ID, ...), and fails the test
+// unless it exits 0 with a result.
+func (h *Host) Print(tb testing.TB, prompt string, flags ...string) Result {
+	tb.Helper()
+	args := append([]string{"-p", prompt, "--output-format", "json", "--debug-file", h.Debug}, flags...)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.Claude, args...)
+	cmd.Dir, cmd.Env = h.Project, h.Env()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	tb.Logf("claude %s: %v in %v", strings.Join(quoteArgs(args), " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		tb.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		tb.Fatalf("claude -p: output is not a JSON result: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
+	}
+	if res.IsError {
+		tb.Fatalf("claude -p: an error result: %s\nstdout:\n%s\nstderr:\n%s", res.Result, res.Stdout, res.Stderr)
+	}
+	return res
+}
+
+// Interactive starts claude in a terminal (tmux) with extra flags, and
+// waits for its prompt.
+func (h *Host) Interactive(tb testing.TB, flags ...string) *harness.Term {
+	tb.Helper()
+	argv := append([]string{h.Claude, "--debug-file", h.Debug}, flags...)
+	t := harness.NewTerm(tb, h.Project, h.Env(), 120, 40, argv...)
+	t.WaitFor(30*time.Second, "the prompt", func(s string) bool {
+		return strings.Contains(s, "? for shortcuts") || strings.Contains(s, "│ >") || strings.Contains(s, "❯")
+	})
+	return t
+}
+
+func errOrOK(err error) any {
+	if err == nil {
+		return "ok"
+	}
+	return err
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \"'") {
+			a = fmt.Sprintf("%q", a)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func tail(b []byte, lines int) string {
+	s := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(s) > lines {
+		s = append([]string{fmt.Sprintf("... (%d lines before)", len(s)-lines)}, s[len(s)-lines:]...)
+	}
+	return strings.Join(s, "\n")
+}

@@ -1,0 +1,179 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/client"
+)
+
+// Daemon is a tasksessiond daemon on a temp socket and database. NewDaemon
+// only picks the paths: Start it, or leave it down for a test of a host
+// without a daemon.
+type Daemon struct {
+	Bin    string // the tasksessiond binary
+	Dir    string // holds the socket and the database
+	Socket string
+	DB     string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	stderr lockedBuffer
+}
+
+// NewDaemon picks a daemon's paths. The dir is short (os.MkdirTemp("",
+// "tsd")): a Unix socket path must fit in about 100 bytes.
+func NewDaemon(tb testing.TB) *Daemon {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "tsd")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d := &Daemon{Bin: Binary(tb), Dir: dir, Socket: filepath.Join(dir, "d.sock"), DB: filepath.Join(dir, "d.db")}
+	tb.Cleanup(func() {
+		d.Stop(tb)
+		if tb.Failed() {
+			tb.Logf("tasksessiond serve stderr:\n%s", d.stderr.String())
+		}
+		os.RemoveAll(dir)
+	})
+	return d
+}
+
+// Env returns the environment that points tasksessiond commands at this daemon.
+func (d *Daemon) Env() []string {
+	return []string{"TASKSESSIOND_SOCKET=" + d.Socket, "TASKSESSIOND_DB=" + d.DB}
+}
+
+// Start starts the daemon and waits until it answers on its socket.
+func (d *Daemon) Start(tb testing.TB) {
+	tb.Helper()
+	d.mu.Lock()
+	if d.cmd != nil {
+		d.mu.Unlock()
+		tb.Fatal("harness: the daemon is already running")
+	}
+	cmd := exec.Command(d.Bin, "serve", "--db", d.DB, "--socket", d.Socket, "--sync", "normal")
+	cmd.Stdout, cmd.Stderr = &d.stderr, &d.stderr
+	if err := cmd.Start(); err != nil {
+		d.mu.Unlock()
+		tb.Fatalf("harness: start the daemon: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	d.cmd, d.exited = cmd, exited
+	d.mu.Unlock()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := client.Dial(ctx, d.Socket)
+		cancel()
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-exited:
+			tb.Fatalf("harness: the daemon exited at start:\n%s", d.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("harness: the daemon did not answer on %s within 10s: %v\n%s", d.Socket, err, d.stderr.String())
+		}
+	}
+}
+
+// Stop stops the daemon (SIGTERM, then SIGKILL after 5s); a daemon not running is left alone.
+func (d *Daemon) Stop(tb testing.TB) {
+	tb.Helper()
+	d.mu.Lock()
+	cmd, exited := d.cmd, d.exited
+	d.cmd = nil
+	d.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		tb.Errorf("harness: the daemon did not stop within 5s of SIGINT")
+	}
+}
+
+// Kill kills the daemon hard (SIGKILL), as a crash would.
+func (d *Daemon) Kill(tb testing.TB) {
+	tb.Helper()
+	d.mu.Lock()
+	cmd, exited := d.cmd, d.exited
+	d.cmd = nil
+	d.mu.Unlock()
+	if cmd == nil {
+		tb.Fatal("harness: the daemon is not running")
+	}
+	cmd.Process.Kill()
+	<-exited
+}
+
+// Client dials the daemon; the connection is closed at the end of the test.
+func (d *Daemon) Client(tb testing.TB) *client.Client {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, d.Socket)
+	if err != nil {
+		tb.Fatalf("harness: dial the daemon: %v", err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Resume returns a session as the daemon holds it (its tasks, and for a
+// compacted lineage the injected messages), following compaction to the
+// newest session.
+func (d *Daemon) Resume(tb testing.TB, sessionID string) client.Resumed {
+	tb.Helper()
+	c := d.Client(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	id := sessionID
+	if head, err := c.Head(ctx, sessionID); err == nil && head.ID != "" {
+		id = head.ID
+	}
+	r, err := c.ResumeSession(ctx, id)
+	if err != nil {
+		tb.Fatalf("harness: resume %s: %v", sessionID, err)
+	}
+	return r
+}
+
+// Stderr returns what the daemon has written so far.
+func (d *Daemon) Stderr() string { return d.stderr.String() }
+
+// lockedBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

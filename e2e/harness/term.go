@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Term drives an interactive program in a detached tmux session on a tmux
+// server of its own (its socket in a temp dir), so tests never touch the
+// user's tmux and run in parallel.
+type Term struct {
+	tb     testing.TB
+	socket string
+	pid    int // the program's
+}
+
+// NewTerm starts argv in a width×height terminal, in dir, with env added
+// to tmux's environment. The program and its tmux server are killed at the
+// end of the test; on failure the screen is logged.
+func NewTerm(tb testing.TB, dir string, env []string, width, height int, argv ...string) *Term {
+	tb.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		tb.Skip("tmux is not installed: the interactive tests need it")
+	}
+	sockDir, err := os.MkdirTemp("", "tsdtmux")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t := &Term{tb: tb, socket: filepath.Join(sockDir, "s")}
+	args := []string{"new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-c", dir}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	args = append(args, argv...)
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("terminal at failure:\n%s", t.Capture())
+		}
+		t.tmux("kill-server")
+		t.waitExit()
+		os.RemoveAll(sockDir)
+	})
+	if out, err := t.tmux(args...); err != nil {
+		tb.Fatalf("harness: tmux new-session: %v\n%s", err, out)
+	}
+	if out, err := t.tmux("display-message", "-p", "-t", "e2e", "#{pane_pid}"); err == nil {
+		t.pid, _ = strconv.Atoi(strings.TrimSpace(out))
+	}
+	// Keep the pane after the program exits, so its last screen can be read.
+	t.tmux("set-option", "-t", "e2e", "remain-on-exit", "on")
+	return t
+}
+
+func (t *Term) tmux(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", t.socket}, args...)...)
+	cmd.Env = append(os.Environ(), "TMUX=")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// waitExit waits for the program to exit after tmux hung up on it (so the
+// test's temp dirs are not removed under it), and kills it after 5s.
+func (t *Term) waitExit() {
+	if t.pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(t.pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(t.pid, syscall.SIGKILL)
+			deadline = time.Now().Add(5 * time.Second)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid is a live process (a zombie is not: once tmux
+// is gone nobody may reap it).
+func alive(pid int) bool {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		// pid (comm) state ...: the state follows the last ')'.
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+			return s[i+2] != 'Z'
+		}
+		return true
+	} else if _, statErr := os.Stat("/proc/self/stat"); statErr == nil {
+		return false // a /proc without this pid
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// Type types text literally (no key names), without Enter.
+func (t *Term) Type(text string) {
+	t.tb.Helper()
+	if out, err := t.tmux("send-keys", "-t", "e2e", "-l", text); err != nil {
+		t.tb.Fatalf("harness: tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+// Keys sends tmux key names: "Enter", "Escape", "C-c", "Down", ...
+func (t *Term) Keys(keys ...string) {
+	t.tb.Helper()
+	if out, err := t.tmux(append([]string{"send-keys", "-t", "e2e"}, keys...)...); err != nil {
+		t.tb.Fatalf("harness: tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+// Submit types a line and presses Enter.
+func (t *Term) Submit(line string) {
+	t.tb.Helper()
+	t.Type(line)
+	// A pause between the text and Enter: a TUI that reads a fast paste
+	// as one chunk may take the Enter as part of it.
+	time.Sleep(150 * time.Millisecond)
+	t.Keys("Enter")
+}
+
+// Capture returns the visible screen, as text.
+func (t *Term) Capture() string {
+	out, err := t.tmux("capture-pane", "-p", "-t", "e2e")
+	if err != nil {
+		return fmt.Sprintf("(capture-pane: %v: %s)", err, out)
+	}
+	return out
+}
+
+// Dead reports whether the program has exited.
+func (t *Term) Dead() bool {
+	out, err := t.tmux("display-message", "-p", "-t", "e2e", "#{pane_dead}")
+	return err != nil || strings.TrimSpace(out) == "1"
+}
+
+// WaitFor polls the screen until cond holds, or fails the test after timeout.
+func (t *Term) WaitFor(timeout time.Duration, what string, cond func(screen string) bool) string {
+	t.tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		screen := t.Capture()
+		if cond(screen) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			t.tb.Fatalf("harness: timed out after %v waiting for %s; the screen:\n%s", timeout, what, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// WaitForText waits until the screen shows s.
+func (t *Term) WaitForText(timeout time.Duration, s string) string {
+	t.tb.Helper()
+	return t.WaitFor(timeout, fmt.Sprintf("%q on the screen", s), func(screen string) bool { return strings.Contains(screen, s) })
+}
