@@ -41,7 +41,7 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 	// The successor starts as exactly this store, so st renders what it
 	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
-	list := tools.RenderList(st) // once, for the message and the forced TaskList
+	list := tools.RenderList(st) // the whole list, as the spec injects it
 	p := record.Compaction{
 		Old:      old.ID,
 		New:      &record.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
@@ -51,7 +51,7 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 	if summary != "" {
 		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
-	result, err := json.Marshal(tools.ListResultOf(st, list))
+	result, err := json.Marshal(tools.ListResult(st))
 	if err != nil {
 		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}

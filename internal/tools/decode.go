@@ -76,6 +76,17 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 // Decode validates a call of the named tool. raw may be an object, a string
 // holding one, or absent. The error is ErrUnknownTool or an *ArgError.
 func Decode(name string, raw json.RawMessage) (Call, error) {
+	return decode(name, raw, MaxDescriptionRunes)
+}
+
+// DecodeLogged is Decode for a call already in a log (replay): it holds a
+// description to the highest limit any version had, so that a call
+// accepted then is applied now, and no later taskid shifts.
+func DecodeLogged(name string, raw json.RawMessage) (Call, error) {
+	return decode(name, raw, MaxLoggedDescriptionRunes)
+}
+
+func decode(name string, raw json.RawMessage, maxDesc int) (Call, error) {
 	def, ok := Lookup(name)
 	if !ok {
 		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
@@ -121,7 +132,7 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 		if c.Subject, err = decodeSubject(rawSubject); err != nil {
 			return fail("%v", err)
 		}
-		if c.Description, err = decodeDescription(args["description"]); err != nil {
+		if c.Description, err = decodeDescription(args["description"], maxDesc); err != nil {
 			return fail("%v", err)
 		}
 		if c.Description == nil {
@@ -152,7 +163,7 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 				return fail("%v", err)
 			}
 		}
-		if c.Description, err = decodeDescription(args["description"]); err != nil {
+		if c.Description, err = decodeDescription(args["description"], maxDesc); err != nil {
 			return fail("%v", err)
 		}
 		if c.Patch().Empty() {
@@ -191,7 +202,7 @@ func decodeSubject(v json.RawMessage) (*string, error) {
 	return &s, nil
 }
 
-func decodeDescription(v json.RawMessage) (*string, error) {
+func decodeDescription(v json.RawMessage, max int) (*string, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -200,8 +211,8 @@ func decodeDescription(v json.RawMessage) (*string, error) {
 		return nil, fmt.Errorf("description must be a string, got %s", jsonKind(v))
 	}
 	switch {
-	case len(s) > MaxDescriptionRunes && utf8.RuneCountInString(s) > MaxDescriptionRunes:
-		return nil, fmt.Errorf("description is %d characters, the limit is %d: keep it to the essentials", utf8.RuneCountInString(s), MaxDescriptionRunes)
+	case len(s) > max && utf8.RuneCountInString(s) > max:
+		return nil, fmt.Errorf("description is %d characters, the limit is %d: keep it to the essentials (long material belongs in a file the description names)", utf8.RuneCountInString(s), max)
 	case strings.ContainsRune(s, 0):
 		return nil, errors.New("description must not contain NUL characters")
 	}

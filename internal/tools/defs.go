@@ -18,11 +18,14 @@ const (
 
 // Size bounds, in characters (Unicode code points), as the schemas'
 // maxLength counts them. A subject is a one-line title; a description holds
-// details. Neither comes near the transport's line limit, even with every
-// character escaped.
+// details. A task, escaped as JSON, fits well within what a host shows the
+// model of one tool result (MaxResultChars), so TaskGet shows it whole.
 const (
 	MaxSubjectRunes     = 500
-	MaxDescriptionRunes = 64 << 10
+	MaxDescriptionRunes = 16_000
+	// MaxLoggedDescriptionRunes is the limit of earlier versions, which
+	// replay still honours (see DecodeLogged).
+	MaxLoggedDescriptionRunes = 64 << 10
 )
 
 // Role says who is calling. The compact worker (the host's summariser) may
@@ -70,12 +73,16 @@ const (
 		`,"subject":{"type":"string"}},"required":["taskid","status","subject"],"additionalProperties":false}`
 
 	changeSchema = schemaHead + `"properties":{"message":{"type":"string","description":"What the call did."},"task":` + taskSchema +
-		`,"counts":` + countsSchema + `,"open":{"type":"array","items":` + briefSchema + `,"description":"Open tasks (pending, inprogress) after the change, in taskid order; at most 20."}` +
+		`,"counts":` + countsSchema + `,"open":{"type":"array","items":` + briefSchema + `,"description":"After the change, the tasks in progress (up to 10) and the next 3 pending, in taskid order."}` +
 		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out of open."}},` +
 		`"required":["message","task","counts","open","moreOpen"],"additionalProperties":false}`
 	gotSchema = schemaHead + `"properties":{"task":` + taskSchema + `,"counts":` + countsSchema + `},` +
 		`"required":["task","counts"],"additionalProperties":false}`
-	listingSchema = schemaHead + `"properties":{"tasks":{"type":"array","items":` + taskSchema + `,"description":"Every task, in taskid order."},"counts":` + countsSchema + `},` +
+	listingSchema = schemaHead + `"properties":{"counts":` + countsSchema +
+		`,"note":{"type":"string","description":"Set when the list was shortened to fit: what was left out and how to read it."}` +
+		`,"tasks":{"type":"array","items":` + taskSchema + `,"description":"Every task, in taskid order (long descriptions shortened when the list is long)."}` +
+		`,"omitted":{"type":"object","additionalProperties":{"type":"string"},"description":"Closed tasks left out of tasks to fit, by status, as id ranges (\"#1-#4, #7\")."}` +
+		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out of tasks to fit."}},` +
 		`"required":["tasks","counts"],"additionalProperties":false}`
 )
 
@@ -89,7 +96,7 @@ var defs = []Def{
 			"use that taskid in later TaskUpdate and TaskGet calls. The list survives context compaction.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
 			`"properties":{"subject":{"type":"string","minLength":1,"maxLength":500,"description":"Short one-line title of the task, in the imperative (e.g. \"Add tests for the parser\")."},` +
-			`"description":{"type":"string","maxLength":65536,"description":"Details: what done looks like, files involved, notes. Optional."}},` +
+			`"description":{"type":"string","maxLength":16000,"description":"Details: what done looks like, files involved, notes. Optional."}},` +
 			`"required":["subject"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(changeSchema),
 		Writes:       true,
@@ -127,7 +134,7 @@ var defs = []Def{
 			`"properties":{"taskid":{"type":"integer","minimum":1,"description":"The taskid of the task to change."},` +
 			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted"],"description":"New status."},` +
 			`"subject":{"type":"string","minLength":1,"maxLength":500,"description":"New one-line title."},` +
-			`"description":{"type":"string","maxLength":65536,"description":"New details (replaces the old ones)."}},` +
+			`"description":{"type":"string","maxLength":16000,"description":"New details (replaces the old ones)."}},` +
 			`"required":["taskid"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(changeSchema),
 		Writes:       true,

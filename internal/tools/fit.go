@@ -65,25 +65,7 @@ var ladder = []fitLevel{
 // it says, and how to read a task in full (TaskGet), using the names in
 // names (the host's names for the tools).
 func RenderWithin(tasks []store.Task, max int, names ToolNames) string {
-	c := store.CountOf(tasks)
-	if len(tasks) == 0 {
-		return "The task list is empty. Use " + names.Create + " to plan the work."
-	}
-	for i, lv := range ladder {
-		s := render(tasks, c, lv, i > 0, names)
-		if Length(s) <= max {
-			return s
-		}
-	}
-	// The open tasks alone do not fit: as many as do, then the count of
-	// the rest. Halve until it fits; the counts line alone always does.
-	open := c.Pending + c.InProgress
-	for n := open; ; n /= 2 {
-		s := render(tasks, c, fitLevel{subject: 80, ranges: true, openMax: n}, true, names)
-		if Length(s) <= max || n == 0 {
-			return truncate(s, max)
-		}
-	}
+	return fitList(tasks, max, names, func(v view) int { return 0 }).text
 }
 
 // ToolNames are the tool names as the host shows them to the model.
@@ -98,7 +80,43 @@ func PrefixedNames(prefix string) ToolNames {
 	return ToolNames{Create: prefix + TaskCreate, List: prefix + TaskList, Get: prefix + TaskGet, Update: prefix + TaskUpdate}
 }
 
-func render(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames) string {
+// view is a list as fitted: the tasks shown (shortened as its level says),
+// the closed tasks folded into id ranges, and the open ones left out.
+type view struct {
+	counts    store.Counts
+	tasks     []store.Task
+	omitted   map[store.Status]string // status -> "#1-#4, #7"
+	moreOpen  int
+	shortened bool
+	text      string
+}
+
+// fitList walks the ladder down until the view's text, and whatever else
+// extra measures (the structured result's JSON), is at most max.
+func fitList(tasks []store.Task, max int, names ToolNames, extra func(view) int) view {
+	c := store.CountOf(tasks)
+	if len(tasks) == 0 {
+		return view{counts: c, tasks: []store.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
+	}
+	for i, lv := range ladder {
+		v := fit(tasks, c, lv, i > 0, names)
+		if Length(v.text) <= max && extra(v) <= max {
+			return v
+		}
+	}
+	// The open tasks alone do not fit: as many as do, then the count of
+	// the rest. Halve until it fits; the counts line alone always does.
+	for n := c.Pending + c.InProgress; ; n /= 2 {
+		v := fit(tasks, c, fitLevel{subject: 80, ranges: true, openMax: n}, true, names)
+		if n == 0 || (Length(v.text) <= max && extra(v) <= max) {
+			v.text = truncate(v.text, max)
+			return v
+		}
+	}
+}
+
+func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames) view {
+	v := view{counts: c, shortened: shortened, tasks: make([]store.Task, 0, len(tasks))}
 	var b strings.Builder
 	b.WriteString("Tasks: ")
 	b.WriteString(countsText(c))
@@ -126,11 +144,12 @@ func render(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, nam
 			desc = lv.closedDesc
 		}
 		b.WriteString("\n")
-		writeShort(&b, t, lv.subject, desc)
+		v.tasks = append(v.tasks, writeShort(&b, t, lv.subject, desc))
 	}
 	if lv.openMax >= 0 && listed < open {
+		v.moreOpen = open - listed
 		b.WriteString("\n… and ")
-		b.WriteString(strconv.Itoa(open - listed))
+		b.WriteString(strconv.Itoa(v.moreOpen))
 		b.WriteString(" more open tasks, left out to fit (")
 		b.WriteString(names.Get)
 		b.WriteString(" shows any task by its taskid)")
@@ -138,6 +157,10 @@ func render(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, nam
 	if lv.ranges {
 		for _, st := range []store.Status{store.Completed, store.Deleted} {
 			if r := idRanges(tasks, st); r != "" {
+				if v.omitted == nil {
+					v.omitted = map[store.Status]string{}
+				}
+				v.omitted[st] = r
 				b.WriteString("\n")
 				b.WriteString(string(st))
 				b.WriteString(": ")
@@ -145,31 +168,40 @@ func render(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, nam
 			}
 		}
 	}
-	return b.String()
+	v.text = b.String()
+	return v
 }
 
 // writeShort is writeTask with the subject cut to subject characters and
-// the description to desc (-1: whole), saying what was cut.
-func writeShort(b *strings.Builder, t store.Task, subject, desc int) {
+// the description to desc (-1: whole), saying what was cut. It returns the
+// task as shown.
+func writeShort(b *strings.Builder, t store.Task, subject, desc int) store.Task {
 	if subject >= 0 {
 		t.Subject = cut(t.Subject, subject)
 	}
 	switch {
 	case desc < 0 || t.Description == "":
 		writeTask(b, t)
-		return
+		return t
 	case desc == 0:
 		t.Description = ""
 		writeTask(b, t)
 		b.WriteString(" (+description)")
-		return
+		t.Description = "(left out to fit)"
+		return t
 	}
-	short := cut(t.Description, desc)
-	if short != t.Description {
-		short += " [" + strconv.Itoa(utf8.RuneCountInString(t.Description)) + " characters in all]"
-	}
-	t.Description = short
+	t.Description = shorten(t.Description, desc)
 	writeTask(b, t)
+	return t
+}
+
+// shorten cuts a description to n characters, saying how long it was.
+func shorten(s string, n int) string {
+	short := cut(s, n)
+	if short != s {
+		short += " [" + strconv.Itoa(utf8.RuneCountInString(s)) + " characters in all]"
+	}
+	return short
 }
 
 // cut keeps the first n characters of s, marking a cut with "…".

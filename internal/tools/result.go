@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
@@ -27,14 +30,20 @@ type Content struct {
 // as Claude Code show the model only the structured result when there is
 // one, so it carries everything the text does: what happened, the task as
 // it now is, and the overview of the list after the change.
+//
+// Fields are in the order a model should read them, since hosts such as
+// Claude Code show it the JSON as is: what happened and the overview
+// first, the task last (its description shortened past
+// maxEchoDescription: the model has just written it, TaskGet shows it).
 type Change struct {
-	Message string     `json:"message"`
-	Task    store.Task `json:"task"`
+	Message string `json:"message"`
 	Overview
+	Task store.Task `json:"task"`
 }
 
 // Overview is the list after a change: the counts by status and the open
-// tasks, the first maxOverviewOpen of them with the number left out.
+// tasks that keep the model oriented (those in progress, then the next
+// few pending), with the number of open tasks left out.
 type Overview struct {
 	Counts   store.Counts `json:"counts"`
 	Open     []Brief      `json:"open"`
@@ -50,15 +59,21 @@ type Brief struct {
 
 // Got is TaskGet's structured result.
 type Got struct {
-	Task   store.Task   `json:"task"`
 	Counts store.Counts `json:"counts"`
+	Task   store.Task   `json:"task"`
 }
 
-// Listing is TaskList's structured result: every task in taskid order
-// (an empty list is [], never absent) and the counts.
+// Listing is TaskList's structured result: the counts, then every task in
+// taskid order (an empty list is [], never absent). A list too long for
+// the host's limit is shortened as the text is (see RenderWithin): Note
+// says so, Omitted folds closed tasks into id ranges by status, and
+// MoreOpen counts open tasks left out.
 type Listing struct {
-	Tasks  []store.Task `json:"tasks"`
-	Counts store.Counts `json:"counts"`
+	Counts   store.Counts      `json:"counts"`
+	Note     string            `json:"note,omitempty"`
+	Tasks    []store.Task      `json:"tasks"`
+	Omitted  map[string]string `json:"omitted,omitempty"`
+	MoreOpen int               `json:"moreOpen,omitempty"`
 }
 
 // Text returns the text shown to the model.
@@ -110,6 +125,11 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 		if err != nil {
 			return notFound(st, c.Taskid), nil
 		}
+		// A description is at most MaxDescriptionRunes, which fits; one
+		// logged under an older, higher limit is cut to fit.
+		if Length(t.Description) > MaxResultChars/2 {
+			t.Description = shorten(t.Description, MaxResultChars/4)
+		}
 		var b strings.Builder
 		writeTask(&b, t)
 		return Result{
@@ -122,23 +142,37 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 	return ErrorResult(fmt.Sprintf("unknown tool %q", c.Name)), nil
 }
 
-// ListResult is TaskList's result: every task, in taskid order.
-func ListResult(st *store.Store) Result { return listResult(st, RenderList(st)) }
+// ListResult is TaskList's result: every task, in taskid order, within
+// MaxResultChars in its text and in its structured JSON alike.
+func ListResult(st *store.Store) Result {
+	v := fitList(st.List(), MaxResultChars, PlainNames, listingLength)
+	return Result{Content: []Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
+}
 
-// ListResultOf is ListResult with its text already rendered by RenderList
-// (compaction renders the list once for the injected message and the
-// forced TaskList both).
-func ListResultOf(st *store.Store, rendered string) Result { return listResult(st, rendered) }
+func (v view) listing() Listing {
+	l := Listing{Counts: v.counts, Tasks: v.tasks, MoreOpen: v.moreOpen}
+	if l.Tasks == nil {
+		l.Tasks = []store.Task{}
+	}
+	if v.shortened {
+		l.Note = "Shortened to fit: TaskGet shows any task in full."
+	}
+	for st, r := range v.omitted {
+		if l.Omitted == nil {
+			l.Omitted = map[string]string{}
+		}
+		l.Omitted[string(st)] = r
+	}
+	return l
+}
 
-func listResult(st *store.Store, text string) Result {
-	tasks := st.List()
-	if tasks == nil {
-		tasks = []store.Task{}
+// listingLength is the length of v's structured result as JSON text.
+func listingLength(v view) int {
+	b, err := json.Marshal(v.listing())
+	if err != nil {
+		return math.MaxInt
 	}
-	return Result{
-		Content:           []Content{{Type: "text", Text: text}},
-		StructuredContent: Listing{Tasks: tasks, Counts: st.Counts()},
-	}
+	return Length(string(b))
 }
 
 // RenderList is the full text rendering of a store: the counts, then every
@@ -159,6 +193,9 @@ func RenderList(st *store.Store) string {
 
 func taskResult(st *store.Store, what string, t store.Task) Result {
 	ov := overview(st)
+	if utf8.RuneCountInString(t.Description) > maxEchoDescription {
+		t.Description = shorten(t.Description, maxEchoDescription)
+	}
 	return Result{
 		Content:           []Content{{Type: "text", Text: what + "\n\n" + ov.text()}},
 		StructuredContent: Change{Message: what, Task: t, Overview: ov},
@@ -180,24 +217,35 @@ func notFound(st *store.Store, id int) Result {
 	return ErrorResult(msg)
 }
 
-// maxOverviewOpen bounds the open tasks listed after a change, so that a
-// result stays short however long the list grows.
-const maxOverviewOpen = 20
+// The overview after a change lists the tasks in progress (up to
+// maxOverviewInProgress) and the next maxOverviewPending pending ones: what
+// keeps the model oriented. Every result costs the model's context;
+// TaskList is where the whole list lives.
+const (
+	maxOverviewInProgress = 10
+	maxOverviewPending    = 3
+	// maxEchoDescription bounds the description echoed in a change.
+	maxEchoDescription = 300
+)
 
-// overview is the short summary after a change: counts and the open tasks.
+// overview is the short summary after a change: counts and the open tasks
+// that matter now, in taskid order.
 func overview(st *store.Store) Overview {
 	c := st.Counts()
 	ov := Overview{Counts: c, Open: []Brief{}}
+	inProgress, pending := 0, 0
 	for t := range st.All() {
-		if !t.Status.Open() {
+		switch {
+		case t.Status == store.InProgress && inProgress < maxOverviewInProgress:
+			inProgress++
+		case t.Status == store.Pending && pending < maxOverviewPending:
+			pending++
+		default:
 			continue
-		}
-		if len(ov.Open) == maxOverviewOpen {
-			ov.MoreOpen = c.Pending + c.InProgress - len(ov.Open)
-			break
 		}
 		ov.Open = append(ov.Open, Brief{Taskid: t.Taskid, Status: t.Status, Subject: t.Subject})
 	}
+	ov.MoreOpen = c.Pending + c.InProgress - len(ov.Open)
 	return ov
 }
 

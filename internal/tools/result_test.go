@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"fmt"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -118,7 +119,7 @@ func TestResultJSON(t *testing.T) {
 
 	res, _ = tools.Execute(store.New(), mustDecode(t, tools.TaskList, `{}`))
 	b, _ = json.Marshal(res)
-	assert.Contains(t, string(b), `"structuredContent":{"tasks":[],`, "an empty list is [], not absent")
+	assert.Contains(t, string(b), `"tasks":[]`, "an empty list is [], not absent")
 
 	b, _ = json.Marshal(tools.ErrorResult("bad"))
 	assert.JSONEq(t, `{"content":[{"type":"text","text":"Error: bad"}],"isError":true}`, string(b))
@@ -199,18 +200,91 @@ func TestParseRoleAndFormat(t *testing.T) {
 }
 
 func TestOverviewIsBounded(t *testing.T) {
-	// Ensures the overview after a change lists at most 20 open tasks, so
-	// results stay short however long the list grows.
+	// Ensures the overview after a change lists the tasks in progress and
+	// the next three pending ones, not the whole open list, in the text and
+	// the structured result alike, and that a write's result stays small
+	// (at most 600 bytes of JSON at 20 open tasks, the text included).
 	st := store.New()
 	var res tools.Result
-	for range 25 {
-		res, _ = tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"t"}`))
+	for i := range 25 {
+		res, _ = tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %d of the plan, a subject of usual length"}`, i+1)))
 	}
-	assert.Equal(t, 20, strings.Count(res.Text(), "[pending] t"))
-	assert.Contains(t, res.Text(), "… and 5 more open (TaskList shows every task)")
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":7,"status":"inprogress"}`))
+	text := res.Text()
+	assert.Contains(t, text, "#7 [inprogress] Step 7")
+	for _, id := range []int{1, 2, 3} {
+		assert.Contains(t, text, fmt.Sprintf("#%d [pending] Step %d", id, id))
+	}
+	assert.NotContains(t, text, "#4 [pending]")
+	assert.Contains(t, text, "… and 21 more open (TaskList shows every task)")
 	ch := res.StructuredContent.(tools.Change)
-	assert.Len(t, ch.Open, 20, "the structured overview lists what the text lists")
-	assert.Equal(t, 5, ch.MoreOpen)
+	require.Len(t, ch.Open, 4, "the structured overview lists what the text lists")
+	assert.Equal(t, []int{1, 2, 3, 7}, []int{ch.Open[0].Taskid, ch.Open[1].Taskid, ch.Open[2].Taskid, ch.Open[3].Taskid})
+	assert.Equal(t, 21, ch.MoreOpen)
+
+	st = store.New()
+	for i := range 20 {
+		res, _ = tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %d of the plan, a subject of usual length"}`, i+1)))
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(sc), 600, "TaskCreate's structured result at 20 open tasks: %s", sc)
+	assert.LessOrEqual(t, len(res.Text()), 600, "and its text: %s", res.Text())
+}
+
+func TestResultsFitTheHostsLimit(t *testing.T) {
+	// Ensures no result's text or structured JSON passes MaxResultChars
+	// (Claude Code previews a larger MCP result instead of showing it),
+	// that the counts come first, that a long description echoed by a
+	// write is shortened, and that TaskList keeps every task it can, saying
+	// what it left out and how to read it.
+	long := strings.Repeat("x", tools.MaxDescriptionRunes)
+	for name, tc := range map[string]struct {
+		n, descLen int
+		allListed  bool
+	}{
+		"20 tasks, 200 characters each":    {20, 200, true},
+		"40 tasks, 2,000 characters each":  {40, 2000, true},
+		"200 tasks, 16,000 characters each": {200, tools.MaxDescriptionRunes, true},
+		"10,000 tasks":                      {10000, 50, false},
+	} {
+		st := store.New()
+		for i := range tc.n {
+			tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Task %d","description":%q}`, i+1, long[:tc.descLen])))
+			if i%3 == 0 {
+				tools.Execute(st, mustDecode(t, tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i+1)))
+			}
+		}
+		for _, call := range []tools.Call{mustDecode(t, tools.TaskList, `{}`), mustDecode(t, tools.TaskGet, `{"taskid":2}`),
+			mustDecode(t, tools.TaskUpdate, fmt.Sprintf(`{"taskid":2,"description":%q}`, long))} {
+			res, _ := tools.Execute(st, call)
+			require.False(t, res.IsError, res.Text())
+			sc, err := json.Marshal(res.StructuredContent)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, tools.Length(string(sc)), tools.MaxResultChars, "%s: %s structured", name, call.Name)
+			assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%s: %s text", name, call.Name)
+			assert.True(t, strings.HasPrefix(string(sc), `{"counts"`) || strings.HasPrefix(string(sc), `{"message"`), "%s: %s: counts first: %.80s", name, call.Name, sc)
+			if call.Name != tools.TaskList {
+				continue
+			}
+			l := res.StructuredContent.(tools.Listing)
+			assert.Equal(t, tc.n, l.Counts.Total)
+			if tc.allListed {
+				assert.Len(t, l.Tasks, tc.n, "%s: every task is listed", name)
+			} else {
+				assert.Contains(t, l.Omitted["completed"], "#1", "%s: closed tasks folded into ranges", name)
+			}
+			if tc.descLen > 200 {
+				assert.Contains(t, l.Note, "TaskGet shows any task in full", name)
+				assert.Contains(t, res.Text(), "TaskGet shows any task in full", name)
+			}
+		}
+	}
+	st := store.New()
+	res, _ := tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Long","description":%q}`, long)))
+	ch := res.StructuredContent.(tools.Change)
+	assert.Less(t, len(ch.Task.Description), 400, "the model has just written it: not echoed whole")
+	assert.Contains(t, ch.Task.Description, fmt.Sprintf("[%d characters in all]", tools.MaxDescriptionRunes))
 }
 
 func TestResultsConformToOutputSchema(t *testing.T) {
@@ -241,6 +315,12 @@ func TestResultsConformToOutputSchema(t *testing.T) {
 		calls = append(calls, struct{ tool, args string }{tools.TaskCreate, `{"subject":"more"}`})
 	}
 	calls = append(calls, struct{ tool, args string }{tools.TaskList, `{}`})
+	// A list past the host's limit: TaskList shortens it (note, omitted).
+	for range 600 {
+		calls = append(calls, struct{ tool, args string }{tools.TaskCreate, `{"subject":"` + strings.Repeat("s", 80) + `"}`})
+	}
+	calls = append(calls, struct{ tool, args string }{tools.TaskUpdate, `{"taskid":3,"status":"completed"}`},
+		struct{ tool, args string }{tools.TaskList, `{}`})
 	for i, c := range calls {
 		res, _ := tools.Execute(st, mustDecode(t, c.tool, c.args))
 		require.False(t, res.IsError, "call %d", i)
