@@ -1,8 +1,8 @@
 package tools_test
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -243,8 +243,8 @@ func TestResultsFitTheHostsLimit(t *testing.T) {
 		n, descLen int
 		allListed  bool
 	}{
-		"20 tasks, 200 characters each":    {20, 200, true},
-		"40 tasks, 2,000 characters each":  {40, 2000, true},
+		"20 tasks, 200 characters each":     {20, 200, true},
+		"40 tasks, 2,000 characters each":   {40, 2000, true},
 		"200 tasks, 16,000 characters each": {200, tools.MaxDescriptionRunes, true},
 		"10,000 tasks":                      {10000, 50, false},
 	} {
