@@ -42,9 +42,9 @@ list with the conversation. It reads the hook's JSON on standard input and
 prints, as hookSpecificOutput.additionalContext (within --max-chars):
   source "compact":  it compacts the conversation's session and adds the
                      list carried over (the forced TaskList's result)
-  source "resume":   the list, unless the conversation already holds it; a
-                     fork (a new id) first gets its list by replaying the
-                     Task calls of its transcript
+  source "resume":   the list, unless the conversation already holds it
+  source "fork":     a new conversation over a copy of the history: its list
+                     is rebuilt by replaying the Task calls of its transcript
   source "startup", "clear": nothing (a new conversation starts empty)
 Every source records the conversation's id for the MCP bridge of the same
 Claude Code process, which serves that list from then on (this is how /clear

@@ -222,7 +222,7 @@ func TestClaudeCodeHookForkReplaysTheTranscript(t *testing.T) {
 		toolUse("t7", "TaskCreate", `{"subject":"Write the test"}`), toolResult("t7", false),
 		toolUse("t8", "TaskCreate", `{"subject":"cut off before its result"}`),
 	)
-	stdout, stderr, code := runHook(t, sock, hookInputAt("fork-1", "resume", path))
+	stdout, stderr, code := runHook(t, sock, hookInputAt("fork-1", "fork", path))
 	require.Equal(t, 0, code, stderr)
 	text := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
 	assert.Contains(t, text, "#1 [completed] Read the code")

@@ -112,10 +112,15 @@ func starter(socket, db string, off bool) autostart.Config {
 }
 
 // claudeBinding follows the Claude Code process the bridge serves through
-// the conversations its SessionStart hook records (nil outside Claude Code).
+// the conversations its SessionStart hook records (nil outside Claude
+// Code). Claude Code gives its hooks its pid as CLAUDE_PID but not its MCP
+// servers, which it starts as its direct children: the parent is the key.
 func claudeBinding(socket string) func() string {
 	pid, err := strconv.Atoi(os.Getenv(envClaudePID))
 	if err != nil || pid <= 0 {
+		pid = os.Getppid()
+	}
+	if pid <= 1 {
 		return nil
 	}
 	k := binding.KeyOf(hook.BindingHost, pid)

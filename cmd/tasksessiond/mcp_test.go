@@ -248,6 +248,48 @@ func TestAutostart(t *testing.T) {
 	assert.Contains(t, string(b), "the daemon was started for me")
 }
 
+func TestMCPFollowsClaudeCodesConversation(t *testing.T) {
+	// Ensures the real mechanism: a bridge started by Claude Code (its
+	// parent, with CLAUDE_CODE_SESSION_ID) serves the conversation's list;
+	// after the hook, run with CLAUDE_PID set to that parent, sees /clear's
+	// new id, the bridge's next calls go to the new, empty list, and the
+	// first conversation keeps its own.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "m.db"), sock)
+	dc := testutil.DialSocket(t, sock)
+	hook := func(id, source string) {
+		cmd := exec.Command(binary, "hook", "claude-code", "--socket", sock)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CLAUDE_PID=%d", os.Getpid()), "CLAUDE_CODE_SESSION_ID="+id)
+		cmd.Stdin = strings.NewReader(hookInput(id, source))
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	call := func(cs *mcp.ClientSession, name string, args map[string]any) string {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		require.False(t, r.IsError, text(r))
+		b, _ := json.Marshal(r.StructuredContent)
+		return string(b)
+	}
+
+	hook("conv-A", "startup")
+	cs, _ := mcpSessionEnv(t, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=conv-A", "TASKSESSIOND_SESSION="}, "--socket", sock)
+	call(cs, "TaskCreate", map[string]any{"subject": "first conversation"})
+	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "second task"}), `"taskid":2`)
+
+	hook("conv-B", "clear")
+	assert.Contains(t, call(cs, "TaskList", nil), `"tasks":[]`, "after /clear the list is the new conversation's")
+	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "after clear"}), `"taskid":1`)
+
+	a, err := dc.ResumeSession(ctx, "conv-A")
+	require.NoError(t, err)
+	assert.Len(t, a.Tasks, 2, "the first conversation keeps its list")
+	b, err := dc.ResumeSession(ctx, "conv-B")
+	require.NoError(t, err)
+	assert.Len(t, b.Tasks, 1)
+}
+
 // stopDaemonAt kills the daemon serving socket, if any (its pid from
 // daemon/status), and waits for it to go.
 func stopDaemonAt(t *testing.T, socket string) {

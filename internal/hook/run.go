@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 		}
 	}
 	switch in.Source {
-	case "compact", "resume", "startup":
+	case "compact", "resume", "fork", "startup":
 	case "clear":
 		if cfg.SessionID == "" {
 			return Output{}, fmt.Errorf("%w: /clear starts conversation %s with an empty list", ErrNothing, id)
@@ -87,9 +87,9 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames("mcp__" + cfg.Server + "__")}
 	s, err := c.Head(ctx, id)
 	if errors.Is(err, client.ErrSessionNotFound) {
-		// A conversation the daemon does not know: a fork (a new id over
-		// a copy of the history), or a list lost with its database. The
-		// transcript holds the Task calls that made the list.
+		// A conversation the daemon does not know: a fork (source "fork",
+		// a new id over a copy of the history), or a list lost with its
+		// database. The transcript holds the Task calls that made the list.
 		s, err = h.replay(ctx, id, in.TranscriptPath)
 	}
 	if err != nil {
