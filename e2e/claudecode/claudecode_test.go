@@ -135,6 +135,10 @@ func TestFourTools(t *testing.T) {
 	assert.Equal(t, "inprogress", s.Tasks[0].Status)
 	assert.Equal(t, "Test the parser", s.Tasks[1].Subject)
 	assert.Equal(t, 3, s.NextTaskid)
+
+	// The bridge is silent on stderr unless something is wrong; Claude
+	// Code stops it with SIGINT at exit, which is nothing wrong.
+	assert.Empty(t, h.MCPStderr(), "the bridge wrote to stderr in a run where nothing went wrong")
 }
 
 // TestResume ensures "claude -p --resume" comes back to the same list: the

@@ -33,8 +33,12 @@ const EnvBinary = "TASKSESSIOND_E2E_CLAUDE"
 // TASKSESSIOND_E2E=1) when it is not installed.
 func Binary(tb testing.TB) string {
 	tb.Helper()
-	return harness.RequireHost(tb, "Claude Code "+Version, EnvBinary,
-		filepath.Join(harness.CacheDir(), "claude-code-"+Version, "node_modules", ".bin", "claude"))
+	return harness.RequireHost(tb, harness.Host{
+		Name:    "Claude Code " + Version,
+		Install: "claude-code",
+		Env:     EnvBinary,
+		Path:    filepath.Join(harness.CacheDir(), "claude-code-"+Version, "node_modules", ".bin", "claude"),
+	})
 }
 
 // The model names the scripted API sees. Claude Code sends side requests
@@ -55,6 +59,10 @@ type Options struct {
 	NoHook bool
 	// Settings are merged into settings.json, over the harness's.
 	Settings map[string]any
+	// Noisy allows the bridge and the hook to write to stderr; by
+	// default a test whose bridge or hook said anything there fails
+	// (both are silent unless something is wrong).
+	Noisy bool
 }
 
 // Host is one isolated Claude Code installation: its HOME, config dir and
@@ -68,6 +76,11 @@ type Host struct {
 	Config  string // CLAUDE_CONFIG_DIR
 	Project string // the working directory of every run
 	Debug   string // claude's debug log (--debug-file), appended by every run
+	Root    string // the temp dir holding all of the above
+
+	hookDir string // a record of each hook run (see Hooks)
+	mcpLog  string // a line per MCP server started (see MCPServers)
+	mcpErr  string // the MCP servers' stderr
 
 	tb testing.TB
 }
@@ -83,23 +96,35 @@ func New(tb testing.TB, opts Options) *Host {
 		h.Daemon.Start(tb)
 	}
 	root := tb.TempDir()
+	h.Root = root
+	h.hookDir = filepath.Join(root, "hooks")
+	h.mcpLog = filepath.Join(root, "mcp.log")
+	h.mcpErr = filepath.Join(root, "mcp.stderr")
 	h.Home = filepath.Join(root, "home")
 	h.Config = filepath.Join(h.Home, ".claude")
 	h.Project = filepath.Join(root, "project")
 	h.Debug = filepath.Join(root, "claude-debug.log")
-	for _, d := range []string{h.Config, h.Project} {
+	for _, d := range []string{h.Config, h.Project, h.hookDir, filepath.Join(root, "bin")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			tb.Fatal(err)
 		}
 	}
+	h.writeWrappers()
 	h.writeJSON(filepath.Join(h.Config, ".claude.json"), h.globalConfig())
 	h.writeJSON(filepath.Join(h.Config, "settings.json"), h.settings(opts))
 	tb.Cleanup(func() {
+		if !tb.Failed() && !opts.Noisy {
+			h.checkQuiet(tb)
+		}
 		if !tb.Failed() {
 			return
 		}
+		tb.Logf("hook runs:\n%s", h.dumpHooks())
 		if b, err := os.ReadFile(h.Debug); err == nil {
 			tb.Logf("claude debug log (%s):\n%s", h.Debug, tail(b, 400))
+			if os.Getenv("E2E_KEEP") != "" {
+				os.WriteFile(filepath.Join(os.Getenv("E2E_KEEP"), tb.Name()+".debug.log"), b, 0o644)
+			}
 		}
 		tb.Logf("model requests:\n%s", h.API.Dump())
 	})
@@ -128,13 +153,19 @@ func (h *Host) globalConfig() map[string]any {
 		"mcpServers": map[string]any{
 			"tasks": map[string]any{
 				"type":    "stdio",
-				"command": h.TSD,
-				"args":    []string{"mcp", "--socket", h.Daemon.Socket},
+				"command": h.mcpCommand(),
+				"args":    []string{"--socket", h.Daemon.Socket},
 				"env":     map[string]string{"TASKSESSIOND_SOCKET": h.Daemon.Socket, "TASKSESSIOND_DB": h.Daemon.DB},
 			},
 		},
 	}
 }
+
+// HookSources are the SessionStart sources Claude Code 2.1.328 sends (its
+// hook input schema: startup, resume, clear, compact, fork); the hook must
+// see every one: clear and fork start a new conversation whose id the
+// bridge must learn, and a fork's list is rebuilt from its transcript.
+var HookSources = []string{"startup", "resume", "clear", "compact", "fork"}
 
 // settings is the seeded settings.json: the hook, and the Task tools allowed.
 func (h *Host) settings(opts Options) map[string]any {
@@ -144,10 +175,11 @@ func (h *Host) settings(opts Options) map[string]any {
 	}
 	if !opts.NoHook {
 		s["hooks"] = map[string]any{
+			// No matcher: every source, as the README has it
+			// (TestReadmeHookMatcher).
 			"SessionStart": []any{map[string]any{
-				"matcher": "startup|resume|compact", // as the README has it
 				"hooks": []any{map[string]any{
-					"type": "command", "command": h.TSD + " hook claude-code --socket " + h.Daemon.Socket,
+					"type": "command", "command": h.hookCommand(),
 				}},
 			}},
 		}

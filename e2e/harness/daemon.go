@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,8 +40,12 @@ func NewDaemon(tb testing.TB) *Daemon {
 	d := &Daemon{Bin: Binary(tb), Dir: dir, Socket: filepath.Join(dir, "d.sock"), DB: filepath.Join(dir, "d.db")}
 	tb.Cleanup(func() {
 		d.Stop(tb)
+		d.stopOthers(tb)
 		if tb.Failed() {
 			tb.Logf("tasksessiond serve stderr:\n%s", d.stderr.String())
+			if b, err := os.ReadFile(d.AutostartLog()); err == nil {
+				tb.Logf("the autostarted daemon's log (%s):\n%s", d.AutostartLog(), b)
+			}
 		}
 		os.RemoveAll(dir)
 	})
@@ -155,6 +160,58 @@ func (d *Daemon) Resume(tb testing.TB, sessionID string) client.Resumed {
 		tb.Fatalf("harness: resume %s: %v", sessionID, err)
 	}
 	return r
+}
+
+// AutostartLog is where a daemon that a bridge or hook started on this
+// socket writes its log.
+func (d *Daemon) AutostartLog() string { return filepath.Join(d.Dir, "tasksessiond.log") }
+
+// Status asks whatever daemon answers on the socket (the harness's, or one
+// a bridge or hook started) for its status.
+func (d *Daemon) Status(tb testing.TB) client.Status {
+	tb.Helper()
+	c := d.Client(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := c.Status(ctx)
+	if err != nil {
+		tb.Fatalf("harness: daemon/status: %v", err)
+	}
+	return st
+}
+
+// stopOthers stops a daemon on this socket that the harness did not start
+// (a bridge or hook autostarted it, detached): by the pid daemon/status
+// gives, SIGTERM then SIGKILL, so that no test leaves one behind.
+func (d *Daemon) stopOthers(tb testing.TB) {
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := client.Dial(ctx, d.Socket)
+		if err != nil {
+			cancel()
+			return // nobody answers
+		}
+		st, err := c.Status(ctx)
+		c.Close()
+		cancel()
+		if err != nil || st.PID <= 0 || st.PID == os.Getpid() {
+			tb.Errorf("harness: a daemon answers on %s but its status has no pid: %v", d.Socket, err)
+			return
+		}
+		tb.Logf("harness: stopping the autostarted daemon, pid %d", st.PID)
+		syscall.Kill(st.PID, syscall.SIGTERM)
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(st.PID) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(st.PID) {
+			syscall.Kill(st.PID, syscall.SIGKILL)
+			tb.Errorf("harness: the autostarted daemon (pid %d) did not stop within 5s of SIGTERM", st.PID)
+			for alive(st.PID) {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
 }
 
 // Stderr returns what the daemon has written so far.

@@ -5,13 +5,17 @@
 package harness
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // EnvE2E set to 1 (CI) turns a missing host from a skip into a failure.
@@ -35,25 +39,104 @@ func CacheDir() string {
 	return filepath.Join(home, ".cache", "tasksessiond-e2e")
 }
 
-// RequireHost returns the path of a host's binary: the environment
-// variable env when set, else path. When the binary is missing it skips the
-// test, or fails it when TASKSESSIOND_E2E=1, saying how to install it.
-func RequireHost(tb testing.TB, name, env, path string) string {
+// Host names a pinned host CLI for RequireHost.
+type Host struct {
+	Name    string // for messages, e.g. "Claude Code 2.1.328"
+	Install string // its name for e2e/install-hosts.sh, e.g. "claude-code"
+	Env     string // the variable naming a binary to use instead
+	Path    string // where install-hosts.sh puts its binary
+}
+
+// RequireHost returns the path of a host's binary: $Env when set, else
+// Path, which it installs first (e2e/install-hosts.sh, once per test
+// binary and host) when it is missing. When the binary is still missing it
+// skips the test, or fails it when TASKSESSIOND_E2E=1, saying why.
+func RequireHost(tb testing.TB, h Host) string {
 	tb.Helper()
-	if p := os.Getenv(env); p != "" {
+	if testing.Short() && !Required() {
+		tb.Skipf("-short: skipping the %s end-to-end test", h.Name)
+	}
+	path := h.Path
+	if p := os.Getenv(h.Env); p != "" {
 		path = p
+	} else if _, err := os.Stat(path); err != nil {
+		if err := install(tb, h.Install); err != nil {
+			missing(tb, fmt.Sprintf("%s is not installed and e2e/install-hosts.sh %s failed: %v", h.Name, h.Install, err), h.Env)
+		}
 	}
 	if _, err := os.Stat(path); err != nil {
-		msg := fmt.Sprintf("%s is not installed (%v): run e2e/install-hosts.sh, or set %s to its binary", name, err, env)
-		if Required() {
-			tb.Fatalf("%s (%s=1: the end-to-end tests must run)", msg, EnvE2E)
-		}
-		tb.Skip(msg)
-	}
-	if testing.Short() && !Required() {
-		tb.Skipf("-short: skipping the %s end-to-end test", name)
+		missing(tb, fmt.Sprintf("%s is not installed (%v)", h.Name, err), h.Env)
 	}
 	return path
+}
+
+func missing(tb testing.TB, msg, env string) {
+	tb.Helper()
+	msg += fmt.Sprintf(": run e2e/install-hosts.sh (it needs npm), or set %s to its binary", env)
+	if Required() {
+		tb.Fatalf("%s (%s=1: the end-to-end tests must run)", msg, EnvE2E)
+	}
+	tb.Skip(msg)
+}
+
+var installs struct {
+	mu   sync.Mutex
+	done map[string]error
+}
+
+// install runs e2e/install-hosts.sh for one host, once per test binary
+// (tests in parallel wait for the first one's run).
+func install(tb testing.TB, host string) error {
+	installs.mu.Lock()
+	defer installs.mu.Unlock()
+	if err, ok := installs.done[host]; ok {
+		return err
+	}
+	err := func() error {
+		if _, err := exec.LookPath("npm"); err != nil {
+			return fmt.Errorf("npm is not on PATH")
+		}
+		root, err := RepoRoot()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "e2e", "install-hosts.sh"), host)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v\n%s", err, out)
+		}
+		tb.Logf("harness: installed %s in %v: %s", host, time.Since(start).Round(time.Second), strings.TrimSpace(string(out)))
+		return nil
+	}()
+	if installs.done == nil {
+		installs.done = map[string]error{}
+	}
+	installs.done[host] = err
+	return err
+}
+
+// RepoRoot returns the module's root directory: from this file's path
+// when the build kept it, else from "go env GOMOD".
+func RepoRoot() (string, error) {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			return root, nil
+		}
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("find the module root: go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("find the module root: not inside the module (go env GOMOD is %q)", gomod)
+	}
+	return filepath.Dir(gomod), nil
 }
 
 var build struct {
@@ -80,8 +163,10 @@ func Binary(tb testing.TB) string {
 		if build.err != nil {
 			return
 		}
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
+		var root string
+		if root, build.err = RepoRoot(); build.err != nil {
+			return
+		}
 		build.bin = filepath.Join(build.dir, "tasksessiond")
 		cmd := exec.Command("go", "build", "-o", build.bin, "./cmd/tasksessiond")
 		cmd.Dir = root
@@ -95,9 +180,20 @@ func Binary(tb testing.TB) string {
 	return build.bin
 }
 
+// Parallel is how many end-to-end tests run at once unless -parallel says
+// otherwise: they mostly wait on a host process and the scripted model, so
+// more than GOMAXPROCS (-parallel's default) of them fit on a small machine.
+const Parallel = 6
+
 // Main runs a test binary's tests and removes what they share (the built
 // tasksessiond). Use it as: func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 func Main(m *testing.M) int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set && flag.Lookup("test.parallel") != nil {
+		flag.Set("test.parallel", fmt.Sprint(Parallel))
+	}
 	code := m.Run()
 	if build.dir != "" {
 		os.RemoveAll(build.dir)

@@ -1,0 +1,83 @@
+package claudecode_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// TestDaemonKilled ensures a daemon killed hard (SIGKILL) between two
+// turns loses nothing: the next "claude -p --resume" gets a daemon on the
+// same socket and database (the hook or the bridge starts one), its
+// TaskCreate succeeds with the next id, and the list holds every task.
+func TestDaemonKilled(t *testing.T) {
+	t.Parallel()
+	var p phases
+	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
+	a := uuid.NewString()
+	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	h.Print(t, "Plan.", "--session-id", a)
+	before := h.Daemon.Status(t)
+	h.Daemon.Kill(t)
+
+	n := len(h.API.Main())
+	p.set(modelapi.NewScript(
+		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
+		modelapi.Call(taskList, nil),
+		modelapi.Text("Still here."),
+	))
+	h.Print(t, "Go on.", "--resume", a)
+	main := since(h, n)
+	require.Len(t, main, 3, h.API.Dump())
+	created := toolJSON(t, main[1].PendingToolResults()[0])
+	assert.Contains(t, created["message"], "#2")
+	listed := toolJSON(t, main[2].PendingToolResults()[0])
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, tasksOf(t, listed))
+
+	after := h.Daemon.Status(t)
+	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
+	assert.Equal(t, h.Daemon.DB, after.Database)
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h, a))
+}
+
+// TestNoDaemonAtStart ensures Claude Code started with no daemon running
+// (and no hook to start one) still has the tools: the bridge lists them
+// without a daemon, ToolSearch loads them, and the first TaskCreate
+// starts the daemon (detached, on the configured socket and database) and
+// succeeds; the list is in that database afterwards.
+func TestNoDaemonAtStart(t *testing.T) {
+	t.Parallel()
+	var p phases
+	h := claudecode.New(t, claudecode.Options{Respond: p.Respond, NoDaemon: true, NoHook: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := client.Dial(ctx, h.Daemon.Socket)
+	require.Error(t, err, "a daemon answers before the test started one")
+
+	a := uuid.NewString()
+	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	h.Print(t, "Plan.", "--session-id", a)
+	main := h.API.Main()
+	require.Len(t, main, 3, h.API.Dump())
+	assert.Contains(t, main[0].ConversationText(), taskCreate, "the deferred tools named in the first request")
+	found := main[1].PendingToolResults()
+	require.Len(t, found, 1)
+	for _, name := range []string{taskCreate, taskList, taskGet, taskUpdate} {
+		assert.Contains(t, string(found[0].Raw), name, "ToolSearch did not find %s", name)
+		assert.True(t, main[1].HasTool(name), "%s not offered after ToolSearch", name)
+	}
+	created := toolJSON(t, main[2].PendingToolResults()[0])
+	assert.Contains(t, created["message"], "#1")
+
+	st := h.Daemon.Status(t)
+	assert.Equal(t, h.Daemon.DB, st.Database)
+	assert.Equal(t, []string{"1 pending One"}, subjects(t, h, a))
+}

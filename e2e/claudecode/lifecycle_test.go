@@ -1,0 +1,149 @@
+package claudecode_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// phases is a Responder that plays one script at a time: a test sets the
+// next phase's script before the run (claude -p, or a prompt typed into
+// the interactive CLI) that the script answers.
+type phases struct {
+	mu  sync.Mutex
+	cur *modelapi.Script
+}
+
+func (p *phases) set(s *modelapi.Script) *modelapi.Script {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur = s
+	return s
+}
+
+func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
+	p.mu.Lock()
+	s := p.cur
+	p.mu.Unlock()
+	if s == nil {
+		return modelapi.Reply{}, false
+	}
+	return s.Respond(r)
+}
+
+// since returns the main requests after the first n.
+func since(h *claudecode.Host, n int) []*modelapi.Request { return h.API.Main()[n:] }
+
+// hookMarker opens the last line of the hook's context: "(tasksessiond
+// session S, list <hash>)", by which the hook knows a list is in the
+// conversation already.
+const hookMarker = "(tasksessiond session "
+
+var markerRE = regexp.MustCompile(`\(tasksessiond session ([^,]+), list ([0-9a-f]+)\)`)
+
+// markers returns every hook marker in what the request shows the model.
+func markers(r *modelapi.Request) []string { return markerRE.FindAllString(r.ConversationText(), -1) }
+
+// hookContexts returns the SessionStart hook contexts in a request, as
+// Claude Code passed them on: each from "SessionStart hook additional
+// context" to the end of its system-reminder. Claude Code puts them in a
+// text block of a user message, or, after a compaction in the middle of a
+// turn, appends them to the pending tool result.
+func hookContexts(r *modelapi.Request) []string {
+	const open = "SessionStart hook additional context"
+	var out []string
+	for _, m := range r.Messages {
+		for _, b := range m.Blocks {
+			if b.Type != modelapi.BlockText && b.Type != modelapi.BlockToolResult {
+				continue
+			}
+			for text := b.Text; ; {
+				i := strings.Index(text, open)
+				if i < 0 {
+					break
+				}
+				text = text[i:]
+				j := strings.Index(text, "</system-reminder>")
+				if j < 0 {
+					j = len(text)
+				}
+				out = append(out, text[:j])
+				text = text[j:]
+			}
+		}
+	}
+	return out
+}
+
+// replaced are the forms in which Claude Code hands the model something
+// too large instead of the thing itself: a preview and the path of a file
+// the model cannot see.
+var replaced = []string{"<persisted-output>", "<truncated-output>", "Output too large", "Full output saved to",
+	"exceeds maximum allowed tokens", "output truncated", "tool-results/"}
+
+func assertWhole(t *testing.T, what, text string) {
+	t.Helper()
+	for _, s := range replaced {
+		assert.NotContains(t, text, s, "%s reached the model replaced by Claude Code (%q): %.600s", what, s, text)
+	}
+}
+
+// lastHook returns the last hook run; it fails the test if there is none.
+func lastHook(t *testing.T, h *claudecode.Host) claudecode.HookRun {
+	t.Helper()
+	runs := h.Hooks()
+	require.NotEmpty(t, runs, "the SessionStart hook never ran")
+	return runs[len(runs)-1]
+}
+
+// createTasks creates n tasks in session id through the daemon's client,
+// not through the model (fast), with descriptions of descLen characters.
+func createTasks(t *testing.T, h *claudecode.Host, id string, n, descLen int) {
+	t.Helper()
+	c := h.Daemon.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Head(ctx, id); err != nil {
+		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id, Title: "e2e"})
+		require.NoError(t, err)
+	}
+	for i := 1; i <= n; i++ {
+		desc := fmt.Sprintf("Description of task %03d: ", i)
+		desc += strings.Repeat("abcdefghij", descLen/10+1)[:descLen-len(desc)]
+		res, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskCreate",
+			Arguments: map[string]any{"subject": fmt.Sprintf("Task number %03d", i), "description": desc}})
+		require.NoError(t, err)
+		require.False(t, res.IsError, res.Text())
+	}
+}
+
+// callTool makes one Task call in session id through the daemon's client.
+func callTool(t *testing.T, h *claudecode.Host, id, name string, args map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := h.Daemon.Client(t).CallTool(ctx, client.ToolCall{SessionID: id, Name: name, Arguments: args})
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Text())
+}
+
+// subjects returns "taskid status subject" of each task the daemon holds in session id.
+func subjects(t *testing.T, h *claudecode.Host, id string) []string {
+	t.Helper()
+	var out []string
+	for _, task := range h.Daemon.Resume(t, id).Tasks {
+		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
+	}
+	return out
+}
