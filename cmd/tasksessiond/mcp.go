@@ -36,6 +36,7 @@ func mcpCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	dbPath := fs.String("db", "", "database a daemon started by the bridge serves (default: the daemon's own, env "+paths.EnvDB+")")
 	sessionID := fs.String("session", os.Getenv(envSession), "session to serve (env "+envSession+"); default: the Claude Code conversation, else a new one")
 	title := fs.String("title", "mcp", "title of a session the bridge creates")
+	server := fs.String("server", "tasks", "the bridge's name in the client's configuration (Claude Code: mcp__<server>__TaskCreate), by which a fork's Task calls are found in its transcript")
 	create := fs.Bool("create", false, "create the --session on first use when it does not exist yet (for a fixed id in a client's config)")
 	noStart := fs.Bool("no-autostart", !autostart.Enabled(), "do not start the daemon when none answers (env "+autostart.Env+"=0)")
 	wait := fs.Duration("reconnect-wait", mcpbridge.DefaultReconnectWait, "how long a call waits for an unreachable daemon before it is answered with an error result")
@@ -76,8 +77,11 @@ Examples:
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cfg := mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create,
+	cfg := mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create, Server: *server,
 		Version: version, Logger: log, ReconnectWait: *wait}
+	if *verbose {
+		cfg.SDKLogger = log
+	}
 	if *sessionID == "" {
 		if id := os.Getenv(envClaudeSession); id != "" {
 			cfg.SessionID, cfg.Create = id, true
@@ -115,7 +119,7 @@ func starter(socket, db string, off bool) autostart.Config {
 // the conversations its SessionStart hook records (nil outside Claude
 // Code). Claude Code gives its hooks its pid as CLAUDE_PID but not its MCP
 // servers, which it starts as its direct children: the parent is the key.
-func claudeBinding(socket string) func() string {
+func claudeBinding(socket string) func() binding.Conversation {
 	pid, err := strconv.Atoi(os.Getenv(envClaudePID))
 	if err != nil || pid <= 0 {
 		pid = os.Getppid()
@@ -125,5 +129,5 @@ func claudeBinding(socket string) func() string {
 	}
 	k := binding.KeyOf(hook.BindingHost, pid)
 	dir := filepath.Dir(socket)
-	return func() string { return binding.Read(dir, k) }
+	return func() binding.Conversation { return binding.Read(dir, k) }
 }

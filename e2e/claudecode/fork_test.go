@@ -14,10 +14,13 @@ import (
 
 // TestFork ensures "claude -p --resume A --fork-session" starts the fork
 // (a new conversation id) with the list A had at the fork point: the
-// resume hook rebuilds it from the transcript's Task calls and puts it in
-// front of the model, TaskList returns it and TaskCreate continues its
-// ids; and that from then on the two lists are apart: A does not get the
-// fork's task, and its own next task takes the same id independently.
+// fork's first request carries the copied history (A's Task results), the
+// bridge rebuilds the fork's list from its transcript's Task calls on its
+// first call, TaskList returns it and TaskCreate continues its ids; and
+// from then on the two lists are apart: A does not get the fork's task,
+// and its own next task takes the same id independently. (The fork hook
+// cannot add the list itself: Claude Code 2.1.328 runs it with source
+// "fork" before the fork's transcript exists, and names no source.)
 func TestFork(t *testing.T) {
 	t.Parallel()
 	var p phases
@@ -55,11 +58,9 @@ func TestFork(t *testing.T) {
 
 	main := since(h, n)
 	require.Len(t, main, 3, h.API.Dump())
-	ctx := hookContexts(main[0])
-	assert.NotEmpty(t, ctx, "no SessionStart hook context reached the fork's first request")
-	last := strings.Join(ctx, "\n")
-	for _, s := range []string{"#1 [pending] One", "#2 [pending] Two", "#3 [pending] Three", hookMarker + f + ","} {
-		assert.Contains(t, last, s, "the fork's hook context")
+	history := main[0].AllText()
+	for _, s := range []string{"Created task #1", "Created task #2", "Created task #3"} {
+		assert.Contains(t, history, s, "the fork's first request holds A's Task results")
 	}
 	listed := toolJSON(t, main[1].PendingToolResults()[0])
 	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, tasksOf(t, listed), "the fork's TaskList")

@@ -36,10 +36,17 @@ func (k Key) file(dir string) string {
 	return filepath.Join(dir, "bind", k.Host+"-"+strconv.Itoa(k.PID))
 }
 
-// Write records that k's process is now in conversation id.
-func Write(dir string, k Key, id string) error {
-	if k.PID <= 0 || id == "" || strings.ContainsAny(id, "\n\x00") {
-		return fmt.Errorf("binding %s-%d to %q: invalid", k.Host, k.PID, id)
+// Conversation is what a binding records: the conversation's id and its
+// transcript (where the host keeps its history; "" if unknown).
+type Conversation struct {
+	ID         string
+	Transcript string
+}
+
+// Write records that k's process is now in conversation c.
+func Write(dir string, k Key, c Conversation) error {
+	if k.PID <= 0 || c.ID == "" || strings.ContainsAny(c.ID+c.Transcript, "\n\x00") {
+		return fmt.Errorf("binding %s-%d to %q: invalid", k.Host, k.PID, c.ID)
 	}
 	path := k.file(dir)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -49,7 +56,7 @@ func Write(dir string, k Key, id string) error {
 	if err != nil {
 		return fmt.Errorf("binding: %w", err)
 	}
-	_, werr := tmp.WriteString(k.Start + "\n" + id + "\n")
+	_, werr := tmp.WriteString(k.Start + "\n" + c.ID + "\n" + c.Transcript + "\n")
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
@@ -62,18 +69,23 @@ func Write(dir string, k Key, id string) error {
 	return nil
 }
 
-// Read returns the conversation k's process is in, or "" when nothing
-// (or only a binding of an earlier process with the same pid) is recorded.
-func Read(dir string, k Key) string {
+// Read returns the conversation k's process is in; its ID is "" when
+// nothing (or only a binding of an earlier process with the same pid) is
+// recorded.
+func Read(dir string, k Key) Conversation {
 	b, err := os.ReadFile(k.file(dir))
 	if err != nil {
-		return ""
+		return Conversation{}
 	}
-	start, id, ok := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\n")
-	if !ok || start != k.Start {
-		return ""
+	f := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(f) < 2 || f[0] != k.Start {
+		return Conversation{}
 	}
-	return id
+	c := Conversation{ID: f[1]}
+	if len(f) > 2 {
+		c.Transcript = f[2]
+	}
+	return c
 }
 
 // startTime reads a process's start time (in clock ticks since boot) from

@@ -20,10 +20,11 @@ func TestBinding(t *testing.T) {
 	self := binding.KeyOf("claude-code", os.Getpid())
 	assert.Empty(t, binding.Read(dir, self), "nothing recorded yet")
 
-	require.NoError(t, binding.Write(dir, self, "conv-1"))
-	assert.Equal(t, "conv-1", binding.Read(dir, self))
-	require.NoError(t, binding.Write(dir, self, "conv-2"))
-	assert.Equal(t, "conv-2", binding.Read(dir, self))
+	require.NoError(t, binding.Write(dir, self, binding.Conversation{ID: "conv-1"}))
+	assert.Equal(t, binding.Conversation{ID: "conv-1"}, binding.Read(dir, self))
+	conv2 := binding.Conversation{ID: "conv-2", Transcript: "/home/u/.claude/projects/p/conv-2.jsonl"}
+	require.NoError(t, binding.Write(dir, self, conv2))
+	assert.Equal(t, conv2, binding.Read(dir, self))
 
 	fi, err := os.Stat(filepath.Join(dir, "bind"))
 	require.NoError(t, err)
@@ -36,8 +37,9 @@ func TestBinding(t *testing.T) {
 	assert.Empty(t, binding.Read(dir, reused), "a later process with the same pid")
 	assert.Empty(t, binding.Read(dir, binding.KeyOf("codex", os.Getpid())), "another host")
 
-	assert.Error(t, binding.Write(dir, self, ""))
-	assert.Error(t, binding.Write(dir, self, "a\nb"))
-	assert.Error(t, binding.Write(dir, binding.Key{Host: "claude-code"}, "conv"))
-	assert.Equal(t, "conv-2", binding.Read(dir, self), "a refused write changes nothing")
+	assert.Error(t, binding.Write(dir, self, binding.Conversation{}))
+	assert.Error(t, binding.Write(dir, self, binding.Conversation{ID: "a\nb"}))
+	assert.Error(t, binding.Write(dir, self, binding.Conversation{ID: "a", Transcript: "x\ny"}))
+	assert.Error(t, binding.Write(dir, binding.Key{Host: "claude-code"}, binding.Conversation{ID: "conv"}))
+	assert.Equal(t, conv2, binding.Read(dir, self), "a refused write changes nothing")
 }

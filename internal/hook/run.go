@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/internal/transcript"
 )
 
 // Config is where the hook finds its daemon and session, and how it talks
@@ -28,16 +29,16 @@ type Config struct {
 	Server string
 	// MaxChars bounds the context added (0: tools.MaxHookChars).
 	MaxChars int
-	// Bind records the conversation's id for the MCP bridge of the same
-	// host process (nil: not recorded).
-	Bind func(id string) error
+	// Bind records the conversation for the MCP bridge of the same host
+	// process (nil: not recorded).
+	Bind func(binding.Conversation) error
 }
 
 // BindTo returns a Config.Bind that records ids for host process pid in
 // dir (the daemon's runtime directory), where the bridge reads them.
-func BindTo(dir string, pid int) func(string) error {
+func BindTo(dir string, pid int) func(binding.Conversation) error {
 	k := binding.KeyOf(BindingHost, pid)
-	return func(id string) error { return binding.Write(dir, k, id) }
+	return func(c binding.Conversation) error { return binding.Write(dir, k, c) }
 }
 
 // BindingHost names Claude Code's process in a binding.
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 		// First, whatever else fails: from now on the bridge serves
 		// this conversation's list.
 		if cfg.Bind != nil {
-			if err := cfg.Bind(id); err != nil {
+			if err := cfg.Bind(binding.Conversation{ID: id, Transcript: in.TranscriptPath}); err != nil {
 				return Output{}, err
 			}
 		}
@@ -116,7 +117,7 @@ func (h *run) replay(ctx context.Context, id, path string) (client.Session, erro
 	if path == "" {
 		return client.Session{}, none
 	}
-	calls, err := TranscriptCalls(path, h.cfg.Server)
+	calls, err := transcript.Calls(path, h.cfg.Server)
 	if err != nil {
 		return client.Session{}, fmt.Errorf("%w (%w)", none, err)
 	}
@@ -155,7 +156,7 @@ func (h *run) compacted(ctx context.Context, head string) (Output, error) {
 // current returns head's list, unless the conversation's transcript shows
 // it already holds this very list (a resume of a resume): a list enters
 // the context once per change, not once per resume.
-func (h *run) current(ctx context.Context, head, transcript string) (Output, error) {
+func (h *run) current(ctx context.Context, head, path string) (Output, error) {
 	snap, err := h.c.Snapshot(ctx, head)
 	if err != nil {
 		return Output{}, fmt.Errorf("read the tasks of %s: %w", head, err)
@@ -163,7 +164,7 @@ func (h *run) current(ctx context.Context, head, transcript string) (Output, err
 	intro := fmt.Sprintf("Your task list for this conversation, kept by tasksessiond. Keep it current with %s; the next %s gets #%d.",
 		h.names.Update, h.names.Create, snap.NextTaskid)
 	text := h.compose(intro, snap.Tasks, head)
-	if transcript != "" && Seen(transcript, marker(text)) {
+	if path != "" && transcript.Seen(path, marker(text)) {
 		return Output{}, fmt.Errorf("%w: the conversation already holds this list of %s", ErrNothing, head)
 	}
 	return output(text), nil

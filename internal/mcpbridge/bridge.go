@@ -21,7 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/internal/transcript"
 )
 
 // DefaultReconnectWait is how long a call waits for an unreachable daemon
@@ -34,16 +36,25 @@ type Config struct {
 	SessionID string // the session to serve; "" creates one on first use
 	Title     string // for a created session
 	Create    bool   // create SessionID on first use when it does not exist
+	// Server is the bridge's name in the host's configuration, by which
+	// its calls are found in a transcript ("" takes any server's).
+	Server string
 	Version   string
 	Logger    *slog.Logger
+	// SDKLogger receives the MCP SDK's own log (nil: none). It logs a
+	// host's ordinary goodbye (SIGINT at exit) as an error, so it is for
+	// --verbose only.
+	SDKLogger *slog.Logger
 	// Dial connects to the daemon (and may start it); nil dials Socket.
 	Dial func(ctx context.Context) (*client.Client, error)
 	// Bound, when set, is asked before each call which host conversation
 	// the bridge now serves: a host such as Claude Code keeps one MCP
 	// server through /clear, which starts a new conversation with a new
-	// list. A new answer rebinds the bridge to that session (created on
-	// first use when Create is set); "" keeps the current one.
-	Bound func() string
+	// list. A new answer rebinds the bridge to that session; an ID of ""
+	// keeps the current one. A session created on first use (Create) is
+	// rebuilt from the conversation's transcript when it holds Task calls
+	// (a fork's copied history).
+	Bound func() binding.Conversation
 	// ReconnectWait bounds how long one call waits for the daemon to come
 	// back; 0 means DefaultReconnectWait.
 	ReconnectWait time.Duration
@@ -60,6 +71,7 @@ type Bridge struct {
 
 	mu       sync.Mutex // guards the fields below
 	bound    string     // the host conversation last seen through Bound
+	history  string     // its transcript
 	session  string     // the session served; follows compactions
 	resolved bool       // session has been looked up (or created) in the daemon
 }
@@ -79,7 +91,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{cfg: cfg, session: cfg.SessionID, log: cfg.Logger}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: "tasksessiond", Title: "Session task list", Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger})
+		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.SDKLogger})
 	for _, d := range tools.Render(tools.Defs(tools.RoleAgent), tools.FormatMCP) {
 		raw, err := json.Marshal(d)
 		if err != nil {
@@ -265,12 +277,12 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cfg.Bound != nil {
-		if id := b.cfg.Bound(); id != "" && id != b.bound {
-			if b.bound != "" || id != b.session {
-				b.log.Info("the host started another conversation; serving its list", slog.String("from", b.session), slog.String("to", id))
-				b.session, b.resolved = id, false
+		if conv := b.cfg.Bound(); conv.ID != "" && conv.ID != b.bound {
+			if b.bound != "" || conv.ID != b.session {
+				b.log.Info("the host started another conversation; serving its list", slog.String("from", b.session), slog.String("to", conv.ID))
+				b.session, b.resolved = conv.ID, false
 			}
-			b.bound = id
+			b.bound, b.history = conv.ID, conv.Transcript
 		}
 	}
 	if b.resolved {
@@ -288,11 +300,9 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
 	s, err := c.Head(ctx, b.session)
 	switch {
 	case errors.Is(err, client.ErrSessionNotFound) && b.cfg.Create:
-		_, err = c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: b.cfg.Title})
-		if err != nil && !errors.Is(err, client.ErrSessionExists) {
+		if err := b.create(ctx, c); err != nil {
 			return err
 		}
-		b.log.Info("session created on first use", slog.String("session", b.session))
 	case errors.Is(err, client.ErrSessionNotFound):
 		return fmt.Errorf("session %q not found; start the bridge with --create to create it on first use", b.session)
 	case err != nil:
@@ -302,6 +312,32 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
 		b.session = s.ID
 	}
 	b.resolved = true
+	return nil
+}
+
+// create makes the session on its first use: from the Task calls of its
+// conversation's transcript when there are any (a fork starts with the
+// tasks it had at the fork point), else empty.
+func (b *Bridge) create(ctx context.Context, c *client.Client) error {
+	if b.history != "" {
+		calls, err := transcript.Calls(b.history, b.cfg.Server)
+		if err != nil {
+			b.log.Warn("cannot read the conversation's transcript; starting an empty list", slog.Any("err", err))
+		}
+		if len(calls) > 0 {
+			_, err := c.ReplaySession(ctx, b.session, calls)
+			if err != nil && !errors.Is(err, client.ErrSessionExists) {
+				return fmt.Errorf("rebuild session %s from its transcript: %w", b.session, err)
+			}
+			b.log.Info("session rebuilt from the conversation's transcript", slog.String("session", b.session), slog.Int("calls", len(calls)))
+			return nil
+		}
+	}
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: b.cfg.Title})
+	if err != nil && !errors.Is(err, client.ErrSessionExists) {
+		return err
+	}
+	b.log.Info("session created on first use", slog.String("session", b.session))
 	return nil
 }
 

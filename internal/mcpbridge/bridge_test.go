@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/mcpbridge"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
@@ -331,7 +334,7 @@ func TestBridgeFollowsTheHostsConversation(t *testing.T) {
 	bound := ""
 	set := func(id string) { mu.Lock(); bound = id; mu.Unlock() }
 	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "conv-1", Create: true,
-		Bound: func() string { mu.Lock(); defer mu.Unlock(); return bound }})
+		Bound: func() binding.Conversation { mu.Lock(); defer mu.Unlock(); return binding.Conversation{ID: bound} }})
 	schemas := outputSchemas(t, cs)
 	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "first conversation"})
 	set("conv-1") // the startup hook names the same conversation: no change
@@ -371,4 +374,28 @@ func TestToolsCarryAnnotations(t *testing.T) {
 		assert.False(t, *tool.Annotations.DestructiveHint, tool.Name)
 		assert.NotNil(t, tool.OutputSchema, tool.Name)
 	}
+}
+
+func TestBridgeRebuildsAForkFromItsTranscript(t *testing.T) {
+	// Ensures a conversation the daemon does not know (a fork: a new id
+	// over a copy of the history) starts, on the bridge's first call, with
+	// the list its transcript's Task calls make, failed calls skipped, so
+	// the ids go on from those the model saw.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	path := filepath.Join(t.TempDir(), "fork.jsonl")
+	lines := []string{
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u1","name":"mcp__tasks__TaskCreate","input":{"subject":"planned in the source"}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"u1","content":"ok"}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u2","name":"mcp__tasks__TaskCreate","input":{}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"u2","is_error":true,"content":"Error"}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"u3","name":"mcp__other__TaskCreate","input":{"subject":"another server's tool of that name"}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"u3","content":"ok"}]}}`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "fork", Create: true, Server: "tasks",
+		Bound: func() binding.Conversation { return binding.Conversation{ID: "fork", Transcript: path} }})
+	schemas := outputSchemas(t, cs)
+	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "made in the fork"})
+	require.False(t, r.IsError, text(r))
+	assert.Equal(t, 2, sc.Task.Taskid, "the ids go on from the history: its own calls, not another server's")
 }

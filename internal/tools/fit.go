@@ -55,6 +55,7 @@ var ladder = []fitLevel{
 	{openDesc: 0, closedDesc: 0, subject: 80, openMax: -1},
 	{openDesc: 0, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
 	{openDesc: 0, closedDesc: 0, subject: 80, ranges: true, openMax: -1},
+	{openDesc: 0, closedDesc: 0, subject: 40, ranges: true, openMax: -1},
 }
 
 // RenderWithin renders tasks (in taskid order) in at most max characters
@@ -105,14 +106,24 @@ func fitList(tasks []store.Task, max int, names ToolNames, extra func(view) int)
 		}
 	}
 	// The open tasks alone do not fit: as many as do, then the count of
-	// the rest. Halve until it fits; the counts line alone always does.
-	for n := c.Pending + c.InProgress; ; n /= 2 {
-		v := fit(tasks, c, fitLevel{subject: 80, ranges: true, openMax: n}, true, names)
-		if n == 0 || (Length(v.text) <= max && extra(v) <= max) {
-			v.text = truncate(v.text, max)
-			return v
+	// the rest (the most that fit, found by bisection; none always fits
+	// but for the counts line, which truncate then cuts).
+	try := func(n int) (view, bool) {
+		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names)
+		return v, Length(v.text) <= max && extra(v) <= max
+	}
+	lo, hi := 0, c.Pending+c.InProgress // lo fits (or is 0), hi does not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if _, ok := try(mid); ok {
+			lo = mid
+		} else {
+			hi = mid
 		}
 	}
+	v, _ := try(lo)
+	v.text = truncate(v.text, max)
+	return v
 }
 
 func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames) view {
@@ -184,9 +195,10 @@ func writeShort(b *strings.Builder, t store.Task, subject, desc int) store.Task 
 		writeTask(b, t)
 		return t
 	case desc == 0:
+		// The header says the list was shortened and how to read a task
+		// whole; a marker on every line would cost more than it tells.
 		t.Description = ""
 		writeTask(b, t)
-		b.WriteString(" (+description)")
 		t.Description = "(left out to fit)"
 		return t
 	}

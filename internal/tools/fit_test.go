@@ -54,7 +54,7 @@ func TestRenderWithin(t *testing.T) {
 			assert.Contains(t, s, "#4 [completed]", "budget %d: closed tasks listed one by one", budget)
 		}
 	}
-	ranged := tools.RenderWithin(tasks, 3000, names)
+	ranged := tools.RenderWithin(tasks, 2000, names)
 	assert.Contains(t, ranged, "completed: #4, #8, #12")
 	assert.Contains(t, ranged, "deleted: #2, #10")
 

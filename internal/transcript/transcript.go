@@ -1,4 +1,8 @@
-package hook
+// Package transcript reads a Claude Code transcript (its JSONL file): the
+// Task calls it holds, for rebuilding a conversation's list by replay (the
+// seed's own way to restore one), and whether a text is already in the
+// model's context.
+package transcript
 
 import (
 	"bufio"
@@ -13,10 +17,10 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 )
 
-// maxTranscript bounds how much of a transcript the hook reads.
+// maxTranscript bounds how much of a transcript is read.
 const maxTranscript = 256 << 20
 
-// entry is the part of a Claude Code transcript line the hook reads.
+// entry is the part of a transcript line read here.
 type entry struct {
 	Type        string `json:"type"`
 	IsSidechain bool   `json:"isSidechain"`
@@ -34,18 +38,17 @@ type block struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// TranscriptCalls returns the Task tool calls of the Claude Code
-// transcript at path, in order, each with whether its result was an
-// error, for sessions/replay. The tools are those of the MCP server
-// named server. A call with no result (the turn was cut off) is left out:
-// the model never learned what it did.
-func TranscriptCalls(path, server string) ([]client.TranscriptCall, error) {
+// Calls returns the Task tool calls of the transcript at path, in order,
+// each with whether its result was an error, for sessions/replay. The
+// tools are those of the MCP server named server ("" takes any server's
+// tools of those names). A call with no result (the turn was cut off) is
+// left out: the model never learned what it did.
+func Calls(path, server string) ([]client.TranscriptCall, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read transcript: %w", err)
 	}
 	defer f.Close()
-	prefix := "mcp__" + server + "__"
 	var calls []client.TranscriptCall
 	at := map[string]int{}      // tool_use id -> index in calls
 	done := map[string]bool{}   // tool_use ids with a result
@@ -60,12 +63,13 @@ func TranscriptCalls(path, server string) ([]client.TranscriptCall, error) {
 				_ = json.Unmarshal(e.Message.Content, &blocks) // a string content has no blocks
 				for _, b := range blocks {
 					switch {
-					case b.Type == "tool_use" && strings.HasPrefix(b.Name, prefix):
-						if _, dup := at[b.ID]; dup {
+					case b.Type == "tool_use":
+						name, ok := taskTool(b.Name, server)
+						if _, dup := at[b.ID]; !ok || dup {
 							continue
 						}
 						at[b.ID] = len(calls)
-						calls = append(calls, client.TranscriptCall{Name: strings.TrimPrefix(b.Name, prefix), Arguments: b.Input, CallID: "claude-" + b.ID})
+						calls = append(calls, client.TranscriptCall{Name: name, Arguments: b.Input, CallID: "claude-" + b.ID})
 					case b.Type == "tool_result":
 						done[b.ToolUseID] = true
 						failed[b.ToolUseID] = failed[b.ToolUseID] || b.IsError
@@ -90,6 +94,24 @@ func TranscriptCalls(path, server string) ([]client.TranscriptCall, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// taskTool returns the Task tool that Claude Code's name for it
+// (mcp__<server>__<tool>) names.
+func taskTool(name, server string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, "__")
+	if i < 0 || (server != "" && rest[:i] != server) {
+		return "", false
+	}
+	switch tool := rest[i+2:]; tool {
+	case "TaskCreate", "TaskUpdate", "TaskList", "TaskGet":
+		return tool, true
+	}
+	return "", false
 }
 
 // Seen reports whether the transcript at path holds marker after its last
