@@ -38,9 +38,9 @@ type Config struct {
 	Create    bool   // create SessionID on first use when it does not exist
 	// Server is the bridge's name in the host's configuration, by which
 	// its calls are found in a transcript ("" takes any server's).
-	Server string
-	Version   string
-	Logger    *slog.Logger
+	Server  string
+	Version string
+	Logger  *slog.Logger
 	// SDKLogger receives the MCP SDK's own log (nil: none). It logs a
 	// host's ordinary goodbye (SIGINT at exit) as an error, so it is for
 	// --verbose only.
