@@ -87,6 +87,13 @@ Other:
   version     print the version
   help        print this help
 
+Environment:
+  TASKSESSIOND_DB, TASKSESSIOND_SOCKET  the database and socket (see serve --help)
+  TASKSESSIOND_AUTOSTART=0              do not start the daemon when none answers
+                                        (mcp, hook and the commands above but status
+                                        start it by default, detached, on the same
+                                        socket and database)
+
 Run "tasksessiond COMMAND --help" for a command's flags and examples.
 `)
 }
