@@ -58,6 +58,8 @@ func New(tb testing.TB, cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.turn("anthropic", anthropic{}))
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
+	mux.HandleFunc("POST /v1/responses", s.turn("responses", responses{})) // Codex CLI
+	mux.HandleFunc("POST /v1/chat/completions", s.turn("chat", chat{}))    // OpenCode
 	mux.HandleFunc("/", s.other)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
