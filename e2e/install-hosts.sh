@@ -16,13 +16,16 @@ cache=${TASKSESSIOND_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tasksessiond-e2e
 # host name, npm package, pinned version, binary (relative to node_modules)
 hosts=(
   "claude-code @anthropic-ai/claude-code 2.1.328 .bin/claude"
+  "codex @openai/codex 0.169.0 .bin/codex"
+  "opencode opencode-ai 1.18.33 .bin/opencode"
 )
 
-# check DIR VERSION BIN: the binary runs and says it is VERSION.
+# check DIR VERSION BIN: the binary runs and its --version names VERSION
+# ("2.1.328 (Claude Code)", "codex-cli 0.169.0", "1.18.33").
 check() {
   local out
   out=$("$1/node_modules/$3" --version 2>/dev/null) || return 1
-  [[ $out == "$2"* ]]
+  [[ " $out " == *[\ -]"$2"[\ ]* ]]
 }
 
 install() {
