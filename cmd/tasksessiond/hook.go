@@ -35,7 +35,7 @@ func hookCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (printing nothing) after this long")
 	verbose := fs.Bool("verbose", false, "say on stderr why nothing was added, too (by default only what is wrong)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond hook claude-code [flags] < hook-input.json
+		fmt.Fprint(stderr, `Usage: tasksessiond hook claude-code|codex [flags] < hook-input.json
 
 A Claude Code hook command for SessionStart: it keeps the conversation's task
 list with the conversation. It reads the hook's JSON on standard input and
@@ -52,6 +52,9 @@ and a fork switch lists). It starts the daemon when none answers, as the
 bridge does. Anything it cannot do prints nothing for the model, one line on
 stderr, and exits 0: the hook never breaks a session.
 
+"tasksessiond hook codex" does the same for Codex CLI, whose hooks get the
+same JSON (session_id is the thread id, which the bridge binds each call to).
+
 Flags:
 `)
 		fs.PrintDefaults()
@@ -62,15 +65,16 @@ Try it by hand:
   echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook claude-code
 `)
 	}
-	if len(args) == 0 || args[0] != "claude-code" {
+	if len(args) == 0 || (args[0] != "claude-code" && args[0] != "codex") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return 0
 		}
-		fmt.Fprintln(stderr, `tasksessiond hook: name the host: "tasksessiond hook claude-code" (the only one so far)`)
+		fmt.Fprintln(stderr, `tasksessiond hook: name the host: "tasksessiond hook claude-code" or "tasksessiond hook codex"`)
 		return 2
 	}
+	host := args[0]
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
@@ -84,7 +88,7 @@ Try it by hand:
 	start := starter(*socket, *dbPath, *noStart)
 	cfg := hook.Config{SessionID: *session, Server: *server, MaxChars: *maxChars,
 		Dial: func(ctx context.Context) (*client.Client, error) { return autostart.Dial(ctx, start) }}
-	if pid, err := strconv.Atoi(os.Getenv(envClaudePID)); err == nil && pid > 0 {
+	if pid, err := strconv.Atoi(os.Getenv(envClaudePID)); err == nil && pid > 0 && host == "claude-code" {
 		cfg.Bind = hook.BindTo(filepath.Dir(*socket), pid)
 	}
 	out, err := hook.Run(ctx, cfg, in)

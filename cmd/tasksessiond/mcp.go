@@ -54,10 +54,12 @@ no daemon answers, unless --no-autostart or `+autostart.Env+`=0 says not to
 bridge reconnects by itself; a call that cannot reach it gets an error result
 the model can read, never a broken server.
 
-The session: --session, else $`+envSession+`; under Claude Code, with neither,
-the conversation's id ($`+envClaudeSession+`), created on first use and
-followed through /clear (the SessionStart hook tells the bridge the new id);
-else a new session. A compacted session is followed to its successor.
+The session: --session, else $`+envSession+`. With neither, the host's
+conversation: under Claude Code its id ($`+envClaudeSession+`), followed
+through /clear and forks (the SessionStart hook tells the bridge the new id);
+under Codex CLI the thread each call's _meta names (threadId); each created on
+first use. Else a new session. A compacted session is followed to its
+successor.
 
 Flags:
 `)
@@ -83,6 +85,7 @@ Examples:
 		cfg.SDKLogger = log
 	}
 	if *sessionID == "" {
+		cfg.FollowMeta = true // Codex names its thread in each call's _meta
 		if id := os.Getenv(envClaudeSession); id != "" {
 			cfg.SessionID, cfg.Create = id, true
 			cfg.Bound = claudeBinding(*socket)

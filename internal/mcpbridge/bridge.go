@@ -55,6 +55,10 @@ type Config struct {
 	// rebuilt from the conversation's transcript when it holds Task calls
 	// (a fork's copied history).
 	Bound func() binding.Conversation
+	// FollowMeta binds each call to the conversation its MCP _meta names
+	// (threadId or sessionId, as Codex CLI sends them), created on first
+	// use. For a bridge given no fixed session.
+	FollowMeta bool
 	// ReconnectWait bounds how long one call waits for the daemon to come
 	// back; 0 means DefaultReconnectWait.
 	ReconnectWait time.Duration
@@ -208,10 +212,14 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 			// it is sent again, not applied twice.
 			call.CallID = "mcp-" + uuid.Must(uuid.NewV7()).String()
 		}
+		var meta string
+		if b.cfg.FollowMeta {
+			meta = conversationOf(req.Params.Meta)
+		}
 		var res *client.CallToolResult
 		err := b.do(ctx, func(c *client.Client) error {
 			var err error
-			res, err = b.call(ctx, c, call, writes)
+			res, err = b.call(ctx, c, call, writes, meta)
 			return err
 		})
 		if err != nil {
@@ -228,11 +236,23 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 	}
 }
 
+// conversationOf returns the conversation a call's _meta names: Codex CLI
+// sends its thread id as threadId (and sessionId, the same), stable across
+// resume and compaction.
+func conversationOf(meta mcp.Meta) string {
+	for _, k := range []string{"threadId", "sessionId"} {
+		if id, ok := meta[k].(string); ok && id != "" && len(id) <= 256 {
+			return id
+		}
+	}
+	return ""
+}
+
 // call makes one tool call on c in the session the bridge serves: it
 // creates the session on first use, sends reads to the head of the lineage
 // and follows a write refused by a sealed session to its successor.
-func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool) (*client.CallToolResult, error) {
-	if err := b.ensure(ctx, c); err != nil {
+func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*client.CallToolResult, error) {
+	if err := b.ensure(ctx, c, meta); err != nil {
 		return nil, err
 	}
 	for range maxFollow {
@@ -273,17 +293,22 @@ func (b *Bridge) follow(from, to string) {
 // ensure settles the session a call goes to: it rebinds to the host's
 // current conversation, and looks the session up (or creates it) on its
 // first use.
-func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
+func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cfg.Bound != nil {
-		if conv := b.cfg.Bound(); conv.ID != "" && conv.ID != b.bound {
-			if b.bound != "" || conv.ID != b.session {
-				b.log.Info("the host started another conversation; serving its list", slog.String("from", b.session), slog.String("to", conv.ID))
-				b.session, b.resolved = conv.ID, false
-			}
-			b.bound, b.history = conv.ID, conv.Transcript
+	var conv binding.Conversation
+	switch {
+	case meta != "":
+		conv = binding.Conversation{ID: meta}
+	case b.cfg.Bound != nil:
+		conv = b.cfg.Bound()
+	}
+	if conv.ID != "" && conv.ID != b.bound {
+		if b.bound != "" || conv.ID != b.session {
+			b.log.Info("the host is in another conversation; serving its list", slog.String("from", b.session), slog.String("to", conv.ID))
+			b.session, b.resolved = conv.ID, false
 		}
+		b.bound, b.history = conv.ID, conv.Transcript
 	}
 	if b.resolved {
 		return nil
@@ -299,7 +324,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client) error {
 	}
 	s, err := c.Head(ctx, b.session)
 	switch {
-	case errors.Is(err, client.ErrSessionNotFound) && b.cfg.Create:
+	case errors.Is(err, client.ErrSessionNotFound) && (b.cfg.Create || b.bound != ""):
 		if err := b.create(ctx, c); err != nil {
 			return err
 		}

@@ -399,3 +399,31 @@ func TestBridgeRebuildsAForkFromItsTranscript(t *testing.T) {
 	require.False(t, r.IsError, text(r))
 	assert.Equal(t, 2, sc.Task.Taskid, "the ids go on from the history: its own calls, not another server's")
 }
+
+func TestBridgeBindsEachCallToItsMetaThread(t *testing.T) {
+	// Ensures a bridge with no fixed session serves, for each call, the
+	// conversation its _meta names (Codex CLI's threadId): one thread one
+	// list, created on first use; another thread another list; the first
+	// thread's list again when its calls come back (a resume).
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, FollowMeta: true})
+	call := func(thread, name string, args map[string]any) *mcp.CallToolResult {
+		if args == nil {
+			args = map[string]any{}
+		}
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: mcp.Meta{"threadId": thread, "sessionId": thread}, Name: name, Arguments: args})
+		require.NoError(t, err)
+		require.False(t, r.IsError, text(r))
+		return r
+	}
+	call("thread-1", "TaskCreate", map[string]any{"subject": "one"})
+	call("thread-1", "TaskCreate", map[string]any{"subject": "two"})
+	assert.Contains(t, text(call("thread-2", "TaskCreate", map[string]any{"subject": "other"})), "Created task #1")
+	assert.Contains(t, text(call("thread-1", "TaskCreate", map[string]any{"subject": "three"})), "Created task #3")
+	dc := d.Dial(t)
+	for id, n := range map[string]int{"thread-1": 3, "thread-2": 1} {
+		got, err := dc.ResumeSession(ctx, id)
+		require.NoError(t, err)
+		assert.Len(t, got.Tasks, n, id)
+	}
+}
