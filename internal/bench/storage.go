@@ -267,7 +267,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 // removeDB deletes a scratch database and the files SQLite and the lock
 // keep beside it.
 func removeDB(path string) {
-	for _, suffix := range []string{"", "-wal", "-shm", ".lock"} {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
 		os.Remove(path + suffix)
 	}
 }

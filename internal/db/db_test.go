@@ -398,6 +398,22 @@ func TestOneWriterAtATime(t *testing.T) {
 	assert.Equal(t, "s", got.ID)
 	require.NoError(t, ro.Close())
 
+	// The lock is on the file, whatever names it.
+	link := filepath.Join(t.TempDir(), "link.db")
+	require.NoError(t, os.Symlink(path, link))
+	_, err = db.Open(ctx, link, db.Options{Sync: db.SyncNormal})
+	require.ErrorIs(t, err, db.ErrLocked, "a symlink names the same file")
+	hard := filepath.Join(filepath.Dir(path), "hard.db")
+	require.NoError(t, os.Link(path, hard))
+	_, err = db.Open(ctx, hard, db.Options{Sync: db.SyncNormal})
+	require.ErrorIs(t, err, db.ErrLocked, "a hard link names the same file")
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	rel, err := filepath.Rel(wd, path)
+	require.NoError(t, err)
+	_, err = db.Open(ctx, rel, db.Options{Sync: db.SyncNormal})
+	require.ErrorIs(t, err, db.ErrLocked, "a relative path names the same file")
+
 	require.NoError(t, d.Close())
 	again, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err, "the lock went with Close")
@@ -405,6 +421,28 @@ func TestOneWriterAtATime(t *testing.T) {
 
 	_, err = db.OpenReadOnly(ctx, filepath.Join(t.TempDir(), "missing.db"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "a reader creates nothing")
+}
+
+func TestLockTouchesNoOtherFile(t *testing.T) {
+	// Ensures opening a database creates or changes no file beside it but
+	// its own (-wal, -shm): "serve --db Cargo" in a Rust project must not
+	// replace Cargo.lock.
+	dir := t.TempDir()
+	cargo := filepath.Join(dir, "Cargo.lock")
+	require.NoError(t, os.WriteFile(cargo, []byte("# the user's lock file\n"), 0o644))
+	d, err := db.Open(ctx, filepath.Join(dir, "Cargo"), db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	b, err := os.ReadFile(cargo)
+	require.NoError(t, err)
+	assert.Equal(t, "# the user's lock file\n", string(b))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"Cargo", "Cargo-wal", "Cargo-shm", "Cargo.lock"}, names)
 }
 
 func writeTask(t *testing.T, d *db.DB, sid string, seq int64, task store.Task) {

@@ -10,8 +10,8 @@ import (
 // ErrLocked means another process has the database open for writing.
 var ErrLocked = errors.New("database in use")
 
-// lockFile opens the lock file; without flock the socket check is the only
-// guard against a second daemon.
+// lockFile opens the database file and keeps it open; without flock the
+// socket check is the only guard against a second daemon.
 func lockFile(path string) (*os.File, error) {
-	return os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	return os.OpenFile(path, os.O_RDWR, 0)
 }

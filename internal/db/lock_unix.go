@@ -14,26 +14,53 @@ import (
 // ErrLocked means another process has the database open for writing.
 var ErrLocked = errors.New("database in use")
 
-// lockFile takes the database's lock file, <path>.lock, so that one
-// process at a time writes it: exactly-once by callId is kept in that
-// process's memory. The kernel drops the lock when the process dies, so a
-// daemon killed with SIGKILL leaves nothing to clean up.
+// lockFile locks the database file itself (flock, beside SQLite's own
+// fcntl locks, which it does not touch), so that one process at a time
+// writes it: exactly-once by callId is kept in that process's memory. A
+// lock on the file, not on a name beside it, holds whatever path names the
+// file (a symlink, a hard link, a relative path), and creates nothing. The
+// kernel drops the lock when the process dies, so a daemon killed with
+// SIGKILL leaves nothing to clean up. The file must stay open until the
+// database is closed: closing any descriptor of it would drop SQLite's
+// locks too.
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open lock file: %w", err)
+		return nil, fmt.Errorf("open %s to lock it: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b := make([]byte, 32)
-		n, _ := f.ReadAt(b, 0)
+		holder := lockHolder(f)
 		f.Close()
-		holder := strings.TrimSpace(string(b[:n]))
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is open for writing by another process (pid %s); one daemon serves a database at a time", ErrLocked, path, holder)
+			return nil, fmt.Errorf("%w: %s is open for writing by another process%s; one daemon serves a database at a time", ErrLocked, path, holder)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return f, nil
+}
+
+// lockHolder names the process holding a flock on f, where /proc/locks
+// tells (" (pid N)"), else "".
+func lockHolder(f *os.File) string {
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return ""
+	}
+	ino := ":" + strconv.FormatUint(uint64(st.Ino), 10)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		// "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"
+		fs := strings.Fields(line)
+		if len(fs) >= 6 && fs[1] == "FLOCK" && strings.HasSuffix(fs[5], ino) {
+			return " (pid " + fs[4] + ")"
+		}
+	}
+	return ""
 }
