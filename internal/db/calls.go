@@ -147,6 +147,22 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record
 	return r.call(), nil
 }
 
+// CallIDs returns the callIds a session's log holds, with their seq.
+func (d *DB) CallIDs(ctx context.Context, sessionID string) (map[string]int64, error) {
+	var rows []struct {
+		CallID string `db:"call_id"`
+		Seq    int64  `db:"seq"`
+	}
+	if err := d.q.SelectContext(ctx, &rows, `SELECT call_id, seq FROM tool_calls WHERE session_id = ? AND call_id <> ''`, sessionID); err != nil {
+		return nil, fmt.Errorf("callIds of %s: %w", sessionID, err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.CallID] = r.Seq
+	}
+	return out, nil
+}
+
 // Messages returns a session's injected messages in order.
 func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
 	var rows []struct {

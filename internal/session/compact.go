@@ -101,8 +101,15 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 		m.log.Error("compacted, but the successor's snapshot does not restore in memory; it will be loaded from the database",
 			slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Any("err", err))
 	} else {
+		inherited := make(map[string]callRef, len(s.inherited)+len(s.callIDs))
+		for id, ref := range s.inherited {
+			inherited[id] = ref
+		}
+		for id, seq := range s.callIDs {
+			inherited[id] = callRef{s.id, seq}
+		}
 		m.adopt(&session{id: plan.New.ID, clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
-			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call})
+			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call, inherited: inherited})
 	}
 	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))
 

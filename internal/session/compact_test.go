@@ -377,3 +377,38 @@ func createdAt(t *testing.T, raw *sql.DB, id string) map[int]string {
 	require.NoError(t, rows.Err())
 	return out
 }
+
+func TestCallIDHoldsAcrossALineage(t *testing.T) {
+	// Ensures exactly-once holds across compaction: a write retried with
+	// its callId against the successor (or the successor's successor) of
+	// the session that recorded it gets the recorded result and creates
+	// nothing, whether the successor was made in this process or is loaded
+	// after a restart; and the callId used for another call is a conflict.
+	path := filepath.Join(t.TempDir(), "lineage.db")
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	old := newSession(t, m)
+	first, err := m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
+	require.NoError(t, err)
+	_, err = m.Compact(ctx, session.CompactParams{SessionID: old, NewSessionID: "gen2"})
+	require.NoError(t, err)
+	_, err = m.Call(ctx, session.CallParams{SessionID: "gen2", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
+	require.NoError(t, err)
+	_, err = m.Compact(ctx, session.CompactParams{SessionID: "gen2", NewSessionID: "gen3"})
+	require.NoError(t, err)
+
+	for name, mgr := range map[string]*session.Manager{"in memory": m, "after a restart": session.NewManager(d, nil)} {
+		again, err := mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
+		require.NoError(t, err, name)
+		assert.JSONEq(t, string(first), string(again), "%s: the recorded result", name)
+		_, err = mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
+		require.NoError(t, err, name)
+		_, err = mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"something else"}`)})
+		var se *session.Error
+		require.ErrorAs(t, err, &se, name)
+		assert.Equal(t, session.CodeConflict, se.Code, name)
+		got, err := mgr.Resume(ctx, "gen3")
+		require.NoError(t, err)
+		assert.Len(t, got.Tasks, 2, "%s: nothing was created twice", name)
+	}
+}

@@ -56,6 +56,10 @@ type session struct {
 	st      *store.Store
 	nextSeq int64
 	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
+	// inherited holds the callIds of the sessions this one was compacted
+	// from: a retry sent to the successor of the session that recorded it
+	// gets the recorded result too, not a second task.
+	inherited map[string]callRef
 	report  replay.Report
 	forced  *record.Call // the TaskList fired at compaction, for a successor session
 
@@ -130,8 +134,15 @@ func (m *Manager) drop(s *session) {
 	m.mu.Unlock()
 }
 
+// callRef is where a call is logged.
+type callRef struct {
+	session string
+	seq     int64
+}
+
 func (m *Manager) load(ctx context.Context, s *session) error {
 	s.callIDs = make(map[string]int64)
+	s.inherited = nil
 	s.forced = nil
 	var last int64
 	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *record.Call) {
@@ -164,9 +175,40 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			slog.Int("applied", report.Applied), slog.Int("skippedErrors", report.SkippedErrors),
 			slog.Int("skippedInvalid", report.SkippedInvalid), slog.Int("divergent", report.Divergent))
 	}
-	s.rec, s.st, s.report, s.loaded = l.Session, l.Store, report, true
+	s.rec, s.st, s.report = l.Session, l.Store, report
+	if err := m.inherit(ctx, s); err != nil {
+		return err
+	}
+	s.loaded = true
 	return nil
 }
+
+// inherit loads the callIds of s's ancestors.
+func (m *Manager) inherit(ctx context.Context, s *session) error {
+	for parent, hops := s.rec.ParentID, 0; parent != "" && hops < maxLineage; hops++ {
+		ids, err := m.db.CallIDs(ctx, parent)
+		if err != nil {
+			return unavailable("loading the callIds of "+parent, err)
+		}
+		for id, seq := range ids {
+			if s.inherited == nil {
+				s.inherited = make(map[string]callRef)
+			}
+			if _, ok := s.inherited[id]; !ok {
+				s.inherited[id] = callRef{parent, seq}
+			}
+		}
+		rec, err := m.db.GetSession(ctx, parent)
+		if err != nil {
+			return unavailable("loading "+parent, err)
+		}
+		parent = rec.ParentID
+	}
+	return nil
+}
+
+// maxLineage bounds the ancestors whose callIds a session inherits.
+const maxLineage = 10_000
 
 // Log attribute keys.
 const (
@@ -211,7 +253,10 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	args := tools.Canonical(p.Arguments)
 	if p.CallID != "" {
 		if seq, seen := s.callIDs[p.CallID]; seen {
-			return m.recorded(ctx, s, p.Name, args, p.CallID, seq)
+			return m.recorded(ctx, s.id, p.Name, args, p.CallID, seq)
+		}
+		if ref, seen := s.inherited[p.CallID]; seen {
+			return m.recorded(ctx, ref.session, p.Name, args, p.CallID, ref.seq)
 		}
 	}
 	if s.rec.Status == record.StatusCompacted {
@@ -280,13 +325,13 @@ func (m *Manager) execute(s *session, name string, args json.RawMessage) tools.R
 
 // recorded answers a retry: the recorded result when the call is the same,
 // a conflict when the callId was used for a different call.
-func (m *Manager) recorded(ctx context.Context, s *session, name string, args json.RawMessage, callID string, seq int64) (json.RawMessage, error) {
-	row, err := m.db.CallBySeq(ctx, s.id, seq)
+func (m *Manager) recorded(ctx context.Context, session, name string, args json.RawMessage, callID string, seq int64) (json.RawMessage, error) {
+	row, err := m.db.CallBySeq(ctx, session, seq)
 	if err != nil {
 		return nil, unavailable("looking up callId "+callID, err)
 	}
 	if row.Name != name || !sameJSON(row.Arguments, args) {
-		return nil, errorf(CodeConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, s.id, row.Name, row.Arguments)
+		return nil, errorf(CodeConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
 	}
 	return row.Result, nil
 }
