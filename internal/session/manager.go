@@ -60,8 +60,8 @@ type session struct {
 	// from: a retry sent to the successor of the session that recorded it
 	// gets the recorded result too, not a second task.
 	inherited map[string]callRef
-	report  replay.Report
-	forced  *record.Call // the TaskList fired at compaction, for a successor session
+	report    replay.Report
+	forced    *record.Call // the TaskList fired at compaction, for a successor session
 
 	lastUsed atomic.Int64 // when the last holder released it, in Unix nanoseconds
 	clock    func() time.Time
