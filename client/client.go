@@ -127,7 +127,7 @@ func (c *Client) Close() error {
 func (c *Client) read() {
 	defer close(c.done)
 	sc := bufio.NewScanner(c.nc)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 64<<10), 1<<30) // a whole list of long tasks is one line
 	for sc.Scan() {
 		var r response
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
@@ -36,7 +37,13 @@ type Command struct {
 	// NoAutostart: the command reports on the daemon, so it does not
 	// start one (status says "not running" rather than starting it).
 	NoAutostart bool
+	// Streams: the command runs until interrupted (watch), so --timeout
+	// bounds only its connecting.
+	Streams bool
 }
+
+// DefaultTimeout bounds a command's wait for the daemon.
+const DefaultTimeout = 30 * time.Second
 
 // Commands are the client subcommands, in the order help lists them.
 var Commands = []*Command{statusCmd, sessionsCmd, newCmd, tasksCmd, callCmd, watchCmd, exportCmd, snapshotCmd, compactCmd, lineageCmd}
@@ -57,6 +64,7 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 	fs := flag.NewFlagSet("tasksessiond "+cmd.Name, flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
+	timeout := fs.Duration("timeout", DefaultTimeout, "give up when the daemon has not answered within this long")
 	run := cmd.flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(e.Stderr, "Usage: tasksessiond %s [flags] %s\n\n%s\n\nFlags:\n", cmd.Name, cmd.Args, cmd.Summary)
@@ -81,17 +89,31 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 	if dial == nil || cmd.NoAutostart {
 		dial = client.Dial
 	}
-	c, err := dial(ctx, *socket)
+	tctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	c, err := dial(tctx, *socket)
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, err)
+		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, cmd.timedOut(tctx, ctx, err, *socket, *timeout))
 		return 1
 	}
 	defer c.Close()
-	if err := run(ctx, e, c, pos); err != nil {
-		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, err)
+	if cmd.Streams {
+		tctx = ctx
+	}
+	if err := run(tctx, e, c, pos); err != nil {
+		fmt.Fprintf(e.Stderr, "tasksessiond %s: %v\n", cmd.Name, cmd.timedOut(tctx, ctx, err, *socket, *timeout))
 		return 1
 	}
 	return 0
+}
+
+// timedOut words an error that the timeout (not the user, not the daemon)
+// caused.
+func (cmd *Command) timedOut(tctx, ctx context.Context, err error, socket string, d time.Duration) error {
+	if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the daemon at %s did not answer within %v (is it stopped, or overloaded? --timeout waits longer)", socket, d)
+	}
+	return err
 }
 
 // ParseArgs parses fs and lets flags come after positional arguments too

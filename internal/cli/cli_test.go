@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,36 @@ func TestWatchEndsWhenTheDaemonGoes(t *testing.T) {
 		assert.Contains(t, errOut.String(), "is the daemon still running?")
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch hung after the daemon stopped")
+	}
+}
+
+func TestCommandsTimeOut(t *testing.T) {
+	// Ensures a command against a daemon that takes the connection but
+	// never answers (stopped with SIGSTOP, or wedged) gives up after
+	// --timeout with a message that says so, instead of hanging forever.
+	sock := testutil.SocketPath(t)
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() }) // held open, never answered
+		}
+	}()
+	for _, name := range []string{"status", "sessions", "tasks"} {
+		var stderr bytes.Buffer
+		args := []string{"--socket", sock, "--timeout", "200ms"}
+		if name == "tasks" {
+			args = append(args, "some-session")
+		}
+		start := time.Now()
+		code := cli.Lookup(name).Run(context.Background(), &cli.Env{Stdout: io.Discard, Stderr: &stderr}, args)
+		assert.Equal(t, 1, code, name)
+		assert.Contains(t, stderr.String(), "did not answer within 200ms", name)
+		assert.Less(t, time.Since(start), 10*time.Second, name)
 	}
 }

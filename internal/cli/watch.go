@@ -15,7 +15,7 @@ import (
 var watchCmd = &Command{
 	Name: "watch", Args: "SESSION", Summary: "Show a session's task list live, redrawn after each change; follows compaction to the successor. Ctrl-C stops.",
 	Example: "  tasksessiond watch S\n  tasksessiond watch S --json     # one JSON event per line",
-	nargs:   [2]int{1, 1},
+	nargs:   [2]int{1, 1}, Streams: true,
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		asJSON := fs.Bool("json", false, "print each event as a JSON line instead of redrawing the list")
 		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {

@@ -196,6 +196,10 @@ func (b *Bridge) broken(c *client.Client, err error) {
 	}
 }
 
+// callTimeout bounds one tool call, so that a daemon that takes the
+// connection but never answers (stopped, wedged) does not hang the host.
+const callTimeout = 30 * time.Second
+
 // maxFollow bounds the compactions one call follows.
 const maxFollow = 8
 
@@ -212,6 +216,8 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 			// it is sent again, not applied twice.
 			call.CallID = "mcp-" + uuid.Must(uuid.NewV7()).String()
 		}
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
 		var meta string
 		if b.cfg.FollowMeta {
 			meta = conversationOf(req.Params.Meta)
@@ -377,6 +383,11 @@ func (b *Bridge) explain(name string, err error) string {
 	var ce *client.Error
 	if errors.As(err, &ce) {
 		return fmt.Sprintf("%s failed: %s", name, ce.Message)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		b.log.Error("the daemon did not answer", slog.String("tool", name), slog.Duration("within", callTimeout))
+		return fmt.Sprintf("%s may not have been done: the tasksessiond daemon did not answer within %v. "+
+			"Check the list with TaskList before retrying; a retried write is applied at most once.", name, callTimeout)
 	}
 	return fmt.Sprintf("%s failed: %v", name, err)
 }
