@@ -387,7 +387,7 @@ func (b *Bridge) explain(name string, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		b.log.Error("the daemon did not answer", slog.String("tool", name), slog.Duration("within", callTimeout))
 		return fmt.Sprintf("%s may not have been done: the tasksessiond daemon did not answer within %v. "+
-			"Check the list with TaskList before retrying; a retried write is applied at most once.", name, callTimeout)
+			"Check the list with TaskList before calling it again.", name, callTimeout)
 	}
 	return fmt.Sprintf("%s failed: %v", name, err)
 }
