@@ -19,7 +19,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond bench [flags]
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond bench [flags]
 
 Measure, in one run on temp databases with the daemon's pragmas: raw SQLite
 inserts of the log's rows (one per commit and batched) under full and normal
@@ -39,7 +39,7 @@ The full run takes about four minutes.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --json > bench.json\n")
+		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --json > bench.json\n")
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

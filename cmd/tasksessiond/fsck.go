@@ -20,7 +20,7 @@ func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond fsck [flags] [SESSION]
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond fsck [flags] [SESSION]
 
 Check the database: SQLite's integrity check, then for every session (or the
 one given) replay its log, compare each applied write with the task its
@@ -31,7 +31,10 @@ Safe while the daemon runs. A missing file is an error, not an empty database.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExamples:\n  tasksessiond fsck\n  tasksessiond fsck --db ./tasks.db my-session --json\n")
+		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond fsck\n  tasksessiond fsck --db ./tasks.db my-session --json\n")
+	}
+	if cli.WantsHelp(args) {
+		fs.SetOutput(stdout)
 	}
 	pos, err := cli.ParseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {

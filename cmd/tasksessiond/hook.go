@@ -35,7 +35,7 @@ func hookCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (printing nothing) after this long")
 	verbose := fs.Bool("verbose", false, "say on stderr why nothing was added, too (by default only what is wrong)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond hook claude-code|codex [flags] < hook-input.json
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond hook claude-code|codex [flags] < hook-input.json
 
 A Claude Code hook command for SessionStart: it keeps the conversation's task
 list with the conversation. It reads the hook's JSON on standard input and
@@ -58,7 +58,7 @@ same JSON (session_id is the thread id, which the bridge binds each call to).
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, `
+		fmt.Fprint(fs.Output(), `
 Example, in ~/.claude/settings.json (see the README's "Claude Code" section):
   {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}
 Try it by hand:

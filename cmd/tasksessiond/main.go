@@ -100,7 +100,13 @@ Run "tasksessiond COMMAND --help" for a command's flags and examples.
 
 // parseFlags parses a subcommand's flags; when !ok the command ends with
 // code (0 after --help, 2 after a bad flag, which flag has reported).
+//
+// Help that was asked for goes to standard output (it is the answer, and
+// "| less" should work); help after a mistake goes to standard error.
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if cli.WantsHelp(args) {
+		fs.SetOutput(os.Stdout)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false

@@ -42,7 +42,7 @@ func mcpCmd(ctx context.Context, args []string, stderr io.Writer) int {
 	wait := fs.Duration("reconnect-wait", mcpbridge.DefaultReconnectWait, "how long a call waits for an unreachable daemon before it is answered with an error result")
 	verbose := fs.Bool("verbose", false, "log what the bridge does on stderr (by default only what is wrong)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond mcp [flags]
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond mcp [flags]
 
 An MCP server on standard input and output that gives an MCP client (Claude
 Code, OpenCode, ...) the four Task tools, forwarding each call to the daemon.
@@ -64,7 +64,7 @@ successor.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, `
+		fmt.Fprint(fs.Output(), `
 Examples:
   claude mcp add --scope user tasks -- tasksessiond mcp
   claude mcp add tasks -- tasksessiond mcp --session my-project --create

@@ -31,7 +31,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tasksessiond serve [flags]
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond serve [flags]
 
 Run the daemon: JSON-RPC 2.0 on a Unix socket (mode 0600), the session log in
 SQLite. SIGINT or SIGTERM stops it after in-flight calls have committed.
@@ -39,7 +39,7 @@ SQLite. SIGINT or SIGTERM stops it after in-flight calls have committed.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, `
+		fmt.Fprint(fs.Output(), `
 Examples:
   tasksessiond serve
   tasksessiond serve --db ./tasks.db --socket ./run/ts.sock --sync normal   # ./run is created 0700

@@ -66,11 +66,14 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
 	timeout := fs.Duration("timeout", DefaultTimeout, "give up when the daemon has not answered within this long")
 	run := cmd.flags(fs)
+	if WantsHelp(args) {
+		fs.SetOutput(e.Stdout) // asked for: the answer, on standard output
+	}
 	fs.Usage = func() {
-		fmt.Fprintf(e.Stderr, "Usage: tasksessiond %s [flags] %s\n\n%s\n\nFlags:\n", cmd.Name, cmd.Args, cmd.Summary)
+		fmt.Fprintf(fs.Output(), "Usage: tasksessiond %s [flags] %s\n\n%s\n\nFlags:\n", cmd.Name, cmd.Args, cmd.Summary)
 		fs.PrintDefaults()
 		if cmd.Example != "" {
-			fmt.Fprintf(e.Stderr, "\nExamples:\n%s\n", cmd.Example)
+			fmt.Fprintf(fs.Output(), "\nExamples:\n%s\n", cmd.Example)
 		}
 	}
 	pos, err := ParseArgs(fs, args)
@@ -114,6 +117,20 @@ func (cmd *Command) timedOut(tctx, ctx context.Context, err error, socket string
 		return fmt.Errorf("the daemon at %s did not answer within %v (is it stopped, or overloaded? --timeout waits longer)", socket, d)
 	}
 	return err
+}
+
+// WantsHelp reports whether args ask for help (-h, -help, --help) before
+// any "--".
+func WantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // ParseArgs parses fs and lets flags come after positional arguments too

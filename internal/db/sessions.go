@@ -165,8 +165,9 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		args = append(args, f.Status)
 	}
 	if f.Cursor != "" {
+		// A cursor is a rowid this method handed out: positive.
 		before, err := strconv.ParseInt(f.Cursor, 10, 64)
-		if err != nil {
+		if err != nil || before < 1 {
 			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, ErrBadCursor)
 		}
 		where = append(where, "rowid < ?")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -200,7 +201,7 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
 	h, ok := c.srv.handlers[req.Method]
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "unknown method %q; the methods are %s", req.Method, strings.Join(c.srv.Methods(), ", "))
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "unknown method %q; the methods are %s", clip(req.Method, 64), strings.Join(c.srv.Methods(), ", "))
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -292,4 +293,16 @@ func (c *conn) writeAll(b []byte) error {
 		return err
 	}
 	return nil
+}
+
+// clip shortens s to at most n bytes (on a rune boundary) for an error
+// message, so that a huge bad value is not echoed back whole.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

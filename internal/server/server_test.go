@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -513,5 +514,24 @@ func TestEveryMethodRejectsUnknownParams(t *testing.T) {
 			assert.ErrorContains(t, err, "invalid params for "+method)
 			assert.ErrorContains(t, err, "session_id")
 		})
+	}
+}
+
+func TestBadValuesAreNotEchoedOrMisread(t *testing.T) {
+	// Ensures an unknown method's name is not echoed back whole (a 100 KB
+	// name gets a short error), and that a cursor this daemon could not
+	// have handed out ("0", "-5", "x") is invalid params, not an empty page.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	c := dialRaw(t, d.Socket)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 100_000) + `"}`)
+	r := c.recv()
+	e := r["error"].(map[string]any)
+	assert.EqualValues(t, -32601, e["code"])
+	assert.Less(t, len(e["message"].(string)), 1000)
+	for i, cursor := range []string{"0", "-5", "x"} {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"sessions/list","params":{"cursor":%q}}`, i+2, cursor))
+		r := c.recv()
+		require.NotNil(t, r["error"], "cursor %q", cursor)
+		assert.EqualValues(t, -32602, r["error"].(map[string]any)["code"], "cursor %q", cursor)
 	}
 }
