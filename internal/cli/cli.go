@@ -318,7 +318,12 @@ var callCmd = &Command{
 		asJSON := fs.Bool("json", false, "print the whole CallToolResult as JSON")
 		callID := fs.String("call-id", "", "the call's id; a retry with the same id returns the recorded result")
 		role := fs.String("role", "", "agent (default) or compact_worker")
+		noFollow := fs.Bool("no-follow", false, "call a compacted session itself (reads show it as sealed; writes are refused), not its successor")
 		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
+			id, err := head(ctx, e, c, args[0], !*noFollow)
+			if err != nil {
+				return err
+			}
 			var arguments any = map[string]any{}
 			if len(args) == 3 {
 				text := args[2]
@@ -334,7 +339,7 @@ var callCmd = &Command{
 				}
 				arguments = json.RawMessage(text)
 			}
-			r, err := c.CallTool(ctx, client.ToolCall{SessionID: args[0], Name: args[1], Arguments: arguments, CallID: *callID, Role: *role})
+			r, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: args[1], Arguments: arguments, CallID: *callID, Role: *role})
 			if err != nil {
 				return err
 			}

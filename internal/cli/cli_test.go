@@ -73,9 +73,9 @@ func TestLineageOrder(t *testing.T) {
 }
 
 func TestReadsFollowCompaction(t *testing.T) {
-	// Ensures tasks, export and watch given a compacted session's id show
-	// the newest session of its lineage, and say so on stderr; --no-follow
-	// shows the sealed list.
+	// Ensures tasks, export, watch, call and snapshot given a compacted
+	// session's id act on the newest session of its lineage, and say so on
+	// stderr; --no-follow shows the sealed list.
 	ctx := context.Background()
 	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	c := dm.Dial(t)
@@ -103,6 +103,15 @@ func TestReadsFollowCompaction(t *testing.T) {
 	out, note = run("tasks", "g2")
 	assert.Contains(t, out, "made after compaction")
 	assert.Empty(t, note, "an active session needs no note")
+	out, note = run("call", "g1", "TaskList")
+	assert.Contains(t, out, "made after compaction", "call reads the newest list, not the sealed one")
+	assert.Contains(t, note, "showing the newest of its lineage, g2")
+	out, _ = run("call", "g1", "TaskCreate", `{"subject":"written through the old id"}`)
+	assert.Contains(t, out, "Created task #2")
+	out, _ = run("snapshot", "g1")
+	assert.Contains(t, out, "the next TaskCreate gets #3", "snapshot names the lineage's next id")
+	out, _ = run("snapshot", "g1", "--no-follow")
+	assert.Contains(t, out, "the next TaskCreate gets #1")
 
 	wctx, cancel := context.WithCancel(ctx)
 	var wout, werr testutil.SyncBuffer

@@ -18,8 +18,13 @@ var snapshotCmd = &Command{
 	nargs:   [2]int{1, 1},
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		asJSON := fs.Bool("json", false, "print JSON: tasks, nextTaskid, text")
+		noFollow := fs.Bool("no-follow", false, "show a compacted session as it was sealed, not the newest of its lineage")
 		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
-			snap, err := c.Snapshot(ctx, args[0])
+			id, err := head(ctx, e, c, args[0], !*noFollow)
+			if err != nil {
+				return err
+			}
+			snap, err := c.Snapshot(ctx, id)
 			if err != nil {
 				return err
 			}
