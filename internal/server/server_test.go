@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -235,6 +236,18 @@ func TestSocketSafety(t *testing.T) {
 		di, err := os.Stat(filepath.Dir(sock))
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o700), di.Mode().Perm())
+	})
+	t.Run("TooLongRefusedBeforeAnythingIsMade", func(t *testing.T) {
+		// Ensures a socket path past the kernel's limit is refused with a
+		// message that says so, before the daemon creates its database.
+		dir := t.TempDir()
+		dbPath := filepath.Join(dir, "never.db")
+		sock := filepath.Join(dir, strings.Repeat("s", 120)+".sock")
+		_, err := daemon.Open(ctx, daemon.Config{DB: dbPath, Socket: sock})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Unix socket paths are limited to 103")
+		_, statErr := os.Stat(dbPath)
+		assert.ErrorIs(t, statErr, os.ErrNotExist, "nothing was created")
 	})
 	t.Run("RefusesLiveDaemon", func(t *testing.T) {
 		sock := testutil.SocketPath(t)

@@ -17,12 +17,21 @@ var ErrSocketInUse = errors.New("socket in use")
 // a second daemon can stop before it creates anything (a database file
 // among others). Listen checks again, as a daemon may start in between.
 func CheckSocket(path string) error {
+	// The kernel takes a socket path of at most 107 bytes (103 on the BSDs
+	// and macOS); past it, bind fails with "invalid argument". Say so
+	// before anything is created.
+	if len(path) > maxSocketPath {
+		return fmt.Errorf("socket path %s is %d bytes; Unix socket paths are limited to %d: choose a shorter --socket (or TASKSESSIOND_SOCKET)", path, len(path), maxSocketPath)
+	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
 		return fmt.Errorf("%w: a daemon is already serving on %s (stop it, or choose another --socket)", ErrSocketInUse, path)
 	}
 	return nil
 }
+
+// maxSocketPath is the longest socket path every Unix we build for takes.
+const maxSocketPath = 103
 
 // listen opens the Unix socket at path carefully: it creates a missing
 // directory 0700, refuses a directory that others can enter or that another

@@ -234,6 +234,9 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	if len(p.CallID) > maxIDLen {
 		return nil, errorf(CodeInvalid, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
 	}
+	if strings.ContainsFunc(p.CallID, unicode.IsControl) {
+		return nil, errorf(CodeInvalid, "callId %q must not contain control characters", p.CallID)
+	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
 		return nil, err

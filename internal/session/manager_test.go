@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -232,6 +233,26 @@ func TestCreateSession(t *testing.T) {
 	gen, err := m.Create(ctx, session.CreateParams{})
 	require.NoError(t, err)
 	assert.NotEmpty(t, gen.ID)
+
+	// Input that would fail later, or forever, is refused as invalid here,
+	// with nothing created: a title with NUL or a newline, metadata nested
+	// past what SQLite's JSON functions read (it was "storage unavailable,
+	// retry", which never succeeds).
+	for name, p := range map[string]session.CreateParams{
+		"NUL in title":     {SessionID: "t1", Title: "a\x00b"},
+		"newline in title": {SessionID: "t2", Title: "a\nb"},
+		"deep metadata":    {SessionID: "t3", Metadata: json.RawMessage(`{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`)},
+	} {
+		_, err := m.Create(ctx, p)
+		assert.Equal(t, session.CodeInvalid, session.ErrorCode(err), "%s: %v", name, err)
+		_, err = m.Get(ctx, p.SessionID)
+		assert.Equal(t, session.CodeNotFound, session.ErrorCode(err), name)
+	}
+	_, err = m.Create(ctx, session.CreateParams{SessionID: "t4", Metadata: json.RawMessage(`{"a":"[[[[\"\\"}`)})
+	assert.NoError(t, err, "brackets inside strings are not nesting")
+
+	_, err = m.Call(ctx, session.CallParams{SessionID: "mine", Name: tools.TaskList, CallID: "x\x00y"})
+	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err), "NUL in a callId")
 }
 
 func TestReplayTranscript(t *testing.T) {

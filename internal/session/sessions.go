@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
@@ -39,7 +41,30 @@ func info(rec record.Session, c store.Counts) Info {
 // CreateParams is a sessions/create.
 type CreateParams = wire.CreateSession
 
-const maxTitleLen = 1000
+const (
+	maxTitleLen      = 1000
+	maxMetadataDepth = 64
+)
+
+// depth is the deepest nesting of objects and arrays in the JSON text b.
+func depth(b []byte) int {
+	d, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
+}
 
 // Create makes a new, empty session. Without an id it generates one.
 func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
@@ -52,9 +77,17 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 	if len(p.Title) > maxTitleLen {
 		return Info{}, errorf(CodeInvalid, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
 	}
+	if strings.ContainsFunc(p.Title, unicode.IsControl) {
+		return Info{}, errorf(CodeInvalid, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
+	}
 	meta := tools.Canonical(p.Metadata)
 	if meta[0] != '{' {
 		return Info{}, errorf(CodeInvalid, "metadata must be a JSON object")
+	}
+	if d := depth(meta); d > maxMetadataDepth {
+		// SQLite's JSON functions stop at 1,000 levels; the shell's
+		// json_extract must work on every row.
+		return Info{}, errorf(CodeInvalid, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
 	}
 	rec := record.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
 	if err := m.db.CreateSession(ctx, &rec); err != nil {
