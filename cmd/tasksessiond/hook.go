@@ -30,7 +30,7 @@ func hookCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	dbPath := fs.String("db", "", "database a daemon started by the hook serves (default: the daemon's own, env "+paths.EnvDB+")")
 	session := fs.String("session", "", "the session to act on (default: the hook input's session_id, the conversation the MCP bridge serves)")
 	server := fs.String("server", "tasks", "the MCP server's name in Claude Code's configuration: the model knows the tools as mcp__<server>__TaskList")
-	maxChars := fs.Int("max-chars", tools.MaxHookChars, "most characters of context the hook adds (Claude Code keeps 10,000)")
+	maxChars := fs.Int("max-chars", tools.MaxHookChars, "most characters of context the hook adds (Claude Code keeps 10,000 characters; under codex, bytes: Codex keeps 10,000 bytes)")
 	noStart := fs.Bool("no-autostart", !autostart.Enabled(), "do not start the daemon when none answers (env "+autostart.Env+"=0)")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (printing nothing) after this long")
 	verbose := fs.Bool("verbose", false, "say on stderr why nothing was added, too (by default only what is wrong)")
@@ -88,6 +88,9 @@ Try it by hand:
 	start := starter(*socket, *dbPath, *noStart)
 	cfg := hook.Config{SessionID: *session, Server: *server, MaxChars: *maxChars,
 		Dial: func(ctx context.Context) (*client.Client, error) { return autostart.Dial(ctx, start) }}
+	if host == "codex" {
+		cfg.Measure = func(s string) int { return len(s) } // Codex counts UTF-8 bytes
+	}
 	if pid, err := strconv.Atoi(os.Getenv(envClaudePID)); err == nil && pid > 0 && host == "claude-code" {
 		cfg.Bind = hook.BindTo(filepath.Dir(*socket), pid)
 	}

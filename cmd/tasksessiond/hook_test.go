@@ -268,3 +268,37 @@ func TestClaudeCodeHookNeverBreaksTheHost(t *testing.T) {
 	assert.Equal(t, 2, code, "a bad flag is the user's mistake in settings.json: say so")
 	assert.Contains(t, stderr, "bogus")
 }
+
+func TestCodexHookFitsInBytes(t *testing.T) {
+	// Ensures "hook codex" fits its output in 9,500 UTF-8 bytes, as Codex
+	// counts (10,000 bytes), not characters: accented subjects take more
+	// bytes than characters, and Claude Code's measure would overflow it.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
+	c := testutil.DialSocket(t, sock)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "thread-1"})
+	require.NoError(t, err)
+	for i := 1; i <= 400; i++ {
+		_, err := c.CallTool(ctx, client.ToolCall{SessionID: "thread-1", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Étape n° %d : vérifier l'élément", i)}})
+		require.NoError(t, err)
+	}
+	out, stderr, code := runHook(t, sock, hookInput("thread-1", "resume"), "--no-autostart")
+	require.Equal(t, 0, code, stderr)
+	codexOut, stderr, code := func() (string, string, int) {
+		cmd := exec.Command(binary, "hook", "codex", "--socket", sock)
+		cmd.Stdin = strings.NewReader(hookInput("thread-1", "resume"))
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		require.NoError(t, err)
+		return o.String(), e.String(), 0
+	}()
+	require.Equal(t, 0, code, stderr)
+	claude := decodeHook(t, out).HookSpecificOutput.AdditionalContext
+	codex := decodeHook(t, codexOut).HookSpecificOutput.AdditionalContext
+	assert.LessOrEqual(t, len([]rune(claude)), 9500)
+	assert.Greater(t, len(claude), 9500, "in bytes, Claude Code's fitting would overflow Codex")
+	assert.LessOrEqual(t, len(codex), 9500, "Codex's output fits in bytes")
+	assert.Contains(t, codex, "#1 [pending] Étape n° 1")
+}

@@ -27,8 +27,10 @@ type Config struct {
 	// Server is the MCP server's name in the host's configuration: the
 	// model knows the tools as mcp__<Server>__TaskList and so on.
 	Server string
-	// MaxChars bounds the context added (0: tools.MaxHookChars).
+	// MaxChars bounds the context added (0: tools.MaxHookChars), as
+	// Measure counts it (nil: characters, as Claude Code counts them).
 	MaxChars int
+	Measure  func(string) int
 	// Bind records the conversation for the MCP bridge of the same host
 	// process (nil: not recorded).
 	Bind func(binding.Conversation) error
@@ -53,6 +55,9 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 	}
 	if cfg.MaxChars <= 0 {
 		cfg.MaxChars = tools.MaxHookChars
+	}
+	if cfg.Measure == nil {
+		cfg.Measure = tools.Length
 	}
 	if cfg.Server == "" {
 		cfg.Server = "tasks"
@@ -182,8 +187,8 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 	// change that the shortening hides still counts as a change.
 	full := tools.RenderWithin(st, math.MaxInt, h.names)
 	tail := "\n\n(tasksessiond session " + session + ", list " + version(full) + ")"
-	budget := h.cfg.MaxChars - tools.Length(intro) - tools.Length(tail) - 2
-	return intro + "\n\n" + tools.RenderWithin(st, budget, h.names) + tail
+	budget := h.cfg.MaxChars - h.cfg.Measure(intro) - h.cfg.Measure(tail) - 2
+	return intro + "\n\n" + tools.RenderWithinBy(st, budget, h.names, h.cfg.Measure) + tail
 }
 
 func version(list string) string {

@@ -66,7 +66,14 @@ var ladder = []fitLevel{
 // it says, and how to read a task in full (TaskGet), using the names in
 // names (the host's names for the tools).
 func RenderWithin(tasks []store.Task, max int, names ToolNames) string {
-	return fitList(tasks, max, names, func(v view) int { return 0 }).text
+	return RenderWithinBy(tasks, max, names, Length)
+}
+
+// RenderWithinBy is RenderWithin with the text measured by measure (Codex
+// CLI counts a hook's output in UTF-8 bytes, where Claude Code counts
+// characters).
+func RenderWithinBy(tasks []store.Task, max int, names ToolNames, measure func(string) int) string {
+	return fitList(tasks, max, names, measure, func(v view) int { return 0 }).text
 }
 
 // ToolNames are the tool names as the host shows them to the model.
@@ -94,14 +101,14 @@ type view struct {
 
 // fitList walks the ladder down until the view's text, and whatever else
 // extra measures (the structured result's JSON), is at most max.
-func fitList(tasks []store.Task, max int, names ToolNames, extra func(view) int) view {
+func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) int, extra func(view) int) view {
 	c := store.CountOf(tasks)
 	if len(tasks) == 0 {
 		return view{counts: c, tasks: []store.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
 	}
 	for i, lv := range ladder {
 		v := fit(tasks, c, lv, i > 0, names)
-		if Length(v.text) <= max && extra(v) <= max {
+		if measure(v.text) <= max && extra(v) <= max {
 			return v
 		}
 	}
@@ -110,7 +117,7 @@ func fitList(tasks []store.Task, max int, names ToolNames, extra func(view) int)
 	// but for the counts line, which truncate then cuts).
 	try := func(n int) (view, bool) {
 		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names)
-		return v, Length(v.text) <= max && extra(v) <= max
+		return v, measure(v.text) <= max && extra(v) <= max
 	}
 	lo, hi := 0, c.Pending+c.InProgress // lo fits (or is 0), hi does not
 	for hi-lo > 1 {
@@ -122,7 +129,10 @@ func fitList(tasks []store.Task, max int, names ToolNames, extra func(view) int)
 		}
 	}
 	v, _ := try(lo)
-	v.text = truncate(v.text, max)
+	for measure(v.text) > max { // the counts line alone is too long
+		r := []rune(v.text)
+		v.text = string(r[:len(r)-1])
+	}
 	return v
 }
 
@@ -226,15 +236,6 @@ func cut(s string, n int) string {
 	}
 	r := []rune(s)
 	return strings.TrimRight(string(r[:n-1]), " \n") + "…"
-}
-
-// truncate is the last resort: s cut to max characters.
-func truncate(s string, max int) string {
-	for Length(s) > max {
-		r := []rune(s)
-		s = string(r[:len(r)-(Length(s)-max)])
-	}
-	return s
 }
 
 // idRanges lists the ids of tasks with status st as "#1-#4, #7".

@@ -145,7 +145,7 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 // ListResult is TaskList's result: every task, in taskid order, within
 // MaxResultChars in its text and in its structured JSON alike.
 func ListResult(st *store.Store) Result {
-	v := fitList(st.List(), MaxResultChars, PlainNames, listingLength)
+	v := fitList(st.List(), MaxResultChars, PlainNames, Length, listingLength)
 	return Result{Content: []Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
 }
 

@@ -115,14 +115,17 @@ func taskTool(name, server string) (string, bool) {
 }
 
 // Seen reports whether the transcript at path holds marker after its last
-// compaction boundary: whether the model's context already has it.
+// compaction (Claude Code's "compact_boundary" entry, Codex CLI's
+// "compacted" rollout line): whether the model's context already has it.
 func Seen(path, marker string) bool {
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) > maxTranscript {
 		return false
 	}
-	if i := bytes.LastIndex(b, []byte(`"compact_boundary"`)); i >= 0 {
-		b = b[i:]
+	for _, boundary := range []string{`"compact_boundary"`, `"type":"compacted"`} {
+		if i := bytes.LastIndex(b, []byte(boundary)); i >= 0 {
+			b = b[i:]
+		}
 	}
 	return bytes.Contains(b, []byte(marker))
 }
