@@ -1,0 +1,413 @@
+// Package codex drives the real Codex CLI ("codex exec") against a
+// scripted model API (e2e/modelapi, the Responses API) and a tasksessiond
+// daemon: the MCP server "tasks" running "tasksessiond mcp", which binds
+// each call to the Codex thread its _meta names, and the SessionStart hook
+// "tasksessiond hook codex" in $CODEX_HOME/hooks.json, trusted. Each Host
+// has its own HOME and CODEX_HOME, so tests run in parallel and never read
+// the user's configuration.
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// Version is the Codex CLI release these tests pin; e2e/install-hosts.sh
+// installs it.
+const Version = "0.169.0"
+
+// EnvBinary overrides where the codex binary is looked for.
+const EnvBinary = "TASKSESSIOND_E2E_CODEX"
+
+// Binary returns the codex binary, skipping the test (or failing it under
+// TASKSESSIOND_E2E=1) when it is not installed.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	return harness.RequireHost(tb, harness.Host{
+		Name:    "Codex CLI " + Version,
+		Install: "codex",
+		Env:     EnvBinary,
+		Path:    filepath.Join(harness.CacheDir(), "codex-"+Version, "node_modules", ".bin", "codex"),
+	})
+}
+
+// Model is the model name the scripted API sees.
+const Model = "gpt-5.5"
+
+// Server is the MCP server's name in config.toml; Codex offers its tools
+// to the model in the namespace "mcp__tasks__".
+const Server = "tasks"
+
+// Options configure a Host.
+type Options struct {
+	// Respond scripts the model (see modelapi.Script, modelapi.Steps).
+	Respond modelapi.Responder
+	// Daemon is a daemon to share (with another host's harness); by
+	// default the Host makes its own.
+	Daemon *harness.Daemon
+	// NoDaemon leaves the daemon down (Start it later with h.Daemon.Start).
+	NoDaemon bool
+	// NoHook leaves out the SessionStart hook.
+	NoHook bool
+	// MCPArgs are added to the bridge's arguments (after --socket), e.g.
+	// --session NAME --create.
+	MCPArgs []string
+	// HookArgs are added to the hook's arguments, e.g. --session NAME.
+	HookArgs []string
+	// Config is more config.toml, appended (top-level keys only, e.g.
+	// "model_auto_compact_token_limit = 20000").
+	Config string
+	// Noisy allows the bridge and the hook to write to stderr; by
+	// default a test whose bridge or hook said anything there fails.
+	Noisy bool
+}
+
+// Host is one isolated Codex CLI installation: its HOME, CODEX_HOME and
+// project dir, wired to a scripted model API and a tasksessiond daemon.
+type Host struct {
+	Codex     string // the codex binary
+	TSD       string // the tasksessiond binary
+	API       *modelapi.Server
+	Daemon    *harness.Daemon
+	Home      string
+	CodexHome string // CODEX_HOME: config.toml, hooks.json, sessions/ (the rollouts)
+	Project   string // the working directory of every run
+	Root      string // the temp dir holding all of the above
+	// ExtraEnv is added to every run's environment.
+	ExtraEnv []string
+
+	hookDir string // a record of each hook run (see Hooks)
+	mcpLog  string // a line per MCP server started (see MCPServers)
+	mcpErr  string // the MCP servers' stderr
+	runs    []string
+
+	tb testing.TB
+}
+
+// New sets up a Host and starts its daemon (unless opts.NoDaemon or
+// opts.Daemon). When the test fails, the runs' output, the hook runs and
+// the model requests are logged.
+func New(tb testing.TB, opts Options) *Host {
+	tb.Helper()
+	h := &Host{Codex: Binary(tb), TSD: harness.Binary(tb), tb: tb}
+	h.API = modelapi.New(tb, modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply})
+	if opts.Daemon != nil {
+		h.Daemon = opts.Daemon
+	} else {
+		h.Daemon = harness.NewDaemon(tb)
+		if !opts.NoDaemon {
+			h.Daemon.Start(tb)
+		}
+	}
+	root := tb.TempDir()
+	h.Root = root
+	h.hookDir = filepath.Join(root, "hooks")
+	h.mcpLog = filepath.Join(root, "mcp.log")
+	h.mcpErr = filepath.Join(root, "mcp.stderr")
+	h.Home = filepath.Join(root, "home")
+	h.CodexHome = filepath.Join(h.Home, ".codex")
+	h.Project = filepath.Join(root, "project")
+	for _, d := range []string{h.CodexHome, h.Project, h.hookDir, filepath.Join(root, "bin")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	h.writeWrappers(opts)
+	h.writeConfig(opts)
+	tb.Cleanup(func() {
+		if !tb.Failed() && !opts.Noisy {
+			h.checkQuiet(tb)
+		}
+		if !tb.Failed() {
+			return
+		}
+		tb.Logf("codex runs:\n%s", strings.Join(h.runs, "\n"))
+		tb.Logf("hook runs:\n%s", h.dumpHooks())
+		tb.Logf("model requests:\n%s", h.API.Dump())
+	})
+	return h
+}
+
+const apiKeyEnv = "E2E_CODEX_API_KEY"
+
+// hookCommand is the SessionStart hook's command line, as hooks.json has it.
+func (h *Host) hookCommandLine() string { return shq(h.hookCommand()) }
+
+// writeConfig writes $CODEX_HOME/config.toml (the scripted model
+// provider, the MCP server, the project trusted, the hook trusted) and
+// $CODEX_HOME/hooks.json.
+func (h *Host) writeConfig(opts Options) {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p(`model = %s`, tq(Model))
+	p(`model_provider = "e2e"`)
+	p(`approval_policy = "never"`)
+	p(`sandbox_mode = "read-only"`)
+	p(`check_for_update_on_startup = false`)
+	if opts.Config != "" {
+		p("%s", opts.Config)
+	}
+	p(``)
+	p(`[model_providers.e2e]`)
+	p(`name = "e2e scripted model"`)
+	p(`base_url = %s`, tq(h.API.URL+"/v1"))
+	p(`wire_api = "responses"`)
+	p(`env_key = %s`, tq(apiKeyEnv))
+	p(`request_max_retries = 0`)
+	p(`stream_max_retries = 0`)
+	p(`stream_idle_timeout_ms = 60000`)
+	p(``)
+	p(`[mcp_servers.%s]`, Server)
+	p(`command = %s`, tq(h.mcpCommand()))
+	args := append([]string{"--socket", h.Daemon.Socket}, opts.MCPArgs...)
+	p(`args = [%s]`, tqList(args))
+	p(`startup_timeout_sec = 20`)
+	p(`tool_timeout_sec = 60`)
+	p(``)
+	p(`[mcp_servers.%s.env]`, Server)
+	p(`TASKSESSIOND_SOCKET = %s`, tq(h.Daemon.Socket))
+	p(`TASKSESSIOND_DB = %s`, tq(h.Daemon.DB))
+	p(``)
+	p(`[projects.%s]`, tq(h.Project))
+	p(`trust_level = "trusted"`)
+	if !opts.NoHook {
+		hooksJSON := filepath.Join(h.CodexHome, "hooks.json")
+		cmd := h.hookCommandLine()
+		hooks := map[string]any{"hooks": map[string]any{
+			"SessionStart": []any{map[string]any{
+				"hooks": []any{map[string]any{"type": "command", "command": cmd}},
+			}},
+		}}
+		data, err := json.MarshalIndent(hooks, "", "  ")
+		if err != nil {
+			h.tb.Fatal(err)
+		}
+		if err := os.WriteFile(hooksJSON, data, 0o600); err != nil {
+			h.tb.Fatal(err)
+		}
+		p(``)
+		p(`[hooks.state.%s]`, tq(hooksJSON+":session_start:0:0"))
+		p(`enabled = true`)
+		p(`trusted_hash = %s`, tq(HookTrustHash("session_start", "", cmd, 600)))
+	}
+	if err := os.WriteFile(filepath.Join(h.CodexHome, "config.toml"), []byte(b.String()), 0o600); err != nil {
+		h.tb.Fatal(err)
+	}
+}
+
+// HookTrustHash is the hash Codex records as a hook's trusted_hash in
+// config.toml ([hooks.state."<hooks.json path>:<event>:<group>:<handler>"]):
+// "sha256:" and the hex SHA-256 of the hook's normalized identity as JSON
+// with sorted keys (codex-rs/hooks/src/engine/discovery.rs,
+// command_hook_hash; codex-rs/config/src/fingerprint.rs, version_for_toml):
+// the event's label, the matcher (left out when there is none), and the one
+// handler with its timeout made explicit (600 s by default) and async
+// false. A hook whose hash does not match is skipped silently by "codex
+// exec" (untrusted), so the tests check that the hook ran.
+func HookTrustHash(event, matcher, command string, timeoutSec int) string {
+	identity := map[string]any{
+		"event_name": event,
+		"hooks":      []any{map[string]any{"type": "command", "command": command, "timeout": timeoutSec, "async": false}},
+	}
+	if matcher != "" {
+		identity["matcher"] = matcher
+	}
+	b, _ := json.Marshal(identity) // Go sorts map keys, as Codex's canonical JSON does
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// tq quotes s as a TOML basic string.
+func tq(s string) string {
+	b, _ := json.Marshal(s) // JSON string escapes are valid TOML basic-string escapes
+	return string(b)
+}
+
+func tqList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = tq(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Env is the environment of every codex run: only what the harness sets
+// (and PATH), so the user's configuration and credentials never leak in.
+func (h *Host) Env() []string {
+	return append([]string{
+		"HOME=" + h.Home,
+		"CODEX_HOME=" + h.CodexHome,
+		"PATH=" + os.Getenv("PATH"),
+		"TERM=dumb",
+		"LANG=C.UTF-8",
+		"TMPDIR=" + os.TempDir(),
+		apiKeyEnv + "=sk-e2e-dummy-key",
+		"RUST_LOG=warn",
+		"NO_COLOR=1",
+	}, h.ExtraEnv...)
+}
+
+// Result is what "codex exec --json" reported.
+type Result struct {
+	ThreadID string   // thread.started's thread_id
+	Message  string   // the last agent message
+	Events   []Event  // every JSONL event
+	Errors   []string // error events' messages
+	Usage    map[string]any
+
+	Stdout, Stderr string
+}
+
+// Event is one line of "codex exec --json".
+type Event struct {
+	Type     string          `json:"type"`
+	ThreadID string          `json:"thread_id"`
+	Item     json.RawMessage `json:"item"`
+	Message  string          `json:"message"`
+	Usage    map[string]any  `json:"usage"`
+	Raw      json.RawMessage `json:"-"`
+}
+
+// Item is an event's item (item.started, item.completed).
+type Item struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"` // agent_message, mcp_tool_call, reasoning, ...
+	Text      string          `json:"text"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Status    string          `json:"status"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+	Error     json.RawMessage `json:"error"`
+}
+
+// Items returns the completed items of one type ("" for all).
+func (r Result) Items(typ string) []Item {
+	var out []Item
+	for _, e := range r.Events {
+		if e.Type != "item.completed" {
+			continue
+		}
+		var it Item
+		if json.Unmarshal(e.Item, &it) == nil && (typ == "" || it.Type == typ) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Exec runs "codex exec --json PROMPT" (a new thread), and fails the test
+// unless it exits 0.
+func (h *Host) Exec(tb testing.TB, prompt string, flags ...string) Result {
+	tb.Helper()
+	return h.run(tb, append(append([]string{"exec"}, h.execFlags()...), append(flags, "--", prompt)...))
+}
+
+// Resume runs "codex exec resume --json ID PROMPT".
+func (h *Host) Resume(tb testing.TB, id, prompt string, flags ...string) Result {
+	tb.Helper()
+	return h.run(tb, append(append([]string{"exec"}, h.execFlags()...), append(append([]string{"resume"}, flags...), id, prompt)...))
+}
+
+func (h *Host) execFlags() []string {
+	return []string{"--json", "--skip-git-repo-check", "-C", h.Project, "--color", "never"}
+}
+
+func (h *Host) run(tb testing.TB, args []string) Result {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.Codex, args...)
+	cmd.Dir, cmd.Env = h.Project, h.Env()
+	cmd.Stdin = nil
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	line := fmt.Sprintf("codex %s: %v in %v", strings.Join(quoteArgs(args), " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
+	tb.Log(line)
+	h.runs = append(h.runs, line+"\nstdout:\n"+res.Stdout+"\nstderr:\n"+tail(res.Stderr, 60))
+	sc := bufio.NewScanner(strings.NewReader(res.Stdout))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		e.Raw = append(json.RawMessage(nil), sc.Bytes()...)
+		res.Events = append(res.Events, e)
+		switch e.Type {
+		case "thread.started":
+			res.ThreadID = e.ThreadID
+		case "error", "turn.failed":
+			res.Errors = append(res.Errors, string(e.Raw))
+		case "turn.completed":
+			res.Usage = e.Usage
+		}
+	}
+	for _, it := range res.Items("agent_message") {
+		res.Message = it.Text
+	}
+	if err != nil {
+		tb.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, tail(res.Stderr, 80))
+	}
+	if res.ThreadID == "" {
+		tb.Fatalf("codex exec: no thread.started event\nstdout:\n%s\nstderr:\n%s", res.Stdout, tail(res.Stderr, 80))
+	}
+	return res
+}
+
+// Rollout returns the path of a thread's rollout file (the JSONL session
+// record under $CODEX_HOME/sessions), or "".
+func (h *Host) Rollout(id string) string {
+	var found string
+	filepath.WalkDir(filepath.Join(h.CodexHome, "sessions"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(filepath.Base(p), id) {
+			found = p
+		}
+		return nil
+	})
+	return found
+}
+
+func errOrOK(err error) any {
+	if err == nil {
+		return "ok"
+	}
+	return err
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \"'") {
+			a = strconv.Quote(a)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > lines {
+		l = append([]string{fmt.Sprintf("... (%d lines before)", len(l)-lines)}, l[len(l)-lines:]...)
+	}
+	return strings.Join(l, "\n")
+}
