@@ -42,6 +42,8 @@ type Manager struct {
 
 	maxLoaded int // sessions kept in memory; the least recently used beyond it are evicted
 	watch     watchers
+
+	afterExecute func() // tests: runs between applying a call and logging it
 }
 
 // session is one loaded session. mu serialises everything done to it, so
@@ -242,6 +244,15 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		return nil, err
 	}
 	defer s.release()
+	defer func() {
+		// A panic may come after memory changed and before the log did:
+		// drop the session, so the next use replays it from the log, and
+		// let the server's recovery answer.
+		if r := recover(); r != nil {
+			m.drop(s)
+			panic(r)
+		}
+	}()
 	m.calls.Add(1)
 
 	if role == tools.RoleCompactWorker {
@@ -279,6 +290,9 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		res = tools.ErrorResult(derr.Error())
 	} else {
 		res, changed = tools.Execute(s.st, call)
+	}
+	if m.afterExecute != nil {
+		m.afterExecute()
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
