@@ -24,6 +24,8 @@ type Env struct {
 	// Dial connects to the daemon at socket; nil is client.Dial. The
 	// tasksessiond command starts the daemon here when none answers.
 	Dial func(ctx context.Context, socket string) (*client.Client, error)
+
+	socket string // the command's --socket, for commands that reconnect
 }
 
 // Command is one client subcommand.
@@ -92,6 +94,7 @@ func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
 	if dial == nil || cmd.NoAutostart {
 		dial = client.Dial
 	}
+	e.socket = *socket
 	tctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	c, err := dial(tctx, *socket)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
+	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -181,4 +184,48 @@ func TestCommandsTimeOut(t *testing.T) {
 		assert.Contains(t, stderr.String(), "did not answer within 200ms", name)
 		assert.Less(t, time.Since(start), 10*time.Second, name)
 	}
+}
+
+func TestWatchNeverLosesACompaction(t *testing.T) {
+	// Ensures a watch that falls behind (the daemon drops it with
+	// watchLagged once one change does not fit its buffer, here of 1)
+	// catches up by itself and still follows a compaction made meanwhile:
+	// it ends on the successor's list, not frozen on the sealed one.
+	ctx := context.Background()
+	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.WatchBuffer = 1 })
+	c := dm.Dial(t)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "g1"})
+	require.NoError(t, err)
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wout, werr testutil.SyncBuffer
+	done := make(chan int)
+	go func() {
+		done <- cli.Lookup("watch").Run(wctx, &cli.Env{Stdout: &wout, Stderr: &werr}, []string{"--socket", dm.Socket, "g1"})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(wout.String(), "session g1") }, 10*time.Second, 10*time.Millisecond)
+
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				c.CallTool(ctx, client.ToolCall{SessionID: "g1", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("burst %d-%d", w, i)}})
+			}
+		}()
+	}
+	wg.Wait()
+	_, err = c.Compact(ctx, client.Compact{SessionID: "g1", NewSessionID: "g2"})
+	require.NoError(t, err)
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "g2", Name: "TaskCreate", Arguments: map[string]any{"subject": "after the lag"}})
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool {
+		out := wout.String()
+		return strings.Contains(out, "after the lag") && strings.Contains(out, "session g2")
+	}, 10*time.Second, 20*time.Millisecond, "the watch follows the lineage: %s", werr.String())
+	cancel()
+	assert.Equal(t, 0, <-done)
 }

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
 )
@@ -19,68 +21,156 @@ var watchCmd = &Command{
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		asJSON := fs.Bool("json", false, "print each event as a JSON line instead of redrawing the list")
 		return func(ctx context.Context, e *Env, c *client.Client, args []string) error {
-			events := make(chan client.Notification, 256)
-			c.OnNotification(func(n client.Notification) {
-				select {
-				case events <- n:
-				default: // the terminal is behind; the next redraw shows the state anyway
-				}
-			})
-			id, err := head(ctx, e, c, args[0], true)
-			if err != nil {
-				return err
+			w := &watching{e: e, c: c, json: *asJSON, tty: isTerminal(e.Stdout)}
+			defer func() { w.c.Close() }() // the last connection it made
+			err := w.run(ctx, args[0])
+			if ctx.Err() != nil {
+				return nil // Ctrl-C: whatever was under way
 			}
-			if err := c.Watch(ctx, id); err != nil {
-				return err
-			}
-			tty := isTerminal(e.Stdout)
-			if !*asJSON {
-				if err := drawList(ctx, e.Stdout, c, id, "", tty); err != nil {
-					return err
-				}
-			}
-			for {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-c.Done():
-					return fmt.Errorf("stopped watching session %s: %w (is the daemon still running?)", id, c.Err())
-				case n := <-events:
-					ev, err := client.DecodeEvent(n)
-					if err != nil {
-						continue
-					}
-					if *asJSON {
-						json.NewEncoder(e.Stdout).Encode(struct {
-							Method string `json:"method"`
-							client.Event
-						}{n.Method, ev})
-					}
-					note := ""
-					switch n.Method {
-					case client.NotifySessionCompacted:
-						note = fmt.Sprintf("session %s was compacted; following its successor %s", id, ev.SuccessorID)
-						id = ev.SuccessorID
-						if err := c.Watch(ctx, id); err != nil {
-							return err
-						}
-					case client.NotifyWatchLagged:
-						return fmt.Errorf("this watch fell too far behind the changes to session %s and the daemon closed it; run it again", id)
-					case client.NotifyTasksChanged:
-						if ev.Task != nil {
-							note = fmt.Sprintf("%s #%d [%s] %s", ev.Op, ev.Task.Taskid, ev.Task.Status, oneLine(ev.Task.Subject, 60))
-						}
-					}
-					if *asJSON {
-						continue
-					}
-					if err := drawList(ctx, e.Stdout, c, id, note, tty); err != nil {
-						return err
-					}
-				}
-			}
+			return err
 		}
 	},
+}
+
+// watching is one watch: a connection subscribed to the newest session of
+// a lineage. It never loses a compaction: a notice it missed (dropped by a
+// busy terminal, or with a connection the daemon closed because it fell
+// behind) is made up for by looking up the lineage's head again.
+type watching struct {
+	e      *Env
+	c      *client.Client
+	events chan client.Notification
+	id     string
+	json   bool
+	tty    bool
+}
+
+func (w *watching) run(ctx context.Context, from string) error {
+	id, err := head(ctx, w.e, w.c, from, true)
+	if err != nil {
+		return err
+	}
+	w.id = id
+	if err := w.subscribe(ctx); err != nil {
+		return err
+	}
+	if err := w.draw(ctx, ""); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.c.Done():
+			// The daemon closed the connection: it fell behind (with or
+			// without a watchLagged notice), or the daemon stopped.
+			if err := w.resync(ctx, "reconnected"); err != nil {
+				return fmt.Errorf("stopped watching session %s: %w (is the daemon still running?)", w.id, err)
+			}
+		case n := <-w.events:
+			ev, err := client.DecodeEvent(n)
+			if err != nil {
+				continue
+			}
+			if w.json {
+				json.NewEncoder(w.e.Stdout).Encode(struct {
+					Method string `json:"method"`
+					client.Event
+				}{n.Method, ev})
+			}
+			note := ""
+			switch n.Method {
+			case client.NotifyWatchLagged:
+				if err := w.resync(ctx, "fell behind; caught up"); err != nil {
+					return fmt.Errorf("this watch fell behind the changes to session %s and could not catch up: %w", w.id, err)
+				}
+				continue
+			case client.NotifySessionCompacted:
+				note = fmt.Sprintf("session %s was compacted; following its successor %s", w.id, ev.SuccessorID)
+			case client.NotifyTasksChanged:
+				if ev.Task != nil {
+					note = fmt.Sprintf("%s #%d [%s] %s", ev.Op, ev.Task.Taskid, ev.Task.Status, oneLine(ev.Task.Subject, 60))
+				}
+			}
+			if err := w.draw(ctx, note); errors.Is(err, client.ErrClosed) {
+				if err := w.resync(ctx, "reconnected"); err != nil {
+					return fmt.Errorf("stopped watching session %s: %w (is the daemon still running?)", w.id, err)
+				}
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// subscribe watches w.id on w.c, with a fresh queue.
+func (w *watching) subscribe(ctx context.Context) error {
+	events := make(chan client.Notification, 256)
+	w.c.OnNotification(func(n client.Notification) {
+		select {
+		case events <- n:
+		default: // the terminal is behind; the next redraw shows the state anyway
+		}
+	})
+	w.events = events
+	return w.c.Watch(ctx, w.id)
+}
+
+// resync connects again and watches the lineage's head from now on. A
+// connection closed again while catching up (still behind a burst) is
+// retried; a daemon that does not answer ends it.
+func (w *watching) resync(ctx context.Context, why string) error {
+	var err error
+	for attempt := range 50 {
+		if err = w.reconnect(ctx, why); !errors.Is(err, client.ErrClosed) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Duration(attempt+1) * 10 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (w *watching) reconnect(ctx context.Context, why string) error {
+	w.c.Close()
+	dial := w.e.Dial
+	if dial == nil {
+		dial = client.Dial
+	}
+	c, err := dial(ctx, w.e.socket)
+	if err != nil {
+		return err
+	}
+	w.c = c
+	if err := w.subscribe(ctx); err != nil {
+		return err
+	}
+	return w.draw(ctx, why)
+}
+
+// draw follows the lineage to its head when it has moved on (a missed
+// compaction notice), then redraws (or, with --json, only follows).
+func (w *watching) draw(ctx context.Context, note string) error {
+	s, err := w.c.Head(ctx, w.id)
+	if err != nil {
+		return err
+	}
+	if s.ID != w.id {
+		if note == "" || !strings.Contains(note, s.ID) {
+			note = fmt.Sprintf("session %s was compacted; following the newest of its lineage, %s", w.id, s.ID)
+		}
+		w.id = s.ID
+		if err := w.c.Watch(ctx, w.id); err != nil {
+			return err
+		}
+	}
+	if w.json {
+		return nil
+	}
+	return drawList(ctx, w.e.Stdout, w.c, w.id, note, w.tty)
 }
 
 // drawList prints the session's list, clearing the screen first on a terminal.
