@@ -7,10 +7,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 
+	"github.com/tasksessiond/tasksessiond/internal/jsontext"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -93,7 +91,7 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 	if !json.Valid(line) {
 		return nil, nil, false, Errorf(CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
 	}
-	if err := checkText(line); err != nil {
+	if err := jsontext.Check(line); err != nil {
 		// Go's decoder would quietly turn these into U+FFFD and store text
 		// the sender never wrote; JSON text must be UTF-8 (RFC 8259).
 		return nil, []Response{ErrorResponse(idOf(line), Errorf(CodeParseError, "parse error: %v; nothing was done", err))}, false, nil
@@ -131,6 +129,16 @@ func parseOne(raw json.RawMessage) (Request, *Error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Request{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
 	}
+	// Go keeps the last of two equal keys, so a request naming two
+	// methods, ids or sessions would be read as one of them, silently.
+	if k, dup := jsontext.DuplicateKey(raw, -1); dup {
+		return Request{}, Errorf(CodeInvalidRequest, "invalid request: %q is given twice; give each member once", k)
+	}
+	if p := bytes.TrimSpace(r.Params); len(p) > 0 && p[0] == '{' {
+		if k, dup := jsontext.DuplicateKey(p, -1); dup {
+			return Request{}, Errorf(CodeInvalidParams, "invalid params: %q is given twice; give each member once", k)
+		}
+	}
 	if r.JSONRPC != "2.0" {
 		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"jsonrpc\" must be \"2.0\", got %q", r.JSONRPC)
 	}
@@ -163,48 +171,4 @@ func idOf(raw json.RawMessage) json.RawMessage {
 		return null
 	}
 	return v.ID
-}
-
-// checkText reports text that JSON cannot carry faithfully: bytes that are
-// not UTF-8, and \u escapes of lone UTF-16 surrogates. line is valid JSON,
-// so a backslash occurs only inside a string, starting an escape.
-func checkText(line []byte) error {
-	if !utf8.Valid(line) {
-		i := 0
-		for i < len(line) {
-			r, n := utf8.DecodeRune(line[i:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			i += n
-		}
-		return fmt.Errorf("the message is not valid UTF-8 (byte %#x at offset %d); send text as UTF-8", line[i], i)
-	}
-	for i := bytes.IndexByte(line, '\\'); i >= 0 && i < len(line); {
-		if line[i+1] != 'u' {
-			i += 2
-		} else {
-			r := hex4(line[i+2 : i+6])
-			switch {
-			case utf16.IsSurrogate(r) && r < 0xdc00 && i+12 <= len(line) && line[i+6] == '\\' && line[i+7] == 'u' &&
-				utf16.DecodeRune(r, hex4(line[i+8:i+12])) != utf8.RuneError:
-				i += 12
-			case utf16.IsSurrogate(r):
-				return fmt.Errorf("the message holds a lone UTF-16 surrogate %s at offset %d, which is no character; escape a character outside the BMP as a surrogate pair", line[i:i+6], i)
-			default:
-				i += 6
-			}
-		}
-		next := bytes.IndexByte(line[i:], '\\')
-		if next < 0 {
-			break
-		}
-		i += next
-	}
-	return nil
-}
-
-func hex4(b []byte) rune {
-	n, _ := strconv.ParseUint(string(b), 16, 32)
-	return rune(n)
 }

@@ -548,3 +548,39 @@ func TestBadValuesAreNotEchoedOrMisread(t *testing.T) {
 		assert.EqualValues(t, -32602, r["error"].(map[string]any)["code"], "cursor %q", cursor)
 	}
 }
+
+func TestNothingIsReadSilentlyOtherwise(t *testing.T) {
+	// Ensures what Go's decoder would quietly change or pick is refused
+	// with a clear error and changes nothing: a member given twice in the
+	// envelope or the params (which method, which session, which callId?),
+	// and a lone surrogate escape inside arguments sent as a string (it
+	// would be stored as U+FFFD).
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	info, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "s"})
+	require.NoError(t, err)
+	c := dialRaw(t, d.Socket)
+	for i, tc := range []struct {
+		line string
+		code float64
+		msg  string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"daemon/status","method":"tools/call"}`, -32600, `"method" is given twice`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"sessionId":"s","sessionId":"t","name":"TaskCreate","arguments":{"subject":"x"}}}`, -32602, `"sessionId" is given twice`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"sessionId":"s","name":"TaskCreate","callId":"a","callId":"b","arguments":{"subject":"x"}}}`, -32602, `"callId" is given twice`},
+	} {
+		c.send(tc.line)
+		r := c.recv()
+		require.NotNil(t, r["error"], "case %d", i)
+		e := r["error"].(map[string]any)
+		assert.Equal(t, tc.code, e["code"], "case %d", i)
+		assert.Contains(t, e["message"], tc.msg, "case %d", i)
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"sessionId":"s","name":"TaskCreate","arguments":"{\"subject\":\"a\\ud800b\"}"}}`)
+	r := c.recv()
+	res := r["result"].(map[string]any)
+	assert.Equal(t, true, res["isError"], "a lone surrogate inside string arguments is an error result: %v", res)
+	assert.Contains(t, fmt.Sprint(res["content"]), "lone UTF-16 surrogate")
+	got, err := d.Mgr.Resume(ctx, info.ID)
+	require.NoError(t, err)
+	assert.Empty(t, got.Tasks, "nothing was created")
+}

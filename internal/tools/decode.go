@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tasksessiond/tasksessiond/internal/jsontext"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -61,7 +62,10 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 			if len(inner) == 0 {
 				return json.RawMessage("{}")
 			}
-			if json.Valid(inner) {
+			// The outer line was checked as text; the JSON inside the
+			// string was not: a lone surrogate escape there would
+			// become U+FFFD.
+			if json.Valid(inner) && jsontext.Check(inner) == nil {
 				raw = inner
 			}
 		}
@@ -99,13 +103,19 @@ func decode(name string, raw json.RawMessage, maxDesc int) (Call, error) {
 		raw = Canonical(raw) // unwrap a string holding the object, or null
 	}
 	if raw[0] == '"' {
+		var inner string
+		if json.Unmarshal(raw, &inner) == nil && json.Valid([]byte(inner)) {
+			if err := jsontext.Check([]byte(inner)); err != nil {
+				return fail("arguments: %v", err)
+			}
+		}
 		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
 	}
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 		return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 	}
-	if k, ok := duplicateKey(raw, len(args)); ok {
+	if k, ok := jsontext.DuplicateKey(raw, len(args)); ok {
 		// Readers disagree on which of two values counts (Go takes the
 		// last, SQLite's json_extract the first): neither is guessed.
 		return fail("argument %q is given twice; give each argument once", k)
@@ -315,66 +325,4 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// duplicateKey reports the first key that occurs twice at the top level of
-// the valid JSON object raw, which decoded to distinct keys. It counts the
-// keys in one pass without allocating; only when there are more than
-// distinct does it decode to name the duplicate.
-func duplicateKey(raw json.RawMessage, distinct int) (string, bool) {
-	if topLevelKeys(raw) == distinct {
-		return "", false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", false
-	}
-	seen := make(map[string]bool)
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		k, _ := t.(string)
-		if seen[k] {
-			return k, true
-		}
-		seen[k] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// topLevelKeys counts the members of the valid JSON object raw: the colons
-// at depth one outside strings.
-func topLevelKeys(raw []byte) int {
-	n, depth, inString := 0, 0, false
-	for i := 0; i < len(raw); i++ {
-		b := raw[i]
-		if inString {
-			switch b {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ':':
-			if depth == 1 {
-				n++
-			}
-		}
-	}
-	return n
 }

@@ -1,0 +1,120 @@
+// Package jsontext checks JSON text for what Go's decoder would quietly
+// accept and change or pick: bytes that are not UTF-8 and lone UTF-16
+// surrogate escapes (decoded as U+FFFD), and a key given twice (the last
+// one wins in Go, the first in SQLite's json_extract).
+package jsontext
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Check reports text that JSON cannot carry faithfully: bytes that are
+// not UTF-8, and \u escapes of lone UTF-16 surrogates. line is valid JSON,
+// so a backslash occurs only inside a string, starting an escape.
+func Check(line []byte) error {
+	if !utf8.Valid(line) {
+		i := 0
+		for i < len(line) {
+			r, n := utf8.DecodeRune(line[i:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("the message is not valid UTF-8 (byte %#x at offset %d); send text as UTF-8", line[i], i)
+	}
+	for i := bytes.IndexByte(line, '\\'); i >= 0 && i < len(line); {
+		if line[i+1] != 'u' {
+			i += 2
+		} else {
+			r := hex4(line[i+2 : i+6])
+			switch {
+			case utf16.IsSurrogate(r) && r < 0xdc00 && i+12 <= len(line) && line[i+6] == '\\' && line[i+7] == 'u' &&
+				utf16.DecodeRune(r, hex4(line[i+8:i+12])) != utf8.RuneError:
+				i += 12
+			case utf16.IsSurrogate(r):
+				return fmt.Errorf("the message holds a lone UTF-16 surrogate %s at offset %d, which is no character; escape a character outside the BMP as a surrogate pair", line[i:i+6], i)
+			default:
+				i += 6
+			}
+		}
+		next := bytes.IndexByte(line[i:], '\\')
+		if next < 0 {
+			break
+		}
+		i += next
+	}
+	return nil
+}
+
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(n)
+}
+
+// DuplicateKey reports the first key that occurs twice at the top level of
+// the valid JSON object raw, which decoded to distinct keys (-1: unknown).
+// It counts the keys in one pass without allocating; only when there are
+// more than distinct does it decode to name the duplicate.
+func DuplicateKey(raw []byte, distinct int) (string, bool) {
+	if distinct >= 0 && topLevelKeys(raw) == distinct {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := make(map[string]bool)
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// topLevelKeys counts the members of the valid JSON object raw: the colons
+// at depth one outside strings.
+func topLevelKeys(raw []byte) int {
+	n, depth, inString := 0, 0, false
+	for i := 0; i < len(raw); i++ {
+		b := raw[i]
+		if inString {
+			switch b {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ':':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n
+}
