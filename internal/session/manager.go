@@ -303,7 +303,8 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		Arguments: args, IsError: res.IsError, Result: out}, Task: changed}
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
-	if err := m.db.AppendCalls(context.WithoutCancel(ctx), []record.Append{row}); err != nil {
+	rows := []record.Append{row}
+	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
 		if changed == nil {
 			// A read or a failed call changed nothing, so memory still equals
 			// the database: answer it unlogged rather than fail a read
@@ -325,6 +326,11 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	s.nextSeq++
 	if p.CallID != "" {
 		s.callIDs[p.CallID] = s.nextSeq - 1
+	}
+	// The session was last active at its last logged call, as sessions/get
+	// and sessions/list read it from the log.
+	if t := rows[0].Call.CreatedAt; t.After(s.rec.UpdatedAt) {
+		s.rec.UpdatedAt = t
 	}
 	return out, nil
 }

@@ -343,3 +343,21 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestResumeReportsTheLastCall(t *testing.T) {
+	// Ensures sessions/resume reports updatedAt as sessions/get does (the
+	// last logged call), not the time the session was loaded.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	call(t, m, id, tools.TaskCreate, `{"subject":"a"}`)
+	first, err := m.Resume(ctx, id)
+	require.NoError(t, err)
+	call(t, m, id, tools.TaskCreate, `{"subject":"b"}`)
+	got, err := m.Get(ctx, id)
+	require.NoError(t, err)
+	resumed, err := m.Resume(ctx, id)
+	require.NoError(t, err)
+	assert.True(t, got.UpdatedAt.After(first.Session.UpdatedAt), "the clock moved")
+	assert.Equal(t, got.UpdatedAt, resumed.Session.UpdatedAt)
+}
