@@ -160,6 +160,16 @@ func (c *conn) handleLine(line []byte) {
 	}
 	resps := errs
 	for i := range reqs {
+		if c.srv.closing.Load() {
+			// Shutting down: a batch's elements not yet started are not
+			// started; each is answered so, and what was applied is
+			// answered as usual.
+			if !reqs[i].IsNotification() {
+				resps = append(resps, jsonrpc.ErrorResponse(reqs[i].ID, jsonrpc.Errorf(jsonrpc.CodeStorageUnavailable,
+					"the daemon is shutting down: %s was not started, nothing was done; send it again once the daemon is back", reqs[i].Method)))
+			}
+			continue
+		}
 		if resp, ok := c.handle(&reqs[i]); ok {
 			resps = append(resps, resp)
 		}
@@ -181,7 +191,11 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 	}
 	if err != nil {
 		if c.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			c.srv.log.Info("request abandoned: its peer hung up before it was served", slog.String("method", req.Method))
+			if c.srv.closing.Load() {
+				c.srv.log.Debug("request abandoned at shutdown", slog.String("method", req.Method))
+			} else {
+				c.srv.log.Info("request abandoned: its peer hung up before it was served", slog.String("method", req.Method))
+			}
 		}
 		e, internal := wireError(err)
 		if internal {

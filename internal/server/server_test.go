@@ -584,3 +584,54 @@ func TestNothingIsReadSilentlyOtherwise(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got.Tasks, "nothing was created")
 }
+
+func TestShutdownInTheMiddleOfABatch(t *testing.T) {
+	// Ensures a shutdown that comes while a large batch is being served
+	// starts no more of its elements, answers the batch (the elements
+	// applied with their results, the rest with an error saying they were
+	// not started), and that exactly the answered-as-applied ones are in
+	// the log.
+	d := testutil.MustOpenDB(t)
+	sock := testutil.SocketPath(t)
+	m := session.NewManager(d, nil)
+	srv := server.New(m, server.Config{Socket: sock})
+	require.NoError(t, srv.Listen())
+	go srv.Serve()
+	info, err := m.Create(ctx, session.CreateParams{SessionID: "batch"})
+	require.NoError(t, err)
+	c := dialRaw(t, sock)
+	const n = 3000
+	var b strings.Builder
+	b.WriteString("[")
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"sessionId":"batch","name":"TaskCreate","arguments":{"subject":"t%d"}}}`, i, i)
+	}
+	b.WriteString("]")
+	c.send(b.String())
+	require.Eventually(t, func() bool {
+		rows, err := d.Calls(ctx, info.ID)
+		return err == nil && len(rows) > 0
+	}, 10*time.Second, time.Millisecond)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+
+	resps := c.recvArray()
+	require.Len(t, resps, n, "every element is answered")
+	applied, refused := 0, 0
+	for _, r := range resps {
+		if r["error"] != nil {
+			assert.Contains(t, r["error"].(map[string]any)["message"], "shutting down")
+			refused++
+			continue
+		}
+		applied++
+	}
+	require.NoError(t, <-shut)
+	rows, err := d.Calls(ctx, info.ID)
+	require.NoError(t, err)
+	assert.Equal(t, applied, len(rows), "the log holds exactly what was answered as applied")
+	assert.Positive(t, refused, "the shutdown stopped the batch")
+}
