@@ -198,8 +198,8 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 		d.Close()
 		return nil, err
 	}
+	close(d.ckptDone) // checkpoints run on the writer goroutine
 	go d.writer()
-	go d.checkpointer()
 	return d, nil
 }
 
@@ -372,24 +372,6 @@ func isUniqueViolation(err error) bool {
 // file. Doing it here keeps that work (and its fsyncs) out of commits.
 const checkpointInterval = 250 * time.Millisecond
 
-// checkpointer runs passive checkpoints on a connection of the reader pool:
-// they never block the writer or readers, and a checkpoint writes no
-// transaction, so the pool's query_only does not stop it.
-func (d *DB) checkpointer() {
-	defer close(d.ckptDone)
-	t := time.NewTicker(checkpointInterval)
-	defer t.Stop()
-	var w ckptWatch
-	for {
-		select {
-		case <-d.closed:
-			return
-		case <-t.C:
-		}
-		d.checkpointOnce(context.Background(), &w)
-	}
-}
-
 // ckptWatch is what the checkpointer remembers between runs, so that it
 // says each thing once rather than every 250 ms.
 type ckptWatch struct {
@@ -410,6 +392,13 @@ func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
 		d.log.Info("checkpoints succeed again")
 		w.lastErr = ""
 	}
+	// Everything copied back, but the file still as large as it grew while
+	// a reader pinned it: empty it now, not at the next write (there may
+	// be none for a long while).
+	if st.Frames == st.Checkpointed && st.Bytes > d.walLimit {
+		d.walNext = d.walLimit
+		d.boundWAL()
+	}
 	// Frames a checkpoint cannot copy back are pinned by a reader (a long
 	// transaction, say an open sqlite3 shell): say so once.
 	pinned := int64(st.Frames-st.Checkpointed) * pageSize
@@ -429,11 +418,14 @@ type WALStats struct {
 	Checkpointed int   `json:"checkpointed"` // of which copied back into the database
 }
 
-// checkpoint runs one passive checkpoint and records what it found.
+// checkpoint runs one passive checkpoint and records what it found. It
+// runs on the writer goroutine, between commits, on the writer's own
+// connection: one owner for every write and checkpoint, so no checkpoint
+// ever waits for, or is refused by, another.
 func (d *DB) checkpoint(ctx context.Context) (WALStats, error) {
 	var busy int
 	var st WALStats
-	if err := d.r.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &st.Frames, &st.Checkpointed); err != nil {
+	if err := d.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &st.Frames, &st.Checkpointed); err != nil {
 		return WALStats{}, fmt.Errorf("wal_checkpoint: %w", err)
 	}
 	if fi, err := os.Stat(d.path + "-wal"); err == nil {

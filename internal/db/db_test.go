@@ -339,10 +339,16 @@ func TestWALStaysBounded(t *testing.T) {
 	pinned := write(150)
 	assert.Greater(t, pinned, int64(limit), "a pinned WAL cannot be emptied")
 	require.NoError(t, tx.Rollback())
+	// With no write after the reader lets go, the periodic checkpoint
+	// still empties it (it used to stay at its peak for good).
+	require.Eventually(t, func() bool {
+		fi, err := os.Stat(path + "-wal")
+		return err == nil && fi.Size() <= int64(limit)
+	}, 10*time.Second, 10*time.Millisecond, "once the reader lets go, the WAL returns under its limit, with no write to prompt it")
 	write(100)
 	fi, err := os.Stat(path + "-wal")
 	require.NoError(t, err)
-	assert.LessOrEqual(t, fi.Size(), int64(2*limit), "once the reader lets go, it is emptied again")
+	assert.LessOrEqual(t, fi.Size(), int64(2*limit), "and stays bounded under writes")
 }
 
 func TestCallsLeaveTheSessionRowAlone(t *testing.T) {

@@ -56,6 +56,9 @@ func (d *DB) writer() {
 	if err := d.catchUp(ctx); err != nil {
 		d.log.Warn("catching up the tasks projection failed; the tasks view stays exact", slog.Any("err", err))
 	}
+	tick := time.NewTicker(checkpointInterval)
+	defer tick.Stop()
+	var ckpt ckptWatch
 	for {
 		var first *appendReq
 		var idle <-chan time.Time // project what waits once the writes pause
@@ -63,6 +66,9 @@ func (d *DB) writer() {
 			idle = time.After(d.projectEvery)
 		}
 		select {
+		case <-tick.C:
+			d.checkpointOnce(ctx, &ckpt)
+			continue
 		case first = <-d.appends:
 		case <-d.compacted:
 			d.proj.snapshots = true
@@ -93,6 +99,11 @@ func (d *DB) writer() {
 			d.project(ctx)
 		}
 		d.boundWAL()
+		select {
+		case <-tick.C: // a writer that never pauses still checkpoints
+			d.checkpointOnce(ctx, &ckpt)
+		default:
+		}
 	}
 }
 
@@ -122,9 +133,9 @@ func (d *DB) boundWAL() {
 	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &done)
 	switch {
 	case err != nil || busy != 0:
-		// Busy is most often the background checkpoint at work, which is
-		// over at once; a reader pinning the log lasts. Try again soon,
-		// then less and less often.
+		// A reader pins the log (checkpoints run on this goroutine, so it
+		// is not one of ours). Try again after more writes, less and less
+		// often; the periodic checkpoint empties it once the reader goes.
 		d.walStep = min(max(2*d.walStep, d.walLimit/8), 4*d.walLimit)
 		d.walNext = fi.Size() + d.walStep
 		if err != nil {
