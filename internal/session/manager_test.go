@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -360,4 +361,25 @@ func TestResumeReportsTheLastCall(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, got.UpdatedAt.After(first.Session.UpdatedAt), "the clock moved")
 	assert.Equal(t, got.UpdatedAt, resumed.Session.UpdatedAt)
+}
+
+func TestReadsAreNotLogged(t *testing.T) {
+	// Ensures reads (TaskList, TaskGet, failed or not) add no row to the
+	// log: the log is of the changes replay needs, and a read of a long
+	// list must not grow the database by its whole result each time.
+	d := testutil.MustOpenDB(t)
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	call(t, m, id, tools.TaskCreate, `{"subject":"a","description":"`+strings.Repeat("d", 10_000)+`"}`)
+	before, err := d.Calls(ctx, id)
+	require.NoError(t, err)
+	for i := range 20 {
+		call(t, m, id, tools.TaskList, `{}`)
+		call(t, m, id, tools.TaskGet, `{"taskid":1}`)
+		_, err := m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskGet, CallID: fmt.Sprintf("r%d", i), Arguments: json.RawMessage(`{"taskid":99}`)})
+		require.NoError(t, err)
+	}
+	after, err := d.Calls(ctx, id)
+	require.NoError(t, err)
+	assert.Len(t, after, len(before))
 }
