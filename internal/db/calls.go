@@ -147,20 +147,25 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record
 	return r.call(), nil
 }
 
-// CallIDs returns the callIds a session's log holds, with their seq.
-func (d *DB) CallIDs(ctx context.Context, sessionID string) (map[string]int64, error) {
-	var rows []struct {
-		CallID string `db:"call_id"`
-		Seq    int64  `db:"seq"`
+// FindCall looks a callId up in the logs of sessions (a lineage's
+// ancestors) and returns the session and seq that logged it.
+func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (sessionID string, seq int64, found bool, err error) {
+	q, args, err := sqlx.In(`SELECT session_id, seq FROM tool_calls WHERE call_id = ? AND session_id IN (?) LIMIT 1`, callID, sessions)
+	if err != nil {
+		return "", 0, false, fmt.Errorf("find callId %q: %w", callID, err)
 	}
-	if err := d.q.SelectContext(ctx, &rows, `SELECT call_id, seq FROM tool_calls WHERE session_id = ? AND call_id <> ''`, sessionID); err != nil {
-		return nil, fmt.Errorf("callIds of %s: %w", sessionID, err)
+	var r struct {
+		SessionID string `db:"session_id"`
+		Seq       int64  `db:"seq"`
 	}
-	out := make(map[string]int64, len(rows))
-	for _, r := range rows {
-		out[r.CallID] = r.Seq
+	err = d.q.GetContext(ctx, &r, q, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, false, nil
 	}
-	return out, nil
+	if err != nil {
+		return "", 0, false, fmt.Errorf("find callId %q: %w", callID, err)
+	}
+	return r.SessionID, r.Seq, true, nil
 }
 
 // Messages returns a session's injected messages in order.

@@ -59,9 +59,12 @@ type session struct {
 	nextSeq int64
 	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
 	// inherited holds the callIds of the sessions this one was compacted
-	// from: a retry sent to the successor of the session that recorded it
-	// gets the recorded result too, not a second task.
+	// from, when the compaction happened in this process; ancestors names
+	// them when it was loaded, for a lookup in their logs. Either way a
+	// retry sent to the successor of the session that recorded it gets
+	// the recorded result, not a second task.
 	inherited map[string]callRef
+	ancestors []string
 	report    replay.Report
 	forced    *record.Call // the TaskList fired at compaction, for a successor session
 
@@ -185,21 +188,13 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	return nil
 }
 
-// inherit loads the callIds of s's ancestors.
+// inherit finds s's ancestors, whose logs a retried callId is looked up in
+// (lazily: loading their callIds here would make resuming a successor cost
+// as much as its whole lineage's log).
 func (m *Manager) inherit(ctx context.Context, s *session) error {
+	s.ancestors = nil
 	for parent, hops := s.rec.ParentID, 0; parent != "" && hops < maxLineage; hops++ {
-		ids, err := m.db.CallIDs(ctx, parent)
-		if err != nil {
-			return unavailable("loading the callIds of "+parent, err)
-		}
-		for id, seq := range ids {
-			if s.inherited == nil {
-				s.inherited = make(map[string]callRef)
-			}
-			if _, ok := s.inherited[id]; !ok {
-				s.inherited[id] = callRef{parent, seq}
-			}
-		}
+		s.ancestors = append(s.ancestors, parent)
 		rec, err := m.db.GetSession(ctx, parent)
 		if err != nil {
 			return unavailable("loading "+parent, err)
@@ -207,6 +202,21 @@ func (m *Manager) inherit(ctx context.Context, s *session) error {
 		parent = rec.ParentID
 	}
 	return nil
+}
+
+// ancestral looks callID up in the logs of s's ancestors.
+func (m *Manager) ancestral(ctx context.Context, s *session, callID string) (callRef, bool, error) {
+	if ref, ok := s.inherited[callID]; ok {
+		return ref, true, nil
+	}
+	if len(s.ancestors) == 0 {
+		return callRef{}, false, nil
+	}
+	sid, seq, ok, err := m.db.FindCall(ctx, s.ancestors, callID)
+	if err != nil {
+		return callRef{}, false, unavailable("looking up callId "+callID, err)
+	}
+	return callRef{sid, seq}, ok, nil
 }
 
 // maxLineage bounds the ancestors whose callIds a session inherits.
@@ -275,7 +285,11 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		if seq, seen := s.callIDs[p.CallID]; seen {
 			return m.recorded(ctx, s.id, p.Name, args, p.CallID, seq)
 		}
-		if ref, seen := s.inherited[p.CallID]; seen {
+		ref, seen, err := m.ancestral(ctx, s, p.CallID)
+		if err != nil {
+			return nil, err
+		}
+		if seen {
 			return m.recorded(ctx, ref.session, p.Name, args, p.CallID, ref.seq)
 		}
 	}
