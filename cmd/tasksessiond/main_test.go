@@ -212,7 +212,7 @@ func TestRefusesForeignDatabase(t *testing.T) {
 
 	out, err := exec.Command(binary, "serve", "--db", path, "--socket", testutil.SocketPath(t)).CombinedOutput()
 	require.Error(t, err)
-	assert.Contains(t, string(out), "is a SQLite database made by another program (tables notes)")
+	assert.Contains(t, string(out), "is a SQLite database made by another program (it holds notes)")
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after)

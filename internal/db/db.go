@@ -509,7 +509,8 @@ func refuseForeign(ctx context.Context, path string) error {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer ro.Close()
-	rows, err := ro.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	// Any schema object counts (a file of views alone is someone's too).
+	rows, err := ro.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name`)
 	if err != nil {
 		if isCorrupt(err) {
 			return fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
@@ -537,7 +538,7 @@ func refuseForeign(ctx context.Context, path string) error {
 	if len(tables) > 5 {
 		tables = append(tables[:5], "…")
 	}
-	return fmt.Errorf("%s is a SQLite database made by another program (tables %s); refusing to touch it: give --db a new path, or one tasksessiond made", path, strings.Join(tables, ", "))
+	return fmt.Errorf("%s is a SQLite database made by another program (it holds %s); refusing to touch it: give --db a new path, or one tasksessiond made", path, strings.Join(tables, ", "))
 }
 
 // versionTable is where goose records the migrations applied.

@@ -752,3 +752,24 @@ func TestHeaderMarksTheFileAsOurs(t *testing.T) {
 	require.NoError(t, err, "and opens again")
 	require.NoError(t, d.Close())
 }
+
+func TestRefusesAnotherProgramsDatabaseOfViewsOnly(t *testing.T) {
+	// Ensures a SQLite file of another program's is refused even when it
+	// holds no table (only views): it is not migrated, and its header's
+	// application_id is left as it was.
+	path := filepath.Join(t.TempDir(), "views.db")
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`PRAGMA application_id = 42; CREATE VIEW answer AS SELECT 42 AS n`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "made by another program (it holds answer)")
+	raw = testutil.RawDB(t, path)
+	var id int
+	require.NoError(t, raw.QueryRow(`PRAGMA application_id`).Scan(&id))
+	assert.Equal(t, 42, id, "the header is untouched")
+	var n int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'goose_db_version'`).Scan(&n))
+	assert.Zero(t, n, "not migrated")
+}
