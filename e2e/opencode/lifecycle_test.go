@@ -1,0 +1,252 @@
+package opencode_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+	"github.com/tasksessiond/tasksessiond/e2e/opencode"
+)
+
+// TestCompaction ensures OpenCode's automatic compaction (a reply reporting
+// a context nearly full, between two tool calls of one turn) keeps the
+// list: the plugin compacts the daemon session (the successor, named
+// "<session>/<compaction message>", holds every task and the taskid
+// counter) and hands the summariser the list; the first request after the
+// compaction carries the list in OpenCode's compaction message, before
+// the summary, exactly once; the next TaskCreate gets the next id; and a
+// later "opencode run --session" (a new process) shows the model the same
+// list at the same place, and goes on from there.
+func TestCompaction(t *testing.T) {
+	t.Parallel()
+	var p phases
+	h := opencode.New(t, opencode.Options{Respond: p.Respond})
+	full := modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"})
+	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
+	p.set(modelapi.NewScript(
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
+		modelapi.Call("TaskUpdate", map[string]any{"taskid": 1, "status": "completed"}),
+		full, // OpenCode compacts after this call, before the next request
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
+		modelapi.Text("Planned."),
+	))
+	a := h.Run(t, "Plan the parser work.").SessionID
+
+	compacts := h.API.Of(modelapi.KindCompact)
+	require.Len(t, compacts, 1, "OpenCode did not compact:\n%s", h.API.Dump())
+	// The daemon: the session was compacted into its successor, which
+	// holds every task (the completed one too) and the counter.
+	c := h.Daemon.Client(t)
+	root, err := c.GetSession(ctx10(t), a)
+	require.NoError(t, err)
+	assert.Equal(t, "compacted", root.Status)
+	require.True(t, strings.HasPrefix(root.HeadID, a+"/msg_"), "the successor's id: %s", root.HeadID)
+	succ := h.Daemon.Resume(t, a)
+	assert.Equal(t, root.HeadID, succ.Session.ID)
+	require.NotEmpty(t, succ.Messages)
+	assert.Equal(t, "task_snapshot", succ.Messages[0].Kind)
+	snapshot := succ.Messages[0].Content
+	assert.Contains(t, snapshot, "#1 [completed] Write the parser\n#2 [pending] Test the parser")
+	assert.Contains(t, snapshot, "the next TaskCreate gets #3")
+
+	// The summariser was given the list (experimental.session.compacting).
+	assert.Contains(t, compacts[0].LastUserText(), opencode.CompactAsk)
+	assert.Contains(t, compacts[0].LastUserText(), snapshot)
+
+	// The first request after the compaction: OpenCode's compaction
+	// message (the model reads "What did we do so far?") now starts with
+	// the list, then the summary answers it, then OpenCode's "continue".
+	var after []*modelapi.Request
+	for _, r := range h.API.Main() {
+		if r.Seq > compacts[0].Seq {
+			after = append(after, r)
+		}
+	}
+	require.Len(t, after, 2, h.API.Dump())
+	first := after[0]
+	require.GreaterOrEqual(t, len(first.Messages), 3, h.API.Dump())
+	m0 := first.Messages[0]
+	assert.Equal(t, "user", m0.Role)
+	require.Len(t, m0.Blocks, 2)
+	assert.Equal(t, snapshot, m0.Blocks[0].Text, "the list, at the compaction")
+	assert.Equal(t, opencode.CompactionQuestion, m0.Blocks[1].Text)
+	assert.Equal(t, opencode.CompactSummary, first.Messages[1].Text())
+	assert.Contains(t, first.LastUserText(), opencode.ContinuePrompt)
+	for _, r := range after {
+		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
+	}
+	// Ids go on in the successor.
+	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #3 "Ship it"`)
+	assert.Equal(t, []string{"1 completed Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h, a))
+
+	// A new process continues the session: the list is in the same place,
+	// once (the plugin finds the snapshot in the daemon by the compaction
+	// message's id), and the ids go on.
+	n := len(h.API.Main())
+	p.set(modelapi.NewScript(
+		modelapi.Call("TaskList", nil),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Release it"}),
+		modelapi.Text("Four tasks."),
+	))
+	h.Run(t, "Go on.", "--session", a)
+	main := since(h, n)
+	require.Len(t, main, 3, h.API.Dump())
+	assert.Equal(t, snapshot, main[0].Messages[0].Blocks[0].Text)
+	for _, r := range main {
+		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
+	}
+	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [completed] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Ship it")
+	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #4 "Release it"`)
+	assert.Len(t, h.API.Of(modelapi.KindCompact), 1, "no second compaction")
+}
+
+// TestSubagent ensures a subagent (OpenCode's task tool runs it in a child
+// session) works on its parent's list: its TaskList shows the parent's
+// tasks, its writes go to the parent's list (the plan stays one), and the
+// parent then sees them; the daemon holds no session for the child.
+func TestSubagent(t *testing.T) {
+	t.Parallel()
+	const prompt = "Review the plan and add what is missing."
+	script := modelapi.NewScript(
+		// the parent
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
+		modelapi.Call("task", map[string]any{"description": "Review the plan", "prompt": prompt, "subagent_type": "general"}),
+		// the subagent, inside the parent's task call
+		modelapi.Call("TaskList", nil),
+		modelapi.Call("TaskUpdate", map[string]any{"taskid": 1, "status": "inprogress"}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Review the parser"}),
+		modelapi.Text("Reviewed: one task added."),
+		// the parent again
+		modelapi.Call("TaskList", nil),
+		modelapi.Text("Done."),
+	)
+	h := opencode.New(t, opencode.Options{Respond: script.Respond})
+	run := h.Run(t, "Plan the parser work.")
+	require.True(t, script.Done(), h.API.Dump())
+	main := h.API.Main()
+	require.Len(t, main, 8, h.API.Dump())
+
+	// The subagent's turns: a conversation of their own, from the prompt.
+	child := main[2:6]
+	for _, r := range child {
+		assert.Equal(t, prompt, r.FirstUserText(), "request %d", r.Seq)
+		assert.NotContains(t, r.ConversationText(), "Plan the parser work.")
+	}
+	assert.Contains(t, result(t, child[1], "TaskList"), "#1 [pending] Write the parser", "the subagent reads its parent's list")
+	assert.Contains(t, result(t, child[2], "TaskUpdate"), "#1 [inprogress] Write the parser")
+	assert.Contains(t, result(t, child[3], "TaskCreate"), `Created task #2 "Review the parser"`)
+
+	// The parent gets the subagent's answer, then its own list holds the
+	// subagent's changes.
+	assert.Contains(t, result(t, main[6], "task"), "Reviewed: one task added.")
+	assert.Contains(t, result(t, main[7], "TaskList"), "#1 [inprogress] Write the parser\n#2 [pending] Review the parser")
+
+	// The child session is OpenCode's own; the daemon knows only the parent's.
+	tasks := run.Tools("task")
+	require.Len(t, tasks, 1)
+	childID, _ := tasks[0].Metadata["sessionId"].(string)
+	require.NotEmpty(t, childID, "the task tool's metadata names the child session: %v", tasks[0].Metadata)
+	assert.NotEqual(t, run.SessionID, childID)
+	_, err := h.Daemon.Client(t).GetSession(ctx10(t), childID)
+	assert.Error(t, err, "the daemon has a session for the subagent's child session")
+	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Review the parser"}, subjects(t, h, run.SessionID))
+}
+
+// TestDaemonKilled ensures OpenCode started with no daemon running has the
+// tools anyway and its first call starts the daemon (detached, on the
+// configured socket and database); and that this daemon, killed hard
+// (SIGKILL) between two runs, loses nothing: the next run's first call
+// finds no daemon, the plugin starts another on the same socket and
+// database, and the list goes on.
+func TestDaemonKilled(t *testing.T) {
+	t.Parallel()
+	var p phases
+	h := opencode.New(t, opencode.Options{Respond: p.Respond, NoDaemon: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := client.Dial(ctx, h.Daemon.Socket)
+	require.Error(t, err, "a daemon answers before the test started one")
+
+	p.set(modelapi.NewScript(modelapi.Call("TaskCreate", map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	a := h.Run(t, "Plan.").SessionID
+	main := h.API.Main()
+	require.Len(t, main, 2, h.API.Dump())
+	for _, name := range taskTools {
+		assert.True(t, main[0].HasTool(name), "%s not offered with no daemon running", name)
+	}
+	assert.Contains(t, result(t, main[1], "TaskCreate"), `Created task #1 "One"`)
+	before := h.Daemon.Status(t)
+	assert.Equal(t, h.Daemon.DB, before.Database, "the plugin's daemon serves the configured database")
+	assert.FileExists(t, h.Daemon.AutostartLog(), "the plugin's daemon logs beside the socket")
+
+	require.NoError(t, syscall.Kill(before.PID, syscall.SIGKILL))
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := client.Dial(ctx, h.Daemon.Socket)
+		cancel()
+		if err != nil {
+			break
+		}
+		c.Close()
+		require.True(t, time.Now().Before(deadline), "the killed daemon still answers")
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	n := len(h.API.Main())
+	p.set(modelapi.NewScript(
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Two"}),
+		modelapi.Call("TaskList", nil),
+		modelapi.Text("Still here."),
+	))
+	h.Run(t, "Go on.", "--session", a)
+	main = since(h, n)
+	require.Len(t, main, 3, h.API.Dump())
+	assert.Contains(t, result(t, main[1], "TaskCreate"), `Created task #2 "Two"`)
+	assert.Contains(t, result(t, main[2], "TaskList"), "#1 [pending] One\n#2 [pending] Two")
+
+	after := h.Daemon.Status(t)
+	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
+	assert.Equal(t, h.Daemon.DB, after.Database)
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h, a))
+}
+
+// TestAutostartOff ensures TASKSESSIOND_AUTOSTART=0 keeps the plugin from
+// starting a daemon: the call fails with an error the model reads, naming
+// the setting, and no daemon answers afterwards.
+//
+// Its host is also the control for TestFourTools's todowrite check (to
+// save an OpenCode run, some 10 CPU-seconds): without the installer's
+// "tools" fragment, OpenCode 1.18.33 offers its own to-do tool beside the
+// plugin's four.
+func TestAutostartOff(t *testing.T) {
+	t.Parallel()
+	script := modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("No list."))
+	h := opencode.New(t, opencode.Options{Respond: script.Respond, NoDaemon: true, Env: []string{"TASKSESSIOND_AUTOSTART=0"}, KeepTodo: true})
+	run := h.Run(t, "Plan.")
+	main := h.API.Main()
+	require.Len(t, main, 2, h.API.Dump())
+	assert.True(t, main[0].HasTool("todowrite"), "without the fragment todowrite should be offered: %v", main[0].ToolNames())
+	for _, name := range taskTools {
+		assert.True(t, main[0].HasTool(name), "%s not offered: %v", name, main[0].ToolNames())
+	}
+	got := result(t, main[1], "TaskList")
+	assert.Contains(t, got, "no daemon answers")
+	assert.Contains(t, got, "TASKSESSIOND_AUTOSTART=0")
+	calls := run.Tools("TaskList")
+	require.Len(t, calls, 1)
+	assert.Equal(t, "error", calls[0].Status, "OpenCode marks the call failed")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := client.Dial(ctx, h.Daemon.Socket)
+	assert.Error(t, err, "a daemon was started")
+	_, err = os.Stat(h.Daemon.AutostartLog())
+	assert.True(t, os.IsNotExist(err), "the plugin started a daemon: %v", err)
+}
