@@ -7,8 +7,9 @@
 // The view (Request, Message, Block, Tool) and the script (Responder,
 // Reply) know no provider; each provider's wire format is one file that
 // decodes its requests into the view and encodes a Reply in its shape,
-// streaming or not: anthropic.go for the Messages API. OpenAI's chat
-// completions and Responses APIs will be two more such files.
+// streaming or not: anthropic.go for the Messages API (Claude Code),
+// responses.go for OpenAI's Responses API (Codex CLI), chat.go for chat
+// completions (OpenCode). A fourth host is a fourth file, if its API is new.
 package modelapi
 
 import (
