@@ -193,12 +193,18 @@ func TestWritesRacingCompaction(t *testing.T) {
 	compacted := make(chan string, 1)
 	third := make(chan struct{}) // closed once a third of the calls are acknowledged
 	var once sync.Once
+	landed := make(chan struct{}) // closed once the compaction has committed
 	for w := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			target := old
 			for i := 0; i < perWriter; i++ {
+				if i == perWriter*5/6 {
+					// The last calls wait for the compaction, so that some
+					// surely go to the successor whatever the timing.
+					<-landed
+				}
 				callID := fmt.Sprintf("w%d-%d", w, i)
 				raw, err := m.Call(ctx, session.CallParams{SessionID: target, Name: tools.TaskCreate, CallID: callID,
 					Arguments: json.RawMessage(fmt.Sprintf(`{"subject":%q}`, callID))})
@@ -226,6 +232,7 @@ func TestWritesRacingCompaction(t *testing.T) {
 		<-third
 		out, err := m.Compact(ctx, session.CompactParams{SessionID: old})
 		assert.NoError(t, err)
+		close(landed)
 		compacted <- out.Session.ID
 	}()
 	wg.Wait()
