@@ -1,6 +1,7 @@
 // tasksessiond for OpenCode: the four Task tools (TaskCreate, TaskList,
-// TaskGet, TaskUpdate), bound to the OpenCode session that calls them, and
-// the task list carried across OpenCode's compaction.
+// TaskGet, TaskUpdate), bound to the OpenCode session that calls them (or
+// to the named session TASKSESSIOND_SESSION), and the task list carried
+// across OpenCode's compaction.
 //
 // Install: contrib/opencode/install.sh (copies this file into
 // ~/.config/opencode/plugin/ and turns OpenCode's own to-do tools off).
@@ -11,8 +12,11 @@
 // 2.0, one message a line; docs/PROTOCOL.md): the daemon session's id is the
 // OpenCode session's id, created on first use and followed through
 // compaction (sessions/get headId). A subagent's session (a child session)
-// works on its root session's list. When no daemon answers, the plugin
-// starts "tasksessiond serve" detached (unless TASKSESSIOND_AUTOSTART=0).
+// works on its root session's list. With TASKSESSIOND_SESSION set, every
+// OpenCode session (and its subagents) works on that daemon session
+// instead: one list shared across sessions, and with other hosts bound to
+// the same name. When no daemon answers, the plugin starts "tasksessiond
+// serve" detached (unless TASKSESSIOND_AUTOSTART=0).
 import type { Plugin } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
 import { spawn } from "node:child_process"
@@ -48,6 +52,13 @@ function socketPath(): string {
   if (runtime) return path.join(runtime, "tasksessiond", "tasksessiond.sock")
   const uid = typeof process.getuid === "function" ? process.getuid() : os.userInfo().uid
   return path.join("/tmp", `tasksessiond-${uid}`, "tasksessiond.sock")
+}
+
+// namedSession is the daemon session every OpenCode session works on when
+// TASKSESSIOND_SESSION is set (as the bridge reads it: as it is, empty is
+// unset), else undefined: each root session its own list.
+function namedSession(): string | undefined {
+  return process.env.TASKSESSIOND_SESSION || undefined
 }
 
 function autostartEnabled(): boolean {
@@ -173,16 +184,23 @@ async function head(id: string): Promise<string | undefined> {
   }
 }
 
-// ensure returns id's head, creating the session (named by the OpenCode
-// session's id) on first use.
-async function ensure(id: string, info?: SessionInfo): Promise<string> {
+// listOf is the daemon session (the lineage's first) that holds the list
+// of the root OpenCode session root: TASKSESSIOND_SESSION, else root's id.
+function listOf(root: SessionInfo): string {
+  return namedSession() ?? root.id
+}
+
+// ensure returns the head of root's list (listOf), creating the session on
+// first use.
+async function ensure(root: SessionInfo): Promise<string> {
+  const id = listOf(root)
   const h = await head(id)
   if (h) return h
   try {
     await rpc("sessions/create", {
       sessionId: id,
-      title: info?.title || `OpenCode session ${id}`,
-      metadata: { host: "opencode", opencodeSessionId: id, ...(info?.directory ? { directory: info.directory } : {}) },
+      title: id === root.id ? root.title || `OpenCode session ${id}` : id,
+      metadata: { host: "opencode", opencodeSessionId: root.id, ...(root.directory ? { directory: root.directory } : {}) },
     })
   } catch (err) {
     if (!(err instanceof RPCError && err.code === CODE_EXISTS)) throw err
@@ -262,7 +280,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         ? `opencode:${ctx.messageID}:${ctx.callID}`
         : `opencode:${randomUUID()}`
       : undefined
-    let sessionId = await ensure(root.id, root)
+    let sessionId = await ensure(root)
     for (let attempt = 0; ; attempt++) {
       let result: any
       try {
@@ -276,11 +294,11 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         if (attempt >= 3) throw err
         if (err.code === CODE_SEALED) {
           // Compacted since we looked: go on in the successor.
-          sessionId = err.data?.successorId || (await ensure(root.id, root))
+          sessionId = err.data?.successorId || (await ensure(root))
           continue
         }
         if (err.code === CODE_NOT_FOUND) {
-          sessionId = await ensure(root.id, root)
+          sessionId = await ensure(root)
           continue
         }
         throw new Error(`tasksessiond: ${err.message} (code ${err.code})`)
@@ -301,18 +319,18 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
   // compaction message (the user message the summary answers).
   const snapshots = new Map<string, string | null>()
 
-  // successorOf names the daemon session a compaction makes: the root
-  // OpenCode session's id and the compaction message's id, so that the
-  // snapshot can be found again by any later OpenCode process (a "run
-  // --session" after a restart) and a compaction run twice is compacted
-  // once.
-  const successorOf = (root: string, compactionMessageID: string) => `${root}/${compactionMessageID}`
+  // successorOf names the daemon session a compaction makes: the list's
+  // id (listOf: the root OpenCode session's, or TASKSESSIOND_SESSION) and
+  // the compaction message's id, so that the snapshot can be found again
+  // by any later OpenCode process (a "run --session" after a restart) and
+  // a compaction run twice is compacted once.
+  const successorOf = (list: string, compactionMessageID: string) => `${list}/${compactionMessageID}`
 
-  async function snapshotOf(root: string, compactionMessageID: string): Promise<string | null> {
+  async function snapshotOf(list: string, compactionMessageID: string): Promise<string | null> {
     if (snapshots.has(compactionMessageID)) return snapshots.get(compactionMessageID)!
     let text: string | null = null
     try {
-      const r = await rpc("sessions/resume", { sessionId: successorOf(root, compactionMessageID) })
+      const r = await rpc("sessions/resume", { sessionId: successorOf(list, compactionMessageID) })
       text = r?.messages?.find((m: any) => m.kind === "task_snapshot")?.content ?? null
     } catch (err) {
       if (!(err instanceof RPCError && err.code === CODE_NOT_FOUND)) throw err
@@ -378,7 +396,8 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
       try {
         const info = await sessionInfo(input.sessionID)
         const root = await owner(input.sessionID)
-        const h = await head(root.id)
+        const list = listOf(root)
+        const h = await head(list)
         if (!h) return // no list yet: nothing to carry
         if (info.parentID) {
           const snap = await rpc("sessions/snapshot", { sessionId: h })
@@ -387,7 +406,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         }
         const compaction = await lastCompaction(input.sessionID)
         if (!compaction) return
-        const successor = successorOf(root.id, compaction)
+        const successor = successorOf(list, compaction)
         let text: string | undefined
         if (h !== successor) {
           try {
@@ -396,10 +415,10 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
           } catch (err) {
             // Compacted already (this compaction run twice, or a retry
             // after a lost reply): fine if it made our successor.
-            if (!(err instanceof RPCError) || (await head(root.id)) !== successor) throw err
+            if (!(err instanceof RPCError) || (await head(list)) !== successor) throw err
           }
         }
-        text ??= (await snapshotOf(root.id, compaction)) ?? undefined
+        text ??= (await snapshotOf(list, compaction)) ?? undefined
         if (text) {
           snapshots.set(compaction, text)
           output.context.push(text)
@@ -425,7 +444,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         if (!compaction || compaction.parts.some((p: any) => p.metadata?.[marker])) return
         const root = await owner(summary.info.sessionID)
         if (root.id !== summary.info.sessionID) return
-        const text = await snapshotOf(root.id, parentID)
+        const text = await snapshotOf(listOf(root), parentID)
         if (!text) return
         compaction.parts.unshift({
           id: `prt_${marker}_${parentID}`,

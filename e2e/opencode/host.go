@@ -58,9 +58,16 @@ const (
 type Options struct {
 	// Respond scripts the model (see modelapi.Script, modelapi.Steps).
 	Respond modelapi.Responder
+	// Daemon is a daemon to share (with another host's harness); by
+	// default the Host makes its own.
+	Daemon *harness.Daemon
 	// NoDaemon leaves the daemon down (the plugin starts one, or Start it
 	// with h.Daemon.Start).
 	NoDaemon bool
+	// Session, when set, is TASKSESSIOND_SESSION in every run's
+	// environment: the plugin binds every OpenCode session to that daemon
+	// session (a list shared across sessions and hosts).
+	Session string
 	// Config is merged into opencode.json (top-level keys), over the
 	// harness's, before the plugin's installer merges its fragment.
 	Config map[string]any
@@ -93,16 +100,21 @@ type Host struct {
 	runs []Run
 }
 
-// New sets up a Host and starts its daemon (unless opts.NoDaemon). When the
-// test fails, OpenCode's logs and the model requests are logged.
+// New sets up a Host and starts its daemon (unless opts.NoDaemon or
+// opts.Daemon). When the test fails, OpenCode's logs and the model
+// requests are logged.
 func New(tb testing.TB, opts Options) *Host {
 	tb.Helper()
 	h := &Host{OpenCode: Binary(tb), TSD: harness.Binary(tb), opts: opts, tb: tb}
 	deps := pluginDeps(tb)
 	h.API = modelapi.New(tb, modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply})
-	h.Daemon = harness.NewDaemon(tb)
-	if !opts.NoDaemon {
-		h.Daemon.Start(tb)
+	if opts.Daemon != nil {
+		h.Daemon = opts.Daemon
+	} else {
+		h.Daemon = harness.NewDaemon(tb)
+		if !opts.NoDaemon {
+			h.Daemon.Start(tb)
+		}
 	}
 	h.Root = tb.TempDir()
 	h.Home = filepath.Join(h.Root, "home")
@@ -300,6 +312,9 @@ func (h *Host) Env() []string {
 		"OPENCODE_DISABLE_TERMINAL_TITLE=1",
 	}
 	env = append(env, h.Daemon.Env()...)
+	if h.opts.Session != "" {
+		env = append(env, "TASKSESSIOND_SESSION="+h.opts.Session)
+	}
 	return append(env, h.opts.Env...)
 }
 
