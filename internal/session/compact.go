@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/db"
@@ -109,7 +110,10 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 			inherited[id] = callRef{s.id, seq}
 		}
 		m.adopt(&session{id: plan.New.ID, clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
-			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call, inherited: inherited})
+			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call, inherited: inherited,
+			// The old session's own ancestors, when it was loaded from the
+			// log rather than compacted here, are looked up there too.
+			ancestors: slices.Clone(s.ancestors)})
 	}
 	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))
 

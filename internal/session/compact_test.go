@@ -404,6 +404,20 @@ func TestCallIDHoldsAcrossALineage(t *testing.T) {
 	_, err = m.Compact(ctx, session.CompactParams{SessionID: "gen2", NewSessionID: "gen3"})
 	require.NoError(t, err)
 
+	// A restart between the two compactions: gen2 is loaded from the log,
+	// then compacted here; its successor must still know c1.
+	mid := session.NewManager(d, nil)
+	_, err = mid.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskList})
+	require.NoError(t, err)
+	_, err = mid.Compact(ctx, session.CompactParams{SessionID: "gen3", NewSessionID: "gen4"})
+	require.NoError(t, err)
+	again, err := mid.Call(ctx, session.CallParams{SessionID: "gen4", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, string(first), string(again), "a successor compacted from a loaded session knows its grandparents' callIds")
+	got, err := mid.Resume(ctx, "gen4")
+	require.NoError(t, err)
+	assert.Len(t, got.Tasks, 2)
+
 	for name, mgr := range map[string]*session.Manager{"in memory": m, "after a restart": session.NewManager(d, nil)} {
 		again, err := mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
 		require.NoError(t, err, name)
