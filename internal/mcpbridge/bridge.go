@@ -258,11 +258,13 @@ func conversationOf(meta mcp.Meta) string {
 // creates the session on first use, sends reads to the head of the lineage
 // and follows a write refused by a sealed session to its successor.
 func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*client.CallToolResult, error) {
-	if err := b.ensure(ctx, c, meta); err != nil {
+	// The session this call goes to is settled once, here: another call
+	// (another Codex thread) may rebind the bridge meanwhile.
+	session, err := b.ensure(ctx, c, meta)
+	if err != nil {
 		return nil, err
 	}
 	for range maxFollow {
-		session := b.SessionID()
 		if !writes {
 			// A read on a sealed session would show its list as it was
 			// at compaction; the head has every change since.
@@ -280,11 +282,12 @@ func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCal
 		var ce *client.Error
 		if errors.As(err, &ce) && errors.Is(err, client.ErrSessionSealed) && ce.SuccessorID() != "" {
 			b.follow(session, ce.SuccessorID())
+			session = ce.SuccessorID()
 			continue
 		}
 		return res, err
 	}
-	return nil, fmt.Errorf("session %s: more than %d compactions to follow in one call", b.SessionID(), maxFollow)
+	return nil, fmt.Errorf("session %s: more than %d compactions to follow in one call", session, maxFollow)
 }
 
 func (b *Bridge) follow(from, to string) {
@@ -299,7 +302,7 @@ func (b *Bridge) follow(from, to string) {
 // ensure settles the session a call goes to: it rebinds to the host's
 // current conversation, and looks the session up (or creates it) on its
 // first use.
-func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) error {
+func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var conv binding.Conversation
@@ -317,33 +320,33 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) erro
 		b.bound, b.history = conv.ID, conv.Transcript
 	}
 	if b.resolved {
-		return nil
+		return b.session, nil
 	}
 	if b.session == "" {
 		s, err := c.CreateSession(ctx, client.CreateSession{Title: b.cfg.Title})
 		if err != nil {
-			return fmt.Errorf("create a session: %w", err)
+			return "", fmt.Errorf("create a session: %w", err)
 		}
 		b.log.Info("created a session", slog.String("session", s.ID))
 		b.session, b.resolved = s.ID, true
-		return nil
+		return b.session, nil
 	}
 	s, err := c.Head(ctx, b.session)
 	switch {
 	case errors.Is(err, client.ErrSessionNotFound) && (b.cfg.Create || b.bound != ""):
 		if err := b.create(ctx, c); err != nil {
-			return err
+			return "", err
 		}
 	case errors.Is(err, client.ErrSessionNotFound):
-		return fmt.Errorf("session %q not found; start the bridge with --create to create it on first use", b.session)
+		return "", fmt.Errorf("session %q not found; start the bridge with --create to create it on first use", b.session)
 	case err != nil:
-		return fmt.Errorf("session %s: %w", b.session, err)
+		return "", fmt.Errorf("session %s: %w", b.session, err)
 	case s.ID != b.session:
 		b.log.Info("session was compacted; serving the head of its lineage", slog.String("from", b.session), slog.String("to", s.ID))
 		b.session = s.ID
 	}
 	b.resolved = true
-	return nil
+	return b.session, nil
 }
 
 // create makes the session on its first use: from the Task calls of its

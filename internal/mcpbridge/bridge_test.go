@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -425,5 +426,36 @@ func TestBridgeBindsEachCallToItsMetaThread(t *testing.T) {
 		got, err := dc.ResumeSession(ctx, id)
 		require.NoError(t, err)
 		assert.Len(t, got.Tasks, n, id)
+	}
+}
+
+func TestConcurrentThreadsKeepTheirLists(t *testing.T) {
+	// Ensures calls of two Codex threads in flight at once on one bridge
+	// each land in their own thread's list (the bridge's rebinding for one
+	// must not redirect the other's call in flight).
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, FollowMeta: true})
+	var wg sync.WaitGroup
+	for _, thread := range []string{"thread-1", "thread-2"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: mcp.Meta{"threadId": thread}, Name: "TaskCreate",
+					Arguments: map[string]any{"subject": fmt.Sprintf("%s %d", thread, i)}})
+				assert.NoError(t, err)
+				assert.False(t, r.IsError, text(r))
+			}
+		}()
+	}
+	wg.Wait()
+	dc := d.Dial(t)
+	for _, thread := range []string{"thread-1", "thread-2"} {
+		got, err := dc.ResumeSession(ctx, thread)
+		require.NoError(t, err)
+		require.Len(t, got.Tasks, 40, thread)
+		for _, task := range got.Tasks {
+			assert.True(t, strings.HasPrefix(task.Subject, thread+" "), "%s holds %q", thread, task.Subject)
+		}
 	}
 }
