@@ -94,6 +94,12 @@ Try it by hand:
 	if pid, err := strconv.Atoi(os.Getenv(envClaudePID)); err == nil && pid > 0 && host == "claude-code" {
 		cfg.Bind = hook.BindTo(filepath.Dir(*socket), pid)
 	}
+	defer func() {
+		// A hook must never break its host (exit 2 blocks Claude Code).
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "tasksessiond hook: internal error: %v (nothing was added to the session)\n", r)
+		}
+	}()
 	out, err := hook.Run(ctx, cfg, in)
 	if errors.Is(err, hook.ErrNothing) {
 		if *verbose {

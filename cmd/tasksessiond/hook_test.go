@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -301,4 +302,32 @@ func TestCodexHookFitsInBytes(t *testing.T) {
 	assert.Greater(t, len(claude), 9500, "in bytes, Claude Code's fitting would overflow Codex")
 	assert.LessOrEqual(t, len(codex), 9500, "Codex's output fits in bytes")
 	assert.Contains(t, codex, "#1 [pending] Étape n° 1")
+}
+
+func TestHookWithATinyBudget(t *testing.T) {
+	// Ensures a --max-chars smaller than the hook's own words still gives
+	// output within it and exit 0 (it panicked, exit 2, which blocks
+	// Claude Code).
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
+	c := testutil.DialSocket(t, sock)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "tiny"})
+	require.NoError(t, err)
+	for i := range 5 {
+		_, err := c.CallTool(ctx, client.ToolCall{SessionID: "tiny", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Step %d", i)}})
+		require.NoError(t, err)
+	}
+	for _, budget := range []string{"1", "100", "300"} {
+		for _, source := range []string{"resume", "compact"} {
+			stdout, stderr, code := runHook(t, sock, hookInput("tiny", source), "--max-chars", budget)
+			require.Equal(t, 0, code, "%s %s: %s", budget, source, stderr)
+			if stdout == "" {
+				continue
+			}
+			text := decodeHook(t, stdout).HookSpecificOutput.AdditionalContext
+			n, _ := strconv.Atoi(budget)
+			assert.LessOrEqual(t, len([]rune(text)), n, "%s %s", budget, source)
+		}
+	}
 }

@@ -188,8 +188,16 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 	full := tools.RenderWithin(st, math.MaxInt, h.names)
 	tail := "\n\n(tasksessiond session " + session + ", list " + version(full) + ")"
 	budget := h.cfg.MaxChars - h.cfg.Measure(intro) - h.cfg.Measure(tail) - 2
+	if budget < minListChars {
+		// Not even the counts fit beside the intro: the bare list, cut
+		// to the limit, says more than an intro without one.
+		return tools.RenderWithinBy(st, max(h.cfg.MaxChars, 0), h.names, h.cfg.Measure)
+	}
 	return intro + "\n\n" + tools.RenderWithinBy(st, budget, h.names, h.cfg.Measure) + tail
 }
+
+// minListChars is the least room worth giving the list beside the intro.
+const minListChars = 200
 
 func version(list string) string {
 	f := fnv.New64a()

@@ -107,7 +107,10 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 		return view{counts: c, tasks: []store.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
 	}
 	for i, lv := range ladder {
-		v := fit(tasks, c, lv, i > 0, names)
+		if atLeast(tasks, lv) > max {
+			continue // surely too long: not rendered at all
+		}
+		v := fit(tasks, c, lv, i > 0, names, max)
 		if measure(v.text) <= max && extra(v) <= max {
 			return v
 		}
@@ -116,7 +119,7 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 	// the rest (the most that fit, found by bisection; none always fits
 	// but for the counts line, which truncate then cuts).
 	try := func(n int) (view, bool) {
-		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names)
+		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names, max)
 		return v, measure(v.text) <= max && extra(v) <= max
 	}
 	lo, hi := 0, c.Pending+c.InProgress // lo fits (or is 0), hi does not
@@ -129,14 +132,56 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 		}
 	}
 	v, _ := try(lo)
-	for measure(v.text) > max { // the counts line alone is too long
-		r := []rune(v.text)
-		v.text = string(r[:len(r)-1])
+	if measure(v.text) > max { // the counts line alone is too long
+		v.text = cutTo(v.text, max, measure)
 	}
 	return v
 }
 
-func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames) view {
+// cutTo keeps the longest prefix of s that measures at most max (found by
+// bisection: a prefix never measures more than a longer one).
+func cutTo(s string, max int, measure func(string) int) string {
+	r := []rune(s)
+	lo, hi := 0, len(r)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if measure(string(r[:mid])) <= max {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return string(r[:lo])
+}
+
+// atLeast is a cheap lower bound on the length of tasks rendered at lv
+// (a character takes at most three bytes of UTF-8 per UTF-16 unit), so
+// that a level which cannot fit is skipped without rendering it.
+func atLeast(tasks []store.Task, lv fitLevel) int {
+	n := 0
+	for _, t := range tasks {
+		closed := !t.Status.Open()
+		if closed && lv.ranges {
+			continue
+		}
+		subject := len(t.Subject) / 3
+		if lv.subject >= 0 {
+			subject = min(subject, lv.subject)
+		}
+		desc := lv.openDesc
+		if closed {
+			desc = lv.closedDesc
+		}
+		d := len(t.Description) / 3
+		if desc >= 0 {
+			d = min(d, desc)
+		}
+		n += subject + d + 8 // "#1 [x] "
+	}
+	return n
+}
+
+func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames, max int) view {
 	v := view{counts: c, shortened: shortened, tasks: make([]store.Task, 0, len(tasks))}
 	var b strings.Builder
 	b.WriteString("Tasks: ")
@@ -177,7 +222,10 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 	}
 	if lv.ranges {
 		for _, st := range []store.Status{store.Completed, store.Deleted} {
-			if r := idRanges(tasks, st); r != "" {
+			// Ranges of ids that alternate with other statuses do not
+			// fold; they are capped, so that they never crowd out the
+			// open tasks or pass the limit.
+			if r := idRanges(tasks, st, max/4); r != "" {
 				if v.omitted == nil {
 					v.omitted = map[store.Status]string{}
 				}
@@ -238,12 +286,17 @@ func cut(s string, n int) string {
 	return strings.TrimRight(string(r[:n-1]), " \n") + "…"
 }
 
-// idRanges lists the ids of tasks with status st as "#1-#4, #7".
-func idRanges(tasks []store.Task, st store.Status) string {
+// idRanges lists the ids of tasks with status st as "#1-#4, #7", in at
+// most about max bytes ("…, and 120 more" past it).
+func idRanges(tasks []store.Task, st store.Status, max int) string {
 	var b strings.Builder
-	first, last := 0, 0
+	first, last, left := 0, 0, 0
 	flush := func() {
 		if first == 0 {
+			return
+		}
+		if b.Len() > max {
+			left += last - first + 1 // a range holds every id it spans
 			return
 		}
 		if b.Len() > 0 {
@@ -266,5 +319,8 @@ func idRanges(tasks []store.Task, st store.Status) string {
 		first, last = t.Taskid, t.Taskid
 	}
 	flush()
+	if left > 0 {
+		b.WriteString(", … and " + strconv.Itoa(left) + " more")
+	}
 	return b.String()
 }

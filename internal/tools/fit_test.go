@@ -1,12 +1,14 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -63,4 +65,32 @@ func TestRenderWithin(t *testing.T) {
 
 	assert.Equal(t, "The task list is empty. Use mcp__tasks__TaskCreate to plan the work.", tools.RenderWithin(nil, 100, names))
 	assert.Equal(t, 3, tools.Length("a😀"), "counted as JavaScript counts: UTF-16 units")
+}
+
+func TestListOfAlternatingClosedTasksFits(t *testing.T) {
+	// Ensures a list whose closed tasks do not fold into ranges (completed
+	// and deleted alternate) still fits the limit in its text and in its
+	// structured JSON, the ranges capped with the number left out.
+	for _, n := range []int{6_000, 20_000} {
+		st := store.New()
+		for i := 1; i <= n; i++ {
+			st.Create(fmt.Sprintf("Task %d", i), "")
+			status := store.Completed
+			if i%2 == 0 {
+				status = store.Deleted
+			}
+			if i%100 != 0 { // a few stay open
+				_, err := st.Update(i, store.Patch{Status: &status})
+				require.NoError(t, err)
+			}
+		}
+		res := tools.ListResult(st)
+		sc, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, tools.Length(string(sc)), tools.MaxResultChars, "%d tasks: structured", n)
+		assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%d tasks: text", n)
+		l := res.StructuredContent.(tools.Listing)
+		assert.Contains(t, l.Omitted["completed"], "more", "%d tasks: the ranges say what they leave out", n)
+		assert.Len(t, l.Tasks, n/100, "%d tasks: every open task is listed", n)
+	}
 }
