@@ -131,11 +131,11 @@ func parseOne(raw json.RawMessage) (Request, *Error) {
 	}
 	// Go keeps the last of two equal keys, so a request naming two
 	// methods, ids or sessions would be read as one of them, silently.
-	if k, dup := jsontext.DuplicateKey(raw, -1); dup {
+	if k, dup := jsontext.DuplicateFieldKey(raw); dup {
 		return Request{}, Errorf(CodeInvalidRequest, "invalid request: %q is given twice; give each member once", k)
 	}
 	if p := bytes.TrimSpace(r.Params); len(p) > 0 && p[0] == '{' {
-		if k, dup := jsontext.DuplicateKey(p, -1); dup {
+		if k, dup := jsontext.DuplicateFieldKey(p); dup {
 			return Request{}, Errorf(CodeInvalidParams, "invalid params: %q is given twice; give each member once", k)
 		}
 	}

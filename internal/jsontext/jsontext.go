@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -62,6 +64,29 @@ func hex4(b []byte) rune {
 // It counts the keys in one pass without allocating; only when there are
 // more than distinct does it decode to name the duplicate.
 func DuplicateKey(raw []byte, distinct int) (string, bool) {
+	return duplicateKey(raw, distinct, func(k string) string { return k })
+}
+
+// DuplicateFieldKey is DuplicateKey for an object decoded into a Go struct,
+// whose fields match keys without regard to case ("sessionId" and
+// "SESSIONID" set one field, the last one winning).
+func DuplicateFieldKey(raw []byte) (string, bool) {
+	return duplicateKey(raw, -1, fold)
+}
+
+// fold maps s to one representative of its case-folding class, as
+// encoding/json matches keys to fields (ſ is s, the Kelvin sign is k).
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
+}
+
+func duplicateKey(raw []byte, distinct int, norm func(string) string) (string, bool) {
 	if distinct >= 0 && topLevelKeys(raw) == distinct {
 		return "", false
 	}
@@ -76,10 +101,10 @@ func DuplicateKey(raw []byte, distinct int) (string, bool) {
 			return "", false
 		}
 		k, _ := t.(string)
-		if seen[k] {
+		if seen[norm(k)] {
 			return k, true
 		}
-		seen[k] = true
+		seen[norm(k)] = true
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
 			return "", false

@@ -567,6 +567,9 @@ func TestNothingIsReadSilentlyOtherwise(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"daemon/status","method":"tools/call"}`, -32600, `"method" is given twice`},
 		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"sessionId":"s","sessionId":"t","name":"TaskCreate","arguments":{"subject":"x"}}}`, -32602, `"sessionId" is given twice`},
 		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"sessionId":"s","name":"TaskCreate","callId":"a","callId":"b","arguments":{"subject":"x"}}}`, -32602, `"callId" is given twice`},
+		// Go matches a struct's fields without regard to case: these too.
+		{`{"jsonrpc":"2.0","id":5,"method":"sessions/create","params":{"sessionId":"meant","SESSIONID":"other"}}`, -32602, `"SESSIONID" is given twice`},
+		{`{"jsonrpc":"2.0","id":6,"METHOD":"daemon/status","method":"tools/list"}`, -32600, `"method" is given twice`},
 	} {
 		c.send(tc.line)
 		r := c.recv()
