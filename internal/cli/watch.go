@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
@@ -40,6 +41,7 @@ type watching struct {
 	e      *Env
 	c      *client.Client
 	events chan client.Notification
+	missed atomic.Bool // a notice was dropped: redraw from the daemon's state
 	id     string
 	json   bool
 	tty    bool
@@ -57,10 +59,18 @@ func (w *watching) run(ctx context.Context, from string) error {
 	if err := w.draw(ctx, ""); err != nil {
 		return err
 	}
+	catchUp := time.NewTicker(time.Second)
+	defer catchUp.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-catchUp.C:
+			if w.missed.Swap(false) {
+				if err := w.draw(ctx, "caught up"); err != nil && !errors.Is(err, client.ErrClosed) {
+					return err
+				}
+			}
 		case <-w.c.Done():
 			// The daemon closed the connection: it fell behind (with or
 			// without a watchLagged notice), or the daemon stopped.
@@ -109,7 +119,10 @@ func (w *watching) subscribe(ctx context.Context) error {
 	w.c.OnNotification(func(n client.Notification) {
 		select {
 		case events <- n:
-		default: // the terminal is behind; the next redraw shows the state anyway
+		default:
+			// The terminal is behind: a redraw soon shows the state (and
+			// follows a compaction whose notice this was).
+			w.missed.Store(true)
 		}
 	})
 	w.events = events
