@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
+	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
 // Session is what checking one session found.
@@ -132,5 +134,29 @@ func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 	if rec.Status == record.StatusCompacted && rec.SuccessorID == "" {
 		out.Problems = append(out.Problems, "compacted but has no successor")
 	}
+	if rec.Status == record.StatusCompacted && rec.SuccessorID != "" {
+		// The successor started from this session's list as sealed: a
+		// row logged here after the seal (a second daemon on the file, a
+		// hand edit) would be lost to the lineage; the two then differ.
+		succ, err := d.LoadSession(ctx, rec.SuccessorID)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			out.Problems = append(out.Problems, "its successor "+rec.SuccessorID+" does not exist")
+		case err != nil:
+			return out, err
+		case succ.Snapshot == nil:
+			out.Problems = append(out.Problems, "its successor "+rec.SuccessorID+" has no snapshot")
+		case restores(*succ.Snapshot) && (succ.Snapshot.NextTaskid != st.NextTaskid() || !slices.Equal(succ.Snapshot.Tasks, replayed)):
+			out.Problems = append(out.Problems, fmt.Sprintf("rows logged after its seal: its log replays to %d tasks (next #%d), its successor %s started from %d (next #%d)",
+				st.Len(), st.NextTaskid(), rec.SuccessorID, len(succ.Snapshot.Tasks), succ.Snapshot.NextTaskid))
+		}
+	}
 	return out, nil
+}
+
+// restores reports whether snap is a store at all; a broken one is the
+// successor's own problem, reported there, not compared here.
+func restores(snap store.Snapshot) bool {
+	_, err := store.Restore(snap)
+	return err == nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -184,4 +185,25 @@ func TestBesideARunningWriter(t *testing.T) {
 	}
 	require.NoError(t, werr)
 	assert.GreaterOrEqual(t, checks, 3, "checks made while the writer wrote")
+}
+
+func TestFindsRowsLoggedAfterASeal(t *testing.T) {
+	// Ensures a row logged into a session after it was compacted (as a
+	// second daemon on the same file could once do) is reported: its
+	// successor started without it, so the lineage lost it.
+	path := filepath.Join(t.TempDir(), "seal.db")
+	d := testutil.MustOpenDBAt(t, path)
+	old, _ := populate(t, session.NewManager(d, nil))
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	require.True(t, r.OK(), "%+v", r)
+
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, is_error, result, forced, created_at)
+		VALUES (?, 4, 'TaskCreate', '{"subject":"after the seal"}', 0, '{"content":[],"structuredContent":{"task":{"taskid":3}}}', 0, '2026-01-02T03:04:06.000000Z')`, old)
+	require.NoError(t, err)
+	r, err = fsck.Check(ctx, d, old)
+	require.NoError(t, err)
+	require.False(t, r.OK())
+	assert.Contains(t, strings.Join(r.Sessions[0].Problems, "\n"), "rows logged after its seal: its log replays to 3 tasks (next #4), its successor s2 started from 2 (next #3)")
 }
