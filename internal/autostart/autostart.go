@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
 
 // Env turns autostart off when set to 0, false, no or off.
@@ -103,7 +104,14 @@ func start(cfg Config) (exited <-chan struct{}, logPath string, err error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 		return nil, logPath, fmt.Errorf("create the log's directory: %w", err)
 	}
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if cfg.Log == "" {
+		// Beside the socket: the directory the daemon itself will insist
+		// is private; refuse a shared one before writing into it.
+		if err := paths.Private(filepath.Dir(logPath)); err != nil {
+			return nil, logPath, err
+		}
+	}
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, logPath, fmt.Errorf("open the daemon's log: %w", err)
 	}

@@ -5,3 +5,5 @@ package autostart
 import "syscall"
 
 func detached() *syscall.SysProcAttr { return nil }
+
+const noFollow = 0

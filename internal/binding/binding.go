@@ -12,10 +12,13 @@ package binding
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
 
 // Key names one host process: the host's name and its pid, plus the
@@ -52,6 +55,13 @@ func Write(dir string, k Key, c Conversation) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("binding: %w", err)
 	}
+	// A binding redirects a bridge's writes: only a directory no one else
+	// can write to is trusted with it.
+	for _, d := range []string{dir, filepath.Dir(path)} {
+		if err := paths.Private(d); err != nil {
+			return fmt.Errorf("binding: %w", err)
+		}
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".bind-*")
 	if err != nil {
 		return fmt.Errorf("binding: %w", err)
@@ -71,19 +81,27 @@ func Write(dir string, k Key, c Conversation) error {
 
 // Read returns the conversation k's process is in; its ID is "" when
 // nothing (or only a binding of an earlier process with the same pid) is
-// recorded.
+// recorded, or the directory is not private.
 func Read(dir string, k Key) Conversation {
-	b, err := os.ReadFile(k.file(dir))
+	if paths.Private(filepath.Dir(k.file(dir))) != nil {
+		return Conversation{}
+	}
+	f, err := os.Open(k.file(dir))
 	if err != nil {
 		return Conversation{}
 	}
-	f := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if len(f) < 2 || f[0] != k.Start {
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10)) // an id and a path
+	if err != nil {
 		return Conversation{}
 	}
-	c := Conversation{ID: f[1]}
-	if len(f) > 2 {
-		c.Transcript = f[2]
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) < 2 || lines[0] != k.Start {
+		return Conversation{}
+	}
+	c := Conversation{ID: lines[1]}
+	if len(lines) > 2 {
+		c.Transcript = lines[2]
 	}
 	return c
 }

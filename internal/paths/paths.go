@@ -44,3 +44,22 @@ func Socket() string {
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("tasksessiond-%d", os.Getuid()), "tasksessiond.sock")
 }
+
+// Private checks that dir is a directory of this user's that no one else
+// can enter: the socket, the daemon's log and the bindings live there.
+func Private(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("check directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (a symlink?); refusing to use it", dir)
+	}
+	if uid, ok := owner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("directory %s belongs to uid %d, not to this user (uid %d); refusing to use it: choose a --socket in a directory of your own", dir, uid, os.Getuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("directory %s has mode %#o, open to other users; refusing to use it: chmod 700 it, or choose a --socket in a private directory (the default is)", dir, perm)
+	}
+	return nil
+}

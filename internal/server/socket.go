@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
 
 // ErrSocketInUse means a live daemon answers on the socket path.
@@ -44,7 +46,7 @@ func listen(path string) (*net.UnixListener, error) {
 			return nil, fmt.Errorf("create socket directory: %w", err)
 		}
 	}
-	if err := privateDir(dir); err != nil {
+	if err := paths.Private(dir); err != nil {
 		return nil, err
 	}
 	fi, err := os.Lstat(path)
@@ -73,24 +75,4 @@ func listen(path string) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
 	}
 	return ln, nil
-}
-
-// privateDir refuses a socket directory that is not the daemon's alone:
-// in a directory others can write to, another user could put a socket of
-// their own in the daemon's place between its runs.
-func privateDir(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("check socket directory %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("socket directory %s is not a directory (a symlink?); refusing to use it", dir)
-	}
-	if uid, ok := owner(fi); ok && uid != os.Getuid() {
-		return fmt.Errorf("socket directory %s belongs to uid %d, not to this user (uid %d); refusing to use it: choose a --socket in a directory of your own", dir, uid, os.Getuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("socket directory %s has mode %#o, open to other users; refusing to use it: chmod 700 it, or choose a --socket in a private directory (the default is)", dir, perm)
-	}
-	return nil
 }
