@@ -428,3 +428,25 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		assert.Empty(t, errOut, name)
 	}
 }
+
+func TestSecondDaemonRefused(t *testing.T) {
+	// Ensures a second daemon on the same database file is refused,
+	// whatever path names the file (a symlink, a hard link), naming the
+	// daemon that holds it, and that it touches no file beside it.
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "one.db")
+	d := startDaemon(t, dbPath, testutil.SocketPath(t))
+	require.NoError(t, os.Symlink(dbPath, filepath.Join(dir, "link.db")))
+	require.NoError(t, os.Link(dbPath, filepath.Join(dir, "hard.db")))
+	for _, name := range []string{"one.db", "link.db", "hard.db"} {
+		cmd := exec.Command(binary, "serve", "--db", filepath.Join(dir, name), "--socket", testutil.SocketPath(t))
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, name)
+		assert.Contains(t, string(out), fmt.Sprintf("open for writing by another process (pid %d)", d.cmd.Process.Pid), name)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".lock", "no lock file is made")
+	}
+}

@@ -84,6 +84,7 @@ type DB struct {
 	now     func() time.Time
 	log     *slog.Logger
 	lock    *os.File                 // held while open: one writing process
+	key     string                   // the file's device and inode, in held
 	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
 	walWarn int64
 	// Owned by the writer goroutine: the WAL's limit, and the size at
@@ -122,6 +123,13 @@ var (
 // starts the writer (which first projects what a killed predecessor left).
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
+	// Before anything opens the file: closing a descriptor of a file
+	// drops every POSIX lock this process holds on it, SQLite's included.
+	if key, ok := fileKey(path); ok {
+		if _, mine := held.Load(key); mine {
+			return nil, fmt.Errorf("%w: %s is open for writing by this process already; one daemon serves a database at a time", ErrLocked, path)
+		}
+	}
 	if err := refuseForeign(ctx, path); err != nil {
 		return nil, err
 	}
@@ -138,8 +146,16 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	d.lock = lock
+	if key, ok := fileKey(path); ok {
+		d.key = key
+		held.Store(key, struct{}{})
+	}
 	return d, nil
 }
+
+// held are the database files this process has open for writing, by
+// device and inode (see fileKey).
+var held sync.Map
 
 // OpenReadOnly opens an existing database for reading only, beside a
 // daemon that may be writing it (fsck, the crash harness's checks): no
@@ -148,8 +164,11 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := refuseForeign(ctx, path); err != nil {
-		return nil, err
+	key, _ := fileKey(path)
+	if _, mine := held.Load(key); !mine { // a file this process writes is ours, and must not be opened raw
+		if err := refuseForeign(ctx, path); err != nil {
+			return nil, err
+		}
 	}
 	opts := Options{}.withDefaults()
 	r, err := sqlx.Open("sqlite", dsn(path, opts, false))
@@ -331,6 +350,7 @@ func (d *DB) Close() error {
 		}
 		if d.lock != nil {
 			d.lock.Close()
+			held.Delete(d.key)
 		}
 	})
 	return err

@@ -391,11 +391,12 @@ func TestOneWriterAtATime(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
 
-	// flock locks are per open file, so a second Open here stands in for
-	// a second process.
+	// A second Open in this process is refused before it opens the file
+	// at all (closing a descriptor would drop SQLite's locks); another
+	// process meets the flock (cmd/tasksessiond's TestSecondDaemonRefused).
 	_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.ErrorIs(t, err, db.ErrLocked)
-	assert.ErrorContains(t, err, fmt.Sprintf("another process (pid %d)", os.Getpid()))
+	assert.ErrorContains(t, err, "open for writing by this process already")
 
 	ro, err := db.OpenReadOnly(ctx, path)
 	require.NoError(t, err)

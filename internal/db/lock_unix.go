@@ -64,3 +64,17 @@ func lockHolder(f *os.File) string {
 	}
 	return ""
 }
+
+// fileKey names the file at path by device and inode, whatever path
+// names it.
+func fileKey(path string) (string, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	return strconv.FormatUint(uint64(st.Dev), 10) + ":" + strconv.FormatUint(st.Ino, 10), true
+}
