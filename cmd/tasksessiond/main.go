@@ -72,7 +72,7 @@ Usage: tasksessiond COMMAND [flags] [args]
 The daemon:
   serve       run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)
   mcp         an MCP server on stdio that forwards the Task tools to the daemon
-  hook        a Claude Code SessionStart hook: the task list across compaction and resume
+  hook        the SessionStart hook of Claude Code or Codex CLI: the list follows the conversation
   fsck        check the database: replay every session and compare (no daemon needed)
   bench       measure the daemon against raw SQLite and the socket's no-op ceiling, in one run
 
