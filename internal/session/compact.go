@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/db"
@@ -102,18 +101,9 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 		m.log.Error("compacted, but the successor's snapshot does not restore in memory; it will be loaded from the database",
 			slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Any("err", err))
 	} else {
-		inherited := make(map[string]callRef, len(s.inherited)+len(s.callIDs))
-		for id, ref := range s.inherited {
-			inherited[id] = ref
-		}
-		for id, seq := range s.callIDs {
-			inherited[id] = callRef{s.id, seq}
-		}
 		m.adopt(&session{id: plan.New.ID, clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
-			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call, inherited: inherited,
-			// The old session's own ancestors, when it was loaded from the
-			// log rather than compacted here, are looked up there too.
-			ancestors: slices.Clone(s.ancestors)})
+			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call,
+			ancestors: append([]string{s.id}, s.ancestors...)})
 	}
 	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))
 

@@ -58,12 +58,10 @@ type session struct {
 	st      *store.Store
 	nextSeq int64
 	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
-	// inherited holds the callIds of the sessions this one was compacted
-	// from, when the compaction happened in this process; ancestors names
-	// them when it was loaded, for a lookup in their logs. Either way a
-	// retry sent to the successor of the session that recorded it gets
-	// the recorded result, not a second task.
-	inherited map[string]callRef
+	// ancestors are the sessions this one was compacted from, newest
+	// first: a callId this session has not seen is looked up in their
+	// logs, so a retry sent to the successor of the session that recorded
+	// it gets the recorded result, not a second task.
 	ancestors []string
 	report    replay.Report
 	forced    *record.Call // the TaskList fired at compaction, for a successor session
@@ -147,7 +145,6 @@ type callRef struct {
 
 func (m *Manager) load(ctx context.Context, s *session) error {
 	s.callIDs = make(map[string]int64)
-	s.inherited = nil
 	s.forced = nil
 	var last int64
 	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *record.Call) {
@@ -206,9 +203,6 @@ func (m *Manager) inherit(ctx context.Context, s *session) error {
 
 // ancestral looks callID up in the logs of s's ancestors.
 func (m *Manager) ancestral(ctx context.Context, s *session, callID string) (callRef, bool, error) {
-	if ref, ok := s.inherited[callID]; ok {
-		return ref, true, nil
-	}
 	if len(s.ancestors) == 0 {
 		return callRef{}, false, nil
 	}
