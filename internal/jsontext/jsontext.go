@@ -70,8 +70,80 @@ func DuplicateKey(raw []byte, distinct int) (string, bool) {
 // DuplicateFieldKey is DuplicateKey for an object decoded into a Go struct,
 // whose fields match keys without regard to case ("sessionId" and
 // "SESSIONID" set one field, the last one winning).
+//
+// It runs on every request, so it reads the keys with one scan and no
+// decoder; only a key with an escape in it sends it to the decoder.
 func DuplicateFieldKey(raw []byte) (string, bool) {
-	return duplicateKey(raw, -1, fold)
+	keys, plain := topKeys(raw)
+	if !plain {
+		return duplicateKey(raw, -1, fold)
+	}
+	for i := range keys {
+		for j := range i {
+			if strings.EqualFold(keys[i], keys[j]) { // Unicode simple folding, as encoding/json matches
+				return keys[i], true
+			}
+		}
+	}
+	return "", false
+}
+
+// topKeys returns the keys at the top level of the valid JSON object raw,
+// as written; plain is false when one holds an escape (so it must be
+// decoded to be compared).
+func topKeys(raw []byte) (keys []string, plain bool) {
+	d, start, expectKey := 0, -1, false
+	for i := 0; i < len(raw); i++ {
+		switch b := raw[i]; {
+		case start >= 0 || (b == '"' && d == 1 && expectKey):
+			if start < 0 {
+				start = i + 1
+				continue
+			}
+			switch b {
+			case '\\':
+				return nil, false
+			case '"':
+				keys = append(keys, string(raw[start:i]))
+				start, expectKey = -1, false
+			}
+		case b == '"':
+			// A string that is not a top-level key: skip it whole.
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+		case b == '{' || b == '[':
+			d++
+			expectKey = d == 1
+		case b == '}' || b == ']':
+			d--
+		case b == ',' && d == 1:
+			expectKey = true
+		}
+	}
+	return keys, true
+}
+
+// Depth is the deepest nesting of objects and arrays in the JSON text b.
+func Depth(b []byte) int {
+	d, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
 }
 
 // fold maps s to one representative of its case-folding class, as

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/jsontext"
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -46,26 +47,6 @@ const (
 	maxMetadataDepth = 64
 )
 
-// depth is the deepest nesting of objects and arrays in the JSON text b.
-func depth(b []byte) int {
-	d, deepest, inString := 0, 0, false
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			d++
-			deepest = max(deepest, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return deepest
-}
-
 // Create makes a new, empty session. Without an id it generates one.
 func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 	if p.SessionID == "" {
@@ -84,7 +65,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 	if meta[0] != '{' {
 		return Info{}, errorf(CodeInvalid, "metadata must be a JSON object")
 	}
-	if d := depth(meta); d > maxMetadataDepth {
+	if d := jsontext.Depth(meta); d > maxMetadataDepth {
 		// SQLite's JSON functions stop at 1,000 levels; the shell's
 		// json_extract must work on every row.
 		return Info{}, errorf(CodeInvalid, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
