@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"strconv"
 	"strings"
 
@@ -183,10 +182,9 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 	for i, t := range tasks {
 		st[i] = store.Task{Taskid: t.Taskid, Status: store.Status(t.Status), Subject: t.Subject, Description: t.Description}
 	}
-	// The marker hashes the whole list, not the fitted rendering, so a
-	// change that the shortening hides still counts as a change.
-	full := tools.RenderWithin(st, math.MaxInt, h.names)
-	tail := "\n\n(tasksessiond session " + session + ", list " + version(full) + ")"
+	// The marker hashes the tasks, not the fitted rendering, so a change
+	// that the shortening hides still counts as a change.
+	tail := "\n\n(tasksessiond session " + session + ", list " + version(st) + ")"
 	budget := h.cfg.MaxChars - h.cfg.Measure(intro) - h.cfg.Measure(tail) - 2
 	if budget < minListChars {
 		// Not even the counts fit beside the intro: the bare list, cut
@@ -199,9 +197,12 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 // minListChars is the least room worth giving the list beside the intro.
 const minListChars = 200
 
-func version(list string) string {
+// version identifies a list's contents: equal lists, equal versions.
+func version(tasks []store.Task) string {
 	f := fnv.New64a()
-	f.Write([]byte(list))
+	for _, t := range tasks {
+		fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s\x00", t.Taskid, t.Status, t.Subject, t.Description)
+	}
 	return strconv.FormatUint(f.Sum64(), 16)
 }
 
