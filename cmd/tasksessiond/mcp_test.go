@@ -209,6 +209,14 @@ func TestAutostart(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, string(out), "is the daemon running?")
 
+	// status reports on the daemon: it says none runs rather than start one.
+	cmd = exec.Command(binary, "status", "--socket", sock)
+	cmd.Env = append(os.Environ(), on...)
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "is the daemon running?")
+	assert.Zero(t, countDaemons(t, sock), "status started no daemon")
+
 	// Four at once: three CLI commands and a bridge's first call.
 	var wg sync.WaitGroup
 	outs := make([]string, 3)
