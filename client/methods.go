@@ -180,6 +180,13 @@ func (c *Client) Watch(ctx context.Context, id string) error {
 	return c.Call(ctx, wire.MethodSessionsWatch, wire.SessionRef{SessionID: id}, nil)
 }
 
+// WatchAll subscribes this connection to the committed changes of every
+// session, those created later included (a board's one subscription); the
+// notifications are those of Watch, each naming its session.
+func (c *Client) WatchAll(ctx context.Context) error {
+	return c.Call(ctx, wire.MethodSessionsWatchAll, nil, nil)
+}
+
 // DecodeEvent decodes a watch notification.
 func DecodeEvent(n Notification) (Event, error) {
 	var e Event

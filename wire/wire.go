@@ -22,6 +22,7 @@ const (
 	MethodSessionsSnapshot = "sessions/snapshot"
 	MethodSessionsCompact  = "sessions/compact"
 	MethodSessionsWatch    = "sessions/watch"
+	MethodSessionsWatchAll = "sessions/watchAll"
 	MethodDaemonStatus     = "daemon/status"
 )
 
@@ -41,10 +42,12 @@ var Methods = []struct {
 	{MethodSessionsSnapshot, SessionRef{}, Snapshot{}},
 	{MethodSessionsCompact, Compact{}, Compacted{}},
 	{MethodSessionsWatch, SessionRef{}, struct{}{}},
+	{MethodSessionsWatchAll, struct{}{}, struct{}{}},
 	{MethodDaemonStatus, struct{}{}, Status{}},
 }
 
-// Notifications the daemon sends on a connection that called sessions/watch.
+// Notifications the daemon sends on a connection that called sessions/watch
+// or sessions/watchAll.
 const (
 	NotifyTasksChanged     = "notifications/tasks/changed"
 	NotifySessionCompacted = "notifications/sessions/compacted"

@@ -45,8 +45,9 @@ func (s *Server) methods() map[string]handler {
 			c, err := s.mgr.Compact(ctx, p)
 			return wireCompacted(c), err
 		}),
-		wire.MethodSessionsWatch: s.sessionsWatch,
-		wire.MethodDaemonStatus:  with(s.daemonStatus),
+		wire.MethodSessionsWatch:    s.sessionsWatch,
+		wire.MethodSessionsWatchAll: s.sessionsWatchAll,
+		wire.MethodDaemonStatus:     with(s.daemonStatus),
 	}
 	out := make(map[string]handler, len(named))
 	for method, h := range named {

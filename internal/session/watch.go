@@ -30,8 +30,9 @@ type Watcher interface {
 }
 
 type watchers struct {
-	mu sync.Mutex
-	by map[string]map[Watcher]struct{}
+	mu  sync.Mutex
+	by  map[string]map[Watcher]struct{}
+	all map[Watcher]struct{} // every session's events (a board)
 }
 
 // Watch subscribes w to a session's events until the returned cancel is
@@ -61,11 +62,34 @@ func (m *Manager) Watch(ctx context.Context, id string, w Watcher) (cancel func(
 	}, nil
 }
 
-// notify sends e to the session's watchers. The caller holds the session's lock.
+// WatchAll subscribes w to the events of every session, those created
+// later included, until the returned cancel is called. One subscription
+// instead of one per session keeps a board of hundreds of sessions cheap.
+// Each session's events reach w in commit order; events of different
+// sessions interleave as they commit.
+func (m *Manager) WatchAll(w Watcher) (cancel func()) {
+	m.watch.mu.Lock()
+	if m.watch.all == nil {
+		m.watch.all = map[Watcher]struct{}{}
+	}
+	m.watch.all[w] = struct{}{}
+	m.watch.mu.Unlock()
+	return func() {
+		m.watch.mu.Lock()
+		delete(m.watch.all, w)
+		m.watch.mu.Unlock()
+	}
+}
+
+// notify sends e to the session's watchers and to those of every session.
+// The caller holds the session's lock.
 func (m *Manager) notify(e Event) {
 	m.watch.mu.Lock()
 	defer m.watch.mu.Unlock()
 	for w := range m.watch.by[e.SessionID] {
+		w.Send(e)
+	}
+	for w := range m.watch.all {
 		w.Send(e)
 	}
 }

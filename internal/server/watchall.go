@@ -1,0 +1,26 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/tasksessiond/tasksessiond/internal/session"
+)
+
+// sessionsWatchAll subscribes the connection to every session's events
+// (the board's one subscription, instead of one per session). The events
+// are those of sessions/watch, and a watcher that falls behind is dropped
+// the same way, with a watchLagged notice whose sessionId is empty.
+func (s *Server) sessionsWatchAll(method string) handler {
+	return func(_ context.Context, c *conn, params json.RawMessage) (any, error) {
+		var p struct{}
+		if err := decode(method, params, &p); err != nil {
+			return nil, err
+		}
+		w := &watcher{c: c, events: make(chan session.Event, s.cfg.WatchBuffer)}
+		w.cancel = s.mgr.WatchAll(w)
+		c.addWatch(w.cancel)
+		go w.run(c.dead)
+		return struct{}{}, nil
+	}
+}
