@@ -26,6 +26,11 @@ type Config struct {
 	Dir   string    // scratch space for the databases and sockets
 	Quick bool      // a smoke run: short phases, small sizes
 	Log   io.Writer // progress; nil for none
+	// Baseline is the commit whose binary the daemon is measured against
+	// side by side ("" for none).
+	Baseline string
+	// Only names the parts to run, comma-separated; "" runs them all.
+	Only string
 }
 
 // sizes are the run's phase lengths and data sizes.
@@ -81,6 +86,7 @@ type Results struct {
 	Resume     ResumeResult    `json:"resume"`
 	Startup    StartupResult   `json:"startup"`
 	Memory     MemoryResult    `json:"memory"`
+	Versus     VersusResult    `json:"versus"`
 	Took       time.Duration   `json:"took"`
 }
 
@@ -158,8 +164,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"resume", b.resume},
 		{"start-up", b.startup},
 		{"memory", b.memory},
+		{"side by side", b.versus},
 	}
 	for _, s := range steps {
+		if cfg.Only != "" && !slices.Contains(strings.Split(cfg.Only, ","), s.name) {
+			continue
+		}
 		fmt.Fprintf(cfg.Log, "bench: %s...\n", s.name)
 		if err := s.run(ctx, r); err != nil {
 			return r, fmt.Errorf("%s: %w", s.name, err)

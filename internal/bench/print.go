@@ -47,6 +47,11 @@ func Print(w io.Writer, r *Results) {
 			r.Sustained.Sessions, r.Sustained.Took, r.Sustained.PerSec, float64(r.Sustained.WALPeak)/(1<<20))
 	}
 
+	if r.Replay.Rows == 0 { // a run of some parts only
+		printVersus(w, r.Versus)
+		printTargets(w, r.Targets)
+		return
+	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "replay\t%d rows: %.0f rows/s, raw scan %.0f rows/s: %.0f%% of the scan\n", r.Replay.Rows, r.Replay.PerSec, r.Replay.ScanPerSec, 100*r.Replay.Ratio)
 	for _, c := range r.Compaction {
@@ -62,10 +67,16 @@ func Print(w io.Writer, r *Results) {
 	}
 	tw.Flush()
 
-	if len(r.Targets) > 0 {
+	fmt.Fprintln(w)
+	printVersus(w, r.Versus)
+	printTargets(w, r.Targets)
+}
+
+func printTargets(w io.Writer, targets []Target) {
+	if len(targets) > 0 {
 		fmt.Fprintln(w, "\ntargets (ratios from this run):")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, t := range r.Targets {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, t := range targets {
 			verdict := "missed"
 			if t.Met {
 				verdict = "met"

@@ -15,6 +15,17 @@ import (
 // and batched.
 func (b *bencher) raw(ctx context.Context, r *Results) error {
 	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
+		if err := b.rawOnce(ctx, sync, []int{1, 100}, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rawOnce runs the raw inserts under sync, batch rows per commit for each
+// of batches, and appends their rates to r.Raw.
+func (b *bencher) rawOnce(ctx context.Context, sync db.Sync, batches []int, r *Results) error {
+	{
 		path := b.path("raw.db")
 		d, err := db.Open(ctx, path, db.Options{Sync: sync})
 		if err != nil {
@@ -48,7 +59,7 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 			_, err := tx.StmtContext(ctx, insTask).ExecContext(ctx, "raw", seq, "pending", "Write the parser tests", "Cover the error paths.", now, now)
 			return err
 		}
-		for _, batch := range []int{1, 100} {
+		for _, batch := range batches {
 			var lat []time.Duration
 			rows := 0
 			deadline := time.Now().Add(b.sz.phase)

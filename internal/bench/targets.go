@@ -43,9 +43,10 @@ func targets(r *Results) []Target {
 		if p := r.InProcess.Latency.P50; p > 0 {
 			inProcess = fmt.Sprintf(" (in process, no socket: %s)", us(p))
 		}
-		add("1 session, full: p50 ≤ raw single-commit p50 + 300µs", over <= 300*time.Microsecond,
+		add("1 session, full, in this process: p50 ≤ raw single-commit p50 + 300µs", over <= 300*time.Microsecond,
 			"%s vs %s: +%s%s", us(daemon1.Latency.P50), us(raw1.Latency.P50), us(max(over, time.Microsecond)), inProcess)
 	}
+	versusTargets(r.Versus, add)
 	if r.Sustained.Took > 0 {
 		add(fmt.Sprintf("WAL peak ≤ 64 MiB through a %s run at 64 sessions", r.Sustained.Took), r.Sustained.WALPeak <= 64<<20,
 			"%.1f MiB at %.0f calls/s", float64(r.Sustained.WALPeak)/(1<<20), r.Sustained.PerSec)
