@@ -44,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return mcpCmd(ctx, rest, stderr)
 	case "hook":
 		return hookCmd(ctx, rest, os.Stdin, stdout, stderr)
+	case "board":
+		return boardCmd(ctx, rest, stdout, stderr)
 	case "completion":
 		return completionCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -75,6 +77,7 @@ The daemon:
   hook        the SessionStart hook of Claude Code or Codex CLI: the list follows the conversation
   fsck        check the database: replay every session and compare (no daemon needed)
   bench       measure the daemon against raw SQLite and the socket's no-op ceiling, in one run
+  board       serve a live, read-only web page of every session and its tasks (on 127.0.0.1)
 
 Talking to a running daemon:
 `)
