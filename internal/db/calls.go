@@ -40,10 +40,11 @@ func (r callRow) call() record.Call {
 // baselines run exactly the daemon's SQL.
 const (
 	// InsertCallSQL takes session_id, seq, call_id, name, arguments,
-	// is_error, result, forced, created_at, and taskid (the task a
-	// successful write changed, NULL otherwise: the tasks view finds a
-	// task's changes past the projection by it).
-	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `, taskid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// is_error, result, forced, created_at, then the change a successful
+	// write made (NULL otherwise): taskid, the task's status after it, and
+	// the subject and description it set (NULL for those it left). The
+	// tasks view and the projector read the change from these.
+	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// UpsertTaskSQL takes session_id, taskid, status, subject,
 	// description, created_at, updated_at. The projector runs it.
 	UpsertTaskSQL = `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
@@ -79,11 +80,16 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now 
 	c.CreatedAt = now
 	ts := formatTime(now)
 	var taskid sql.NullInt64
-	if a.Task != nil {
-		taskid = sql.NullInt64{Int64: int64(a.Task.Taskid), Valid: true}
+	var status, subject, description sql.NullString
+	if t := a.Task; t != nil {
+		taskid = sql.NullInt64{Int64: int64(t.Taskid), Valid: true}
+		status = sql.NullString{String: string(t.Status), Valid: true}
+		subject = sql.NullString{String: t.Subject, Valid: a.SetSubject}
+		description = sql.NullString{String: t.Description, Valid: a.SetDescription}
 	}
 	_, err := tx.StmtContext(ctx, d.stmts.insertCall).ExecContext(ctx,
-		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts, taskid)
+		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
+		taskid, status, subject, description)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
 	}

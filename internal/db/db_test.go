@@ -72,7 +72,7 @@ func TestAppendIsAtomic(t *testing.T) {
 	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
 	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
 	row := func(seq int64, callID string) record.Append {
-		return record.Append{Call: record.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task}
+		return record.Append{Call: record.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task, SetSubject: true, SetDescription: true}
 	}
 	require.NoError(t, d.AppendCalls(ctx, []record.Append{row(1, "c1")}))
 	s, err := d.GetSession(ctx, "s")
@@ -456,7 +456,7 @@ func writeTask(t *testing.T, d *db.DB, sid string, seq int64, task store.Task) {
 	t.Helper()
 	res := `{"content":[],"structuredContent":{"task":` + string(must(json.Marshal(task))) + `},"isError":false}`
 	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: sid, Seq: seq, Name: "TaskCreate",
-		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(res)}, Task: &task}}))
+		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(res)}, Task: &task, SetSubject: true, SetDescription: true}}))
 }
 
 func must[T any](v T, err error) T {
@@ -517,11 +517,11 @@ func TestProjectionCatchesUpAfterACrash(t *testing.T) {
 
 	// What a killed daemon leaves: a committed row, not projected.
 	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid) VALUES
-		('s', 2, 'TaskUpdate', '{}', '{"structuredContent":{"task":{"taskid":1,"status":"completed","subject":"a","description":""}}}', '2026-01-01T00:00:00.000000Z', 1),
-		('s', 3, 'TaskCreate', '{}', '{"structuredContent":{"task":{"taskid":2,"status":"pending","subject":"b","description":""}}}', '2026-01-01T00:00:01.000000Z', 2),
-		('s', 4, 'TaskList', '{}', '{"structuredContent":{"tasks":[]}}', '2026-01-01T00:00:02.000000Z', NULL),
-		('s', 5, 'TaskUpdate', '{}', '{"structuredContent":{"task":{"taskid":2,"status":"inprogress","subject":"b","description":""}}}', '2026-01-01T00:00:03.000000Z', 2)`)
+	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description) VALUES
+		('s', 2, 'TaskUpdate', '{}', '{}', '2026-01-01T00:00:00.000000Z', 1, 'completed', NULL, NULL),
+		('s', 3, 'TaskCreate', '{}', '{}', '2026-01-01T00:00:01.000000Z', 2, 'pending', 'b', ''),
+		('s', 4, 'TaskList', '{}', '{"structuredContent":{"tasks":[]}}', '2026-01-01T00:00:02.000000Z', NULL, NULL, NULL, NULL),
+		('s', 5, 'TaskUpdate', '{}', '{}', '2026-01-01T00:00:03.000000Z', 2, 'inprogress', NULL, NULL)`)
 	require.NoError(t, err)
 	rows := func(table string) []string {
 		r, err := raw.Query(`SELECT taskid || ' ' || status || ' ' || created_at || ' ' || updated_at FROM ` + table + ` WHERE session_id = 's' ORDER BY taskid`)

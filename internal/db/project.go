@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"time"
@@ -168,16 +169,57 @@ func projectSnapshots(ctx context.Context, tx *sqlx.Tx) error {
 // projectSessionTail brings one session's projection up to date from its
 // log rows past projected_seq, in seq order, so that each task ends at its
 // last change and a task new to the projection is stamped with its first.
+// A row holds the status and only the text fields its call set, so the
+// changes are folded per task first.
 func projectSessionTail(ctx context.Context, tx *sqlx.Tx, sessionID string) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
-		SELECT c.session_id, c.taskid, json_extract(c.result, '$.structuredContent.task.status'), json_extract(c.result, '$.structuredContent.task.subject'),
-		       json_extract(c.result, '$.structuredContent.task.description'), c.created_at, c.created_at
+	var rows []struct {
+		Taskid      int            `db:"taskid"`
+		Status      string         `db:"status"`
+		Subject     sql.NullString `db:"subject"`
+		Description sql.NullString `db:"description"`
+		At          string         `db:"created_at"`
+	}
+	if err := tx.SelectContext(ctx, &rows, `SELECT c.taskid, c.status, c.subject, c.description, c.created_at
 		FROM tool_calls c WHERE c.session_id = ?1 AND c.taskid IS NOT NULL
 		  AND c.seq > (SELECT projected_seq FROM sessions WHERE id = ?1)
-		ORDER BY c.seq
-		ON CONFLICT (session_id, taskid) DO UPDATE SET status = excluded.status, subject = excluded.subject,
-			description = excluded.description, updated_at = excluded.updated_at`, sessionID); err != nil {
+		ORDER BY c.seq`, sessionID); err != nil {
 		return fmt.Errorf("project the log of %s: %w", sessionID, err)
+	}
+	type change struct {
+		status               string
+		subject, description sql.NullString
+		first, last          string
+	}
+	changes := map[int]*change{}
+	var order []int
+	for _, r := range rows {
+		c := changes[r.Taskid]
+		if c == nil {
+			c = &change{first: r.At}
+			changes[r.Taskid] = c
+			order = append(order, r.Taskid)
+		}
+		c.status, c.last = r.Status, r.At
+		if r.Subject.Valid {
+			c.subject = r.Subject
+		}
+		if r.Description.Valid {
+			c.description = r.Description
+		}
+	}
+	for _, id := range order {
+		c := changes[id]
+		// A task created in the tail has both text fields; one created
+		// before it is in the projection already.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
+			SELECT ?1, ?2, ?3, coalesce(?4, p.subject), coalesce(?5, p.description), coalesce(p.created_at, ?6), ?7
+			FROM (SELECT 1) LEFT JOIN task_projection p ON p.session_id = ?1 AND p.taskid = ?2
+			WHERE true
+			ON CONFLICT (session_id, taskid) DO UPDATE SET status = excluded.status, subject = excluded.subject,
+				description = excluded.description, updated_at = excluded.updated_at`,
+			sessionID, id, c.status, c.subject, c.description, c.first, c.last); err != nil {
+			return fmt.Errorf("project task %d of %s: %w", id, sessionID, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET projected_seq = coalesce((SELECT max(seq) FROM tool_calls WHERE session_id = ?1), 0)
 		WHERE id = ?1`, sessionID); err != nil {

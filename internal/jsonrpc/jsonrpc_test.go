@@ -1,6 +1,8 @@
 package jsonrpc_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -116,4 +118,26 @@ func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
 		assert.Empty(t, errs, line)
 		assert.Len(t, reqs, 1, line)
 	}
+}
+
+func TestResponseIsEncodedOnce(t *testing.T) {
+	// Ensures a result is written as the daemon encoded it — not compacted
+	// and escaped again, as json.Marshal does to a json.RawMessage — and
+	// that the envelope matches what json.Marshal would give.
+	result := json.RawMessage(`{"text":"a <b> & c"}`)
+	for _, id := range []json.RawMessage{json.RawMessage(`7`), json.RawMessage(`"x"`), nil} {
+		r := jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: result}
+		got, err := r.AppendJSON([]byte("prefix"))
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(got, []byte("prefix")))
+		got = got[len("prefix"):]
+		assert.Contains(t, string(got), `"a <b> & c"`)
+		want, err := json.Marshal(r)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(got))
+	}
+	e := jsonrpc.ErrorResponse(json.RawMessage(`1`), jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "bad"))
+	got, err := e.AppendJSON(nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, string(got))
 }

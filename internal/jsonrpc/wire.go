@@ -172,3 +172,26 @@ func idOf(raw json.RawMessage) json.RawMessage {
 	}
 	return v.ID
 }
+
+// AppendJSON appends r encoded. A result is written as it is, without the
+// second pass json.Marshal makes over a json.RawMessage (it re-validates
+// and compacts it, and escapes <, > and & a model would then read): the
+// daemon encodes each result once, compact.
+func (r Response) AppendJSON(b []byte) ([]byte, error) {
+	if r.Error != nil || r.Result == nil {
+		out, err := json.Marshal(r)
+		if err != nil {
+			return b, fmt.Errorf("encode response: %w", err)
+		}
+		return append(b, out...), nil
+	}
+	id := r.ID
+	if id == nil {
+		id = null
+	}
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, r.Result...)
+	return append(b, '}'), nil
+}

@@ -45,11 +45,15 @@ type Call struct {
 	CreatedAt time.Time
 }
 
-// Append is one call to log, with the task it changed (nil for reads and
-// errors), which the tasks projection takes in the same transaction.
+// Append is one call to log, with the task it changed as it is after the
+// call (nil for reads and errors), which the projector takes later, and
+// which of the task's text fields the call set: the log's change columns
+// hold the status and only what the call set, so that a status change of
+// a task with a long description does not store the description again.
 type Append struct {
-	Call Call
-	Task *store.Task
+	Call                       Call
+	Task                       *store.Task
+	SetSubject, SetDescription bool
 }
 
 // Message is a message injected at the start of a session's history.

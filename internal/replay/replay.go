@@ -85,6 +85,7 @@ type Step struct {
 	Outcome    Outcome
 	Divergence *Divergence
 	Task       *store.Task
+	Call       tools.Call // the decoded call, when applied
 }
 
 // Apply applies one call to st. It changes the store without rendering
@@ -136,14 +137,14 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 		return Step{Outcome: SkippedInvalid, Divergence: &Divergence{Seq: c.Seq,
 			Msg: fmt.Sprintf("%s was recorded as a success but fails now: %v", c.Name, err)}}, tools.Result{}
 	}
-	s := Step{Outcome: Applied, Task: &t}
+	s := Step{Outcome: Applied, Task: &t, Call: call}
 	// A create's recorded task is checked (its taskid above all: were one
 	// to differ, every later id would); an update's result is parsed only
 	// when asked, as updates are most of a log.
 	if call.Name != tools.TaskCreate && !checkAll {
 		return s, res
 	}
-	if recorded, ok := recordedTask(c.Result); ok && recorded != t {
+	if recorded, ok := recordedTask(c.Result); ok && recorded != tools.Echo(t) {
 		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded task %+v, replay made %+v", c.Name, recorded, t)}
 	}
 	return s, res

@@ -177,10 +177,28 @@ func (c *conn) handleLine(line []byte) {
 	switch {
 	case len(resps) == 0:
 	case batch:
-		c.send(resps)
+		b := []byte{'['}
+		for i, r := range resps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = c.appendResponse(b, r)
+		}
+		c.queue(append(b, ']'))
 	default:
-		c.send(resps[0])
+		c.queue(c.appendResponse(nil, resps[0]))
 	}
+}
+
+// appendResponse appends r encoded; one that cannot be encoded is answered
+// with an internal error in its place.
+func (c *conn) appendResponse(b []byte, r jsonrpc.Response) []byte {
+	out, err := r.AppendJSON(b)
+	if err != nil {
+		c.srv.log.Error("encode response", slog.Any("err", err))
+		out, _ = jsonrpc.ErrorResponse(r.ID, jsonrpc.Errorf(jsonrpc.CodeInternal, "encode response failed")).AppendJSON(b)
+	}
+	return out
 }
 
 // handle serves one request; ok is false for a notification.
@@ -233,6 +251,11 @@ func (c *conn) send(v any) bool {
 	if err != nil {
 		b = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"encode response failed"}}`, jsonrpc.CodeInternal)
 	}
+	return c.queue(b)
+}
+
+// queue hands an encoded message to the writer.
+func (c *conn) queue(b []byte) bool {
 	select {
 	case c.out <- b:
 		return true

@@ -308,13 +308,13 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	if m.afterExecute != nil {
 		m.afterExecute()
 	}
-	out, err := json.Marshal(res)
+	out, stored, err := tools.Encode(res)
 	if err != nil {
 		m.drop(s)
 		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
 	}
-	row := record.Append{Call: record.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
-		Arguments: args, IsError: res.IsError, Result: out}, Task: changed}
+	row := call.Append(record.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
+		Arguments: args, IsError: res.IsError, Result: stored}, changed)
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
 	rows := []record.Append{row}
@@ -370,7 +370,14 @@ func (m *Manager) recorded(ctx context.Context, session, name string, args json.
 	if row.Name != name || !sameJSON(row.Arguments, args) {
 		return nil, errorf(CodeConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
 	}
-	return row.Result, nil
+	out, err := tools.Restore(row.Result)
+	if err == nil && !json.Valid(out) {
+		err = errors.New("not JSON")
+	}
+	if err != nil {
+		return nil, &Error{Code: CodeInternal, Message: "the recorded result of callId " + callID, Err: err}
+	}
+	return out, nil
 }
 
 func sameJSON(a, b json.RawMessage) bool {
@@ -382,7 +389,7 @@ func sameJSON(a, b json.RawMessage) bool {
 }
 
 func marshal(r tools.Result) (json.RawMessage, error) {
-	b, err := json.Marshal(r)
+	b, _, err := tools.Encode(r)
 	if err != nil {
 		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
 	}

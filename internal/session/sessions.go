@@ -227,13 +227,13 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 		if step.Outcome != replay.Applied {
 			continue
 		}
-		out, err := json.Marshal(res)
+		_, stored, err := tools.Encode(res)
 		if err != nil {
 			m.drop(s)
 			return Resumed{}, &Error{Code: CodeInternal, Message: "encode result", Err: err}
 		}
-		rows = append(rows, record.Append{Call: record.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
-			Name: c.Name, Arguments: args, Result: out}, Task: step.Task})
+		rows = append(rows, step.Call.Append(record.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
+			Name: c.Name, Arguments: args, Result: stored}, step.Task))
 	}
 	if len(rows) > 0 {
 		if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsontext"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -39,6 +40,16 @@ type Call struct {
 
 // Writes reports whether the call changes the store.
 func (c Call) Writes() bool { return c.Name == TaskCreate || c.Name == TaskUpdate }
+
+// Append is the log row of a write that changed t, with which of t's text
+// fields the call set (a TaskCreate sets both).
+func (c Call) Append(row record.Call, t *store.Task) record.Append {
+	a := record.Append{Call: row, Task: t}
+	if t != nil {
+		a.SetSubject, a.SetDescription = c.Subject != nil, c.Description != nil
+	}
+	return a
+}
 
 // Patch is the change a TaskUpdate makes.
 func (c Call) Patch() store.Patch {

@@ -192,14 +192,17 @@ func RenderList(st *store.Store) string {
 }
 
 func taskResult(st *store.Store, what string, t store.Task) Result {
-	ov := overview(st)
+	ch := Change{Message: what, Task: Echo(t), Overview: overview(st)}
+	return Result{Content: []Content{{Type: "text", Text: ch.text()}}, StructuredContent: ch}
+}
+
+// Echo is t as a change's result shows it: a long description shortened
+// (the model has just written it; TaskGet shows it whole).
+func Echo(t store.Task) store.Task {
 	if utf8.RuneCountInString(t.Description) > maxEchoDescription {
 		t.Description = shorten(t.Description, maxEchoDescription)
 	}
-	return Result{
-		Content:           []Content{{Type: "text", Text: what + "\n\n" + ov.text()}},
-		StructuredContent: Change{Message: what, Task: t, Overview: ov},
-	}
+	return t
 }
 
 func notFound(st *store.Store, id int) Result {

@@ -368,3 +368,38 @@ func TestToolAnnotations(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "outputSchema", "the Anthropic API takes name, description and input_schema only")
 }
+
+func TestEncodeOnceAndRestore(t *testing.T) {
+	// Ensures a change is encoded once into what the host receives (the
+	// same bytes json.Marshal gives) and what the log keeps (the
+	// structured result alone), and that the stored form restores to the
+	// received one byte for byte; other results are stored whole.
+	st := store.New()
+	for i := range 20 {
+		tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %d <of> the plan","description":"Cover the error paths & the \"quoted\" ones."}`, i+1)))
+	}
+	for _, c := range []tools.Call{
+		mustDecode(t, tools.TaskUpdate, `{"taskid":3,"status":"inprogress"}`),
+		mustDecode(t, tools.TaskCreate, `{"subject":"ünïcode ✓","description":"`+strings.Repeat("long ", 100)+`"}`),
+		mustDecode(t, tools.TaskUpdate, `{"taskid":99,"status":"completed"}`), // an error
+		mustDecode(t, tools.TaskList, `{}`),
+	} {
+		res, _ := tools.Execute(st, c)
+		full, stored, err := tools.Encode(res)
+		require.NoError(t, err)
+		want, err := json.Marshal(res)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(full), "%s: the received result", c.Name)
+		assert.NotContains(t, string(full), `\u003c`, "not escaped for HTML: a model reads it")
+		if _, isChange := res.StructuredContent.(tools.Change); isChange {
+			assert.NotContains(t, string(stored), `"content"`, "a change is stored without its text")
+			assert.Less(t, len(stored), len(full))
+			assert.LessOrEqual(t, len(stored), 1024, "stored at 20 open tasks: %s", stored)
+		} else {
+			assert.Equal(t, string(full), string(stored), "%s is stored whole", c.Name)
+		}
+		restored, err := tools.Restore(stored)
+		require.NoError(t, err)
+		assert.Equal(t, string(full), string(restored), "%s: restored", c.Name)
+	}
+}
