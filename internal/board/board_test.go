@@ -1,0 +1,243 @@
+package board_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/board"
+)
+
+var bg = context.Background()
+
+func createTask(tb testing.TB, c *client.Client, session, subject, description string) {
+	tb.Helper()
+	r, err := c.CallTool(bg, client.ToolCall{SessionID: session, Name: "TaskCreate", Arguments: map[string]any{"subject": subject, "description": description}})
+	require.NoError(tb, err)
+	require.False(tb, r.IsError, r.Text())
+}
+
+func updateTask(tb testing.TB, c *client.Client, session string, taskid int, status string) {
+	tb.Helper()
+	r, err := c.CallTool(bg, client.ToolCall{SessionID: session, Name: "TaskUpdate", Arguments: map[string]any{"taskid": taskid, "status": status}})
+	require.NoError(tb, err)
+	require.False(tb, r.IsError, r.Text())
+}
+
+func TestBoardListsSessions(t *testing.T) {
+	// Ensures the page loads with the printed URL and lists every session,
+	// newest first, with its title, host, status and counts, and that the
+	// filters hide what does not match.
+	f := startBoard(t)
+	older, err := f.c.CreateSession(bg, client.CreateSession{Title: "Refactor the parser", Metadata: json.RawMessage(`{"host":"codex","directory":"/src/parser"}`)})
+	require.NoError(t, err)
+	createTask(t, f.c, older.ID, "Read the grammar", "")
+	updateTask(t, f.c, older.ID, 1, "completed")
+	createTask(t, f.c, older.ID, "Write the tests", "")
+	newer, err := f.c.CreateSession(bg, client.CreateSession{Title: "Ship the release", Metadata: json.RawMessage(`{"host":"claude-code"}`)})
+	require.NoError(t, err)
+
+	ctx := tab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url)))
+	waitFor(t, ctx, `document.body.dataset.ready === '1'`, 10*time.Second)
+	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('#session-list li')].map(li => li.innerText)`)
+	require.Len(t, rows, 2)
+	assert.Contains(t, rows[0], "Ship the release", "newest first")
+	assert.Contains(t, rows[0], "claude-code")
+	assert.Contains(t, rows[1], "Refactor the parser")
+	assert.Contains(t, rows[1], "codex · /src/parser")
+	assert.Contains(t, rows[1], "2 tasks: 1 pending, 0 in progress, 1 completed")
+	assert.Contains(t, rows[1], "active")
+	assert.Equal(t, "live", eval[string](t, ctx, `document.getElementById('conn').textContent`))
+	assert.NotContains(t, eval[string](t, ctx, `location.href`), "token", "the token leaves the address bar (the cookie keeps it)")
+
+	// A session created now shows up without a reload (the board looks
+	// for new ones every second).
+	eval[bool](t, ctx, `window.__marker = true`)
+	third, err := f.c.CreateSession(bg, client.CreateSession{Title: "Third"})
+	require.NoError(t, err)
+	waitFor(t, ctx, fmt.Sprintf(`!!document.querySelector('#session-list li[data-head=%q]')`, third.ID), 5*time.Second)
+	assert.Contains(t, eval[string](t, ctx, `document.querySelector('#session-list li').innerText`), "Third")
+	assert.True(t, eval[bool](t, ctx, `window.__marker === true`), "no reload")
+
+	// Text filter, then the status filter.
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("q"), "parser")))
+	waitFor(t, ctx, `[...document.querySelectorAll('#session-list li')].filter(li => !li.hidden).length === 1`, 5*time.Second)
+	assert.Contains(t, eval[string](t, ctx, `document.getElementById('session-count').textContent`), "1 of 3")
+	setFilter(t, ctx, "", "compacted")
+	waitFor(t, ctx, `[...document.querySelectorAll('#session-list li')].every(li => li.hidden)`, 5*time.Second)
+
+	// Opening a row shows its board.
+	setFilter(t, ctx, "", "all")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#session-list li[data-head=%q] button`, older.ID)))))
+	waitFor(t, ctx, `document.getElementById('board-h').textContent === 'Refactor the parser'`, 5*time.Second)
+	assert.Equal(t, []string{"Write the tests"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#col-pending .subject')].map(e => e.textContent)`))
+	assert.Equal(t, []string{"Read the grammar"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#col-completed .subject')].map(e => e.textContent)`))
+	_ = newer
+}
+
+// setFilter sets the filters as a person would, and lets the page react.
+func setFilter(tb testing.TB, ctx context.Context, q, status string) {
+	tb.Helper()
+	eval[bool](tb, ctx, fmt.Sprintf(`(() => {
+		const q = document.getElementById('q'), s = document.getElementById('status');
+		q.value = %q; q.dispatchEvent(new Event('input'));
+		s.value = %q; s.dispatchEvent(new Event('change'));
+		return true;
+	})()`, q, status))
+}
+
+func TestBoardShowsChangesLive(t *testing.T) {
+	// Ensures a TaskCreate and a TaskUpdate made over the socket appear on
+	// the open board within a second, without a reload; deleted tasks stay
+	// behind the toggle.
+	f := startBoard(t)
+	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Live"})
+	require.NoError(t, err)
+	createTask(t, f.c, s.ID, "Already there", "since before the page")
+
+	ctx := tab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"#"+s.ID)))
+	waitFor(t, ctx, `document.body.dataset.ready === '1'`, 10*time.Second)
+	assert.Equal(t, "Live", eval[string](t, ctx, `document.getElementById('board-h').textContent`))
+	assert.Equal(t, "Already there", eval[string](t, ctx, `document.querySelector('#col-pending li[data-taskid="1"] .subject').textContent`))
+	eval[bool](t, ctx, `window.__marker = true`)
+
+	start := time.Now()
+	createTask(t, f.c, s.ID, "Made over the socket", "appears by itself")
+	waitFor(t, ctx, `!!document.querySelector('#col-pending li[data-taskid="2"]')`, 5*time.Second)
+	assert.Less(t, time.Since(start), time.Second, "within a second of the change")
+	assert.Equal(t, "#2 Made over the socket", eval[string](t, ctx, `document.querySelector('#col-pending li[data-taskid="2"] .task-head').textContent`))
+	assert.Equal(t, "appears by itself", eval[string](t, ctx, `document.querySelector('#col-pending li[data-taskid="2"] .desc').textContent`))
+
+	start = time.Now()
+	updateTask(t, f.c, s.ID, 1, "inprogress")
+	waitFor(t, ctx, `!!document.querySelector('#col-inprogress li[data-taskid="1"]')`, 5*time.Second)
+	assert.Less(t, time.Since(start), time.Second)
+	updateTask(t, f.c, s.ID, 2, "deleted")
+	waitFor(t, ctx, `!!document.querySelector('#col-deleted li[data-taskid="2"]')`, 5*time.Second)
+	assert.Equal(t, 0, eval[int](t, ctx, `document.querySelectorAll('#col-pending li').length`))
+	assert.True(t, eval[bool](t, ctx, `document.getElementById('col-deleted-wrap').hidden`), "deleted tasks are behind the toggle")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("toggle-deleted"))))
+	assert.False(t, eval[bool](t, ctx, `document.getElementById('col-deleted-wrap').hidden`))
+	assert.Equal(t, "true", eval[string](t, ctx, `document.getElementById('toggle-deleted').getAttribute('aria-pressed')`))
+	assert.Contains(t, eval[string](t, ctx, `document.getElementById('board-progress-text').textContent`), "2 tasks: 0 pending, 1 in progress, 0 completed, 1 deleted")
+	// The list's row follows too (its counts are re-read after a change).
+	waitFor(t, ctx, fmt.Sprintf(`document.querySelector('#session-list li[data-head=%q]').innerText.includes('1 in progress')`, s.ID), 5*time.Second)
+	assert.True(t, eval[bool](t, ctx, `window.__marker === true`), "no reload")
+	waitFor(t, ctx, `document.getElementById('announce').textContent.includes('#2')`, 5*time.Second)
+}
+
+func TestBoardFollowsCompaction(t *testing.T) {
+	// Ensures a compaction moves the open board to the successor (its
+	// tasks, its id in the address), folds the lineage into one row, and
+	// that the successor's changes then show.
+	f := startBoard(t)
+	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Long run"})
+	require.NoError(t, err)
+	createTask(t, f.c, s.ID, "Before compaction", "")
+
+	ctx := tab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"#"+s.ID)))
+	waitFor(t, ctx, `document.body.dataset.ready === '1'`, 10*time.Second)
+
+	out, err := f.c.Compact(bg, client.Compact{SessionID: s.ID})
+	require.NoError(t, err)
+	next := out.Session.ID
+	waitFor(t, ctx, fmt.Sprintf(`location.hash === '#' + %q`, next), 5*time.Second)
+	waitFor(t, ctx, fmt.Sprintf(`document.getElementById('board-meta').textContent.startsWith(%q)`, next), 5*time.Second)
+	assert.Equal(t, "Before compaction", eval[string](t, ctx, `document.querySelector('#col-pending li[data-taskid="1"] .subject').textContent`))
+	waitFor(t, ctx, `document.querySelectorAll('#session-list li').length === 1 && document.querySelector('#session-list li').innerText.includes('1 compaction')`, 5*time.Second)
+	assert.Equal(t, next, eval[string](t, ctx, `document.querySelector('#session-list li').dataset.head`))
+
+	createTask(t, f.c, next, "After compaction", "")
+	waitFor(t, ctx, `!!document.querySelector('#col-pending li[data-taskid="2"]')`, 5*time.Second)
+
+	// Opening the old id shows its lineage's head.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.base+"/#"+s.ID)))
+	waitFor(t, ctx, fmt.Sprintf(`location.hash === '#' + %q && document.querySelectorAll('#col-pending li').length === 2`, next), 5*time.Second)
+}
+
+func TestBoardRefusesWithoutToken(t *testing.T) {
+	// Ensures a request without the token, with a wrong one, for another
+	// Host (DNS rebinding) or with a method other than GET is refused, and
+	// that bad requests get clear errors while the board serves on.
+	f := startBoard(t)
+	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Secret"})
+	require.NoError(t, err)
+
+	ctx := tab(t)
+	res, err := chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(http.StatusForbidden), res.Status)
+	text := eval[string](t, ctx, `document.body.innerText`)
+	assert.Contains(t, text, "token")
+	assert.NotContains(t, text, "Secret")
+	res, err = chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/events"))
+	require.NoError(t, err)
+	assert.Equal(t, int64(http.StatusForbidden), res.Status)
+
+	for _, c := range []struct {
+		name, method, path, host string
+		cookie                   bool
+		code                     int
+		body                     string
+	}{
+		{"NoToken", "GET", "/api/board?id=" + s.ID, "", false, 403, "token"},
+		{"WrongToken", "GET", "/?token=" + strings.Repeat("0", len(f.token)), "", false, 403, "token"},
+		{"WrongTokenCookie", "GET", "/events?token=x", "", true, 403, "token"},
+		{"BadHost", "GET", "/?token=" + f.token, "attacker.example:" + f.port, false, 403, "Host"},
+		{"BadHostPort", "GET", "/?token=" + f.token, "127.0.0.1:1", false, 403, "Host"},
+		{"Post", "POST", "/?token=" + f.token, "", false, 405, "read-only"},
+		{"Delete", "DELETE", "/api/board?id=" + s.ID, "", true, 405, "read-only"},
+		{"NoID", "GET", "/api/board", "", true, 400, "id=SESSION"},
+		{"UnknownSession", "GET", "/api/board?id=ghost", "", true, 404, `no session \"ghost\"`},
+		{"UnknownPath", "GET", "/nothing", "", true, 404, ""},
+		{"TokenInQuery", "GET", "/?token=" + f.token, "", false, 200, "tasksessiond board"},
+		{"Localhost", "GET", "/", "localhost:" + f.port, true, 200, "tasksessiond board"},
+		{"Cookie", "GET", "/api/board?id=" + s.ID, "", true, 200, `"title":"Secret"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, body := f.get(t, c.method, c.path, c.host, c.cookie)
+			assert.Equal(t, c.code, res.StatusCode, body)
+			assert.Contains(t, body, c.body)
+			if c.code == 403 {
+				assert.NotContains(t, body, "Secret")
+			}
+			if c.code == 405 {
+				assert.Equal(t, "GET", res.Header.Get("Allow"))
+			}
+			assert.NotEmpty(t, res.Header.Get("Content-Security-Policy"))
+		})
+	}
+	res2, _ := f.get(t, "GET", "/?token="+f.token, "", false)
+	var set bool
+	for _, ck := range res2.Cookies() {
+		if ck.Name == "tasksessiond-board-"+f.port {
+			set = true
+			assert.True(t, ck.HttpOnly)
+			assert.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+		}
+	}
+	assert.True(t, set, "the token in the URL sets the cookie")
+}
+
+func TestListenLoopbackOnly(t *testing.T) {
+	// Ensures the board will not listen beyond this machine.
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:0"} {
+		_, err := board.Listen(addr)
+		assert.Error(t, err, addr)
+	}
+	ln, err := board.Listen("localhost:0")
+	require.NoError(t, err)
+	ln.Close()
+}
