@@ -267,7 +267,7 @@ func (a *actor) send(ctx context.Context, c *client.Client, p pending) error {
 	} else {
 		want, _ = tools.Execute(a.model, call)
 	}
-	if b, _ := json.Marshal(want); string(b) != string(raw) {
+	if b, _, _ := tools.Encode(want); string(b) != string(raw) {
 		a.mismatches++
 	}
 	return nil

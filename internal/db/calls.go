@@ -104,7 +104,11 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now 
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
-	rows, err := d.q.QueryContext(ctx, ScanCallsSQL, sessionID)
+	return d.eachCall(ctx, ScanCallsSQL, fn, sessionID)
+}
+
+func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) error, sessionID string, params ...any) error {
+	rows, err := d.q.QueryContext(ctx, query, append([]any{sessionID}, params...)...)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -147,7 +148,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
-	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: func(row *record.Call) {
+	each := func(row *record.Call) {
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = row.Seq
 		}
@@ -158,7 +159,17 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			s.forced = &forced
 		}
 		last = row.Seq
-	}})
+	}
+	l, err := m.loadProjected(ctx, s, each, &last)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		// The log is the truth; the projection only saves time.
+		m.log.Warn("loading from the projection failed; replaying the whole log", slog.String(keySession, s.id), slog.Any("err", err))
+		clear(s.callIDs)
+		s.forced, last, l, err = nil, 0, replay.Loaded{}, nil
+	}
+	if err == nil && l.Store == nil {
+		l, err = replay.Session(ctx, m.db, s.id, replay.Options{Each: each})
+	}
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
@@ -183,6 +194,36 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	}
 	s.loaded = true
 	return nil
+}
+
+// loadProjected starts a session from its projection and replays the log
+// past it; a Loaded with no store means the session has no projection to
+// start from.
+func (m *Manager) loadProjected(ctx context.Context, s *session, each func(*record.Call), last *int64) (replay.Loaded, error) {
+	rec, p, ok, err := m.db.LoadProjected(ctx, s.id)
+	if err != nil || !ok {
+		return replay.Loaded{}, err
+	}
+	// Taskids run from 1 with none removed, so a whole projection holds
+	// every one below the next.
+	if len(p.Tasks) != p.Next-1 {
+		return replay.Loaded{}, fmt.Errorf("session %s: its projection holds %d tasks up to taskid %d", s.id, len(p.Tasks), p.Next-1)
+	}
+	st, err := store.Restore(store.Snapshot{Tasks: p.Tasks, NextTaskid: p.Next})
+	if err != nil {
+		return replay.Loaded{}, fmt.Errorf("session %s: its projection: %w", s.id, err)
+	}
+	maps.Copy(s.callIDs, p.CallIDs)
+	if p.Forced != nil {
+		each(p.Forced)
+	}
+	*last = p.Through
+	report, err := replay.Tail(ctx, m.db, s.id, p.Through, st, replay.Options{Each: each})
+	if err != nil {
+		return replay.Loaded{}, err
+	}
+	*last = max(*last, p.Last)
+	return replay.Loaded{Session: rec, Store: st, Report: report}, nil
 }
 
 // inherit finds s's ancestors, whose logs a retried callId is looked up in

@@ -1,0 +1,102 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+// Loading a session after a restart starts from its projection when it
+// has one: the tasks as of projected_seq, then the log past it replayed.
+// Replaying a long log from its first row is what fsck does, to check
+// that the two agree.
+
+// Projected is a session's projection, where loading it can start.
+type Projected struct {
+	Through int64        // the projection holds the log's effect up to this seq
+	Tasks   []store.Task // in taskid order
+	Next    int          // the next taskid
+	// CallIDs holds the callId of every row up to Through, and Forced the
+	// TaskList fired at compaction (nil if none): what the rows not
+	// replayed would have given.
+	CallIDs map[string]int64
+	Forced  *record.Call
+	Last    int64 // the session's last seq
+}
+
+// LoadProjected returns a session (without its snapshot) and its
+// projection; ok is false when it has none to start from (a session with
+// no projected rows, or a successor whose first tasks are not projected
+// yet), and the log must be replayed from its snapshot and first row.
+func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, p Projected, ok bool, err error) {
+	err = d.ReadTx(ctx, func(v *DB) error {
+		var err error
+		if rec, err = v.GetSession(ctx, id); err != nil {
+			return err
+		}
+		var at struct {
+			Through   int64         `db:"projected_seq"`
+			Snapshot  sql.NullInt64 `db:"snapshot_projected"`
+			Last      int64         `db:"last"`
+			MaxTaskid sql.NullInt64 `db:"max_taskid"`
+		}
+		if err := v.q.GetContext(ctx, &at, `SELECT s.projected_seq,
+				(SELECT b.projected FROM snapshots b WHERE b.session_id = s.id) AS snapshot_projected,
+				coalesce((SELECT max(c.seq) FROM tool_calls c WHERE c.session_id = s.id), 0) AS last,
+				(SELECT max(t.taskid) FROM task_projection t WHERE t.session_id = s.id) AS max_taskid
+			FROM sessions s WHERE s.id = ?`, id); err != nil {
+			return fmt.Errorf("projection of %s: %w", id, err)
+		}
+		hasSnapshot := at.Snapshot.Valid
+		if hasSnapshot && at.Snapshot.Int64 == 0 || !hasSnapshot && at.Through == 0 {
+			return nil
+		}
+		p = Projected{Through: at.Through, Last: at.Last, Next: int(at.MaxTaskid.Int64) + 1, CallIDs: map[string]int64{}}
+		if err := v.q.SelectContext(ctx, &p.Tasks, `SELECT taskid, status, subject, description FROM task_projection
+			WHERE session_id = ? ORDER BY taskid`, id); err != nil {
+			return fmt.Errorf("projection of %s: %w", id, err)
+		}
+		rows, err := v.q.QueryContext(ctx, `SELECT call_id, seq FROM tool_calls WHERE session_id = ? AND seq <= ? AND call_id IS NOT NULL`, id, at.Through)
+		if err != nil {
+			return fmt.Errorf("callIds of %s: %w", id, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var callID string
+			var seq int64
+			if err := rows.Scan(&callID, &seq); err != nil {
+				return fmt.Errorf("callIds of %s: %w", id, err)
+			}
+			p.CallIDs[callID] = seq
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("callIds of %s: %w", id, err)
+		}
+		var forced callRow
+		err = v.q.GetContext(ctx, &forced, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND forced = 1 ORDER BY seq LIMIT 1`, id)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("forced call of %s: %w", id, err)
+		default:
+			c := forced.call()
+			p.Forced = &c
+		}
+		ok = true
+		return nil
+	})
+	return rec, p, ok, err
+}
+
+// EachCallAfter is EachCall for the rows past seq after.
+func (d *DB) EachCallAfter(ctx context.Context, sessionID string, after int64, fn func(*record.Call) error) error {
+	return d.eachCall(ctx, scanCallsAfterSQL, fn, sessionID, after)
+}
+
+const scanCallsAfterSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? AND seq > ? ORDER BY seq`
+
+
