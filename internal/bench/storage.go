@@ -215,7 +215,8 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 			if floor {
 				_, err = tx.StmtContext(ctx, insFloor).ExecContext(ctx, sid, seqs[s], storageRow)
 			} else {
-				_, err = tx.StmtContext(ctx, insCall).ExecContext(ctx, sid, seqs[s], fmt.Sprintf("c-%d-%d", s, seqs[s]), "TaskCreate", rowArgs, false, storageRow, false, now, seqs[s])
+				_, err = tx.StmtContext(ctx, insCall).ExecContext(ctx, sid, seqs[s], fmt.Sprintf("c-%d-%d", s, seqs[s]), "TaskCreate", rowArgs, false, storageRow, false, now, seqs[s],
+					"pending", "Write the parser tests", "Cover the error paths.")
 			}
 			if err == nil && projection {
 				_, err = tx.StmtContext(ctx, insTask).ExecContext(ctx, sid, seqs[s], "pending", "Write the parser tests", "Cover the error paths.", now, now)

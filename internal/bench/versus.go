@@ -158,7 +158,7 @@ func moduleRoot(ctx context.Context) (string, error) {
 // rawSingle is the raw loop: one log row per commit, full sync.
 func (b *bencher) rawSingle(ctx context.Context) (Rate, error) {
 	var r Results
-	if err := b.rawOnce(ctx, db.SyncFull, []int{1}, &r); err != nil {
+	if err := b.rawOnce(ctx, db.SyncFull, []int{1}, false, &r); err != nil {
 		return Rate{}, err
 	}
 	return r.Raw[0], nil

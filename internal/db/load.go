@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -56,28 +58,27 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 			return nil
 		}
 		p = Projected{Through: at.Through, Last: at.Last, Next: int(at.MaxTaskid.Int64) + 1, CallIDs: map[string]int64{}}
-		if err := v.q.SelectContext(ctx, &p.Tasks, `SELECT taskid, status, subject, description FROM task_projection
-			WHERE session_id = ? ORDER BY taskid`, id); err != nil {
-			return fmt.Errorf("projection of %s: %w", id, err)
+		if p.Tasks, err = projectedTasks(ctx, v, id); err != nil {
+			return err
 		}
-		rows, err := v.q.QueryContext(ctx, `SELECT call_id, seq FROM tool_calls WHERE session_id = ? AND seq <= ? AND call_id IS NOT NULL`, id, at.Through)
-		if err != nil {
+		// One row, built by SQLite: a row per callId would cost more in
+		// the driver than in the scan.
+		var ids sql.NullString
+		if err := v.q.GetContext(ctx, &ids, `SELECT group_concat(seq || ' ' || call_id, char(10)) FROM tool_calls
+			WHERE session_id = ? AND seq <= ? AND call_id IS NOT NULL`, id, at.Through); err != nil {
 			return fmt.Errorf("callIds of %s: %w", id, err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var callID string
-			var seq int64
-			if err := rows.Scan(&callID, &seq); err != nil {
-				return fmt.Errorf("callIds of %s: %w", id, err)
+		for line := range strings.SplitSeq(ids.String, "\n") {
+			seq, callID, found := strings.Cut(line, " ")
+			n, err := strconv.ParseInt(seq, 10, 64)
+			if !found || err != nil {
+				continue // "" when there are none
 			}
-			p.CallIDs[callID] = seq
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("callIds of %s: %w", id, err)
+			p.CallIDs[callID] = n
 		}
 		var forced callRow
-		err = v.q.GetContext(ctx, &forced, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND forced = 1 ORDER BY seq LIMIT 1`, id)
+		// Compaction logs a successor's forced TaskList as its first row.
+		err = v.q.GetContext(ctx, &forced, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND seq = 1 AND forced = 1`, id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -99,4 +100,25 @@ func (d *DB) EachCallAfter(ctx context.Context, sessionID string, after int64, f
 
 const scanCallsAfterSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? AND seq > ? ORDER BY seq`
 
-
+// projectedTasks reads a session's projection, scanning rows directly: at
+// 10,000 tasks, sqlx's reflection costs more than the query.
+func projectedTasks(ctx context.Context, v *DB, id string) ([]store.Task, error) {
+	rows, err := v.q.QueryContext(ctx, `SELECT taskid, status, subject, description FROM task_projection
+		WHERE session_id = ? ORDER BY taskid`, id)
+	if err != nil {
+		return nil, fmt.Errorf("projection of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var tasks []store.Task
+	for rows.Next() {
+		var t store.Task
+		if err := rows.Scan(&t.Taskid, &t.Status, &t.Subject, &t.Description); err != nil {
+			return nil, fmt.Errorf("projection of %s: %w", id, err)
+		}
+		tasks = append(tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("projection of %s: %w", id, err)
+	}
+	return tasks, nil
+}
