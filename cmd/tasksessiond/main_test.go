@@ -131,7 +131,12 @@ func TestKillAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before.StructuredContent.Tasks, resumed.Tasks)
 	assert.Equal(t, 6, resumed.NextTaskid)
-	assert.Equal(t, client.ReplayReport{Applied: 7, SkippedErrors: 1}, resumed.Replay)
+	// The restarted daemon projects what the killed one left, then loads
+	// the session from the projection and replays the rows past it: all of
+	// them, some or none, as the two race.
+	assert.LessOrEqual(t, resumed.Replay.Applied, 7)
+	assert.LessOrEqual(t, resumed.Replay.SkippedErrors, 1)
+	assert.Zero(t, resumed.Replay.Divergent)
 
 	after, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskList"})
 	require.NoError(t, err)
