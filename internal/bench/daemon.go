@@ -181,13 +181,13 @@ func (b *bencher) socketPhase(ctx context.Context, sync db.Sync, r *Results) (er
 		}
 	}
 	for _, n := range concurrency {
-		ids, err := newSessions(ctx, c, n)
+		ids, err := seeded(ctx, rd.socket, n, openTasks)
 		if err != nil {
 			return err
 		}
-		// Each session creates a task, then completes it: the mix a
-		// working model produces, with the open list staying short.
-		rate, lat, err := b.drive(ctx, rd.socket, n, workload(ctx, ids))
+		// Each session holds openTasks open tasks, creates one, then
+		// completes the oldest: the mix a working agent produces.
+		rate, lat, err := b.drive(ctx, rd.socket, n, agentMix(ctx, ids))
 		if err != nil {
 			return err
 		}

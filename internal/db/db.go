@@ -64,9 +64,10 @@ type Options struct {
 	// WALLimit is the WAL size past which the writer empties it between
 	// two commits; default 16 MiB.
 	WALLimit int64
-	// ProjectInterval is how often the tasks projection is brought up to
-	// date under load, and how long the writes pause before it is when
-	// idle; default 100 ms.
+	// ProjectInterval bounds how far the tasks projection lags behind
+	// writes that never pause; default 1 s. It is brought up to date when
+	// the writes pause for a hundredth of it, and when projectBatch
+	// changes wait.
 	ProjectInterval time.Duration
 }
 
@@ -239,7 +240,7 @@ func (o Options) withDefaults() Options {
 		o.WALLimit = 16 << 20
 	}
 	if o.ProjectInterval <= 0 {
-		o.ProjectInterval = 100 * time.Millisecond
+		o.ProjectInterval = time.Second
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second

@@ -774,3 +774,28 @@ func TestRefusesAnotherProgramsDatabaseOfViewsOnly(t *testing.T) {
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'goose_db_version'`).Scan(&n))
 	assert.Zero(t, n, "not migrated")
 }
+
+func TestProjectorWaitsForAPause(t *testing.T) {
+	// Ensures the projector stays off the writer while writes keep coming
+	// and brings the projection up to date once they pause (a hundredth of
+	// ProjectInterval), the tasks view being exact throughout.
+	path := filepath.Join(t.TempDir(), "p.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: 20 * time.Second})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	raw := testutil.RawDB(t, path)
+	projectedRows := func() int {
+		var n int
+		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 's'`).Scan(&n))
+		return n
+	}
+	for i := range 20 {
+		writeTask(t, d, "s", int64(i+1), store.Task{Taskid: i + 1, Status: store.Pending, Subject: fmt.Sprint("t", i)})
+	}
+	assert.Zero(t, projectedRows(), "no projection between writes less than 200 ms apart")
+	got, err := d.Tasks(ctx, "s")
+	require.NoError(t, err)
+	assert.Len(t, got, 20, "the view is exact meanwhile")
+	assert.Eventually(t, func() bool { return projectedRows() == 20 }, 5*time.Second, 20*time.Millisecond, "projected once the writes paused")
+}

@@ -63,7 +63,7 @@ func (d *DB) writer() {
 		var first *appendReq
 		var idle <-chan time.Time // project what waits once the writes pause
 		if d.proj.waiting() {
-			idle = time.After(d.projectEvery)
+			idle = time.After(d.projectEvery / projectPause)
 		}
 		select {
 		case <-tick.C:

@@ -13,9 +13,9 @@ import (
 )
 
 // The tasks projection is kept off the hot path. A commit writes the log
-// rows only; the writer remembers each committed task change, and every
-// Options.ProjectInterval (or once projectBatch changes wait) writes the latest
-// state of each changed task to task_projection in one transaction, with
+// rows only; the writer remembers each committed task change, and when
+// the writes pause (see projectPause) writes the latest state of each
+// changed task to task_projection in one transaction, with
 // each session's projected_seq. The tasks view lays the log's rows past
 // projected_seq over the projection, so it is exact at every moment; the
 // projection only keeps that tail short. Many changes to one session then
@@ -25,9 +25,15 @@ import (
 // tasks are the sealed parent's projection, which the projector copies to
 // it (before any change to them), and which the view reads until then.
 
-// projectBatch is how many task changes may wait before the projector
-// runs whatever the time.
-const projectBatch = 4096
+// The projector runs when the writes pause for a projectPause-th of
+// Options.ProjectInterval (10 ms by default): under load it would take the
+// writer from the commits, so then it waits until projectBatch changes
+// wait or the interval has passed, and a task changed many times meanwhile
+// is written once.
+const (
+	projectBatch = 4096
+	projectPause = 100
+)
 
 // projected is a task change waiting for the projector.
 type projected struct {
