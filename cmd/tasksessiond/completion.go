@@ -9,7 +9,7 @@ import (
 )
 
 // ownCommands are the subcommands main handles itself.
-var ownCommands = []string{"serve", "mcp", "hook", "fsck", "bench", "board", "completion", "version", "help"}
+var ownCommands = []string{"serve", "mcp", "hook", "fsck", "board", "completion", "version", "help"}
 
 func completionCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 || args[0] != "bash" {

@@ -38,8 +38,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, rest, stderr)
 	case "fsck":
 		return fsckCmd(ctx, rest, stdout, stderr)
-	case "bench":
-		return benchCmd(ctx, rest, stdout, stderr)
 	case "mcp":
 		return mcpCmd(ctx, rest, stderr)
 	case "hook":
@@ -76,7 +74,6 @@ The daemon:
   mcp         an MCP server on stdio that forwards the Task tools to the daemon
   hook        the SessionStart hook of Claude Code or Codex CLI: the list follows the conversation
   fsck        check the database: replay every session and compare (no daemon needed)
-  bench       measure the daemon against raw SQLite and the socket's no-op ceiling, in one run
   board       serve a live, read-only web page of every session and its tasks (on 127.0.0.1)
 
 Talking to a running daemon:

@@ -409,7 +409,7 @@ func TestWatchAndExport(t *testing.T) {
 func TestCompletion(t *testing.T) {
 	out, _, code := cli(t, "", "completion", "bash")
 	require.Equal(t, 0, code)
-	for _, name := range []string{"serve", "mcp", "watch", "export", "compact", "fsck", "bench"} {
+	for _, name := range []string{"serve", "mcp", "watch", "export", "compact", "fsck"} {
 		assert.Regexp(t, `[" ]`+name+`[" ]`, out)
 	}
 	script := filepath.Join(t.TempDir(), "c.bash")
@@ -425,7 +425,7 @@ func TestCompletion(t *testing.T) {
 func TestEveryCommandHasHelp(t *testing.T) {
 	// Ensures each subcommand answers --help with its usage and examples,
 	// on standard output (asked-for help is the answer), exit 0.
-	for _, name := range []string{"serve", "mcp", "hook", "fsck", "bench", "status", "sessions", "new", "tasks", "call", "watch", "export", "snapshot", "compact", "lineage"} {
+	for _, name := range []string{"serve", "mcp", "hook", "fsck", "status", "sessions", "new", "tasks", "call", "watch", "export", "snapshot", "compact", "lineage"} {
 		out, errOut, code := cli(t, "", name, "--help")
 		assert.Equal(t, 0, code, name)
 		assert.Contains(t, out, "Usage: tasksessiond "+name, name)
@@ -453,5 +453,20 @@ func TestSecondDaemonRefused(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range entries {
 		assert.NotContains(t, e.Name(), ".lock", "no lock file is made")
+	}
+}
+
+func TestBinaryHoldsNoTestRigs(t *testing.T) {
+	// Ensures the product binary links no benchmark, crash harness or test
+	// helper: they live in their own commands (cmd/tsdbench,
+	// cmd/crashtest) and in tests.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go toolchain to list the binary's packages")
+	}
+	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
+	require.NoError(t, err)
+	for _, rig := range []string{"internal/bench", "internal/crashtest", "internal/testutil", "e2e/"} {
+		assert.NotContains(t, string(out), "tasksessiond/"+rig)
 	}
 }

@@ -1,19 +1,31 @@
+// Command tsdbench measures tasksessiond against its physical limits and
+// against a baseline commit, in one run: `go run ./cmd/tsdbench --quick`.
+// It lives apart from the daemon's binary, which ships without it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/tasksessiond/tasksessiond/internal/bench"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 )
 
-func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tasksessiond bench", flag.ContinueOnError)
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tsdbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a smoke run (under a minute): short phases, small sizes")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
@@ -21,7 +33,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	baseline := fs.String("baseline", bench.DefaultBaseline, "the commit whose binary is measured side by side with this tree's (\"\" for none)")
 	only := fs.String("only", "", "run only these parts, comma-separated (e.g. \"side by side\"); the targets of the others are not checked")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: tasksessiond bench [flags]
+		fmt.Fprint(fs.Output(), `Usage: go run ./cmd/tsdbench [flags]
 
 Measure, in one run on temp databases with the daemon's pragmas: raw SQLite
 inserts of the log's rows (one per commit and batched) under full and normal
@@ -45,33 +57,36 @@ The full run takes about four minutes.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --json > bench.json\n")
+		fmt.Fprint(fs.Output(), "\nExamples:\n  go run ./cmd/tsdbench --quick\n  go run ./cmd/tsdbench --json > bench.json\n  go run ./cmd/tsdbench --only \"side by side\" --baseline 35edbf9\n")
 	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
 	}
 	dir, err := bench.TempDir()
 	if err != nil {
-		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+			fmt.Fprintf(stderr, "tsdbench: %v\n", err)
 			return 1
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+			fmt.Fprintf(stderr, "tsdbench: %v\n", err)
 			return 1
 		}
 		defer pprof.StopCPUProfile()
 	}
 	r, err := bench.Run(ctx, bench.Config{Dir: dir, Quick: *quick, Log: stderr, Baseline: *baseline, Only: *only})
 	if err != nil {
-		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
 		return 1
 	}
 	if *asJSON {
