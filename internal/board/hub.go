@@ -44,7 +44,7 @@ const (
 )
 
 // errDaemonDown is what a page is told while the hub has no connection.
-var errDaemonDown = errors.New("not connected to the daemon; reconnecting")
+var errDaemonDown = errors.New("cannot reach the daemon")
 
 // hub keeps the sessions as the daemon last told it, one connection that
 // watches every session, and the pages' event streams. Its one goroutine
@@ -68,13 +68,6 @@ type subscriber struct {
 
 func newHub(dial func(context.Context) (*client.Client, error), log *slog.Logger) *hub {
 	return &hub{dial: dial, log: log, down: "connecting to the daemon", sessions: map[string]wire.Session{}, subs: map[*subscriber]struct{}{}}
-}
-
-// client returns the connection for a page's request, nil while down.
-func (h *hub) client() *client.Client {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.c
 }
 
 // run follows the daemon until ctx ends, reconnecting (with the same dial,
@@ -156,11 +149,17 @@ func (h *hub) follow(ctx context.Context, c *client.Client) error {
 	h.mu.Unlock()
 	h.log.Info("board following the daemon", slog.Int("sessions", len(all)))
 
-	dirty := map[string]bool{}
-	refresh := time.NewTicker(refreshEvery)
-	defer refresh.Stop()
-	poll := time.NewTicker(pollEvery)
-	defer poll.Stop()
+	// The changes go to the pages at once; re-reading the rows they touch
+	// (and looking for new sessions) runs beside, as it may wait on the
+	// daemon's database.
+	var dirty dirtySet
+	rctx, stop := context.WithCancel(ctx)
+	reread := make(chan error, 1)
+	go func() { reread <- h.reread(rctx, c, &dirty) }()
+	defer func() {
+		stop()
+		<-reread
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -169,6 +168,9 @@ func (h *hub) follow(ctx context.Context, c *client.Client) error {
 			return fmt.Errorf("the daemon closed the connection: %w", c.Err())
 		case <-behind:
 			return errors.New("the board fell behind the daemon's changes")
+		case err := <-reread:
+			reread <- nil // for the deferred wait
+			return err
 		case n := <-events:
 			ev, err := client.DecodeEvent(n)
 			if err != nil {
@@ -178,24 +180,63 @@ func (h *hub) follow(ctx context.Context, c *client.Client) error {
 			switch n.Method {
 			case client.NotifyTasksChanged:
 				h.broadcast("task", ev)
-				dirty[ev.SessionID] = true
+				dirty.add(ev.SessionID)
 			case client.NotifySessionCompacted:
 				h.broadcast("compacted", ev)
-				dirty[ev.SessionID], dirty[ev.SuccessorID] = true, true
+				dirty.add(ev.SessionID, ev.SuccessorID)
 			case client.NotifyWatchLagged:
 				return fmt.Errorf("the daemon dropped the board's watch: %s", ev.Message)
 			}
+		}
+	}
+}
+
+// dirtySet is the sessions changed since their rows were last read.
+type dirtySet struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (d *dirtySet) add(ids ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ids == nil {
+		d.ids = map[string]bool{}
+	}
+	for _, id := range ids {
+		d.ids[id] = true
+	}
+}
+
+func (d *dirtySet) take() map[string]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ids := d.ids
+	d.ids = nil
+	return ids
+}
+
+// reread re-reads the changed sessions' rows every refreshEvery, and looks
+// for new sessions every pollEvery, until ctx ends or the daemon fails.
+func (h *hub) reread(ctx context.Context, c *client.Client, dirty *dirtySet) error {
+	refresh := time.NewTicker(refreshEvery)
+	defer refresh.Stop()
+	poll := time.NewTicker(pollEvery)
+	defer poll.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
 		case <-refresh.C:
-			if len(dirty) > 0 {
-				if err := h.refresh(ctx, c, dirty); err != nil {
-					return err
-				}
-				clear(dirty)
+			if ids := dirty.take(); len(ids) > 0 {
+				err = h.refresh(ctx, c, ids)
 			}
 		case <-poll.C:
-			if err := h.pollNew(ctx, c); err != nil {
-				return err
-			}
+			err = h.pollNew(ctx, c)
+		}
+		if err != nil && ctx.Err() == nil {
+			return err
 		}
 	}
 }
@@ -351,17 +392,28 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// board reads the board of id's lineage head.
+// board reads the board of id's lineage head. It goes to the head the hub
+// knows of and resumes it (the daemon answers from memory), following
+// successors it did not know of yet; sessions/get is not asked, as right
+// after a burst of writes it waits on the database.
 func (h *hub) board(ctx context.Context, id string) (Board, error) {
-	c := h.client()
-	if c == nil {
-		return Board{}, errDaemonDown
-	}
-	head, err := c.Head(ctx, id)
+	// A connection of its own: the daemon serves one connection's requests
+	// in order, and the hub's may be waiting on a slow list.
+	c, err := h.dial(ctx)
 	if err != nil {
-		return Board{}, err
+		return Board{}, fmt.Errorf("%w: %w", errDaemonDown, err)
 	}
-	r, err := c.ResumeSession(ctx, head.ID)
+	defer c.Close()
+	h.mu.Lock()
+	if _, ok := h.sessions[id]; ok {
+		r := h.rowLocked(id)
+		id = r.Head.ID
+	}
+	h.mu.Unlock()
+	r, err := c.ResumeSession(ctx, id)
+	for hops := 0; err == nil && r.Session.SuccessorID != "" && hops < 1000; hops++ {
+		r, err = c.ResumeSession(ctx, r.Session.SuccessorID)
+	}
 	if err != nil {
 		return Board{}, err
 	}

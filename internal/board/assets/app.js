@@ -11,10 +11,17 @@
   // Timings the browser tests and the benchmark read.
   const timing = (window.__board = { ready: 0, listAt: 0, boardAt: 0, applies: [] });
   const afterPaint = (cb) => requestAnimationFrame(() => setTimeout(cb, 0));
-  const recordApply = (kind, t0) => afterPaint(() => {
-    timing.applies.push({ kind, received: t0, painted: performance.now() });
-    if (timing.applies.length > 200) timing.applies.splice(0, 100);
-  });
+  const recordApply = (kind, t0) => {
+    const applied = performance.now();
+    let frame = 0;
+    requestAnimationFrame(() => {
+      frame = performance.now();
+      setTimeout(() => {
+        timing.applies.push({ kind, received: t0, applied, frame, painted: performance.now() });
+        if (timing.applies.length > 200) timing.applies.splice(0, 100);
+      }, 0);
+    });
+  };
 
   // The token came in the URL; the cookie now carries it, so take it out
   // of the address bar (and of anything copied from it).
@@ -201,6 +208,7 @@
     id: null, session: null, tasks: new Map(), els: new Map(),
     order: { pending: [], inprogress: [], completed: [], deleted: [] },
     counts: { total: 0, pending: 0, inprogress: 0, completed: 0, deleted: 0 },
+    shown: { pending: 0, inprogress: 0, completed: 0, deleted: 0 }, gen: 0,
     queue: null, loads: 0, showDeleted: false,
   };
 
@@ -217,42 +225,83 @@
     if (t.description) li.replaceChildren(head, el('p', 'desc', t.description));
     else li.replaceChildren(head);
   }
-  function insertTask(status, id, li) {
-    const arr = board.order[status];
+  // A column shows a prefix of its tasks (by taskid) while a long board is
+  // still being drawn: shown[st] elements, in order, are in the document.
+  // A task outside the prefix is drawn by the chunks, from board.tasks.
+  function insertTask(st, id) {
+    const arr = board.order[st];
     const i = lowerBound(arr, id);
     arr.splice(i, 0, id);
-    const next = i + 1 < arr.length ? board.els.get(arr[i + 1]) : null;
-    $(`col-${status}`).insertBefore(li, next);
+    if (i < board.shown[st] || board.shown[st] === arr.length - 1) {
+      let li = board.els.get(id);
+      if (!li) {
+        li = taskEl(board.tasks.get(id));
+        board.els.set(id, li);
+      }
+      const next = i + 1 < arr.length ? board.els.get(arr[i + 1]) : null;
+      $(`col-${st}`).insertBefore(li, next && next.isConnected ? next : null);
+      board.shown[st]++;
+    }
   }
-  function dropTask(status, id) {
-    const arr = board.order[status];
+  function dropTask(st, id) {
+    const arr = board.order[st];
     const i = lowerBound(arr, id);
-    if (arr[i] === id) arr.splice(i, 1);
+    if (arr[i] !== id) return;
+    arr.splice(i, 1);
+    if (i < board.shown[st]) {
+      board.els.get(id)?.remove();
+      board.shown[st]--;
+    }
+  }
+  // drawChunk puts the next tasks of each column in, about 30 ms of work a
+  // frame (the first frame 100 a column), so a board of 10,000 tasks shows
+  // its first ones at once and the page answers while the rest are drawn.
+  function drawChunk(gen, first) {
+    if (gen !== board.gen) return; // another board was opened
+    const t0 = performance.now(), budget = first ? 0 : 30;
+    let left = false;
+    do {
+      left = false;
+      for (const st of STATUSES) {
+        const arr = board.order[st];
+        const from = board.shown[st], to = Math.min(arr.length, from + 100);
+        if (from === to) continue;
+        const frag = document.createDocumentFragment();
+        for (let i = from; i < to; i++) {
+          const li = taskEl(board.tasks.get(arr[i]));
+          board.els.set(arr[i], li);
+          frag.append(li);
+        }
+        $(`col-${st}`).append(frag);
+        board.shown[st] = to;
+        left = left || to < arr.length;
+      }
+    } while (left && performance.now() - t0 < budget);
+    if (left) requestAnimationFrame(() => drawChunk(gen));
+    else afterPaint(() => { if (gen === board.gen) timing.complete = performance.now(); });
   }
   function renderBoard(data) {
     const s = data.session;
+    board.gen++;
     board.id = s.id;
     board.session = s;
     board.lineage = data.lineage || [s.id];
     board.tasks = new Map();
     board.els = new Map();
     board.order = { pending: [], inprogress: [], completed: [], deleted: [] };
+    board.shown = { pending: 0, inprogress: 0, completed: 0, deleted: 0 };
     board.counts = { total: 0, pending: 0, inprogress: 0, completed: 0, deleted: 0 };
-    // Build each column off the document and put it in at once.
-    const frags = {};
-    for (const st of STATUSES) frags[st] = document.createDocumentFragment();
     const tasks = data.tasks.slice().sort((a, b) => a.taskid - b.taskid);
     for (const t of tasks) {
       const st = STATUSES.includes(t.status) ? t.status : 'pending';
-      const li = taskEl(t);
       board.tasks.set(t.taskid, t);
-      board.els.set(t.taskid, li);
       board.order[st].push(t.taskid);
       board.counts[st]++;
       board.counts.total++;
-      frags[st].append(li);
     }
-    for (const st of STATUSES) $(`col-${st}`).replaceChildren(frags[st]);
+    for (const st of STATUSES) $(`col-${st}`).replaceChildren();
+    timing.complete = 0;
+    drawChunk(board.gen, true);
     $('board-h').textContent = titleOf(s);
     $('board-error').hidden = true;
     $('board').hidden = false;
@@ -283,26 +332,27 @@
     const old = board.tasks.get(t.taskid);
     const st = STATUSES.includes(t.status) ? t.status : 'pending';
     board.tasks.set(t.taskid, t);
-    let li = board.els.get(t.taskid);
+    const drawn = board.els.get(t.taskid);
+    if (drawn) fillTask(drawn, t);
     if (!old) {
-      li = taskEl(t);
-      board.els.set(t.taskid, li);
-      insertTask(st, t.taskid, li);
+      insertTask(st, t.taskid);
       board.counts[st]++;
       board.counts.total++;
-    } else {
-      fillTask(li, t);
-      if (old.status !== st) {
-        dropTask(old.status, t.taskid);
-        insertTask(st, t.taskid, li);
-        board.counts[old.status]--;
-        board.counts[st]++;
-      }
+    } else if (old.status !== st) {
+      const from = STATUSES.includes(old.status) ? old.status : 'pending';
+      dropTask(from, t.taskid);
+      insertTask(st, t.taskid);
+      board.counts[from]--;
+      board.counts[st]++;
     }
     updateCounts();
-    li.classList.remove('flash');
-    void li.offsetWidth; // restart the highlight
-    li.classList.add('flash');
+    // Restart the highlight on the next frame: reading layout here to
+    // restart it would lay out a long column on every change.
+    const li = board.els.get(t.taskid);
+    if (li && li.isConnected) {
+      li.classList.remove('flash');
+      requestAnimationFrame(() => li.classList.add('flash'));
+    }
     announce(`Task #${t.taskid} ${old ? 'is now ' + LABELS[st] : 'created'}: ${t.subject}`);
   }
 
@@ -311,8 +361,10 @@
     board.queue = [];
     let data;
     try {
+      timing.fetchStart = performance.now();
       const res = await fetch(`api/board?id=${encodeURIComponent(id)}`, { cache: 'no-store' });
       data = await res.json().catch(() => ({ error: res.statusText }));
+      timing.fetchEnd = performance.now();
       if (!res.ok) throw new Error(data.error || res.statusText);
     } catch (err) {
       if (n !== board.loads) return;
@@ -325,6 +377,7 @@
     }
     if (n !== board.loads) return; // a newer load is under way
     renderBoard(data);
+    timing.rendered = performance.now();
     // The stream was open before the fetch: the changes that came during
     // it are full task states in commit order, so applying them over the
     // fetched list ends at the newest state.
