@@ -86,7 +86,10 @@ Flags:
 	start := time.Now()
 	r, err := crashtest.Run(ctx, cfg)
 	if *asJSON {
-		cli.PrintJSON(stdout, r)
+		if perr := cli.PrintJSON(stdout, r); perr != nil {
+			fmt.Fprintf(stderr, "crashtest: %v\n", perr)
+			return 1
+		}
 	} else {
 		fmt.Fprintf(stdout, "cycles %d, acknowledged %d, in flight at a kill %d (landed %d), retried %d, compactions %d\n",
 			r.Cycles, r.Acknowledged, r.InFlight, r.InFlightLanded, r.Retried, r.Compactions)

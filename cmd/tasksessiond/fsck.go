@@ -61,7 +61,10 @@ Flags:
 		return 1
 	}
 	if *asJSON {
-		cli.PrintJSON(stdout, r)
+		if err := cli.PrintJSON(stdout, r); err != nil {
+			fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
+			return 1
+		}
 	} else {
 		for _, line := range r.Integrity {
 			fmt.Fprintf(stdout, "integrity: %s\n", line)

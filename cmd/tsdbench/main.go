@@ -90,7 +90,10 @@ Flags:
 		return 1
 	}
 	if *asJSON {
-		cli.PrintJSON(stdout, r)
+		if err := cli.PrintJSON(stdout, r); err != nil {
+			fmt.Fprintf(stderr, "tsdbench: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	bench.Print(stdout, r)

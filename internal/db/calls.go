@@ -27,12 +27,16 @@ type callRow struct {
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
 
-func (r callRow) call() record.Call {
+func (r callRow) call() (record.Call, error) {
+	at, err := parseTime("created_at", r.CreatedAt)
+	if err != nil {
+		return record.Call{}, fmt.Errorf("call %s/%d: %w", r.SessionID, r.Seq, err)
+	}
 	return record.Call{
 		SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
 		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
-		Forced: r.Forced, CreatedAt: parseTime(r.CreatedAt),
-	}
+		Forced: r.Forced, CreatedAt: at,
+	}, nil
 }
 
 // The statements of the hot path, prepared once on the writer connection,
@@ -139,7 +143,10 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error)
 	}
 	out := make([]record.Call, len(rows))
 	for i, r := range rows {
-		out[i] = r.call()
+		var err error
+		if out[i], err = r.call(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -154,7 +161,7 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record
 	if err != nil {
 		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
 	}
-	return r.call(), nil
+	return r.call()
 }
 
 // FindCall looks a callId up in the logs of sessions (a lineage's
@@ -223,8 +230,11 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
 	var n int
-	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM task_projection WHERE session_id = ?`, c.Old); err != nil || n != len(c.Tasks) {
-		return fmt.Errorf("compact %s: the tasks projection holds %d tasks, the store %d (%v): run tasksessiond fsck", c.Old, n, len(c.Tasks), err)
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM task_projection WHERE session_id = ?`, c.Old); err != nil {
+		return fmt.Errorf("compact %s: count its projection: %w", c.Old, err)
+	}
+	if n != len(c.Tasks) {
+		return fmt.Errorf("compact %s: the tasks projection holds %d tasks, the store %d: run tasksessiond fsck", c.Old, n, len(c.Tasks))
 	}
 	// Written after the projection calls above, which would otherwise
 	// project it before its parent is up to date.

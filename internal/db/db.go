@@ -366,9 +366,14 @@ const timeFormat = "2006-01-02T15:04:05.000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(timeFormat, s)
-	return t
+// parseTime reads a time the daemon wrote; what reads otherwise was
+// written by someone else (the sqlite3 shell, say), and is reported.
+func parseTime(column, s string) (time.Time, error) {
+	t, err := time.Parse(timeFormat, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q is not a time in the form %s: %w", column, s, timeFormat, err)
+	}
+	return t, nil
 }
 
 func isConstraint(err error, code int) bool {

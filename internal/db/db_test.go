@@ -799,3 +799,26 @@ func TestProjectorWaitsForAPause(t *testing.T) {
 	assert.Len(t, got, 20, "the view is exact meanwhile")
 	assert.Eventually(t, func() bool { return projectedRows() == 20 }, 5*time.Second, 20*time.Millisecond, "projected once the writes paused")
 }
+
+func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
+	// Ensures a time the daemon did not write (edited in the sqlite3
+	// shell, say) is reported with its column and value, not read as the
+	// zero time.
+	path := filepath.Join(t.TempDir(), "t.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	writeTask(t, d, "s", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`UPDATE sessions SET created_at = 'yesterday' WHERE id = 's'`)
+	require.NoError(t, err)
+	_, err = d.GetSession(ctx, "s")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `created_at "yesterday" is not a time`)
+	_, err = raw.Exec(`UPDATE tool_calls SET created_at = '3 pm' WHERE session_id = 's'`)
+	require.NoError(t, err)
+	_, err = d.CallBySeq(ctx, "s", 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `call s/1: created_at "3 pm"`)
+}

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"log/slog"
 	"os"
@@ -127,8 +128,18 @@ func (d *DB) boundWAL() {
 		return
 	}
 	defer conn.Close()
-	conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", walWait.Milliseconds()))
-	defer conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds()))
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", walWait.Milliseconds())); err != nil {
+		d.log.Warn("emptying the WAL: setting a short busy_timeout failed", slog.Any("err", err))
+		return
+	}
+	defer func() {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds())); err != nil {
+			// A writer left with the short timeout would fail commits that
+			// should wait: the pool drops it and opens a new one.
+			d.log.Error("restoring the writer's busy_timeout failed; replacing its connection", slog.Any("err", err))
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
 	var busy, frames, done int
 	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &done)
 	switch {

@@ -84,7 +84,10 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		case err != nil:
 			return fmt.Errorf("forced call of %s: %w", id, err)
 		default:
-			c := forced.call()
+			c, err := forced.call()
+			if err != nil {
+				return err
+			}
 			p.Forced = &c
 		}
 		ok = true

@@ -47,7 +47,13 @@ func (r sessionRow) session() (record.Session, error) {
 	s := record.Session{
 		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
 		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
-		CreatedAt: parseTime(r.CreatedAt), UpdatedAt: parseTime(r.UpdatedAt),
+	}
+	var err error
+	if s.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
+		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
+	}
+	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
+		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
 	}
 	if r.Snapshot.Valid {
 		var snap store.Snapshot
