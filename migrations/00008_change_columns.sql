@@ -8,13 +8,13 @@
 ALTER TABLE tool_calls ADD COLUMN status TEXT;
 ALTER TABLE tool_calls ADD COLUMN subject TEXT;
 ALTER TABLE tool_calls ADD COLUMN description TEXT;
--- Rows the projection has not taken yet are the only ones read back.
+-- Earlier rows take the task their result echoed, whole (replay checks
+-- against it; its description may have been shortened).
 UPDATE tool_calls SET
     status = json_extract(result, '$.structuredContent.task.status'),
     subject = json_extract(result, '$.structuredContent.task.subject'),
     description = json_extract(result, '$.structuredContent.task.description')
-WHERE taskid IS NOT NULL
-  AND seq > (SELECT s.projected_seq FROM sessions s WHERE s.id = tool_calls.session_id);
+WHERE taskid IS NOT NULL;
 
 DROP VIEW session_overview;
 DROP VIEW open_tasks;

@@ -11,7 +11,30 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/store"
 )
+
+// changeColumns are a row's change, as the log keeps it.
+type changeColumns struct {
+	Taskid      sql.NullInt64  `db:"taskid"`
+	Status      sql.NullString `db:"status"`
+	Subject     sql.NullString `db:"subject"`
+	Description sql.NullString `db:"description"`
+}
+
+func (c changeColumns) change() *record.Change {
+	if !c.Taskid.Valid || !c.Status.Valid {
+		return nil
+	}
+	ch := &record.Change{Taskid: int(c.Taskid.Int64), Status: store.Status(c.Status.String)}
+	if c.Subject.Valid {
+		ch.Subject = &c.Subject.String
+	}
+	if c.Description.Valid {
+		ch.Description = &c.Description.String
+	}
+	return ch
+}
 
 type callRow struct {
 	SessionID string         `db:"session_id"`
@@ -23,9 +46,13 @@ type callRow struct {
 	Result    string         `db:"result"`
 	Forced    bool           `db:"forced"`
 	CreatedAt string         `db:"created_at"`
+	changeColumns
 }
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
+
+// readCallColumns are callColumns and the change.
+const readCallColumns = callColumns + `, taskid, status, subject, description`
 
 func (r callRow) call() (record.Call, error) {
 	at, err := parseTime("created_at", r.CreatedAt)
@@ -35,7 +62,7 @@ func (r callRow) call() (record.Call, error) {
 	return record.Call{
 		SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
 		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
-		Forced: r.Forced, CreatedAt: at,
+		Forced: r.Forced, CreatedAt: at, Change: r.change(),
 	}, nil
 }
 
@@ -58,7 +85,7 @@ const (
 			description = excluded.description, updated_at = excluded.updated_at`
 	// ScanCallsSQL takes session_id and gives seq, call_id, name,
 	// arguments, is_error, result, forced, in seq order.
-	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? ORDER BY seq`
+	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM tool_calls WHERE session_id = ? ORDER BY seq`
 )
 
 type statements struct {
@@ -120,11 +147,13 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) e
 	c := record.Call{SessionID: sessionID}
 	var callID sql.NullString
 	var args, result sql.RawBytes
+	var ch changeColumns
 	for rows.Next() {
-		if err := rows.Scan(&c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced); err != nil {
+		if err := rows.Scan(&c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced,
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
 			return fmt.Errorf("calls of %s: %w", sessionID, err)
 		}
-		c.CallID, c.Arguments, c.Result = callID.String, json.RawMessage(args), json.RawMessage(result)
+		c.CallID, c.Arguments, c.Result, c.Change = callID.String, json.RawMessage(args), json.RawMessage(result), ch.change()
 		if err := fn(&c); err != nil {
 			return err
 		}
@@ -138,7 +167,7 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) e
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
 	var rows []callRow
-	if err := d.q.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	out := make([]record.Call, len(rows))
@@ -154,7 +183,7 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error)
 // CallBySeq returns the logged call at seq, or ErrNotFound.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
 	var r callRow
-	err := d.q.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
+	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, ErrNotFound)
 	}

@@ -78,7 +78,7 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		}
 		var forced callRow
 		// Compaction logs a successor's forced TaskList as its first row.
-		err = v.q.GetContext(ctx, &forced, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = ? AND seq = 1 AND forced = 1`, id)
+		err = v.q.GetContext(ctx, &forced, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = 1 AND forced = 1`, id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -101,7 +101,7 @@ func (d *DB) EachCallAfter(ctx context.Context, sessionID string, after int64, f
 	return d.eachCall(ctx, scanCallsAfterSQL, fn, sessionID, after)
 }
 
-const scanCallsAfterSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = ? AND seq > ? ORDER BY seq`
+const scanCallsAfterSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM tool_calls WHERE session_id = ? AND seq > ? ORDER BY seq`
 
 // projectedTasks reads a session's projection, scanning rows directly: at
 // 10,000 tasks, sqlx's reflection costs more than the query.

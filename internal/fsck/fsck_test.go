@@ -59,7 +59,7 @@ func TestFindsDivergence(t *testing.T) {
 	raw := testutil.RawDB(t, path)
 	_, err := raw.Exec(`UPDATE task_projection SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, succ)
 	require.NoError(t, err)
-	_, err = raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.taskid', 7) WHERE session_id = ? AND seq = 2`, old)
+	_, err = raw.Exec(`UPDATE tool_calls SET taskid = 7 WHERE session_id = ? AND seq = 2`, old)
 	require.NoError(t, err)
 
 	r, err := fsck.Check(ctx, d)
@@ -83,13 +83,22 @@ func TestFindsDivergence(t *testing.T) {
 
 func TestBadSnapshot(t *testing.T) {
 	// Ensures a successor whose snapshot does not restore is reported by
-	// fsck and refused by the daemon's loader, the same rebuild for both,
-	// while the other sessions still check and load.
+	// fsck and refused by the daemon's loader when it must start from the
+	// snapshot (its first tasks not projected yet), the same rebuild for
+	// both, while the other sessions still check and load.
 	path := filepath.Join(t.TempDir(), "b.db")
 	d := testutil.MustOpenDBAt(t, path)
 	old, succ := populate(t, session.NewManager(d, nil))
-	_, err := testutil.RawDB(t, path).Exec(`UPDATE snapshots SET snapshot = json_set(snapshot, '$.nextTaskid', 0) WHERE session_id = ?`, succ)
-	require.NoError(t, err)
+	require.NoError(t, d.Project(ctx))
+	raw := testutil.RawDB(t, path)
+	for _, q := range []string{
+		`UPDATE snapshots SET snapshot = json_set(snapshot, '$.nextTaskid', 0), projected = 0 WHERE session_id = ?`,
+		`DELETE FROM task_projection WHERE session_id = ?`,
+		`UPDATE sessions SET projected_seq = 0 WHERE id = ?`,
+	} {
+		_, err := raw.Exec(q, succ)
+		require.NoError(t, err)
+	}
 
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
@@ -120,13 +129,13 @@ func TestChecksEveryRecordedUpdate(t *testing.T) {
 	require.NoError(t, d.Project(ctx)) // the tasks view reads the projection, not the tampered result
 	raw := testutil.RawDB(t, path)
 	// seq 2 of the successor is its update of #1 (seq 1 is the forced TaskList).
-	_, err := raw.Exec(`UPDATE tool_calls SET result = json_set(result, '$.structuredContent.task.status', 'deleted') WHERE session_id = ? AND seq = 2`, succ)
+	_, err := raw.Exec(`UPDATE tool_calls SET status = 'deleted' WHERE session_id = ? AND seq = 2`, succ)
 	require.NoError(t, err)
 	r, err := fsck.Sessions(ctx, d, succ)
 	require.NoError(t, err)
 	require.Len(t, r.Sessions, 1)
 	require.Len(t, r.Sessions[0].Problems, 1, "%+v", r)
-	assert.Contains(t, r.Sessions[0].Problems[0], "TaskUpdate recorded task")
+	assert.Contains(t, r.Sessions[0].Problems[0], "TaskUpdate recorded task 1 deleted")
 }
 
 func TestBesideARunningWriter(t *testing.T) {

@@ -6,6 +6,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -43,6 +44,18 @@ type Call struct {
 	Result    json.RawMessage
 	Forced    bool // the TaskList fired for the model at compaction
 	CreatedAt time.Time
+	// Change is what a successful write changed, as its row's columns
+	// hold it; nil for reads and errors.
+	Change *Change
+}
+
+// Change is a write's change as logged: the task's id and status after
+// it, and the subject and description it set (nil for those it left).
+type Change struct {
+	Taskid      int
+	Status      store.Status
+	Subject     *string
+	Description *string
 }
 
 // Append is one call to log, with the task it changed as it is after the
@@ -72,4 +85,15 @@ type Compaction struct {
 	Tasks    []store.Task
 	Messages []Message
 	Forced   *Append
+}
+
+func (c *Change) String() string {
+	s := fmt.Sprintf("task %d %s", c.Taskid, c.Status)
+	if c.Subject != nil {
+		s += fmt.Sprintf(" subject %q", *c.Subject)
+	}
+	if c.Description != nil {
+		s += fmt.Sprintf(" description %q", *c.Description)
+	}
+	return s
 }

@@ -5,23 +5,23 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
-// Call is one logged call. Result is the recorded CallToolResult, when there
-// is one, to check the replayed task against.
+// Call is one logged call. Change is what the log recorded it changed,
+// when it did, to check the replayed task against.
 type Call struct {
 	Seq       int64
 	Name      string
 	Arguments json.RawMessage
 	IsError   bool
-	Result    json.RawMessage
+	Change    *record.Change
 }
 
 // Outcome is what replay did with one call.
@@ -144,38 +144,23 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 	if call.Name != tools.TaskCreate && !checkAll {
 		return s, res
 	}
-	if recorded, ok := recordedTask(c.Result); ok && recorded != tools.Echo(t) {
-		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded task %+v, replay made %+v", c.Name, recorded, t)}
+	if c.Change != nil && !matches(*c.Change, t) {
+		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded %s, replay made %+v", c.Name, c.Change, t)}
 	}
 	return s, res
 }
 
-// structuredKey starts the part of a recorded result that holds the task.
-// It cannot occur inside a JSON string (the quotes would be escaped), and
-// the text before it can be long, so it is found rather than parsed.
-var (
-	structuredKey = []byte(`"structuredContent":`)
-	taskKey       = []byte(`"task":`)
-)
-
-// recordedTask finds the task a recorded write's structured result holds.
-// Only that value is decoded: a write's result also carries the overview
-// (up to 20 open tasks), which replay has no use for. Like structuredKey,
-// taskKey cannot occur inside a string, and "tasks" and "taskid" keys do
-// not match it.
-func recordedTask(result json.RawMessage) (store.Task, bool) {
-	i := bytes.LastIndex(result, structuredKey)
-	if i < 0 {
-		return store.Task{}, false
+// matches reports whether t is what the log recorded a call changed. A
+// description recorded before the log had columns of its own was taken
+// from the result, which shortens a long one as the model was shown it.
+func matches(ch record.Change, t store.Task) bool {
+	switch {
+	case ch.Taskid != t.Taskid || ch.Status != t.Status:
+		return false
+	case ch.Subject != nil && *ch.Subject != t.Subject:
+		return false
+	case ch.Description != nil && *ch.Description != t.Description:
+		return *ch.Description == tools.Echo(t).Description
 	}
-	sc := result[i+len(structuredKey):]
-	j := bytes.Index(sc, taskKey)
-	if j < 0 {
-		return store.Task{}, false
-	}
-	var t store.Task
-	if json.NewDecoder(bytes.NewReader(sc[j+len(taskKey):])).Decode(&t) != nil {
-		return store.Task{}, false
-	}
-	return t, true
+	return true
 }

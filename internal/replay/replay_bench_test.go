@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -21,9 +22,9 @@ func BenchmarkRun(b *testing.B) {
 			name, args = tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i%1000+1)
 		}
 		c, _ := tools.Decode(name, json.RawMessage(args))
-		res, _ := tools.Execute(live, c)
-		out, _ := json.Marshal(res)
-		calls[i] = replay.Call{Seq: int64(i + 1), Name: name, Arguments: json.RawMessage(args), Result: out}
+		_, t := tools.Execute(live, c)
+		a := c.Append(record.Call{}, t)
+		calls[i] = replay.Call{Seq: int64(i + 1), Name: name, Arguments: json.RawMessage(args), Change: change(a)}
 	}
 	b.ReportMetric(float64(len(calls)), "rows/op")
 	for b.Loop() {
@@ -31,4 +32,18 @@ func BenchmarkRun(b *testing.B) {
 			b.Fatal(r)
 		}
 	}
+}
+
+func change(a record.Append) *record.Change {
+	if a.Task == nil {
+		return nil
+	}
+	ch := &record.Change{Taskid: a.Task.Taskid, Status: a.Task.Status}
+	if a.SetSubject {
+		ch.Subject = &a.Task.Subject
+	}
+	if a.SetDescription {
+		ch.Description = &a.Task.Description
+	}
+	return ch
 }

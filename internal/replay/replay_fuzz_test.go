@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -22,7 +23,7 @@ func FuzzReplay(f *testing.F) {
 		for i, args := range [][]byte{a, b, c, a, b} {
 			calls = append(calls, replay.Call{
 				Seq: int64(i + 1), Name: names[(int(flags)+i)%len(names)], Arguments: json.RawMessage(args),
-				IsError: flags&(1<<i) != 0 && i < 3, Result: json.RawMessage(result),
+				IsError: flags&(1<<i) != 0 && i < 3, Change: fuzzChange(result),
 			})
 		}
 		st := store.New()
@@ -38,4 +39,18 @@ func FuzzReplay(f *testing.F) {
 			prev = task.Taskid
 		}
 	})
+}
+
+// fuzzChange makes a recorded change of the fuzzer's bytes: a taskid, a
+// status, maybe a subject.
+func fuzzChange(b []byte) *record.Change {
+	if len(b) == 0 {
+		return nil
+	}
+	ch := &record.Change{Taskid: int(b[0]), Status: store.Status(b[1%len(b):])}
+	if len(b) > 2 {
+		s := string(b[2:])
+		ch.Subject = &s
+	}
+	return ch
 }

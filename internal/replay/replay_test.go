@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -52,22 +53,21 @@ func TestRunSkips(t *testing.T) {
 
 func TestRunDivergence(t *testing.T) {
 	// Ensures a recorded task that the replay does not reproduce is reported.
-	recorded := func(task store.Task) json.RawMessage {
-		b, _ := json.Marshal(tools.Result{StructuredContent: tools.Change{Task: task}})
-		return b
+	recorded := func(taskid int, subject string) *record.Change {
+		return &record.Change{Taskid: taskid, Status: store.Pending, Subject: &subject}
 	}
 	c1 := call(1, tools.TaskCreate, `{"subject":"a"}`)
-	c1.Result = recorded(store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
+	c1.Change = recorded(1, "a")
 	c2 := call(2, tools.TaskCreate, `{"subject":"b"}`)
-	c2.Result = recorded(store.Task{Taskid: 5, Status: store.Pending, Subject: "b"}) // the log says 5
-	c3 := call(3, tools.TaskUpdate, `{"taskid":9,"status":"completed"}`)             // not an error then, fails now
+	c2.Change = recorded(5, "b")                                         // the log says 5
+	c3 := call(3, tools.TaskUpdate, `{"taskid":9,"status":"completed"}`) // not an error then, fails now
 
 	st := store.New()
 	r := replay.Run(st, []replay.Call{c1, c2, c3})
 	assert.Equal(t, 2, r.Divergent)
 	require.Len(t, r.Divergences, 2)
 	assert.Equal(t, int64(2), r.Divergences[0].Seq)
-	assert.Contains(t, r.Divergences[0].String(), "Taskid:5")
+	assert.Contains(t, r.Divergences[0].String(), "recorded task 5 pending")
 	assert.Equal(t, int64(3), r.Divergences[1].Seq)
 	assert.Contains(t, r.Divergences[1].Msg, "fails now")
 	assert.Equal(t, 2, r.Applied)

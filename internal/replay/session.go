@@ -54,7 +54,7 @@ func Session(ctx context.Context, d Source, id string, o Options) (Loaded, error
 		step = Check
 	}
 	err = d.EachCall(ctx, id, func(row *record.Call) error {
-		l.Report.Add(step(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
+		l.Report.Add(step(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change}))
 		if o.Each != nil {
 			o.Each(row)
 		}
@@ -70,7 +70,7 @@ func Tail(ctx context.Context, d interface {
 }, id string, after int64, st *store.Store, o Options) (Report, error) {
 	var r Report
 	err := d.EachCallAfter(ctx, id, after, func(row *record.Call) error {
-		r.Add(Apply(st, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Result: row.Result}))
+		r.Add(Apply(st, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change}))
 		if o.Each != nil {
 			o.Each(row)
 		}
