@@ -54,18 +54,19 @@ const (
 	NotifyWatchLagged      = "notifications/sessions/watchLagged"
 )
 
-// Error codes: JSON-RPC's own, then the daemon's.
+// Error codes: JSON-RPC's own, then the daemon's. They are declared here
+// only; the daemon, its session layer and the client all use these.
 const (
-	CodeParseError         = -32700
-	CodeInvalidRequest     = -32600
-	CodeMethodNotFound     = -32601
-	CodeInvalidParams      = -32602
-	CodeInternal           = -32603
-	CodeSessionNotFound    = -32001
-	CodeSessionSealed      = -32002 // data: SealedData
-	CodeCallIDConflict     = -32003
-	CodeStorageUnavailable = -32004
-	CodeSessionExists      = -32005
+	CodeParseError         int64 = -32700
+	CodeInvalidRequest     int64 = -32600
+	CodeMethodNotFound     int64 = -32601
+	CodeInvalidParams      int64 = -32602
+	CodeInternal           int64 = -32603
+	CodeSessionNotFound    int64 = -32001
+	CodeSessionSealed      int64 = -32002 // data: SealedData
+	CodeCallIDConflict     int64 = -32003
+	CodeStorageUnavailable int64 = -32004
+	CodeSessionExists      int64 = -32005
 )
 
 // SealedData is the data of a CodeSessionSealed error.

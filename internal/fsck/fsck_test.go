@@ -15,6 +15,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
@@ -114,7 +115,7 @@ func TestBadSnapshot(t *testing.T) {
 
 	m := session.NewManager(d, nil)
 	_, err = m.Resume(ctx, succ)
-	assert.Equal(t, session.CodeInternal, session.ErrorCode(err), "%v", err)
+	assert.Equal(t, wire.CodeInternal, session.ErrorCode(err), "%v", err)
 	assert.ErrorContains(t, err, "corrupt snapshot")
 	_, err = m.Resume(ctx, old)
 	assert.NoError(t, err)

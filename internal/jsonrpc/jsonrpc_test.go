@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func readAll(t *testing.T, in string, max int) (lines []string, tooLong int) {
@@ -68,7 +69,7 @@ func TestParse(t *testing.T) {
 	assert.True(t, reqs[0].IsNotification())
 
 	_, _, _, perr = jsonrpc.Parse([]byte(`{"jsonrpc"`))
-	assert.ErrorIs(t, perr, &jsonrpc.Error{Code: jsonrpc.CodeParseError})
+	assert.ErrorIs(t, perr, &jsonrpc.Error{Code: wire.CodeParseError})
 
 	reqs, errs, batch, perr = jsonrpc.Parse([]byte(`[{"jsonrpc":"2.0","id":"x","method":"m"}, {"jsonrpc":"2.0","id":"y"}, true]`))
 	require.Nil(t, perr)
@@ -80,9 +81,9 @@ func TestParse(t *testing.T) {
 }
 
 func TestErrorIsComparesCode(t *testing.T) {
-	e := jsonrpc.Errorf(jsonrpc.CodeSessionSealed, "sealed")
-	assert.ErrorIs(t, e, &jsonrpc.Error{Code: jsonrpc.CodeSessionSealed})
-	assert.NotErrorIs(t, e, &jsonrpc.Error{Code: jsonrpc.CodeInternal})
+	e := jsonrpc.Errorf(wire.CodeSessionSealed, "sealed")
+	assert.ErrorIs(t, e, &jsonrpc.Error{Code: wire.CodeSessionSealed})
+	assert.NotErrorIs(t, e, &jsonrpc.Error{Code: wire.CodeInternal})
 }
 
 func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
@@ -104,7 +105,7 @@ func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
 			assert.Empty(t, reqs)
 			require.Len(t, errs, 1)
 			assert.Equal(t, "7", string(errs[0].ID))
-			assert.EqualValues(t, jsonrpc.CodeParseError, errs[0].Error.Code)
+			assert.EqualValues(t, wire.CodeParseError, errs[0].Error.Code)
 			assert.Contains(t, errs[0].Error.Message, tc.want)
 		})
 	}
@@ -136,7 +137,7 @@ func TestResponseIsEncodedOnce(t *testing.T) {
 		require.NoError(t, err)
 		assert.JSONEq(t, string(want), string(got))
 	}
-	e := jsonrpc.ErrorResponse(json.RawMessage(`1`), jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "bad"))
+	e := jsonrpc.ErrorResponse(json.RawMessage(`1`), jsonrpc.Errorf(wire.CodeInvalidParams, "bad"))
 	got, err := e.AppendJSON(nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, string(got))

@@ -12,24 +12,9 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Standard and application error codes, as package wire declares them.
-const (
-	CodeParseError     = wire.CodeParseError
-	CodeInvalidRequest = wire.CodeInvalidRequest
-	CodeMethodNotFound = wire.CodeMethodNotFound
-	CodeInvalidParams  = wire.CodeInvalidParams
-	CodeInternal       = wire.CodeInternal
-
-	CodeSessionNotFound    = wire.CodeSessionNotFound
-	CodeSessionSealed      = wire.CodeSessionSealed
-	CodeCallIDConflict     = wire.CodeCallIDConflict
-	CodeStorageUnavailable = wire.CodeStorageUnavailable
-	CodeSessionExists      = wire.CodeSessionExists
-)
-
 // Error is a JSON-RPC error object. Errors compare by code.
 type Error struct {
-	Code    int64  `json:"code"`
+	Code    int64  `json:"code"` // one of package wire's
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
 }
@@ -89,20 +74,20 @@ func ErrorResponse(id json.RawMessage, err *Error) Response {
 func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
 	line = bytes.TrimSpace(line)
 	if !json.Valid(line) {
-		return nil, nil, false, Errorf(CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
+		return nil, nil, false, Errorf(wire.CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
 	}
 	if err := jsontext.Check(line); err != nil {
 		// Go's decoder would quietly turn these into U+FFFD and store text
 		// the sender never wrote; JSON text must be UTF-8 (RFC 8259).
-		return nil, []Response{ErrorResponse(idOf(line), Errorf(CodeParseError, "parse error: %v; nothing was done", err))}, false, nil
+		return nil, []Response{ErrorResponse(idOf(line), Errorf(wire.CodeParseError, "parse error: %v; nothing was done", err))}, false, nil
 	}
 	if len(line) > 0 && line[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(line, &elems); err != nil {
-			return nil, nil, true, Errorf(CodeParseError, "parse error: %v", err)
+			return nil, nil, true, Errorf(wire.CodeParseError, "parse error: %v", err)
 		}
 		if len(elems) == 0 {
-			return nil, nil, true, Errorf(CodeInvalidRequest, "invalid request: empty batch")
+			return nil, nil, true, Errorf(wire.CodeInvalidRequest, "invalid request: empty batch")
 		}
 		for _, e := range elems {
 			r, err := parseOne(e)
@@ -123,38 +108,38 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 
 func parseOne(raw json.RawMessage) (Request, *Error) {
 	if len(raw) == 0 || raw[0] != '{' {
-		return Request{}, Errorf(CodeInvalidRequest, "invalid request: a JSON-RPC request must be an object, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"}")
+		return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: a JSON-RPC request must be an object, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"}")
 	}
 	var r Request
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Request{}, Errorf(CodeInvalidRequest, "invalid request: %v", err)
+		return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: %v", err)
 	}
 	// Go keeps the last of two equal keys, so a request naming two
 	// methods, ids or sessions would be read as one of them, silently.
 	if k, dup := jsontext.DuplicateFieldKey(raw); dup {
-		return Request{}, Errorf(CodeInvalidRequest, "invalid request: %q is given twice; give each member once", k)
+		return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: %q is given twice; give each member once", k)
 	}
 	if p := bytes.TrimSpace(r.Params); len(p) > 0 && p[0] == '{' {
 		if k, dup := jsontext.DuplicateFieldKey(p); dup {
-			return Request{}, Errorf(CodeInvalidParams, "invalid params: %q is given twice; give each member once", k)
+			return Request{}, Errorf(wire.CodeInvalidParams, "invalid params: %q is given twice; give each member once", k)
 		}
 	}
 	if r.JSONRPC != "2.0" {
-		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"jsonrpc\" must be \"2.0\", got %q", r.JSONRPC)
+		return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: \"jsonrpc\" must be \"2.0\", got %q", r.JSONRPC)
 	}
 	if r.Method == "" {
-		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"method\" is required")
+		return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: \"method\" is required")
 	}
 	if r.ID != nil {
 		switch r.ID[0] {
 		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		case 'n': // "id": null is allowed but discouraged; answer it as given
 		default:
-			return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")
+			return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")
 		}
 	}
 	if p := bytes.TrimSpace(r.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && !bytes.Equal(p, null) {
-		return Request{}, Errorf(CodeInvalidRequest, "invalid request: \"params\" must be an object")
+		return Request{}, Errorf(wire.CodeInvalidRequest, "invalid request: \"params\" must be an object")
 	}
 	return r, nil
 }

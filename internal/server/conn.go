@@ -17,6 +17,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // conn is one client connection. Its requests are served in the order they
@@ -117,11 +118,11 @@ func (c *conn) reader(lines chan<- []byte) {
 		line, err := r.Next()
 		switch {
 		case errors.Is(err, jsonrpc.ErrLineTooLong):
-			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v; nothing was done (a description holds at most %d characters)", err, tools.MaxDescriptionRunes)))
+			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(wire.CodeInvalidRequest, "invalid request: %v; nothing was done (a description holds at most %d characters)", err, tools.MaxDescriptionRunes)))
 			continue
 		case errors.Is(err, os.ErrDeadlineExceeded) && c.readDeadline(time.Time{}):
 			c.srv.log.Info("closing a connection stalled in the middle of a message", slog.Duration("timeout", c.srv.cfg.LineTimeout))
-			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(wire.CodeInvalidRequest,
 				"invalid request: a message must arrive whole, ending with a newline, within %s of its first byte; nothing was done", c.srv.cfg.LineTimeout)))
 			return
 		case err != nil:
@@ -165,7 +166,7 @@ func (c *conn) handleLine(line []byte) {
 			// started; each is answered so, and what was applied is
 			// answered as usual.
 			if !reqs[i].IsNotification() {
-				resps = append(resps, jsonrpc.ErrorResponse(reqs[i].ID, jsonrpc.Errorf(jsonrpc.CodeStorageUnavailable,
+				resps = append(resps, jsonrpc.ErrorResponse(reqs[i].ID, jsonrpc.Errorf(wire.CodeStorageUnavailable,
 					"the daemon is shutting down: %s was not started, nothing was done; send it again once the daemon is back", reqs[i].Method)))
 			}
 			continue
@@ -196,7 +197,7 @@ func (c *conn) appendResponse(b []byte, r jsonrpc.Response) []byte {
 	out, err := r.AppendJSON(b)
 	if err != nil {
 		c.srv.log.Error("encode response", slog.Any("err", err))
-		out, _ = jsonrpc.ErrorResponse(r.ID, jsonrpc.Errorf(jsonrpc.CodeInternal, "encode response failed")).AppendJSON(b)
+		out, _ = jsonrpc.ErrorResponse(r.ID, jsonrpc.Errorf(wire.CodeInternal, "encode response failed")).AppendJSON(b)
 	}
 	return out
 }
@@ -224,7 +225,7 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 	raw, isRaw := result.(json.RawMessage)
 	if !isRaw {
 		if raw, err = json.Marshal(result); err != nil {
-			return jsonrpc.ErrorResponse(req.ID, jsonrpc.Errorf(jsonrpc.CodeInternal, "encode result: %v", err)), true
+			return jsonrpc.ErrorResponse(req.ID, jsonrpc.Errorf(wire.CodeInternal, "encode result: %v", err)), true
 		}
 	}
 	return jsonrpc.Response{JSONRPC: "2.0", ID: req.ID, Result: raw}, true
@@ -233,12 +234,12 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
 	h, ok := c.srv.handlers[req.Method]
 	if !ok {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "unknown method %q; the methods are %s", clip(req.Method, 64), strings.Join(c.srv.Methods(), ", "))
+		return nil, jsonrpc.Errorf(wire.CodeMethodNotFound, "unknown method %q; the methods are %s", clip(req.Method, 64), strings.Join(c.srv.Methods(), ", "))
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			c.srv.log.Error("panic serving request", slog.String("method", req.Method), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			err = jsonrpc.Errorf(jsonrpc.CodeInternal, "internal error serving %s", req.Method)
+			err = jsonrpc.Errorf(wire.CodeInternal, "internal error serving %s", req.Method)
 		}
 	}()
 	return h(c.ctx, c, req.Params)
@@ -249,7 +250,7 @@ func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
 func (c *conn) send(v any) bool {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"encode response failed"}}`, jsonrpc.CodeInternal)
+		b = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"encode response failed"}}`, wire.CodeInternal)
 	}
 	return c.queue(b)
 }

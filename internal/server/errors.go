@@ -9,18 +9,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// codes maps session error codes to JSON-RPC codes: the one place where
-// domain errors meet the wire.
-var codes = map[session.Code]int64{
-	session.CodeInvalid:     jsonrpc.CodeInvalidParams,
-	session.CodeNotFound:    jsonrpc.CodeSessionNotFound,
-	session.CodeSealed:      jsonrpc.CodeSessionSealed,
-	session.CodeConflict:    jsonrpc.CodeCallIDConflict,
-	session.CodeUnavailable: jsonrpc.CodeStorageUnavailable,
-	session.CodeExists:      jsonrpc.CodeSessionExists,
-	session.CodeInternal:    jsonrpc.CodeInternal,
-}
-
 // wireError turns any error from a method into a JSON-RPC error. internal
 // reports whether it is one the operator should see in the log.
 func wireError(err error) (e *jsonrpc.Error, internal bool) {
@@ -30,14 +18,14 @@ func wireError(err error) (e *jsonrpc.Error, internal bool) {
 	}
 	var se *session.Error
 	if errors.As(err, &se) {
-		e := &jsonrpc.Error{Code: codes[se.Code], Message: se.Message}
-		if se.Code == session.CodeSealed {
+		e := &jsonrpc.Error{Code: se.Code, Message: se.Message}
+		if se.Code == wire.CodeSessionSealed {
 			e.Data = wire.SealedData{SuccessorID: se.SuccessorID}
 		}
-		return e, se.Code == session.CodeInternal || se.Code == session.CodeUnavailable
+		return e, se.Code == wire.CodeInternal || se.Code == wire.CodeStorageUnavailable
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return jsonrpc.Errorf(jsonrpc.CodeInternal, "request cancelled: %v", err), false
+		return jsonrpc.Errorf(wire.CodeInternal, "request cancelled: %v", err), false
 	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternal, "internal error: %v", err), true
+	return jsonrpc.Errorf(wire.CodeInternal, "internal error: %v", err), true
 }

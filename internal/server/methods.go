@@ -91,7 +91,7 @@ func decode(method string, params json.RawMessage, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for %s: %s", method, msg)
+		return jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for %s: %s", method, msg)
 	}
 	return nil
 }
@@ -99,11 +99,11 @@ func decode(method string, params json.RawMessage, v any) error {
 func (s *Server) toolsList(_ context.Context, p wire.ToolsList) (wire.ToolsListResult, error) {
 	role, err := tools.ParseRole(p.Role)
 	if err != nil {
-		return wire.ToolsListResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
+		return wire.ToolsListResult{}, jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for tools/list: %v", err)
 	}
 	format, err := tools.ParseFormat(p.Format)
 	if err != nil {
-		return wire.ToolsListResult{}, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/list: %v", err)
+		return wire.ToolsListResult{}, jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for tools/list: %v", err)
 	}
 	defs := tools.Render(tools.Defs(role), format)
 	out := wire.ToolsListResult{Tools: make([]json.RawMessage, len(defs))}
@@ -117,7 +117,7 @@ func (s *Server) toolsList(_ context.Context, p wire.ToolsList) (wire.ToolsListR
 
 func (s *Server) toolsCall(ctx context.Context, p wire.ToolCall) (json.RawMessage, error) {
 	if p.Name == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params for tools/call: \"name\" is required (one of %s)", strings.Join(tools.Names(), ", "))
+		return nil, jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for tools/call: \"name\" is required (one of %s)", strings.Join(tools.Names(), ", "))
 	}
 	return s.mgr.Call(ctx, p)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Config configures a Server.
@@ -127,20 +128,20 @@ func (s *Server) Serve() error {
 		if err != nil {
 			// Fail closed: a peer whose user cannot be told is not served.
 			s.log.Warn("connection refused: peer credentials unavailable", slog.Any("err", err))
-			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "connection refused: the daemon could not tell which user is connecting (%v)", err))
+			c.refuse(jsonrpc.Errorf(wire.CodeInvalidRequest, "connection refused: the daemon could not tell which user is connecting (%v)", err))
 			continue
 		}
 		if !slices.Contains(s.cfg.AllowUIDs, uid) {
 			s.log.Warn("connection refused: peer is another user", slog.Int("uid", uid))
-			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "connection refused: uid %d may not use this daemon; it serves its owner only", uid))
+			c.refuse(jsonrpc.Errorf(wire.CodeInvalidRequest, "connection refused: uid %d may not use this daemon; it serves its owner only", uid))
 			continue
 		}
 		if !s.track(c) {
 			if s.closing.Load() {
-				c.refuse(jsonrpc.Errorf(jsonrpc.CodeInternal, "the daemon is shutting down; retry once it is back"))
+				c.refuse(jsonrpc.Errorf(wire.CodeInternal, "the daemon is shutting down; retry once it is back"))
 				continue
 			}
-			c.refuse(jsonrpc.Errorf(jsonrpc.CodeInternal, "too many connections: the daemon serves at most %d at once; close idle ones and retry", s.cfg.MaxConns))
+			c.refuse(jsonrpc.Errorf(wire.CodeInternal, "too many connections: the daemon serves at most %d at once; close idle ones and retry", s.cfg.MaxConns))
 			s.log.Warn("connection refused: limit reached", slog.Int("max", s.cfg.MaxConns))
 			continue
 		}

@@ -64,7 +64,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 		return Compacted{}, err
 	}
 	if len(p.Summary) > maxSummaryLen {
-		return Compacted{}, errorf(CodeInvalid, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
+		return Compacted{}, errorf(wire.CodeInvalidParams, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
 	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
@@ -76,17 +76,17 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 	}
 	plan, err := compact.Build(s.rec, s.st, p.NewSessionID, p.Summary)
 	if err != nil {
-		return Compacted{}, &Error{Code: CodeInternal, Message: "building the successor", Err: err}
+		return Compacted{}, &Error{Code: wire.CodeInternal, Message: "building the successor", Err: err}
 	}
 	if err := m.db.Compact(context.WithoutCancel(ctx), plan); err != nil {
 		switch {
 		case errors.Is(err, db.ErrExists):
-			return Compacted{}, errorf(CodeExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
+			return Compacted{}, errorf(wire.CodeSessionExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
 		case errors.Is(err, db.ErrSealed):
 			// The row says it is sealed though memory did not: memory is
 			// stale, so drop it and let the next access replay.
 			m.drop(s)
-			return Compacted{}, errorf(CodeSealed, "session %s was already compacted", s.id)
+			return Compacted{}, errorf(wire.CodeSessionSealed, "session %s was already compacted", s.id)
 		}
 		return Compacted{}, unavailable("compacting "+s.id, err)
 	}
@@ -122,7 +122,7 @@ func (m *Manager) adopt(s *session) {
 
 // sealed is the error for a change sent to a compacted session.
 func (m *Manager) sealed(s *session, what string) *Error {
-	return &Error{Code: CodeSealed, SuccessorID: s.rec.SuccessorID,
+	return &Error{Code: wire.CodeSessionSealed, SuccessorID: s.rec.SuccessorID,
 		Message: "session " + s.id + " was compacted into " + s.rec.SuccessorID + " and no longer takes changes: " + what + " in the successor session"}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // planted makes a session with four tasks: #1 completed, #2 deleted, #3 inprogress, #4 pending.
@@ -76,10 +77,10 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	require.Error(t, err)
 	var se *session.Error
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, session.CodeSealed, se.Code)
+	assert.Equal(t, wire.CodeSessionSealed, se.Code)
 	assert.Equal(t, "gen2", se.SuccessorID)
 	_, err = m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskUpdate, Arguments: json.RawMessage(`garbage-shaped`)})
-	assert.Equal(t, session.CodeSealed, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeSessionSealed, session.ErrorCode(err))
 	got := call(t, m, old, tools.TaskGet, `{"taskid":4}`)
 	assert.Equal(t, "todo one", got.StructuredContent.Task.Subject)
 	info, err := m.Get(ctx, old)
@@ -87,13 +88,13 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, record.StatusCompacted, info.Status)
 	assert.Equal(t, "gen2", info.SuccessorID)
 	_, err = m.Compact(ctx, session.CompactParams{SessionID: old})
-	assert.Equal(t, session.CodeSealed, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeSessionSealed, session.ErrorCode(err))
 
 	rows, err := d.Calls(ctx, old)
 	require.NoError(t, err)
 	assert.Len(t, rows, 7, "nothing was logged to the sealed session")
 	_, err = m.Compact(ctx, session.CompactParams{SessionID: "gen2", NewSessionID: old})
-	assert.Equal(t, session.CodeExists, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err))
 }
 
 func TestResumeCompactedAfterRestart(t *testing.T) {
@@ -209,7 +210,7 @@ func TestWritesRacingCompaction(t *testing.T) {
 				raw, err := m.Call(ctx, session.CallParams{SessionID: target, Name: tools.TaskCreate, CallID: callID,
 					Arguments: json.RawMessage(fmt.Sprintf(`{"subject":%q}`, callID))})
 				var se *session.Error
-				if errAs(err, &se) && se.Code == session.CodeSealed {
+				if errAs(err, &se) && se.Code == wire.CodeSessionSealed {
 					target = se.SuccessorID
 					i-- // send the same call to the successor
 					continue
@@ -427,7 +428,7 @@ func TestCallIDHoldsAcrossALineage(t *testing.T) {
 		_, err = mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"something else"}`)})
 		var se *session.Error
 		require.ErrorAs(t, err, &se, name)
-		assert.Equal(t, session.CodeConflict, se.Code, name)
+		assert.Equal(t, wire.CodeCallIDConflict, se.Code, name)
 		got, err := mgr.Resume(ctx, "gen3")
 		require.NoError(t, err)
 		assert.Len(t, got.Tasks, 2, "%s: nothing was created twice", name)

@@ -3,27 +3,17 @@ package session
 import (
 	"errors"
 	"fmt"
-)
 
-// Code classifies a session error; the server maps each to its JSON-RPC code
-// in one table.
-type Code string
-
-const (
-	CodeInvalid     Code = "invalid"     // bad params
-	CodeNotFound    Code = "not_found"   // no such session
-	CodeSealed      Code = "sealed"      // the session was compacted
-	CodeConflict    Code = "conflict"    // callId reused with different arguments
-	CodeUnavailable Code = "unavailable" // storage failed
-	CodeExists      Code = "exists"      // session id taken
-	CodeInternal    Code = "internal"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Error is an error a client can branch on.
+//
+// Its Code is a JSON-RPC error code, declared once in package wire.
 type Error struct {
-	Code        Code
+	Code        int64
 	Message     string
-	SuccessorID string // for CodeSealed
+	SuccessorID string // for wire.CodeSessionSealed
 	Err         error  // the cause, for logs
 }
 
@@ -36,19 +26,19 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrorCode returns the code of err, CodeInternal for an unknown error.
-func ErrorCode(err error) Code {
+// ErrorCode returns the code of err, wire.CodeInternal for an unknown error.
+func ErrorCode(err error) int64 {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	return CodeInternal
+	return wire.CodeInternal
 }
 
-func errorf(code Code, format string, a ...any) *Error {
+func errorf(code int64, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
 func unavailable(what string, err error) *Error {
-	return &Error{Code: CodeUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
+	return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // assertMemoryEqualsDatabase resumes id in m and in a fresh manager (which
@@ -52,7 +53,7 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	require.Error(t, fullErr, "the cap was reached")
-	assert.Equal(t, session.CodeUnavailable, session.ErrorCode(fullErr))
+	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(fullErr))
 	assert.Contains(t, fullErr.Error(), "nothing was changed")
 
 	got := assertMemoryEqualsDatabase(t, d, m, id)
@@ -84,7 +85,7 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"blocked"}`)})
-	assert.Equal(t, session.CodeUnavailable, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
 	got := assertMemoryEqualsDatabase(t, d, m, id)
 	assert.Len(t, got.Tasks, 1)
 
@@ -114,7 +115,7 @@ func TestFileTurnsReadOnly(t *testing.T) {
 	defer exec.Command("chattr", append([]string{"-i"}, files...)...).Run()
 
 	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"refused"}`)})
-	assert.Equal(t, session.CodeUnavailable, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
 	list := call(t, m, id, tools.TaskList, `{}`)
 	assert.Len(t, list.StructuredContent.Tasks, 1, "reads go on")
 	got := assertMemoryEqualsDatabase(t, d, m, id)

@@ -172,9 +172,9 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	}
 	switch {
 	case errors.Is(err, db.ErrNotFound):
-		return errorf(CodeNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
+		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	case errors.Is(err, replay.ErrSnapshot):
-		return &Error{Code: CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
+		return &Error{Code: wire.CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
 	case err != nil:
 		return unavailable("loading session "+s.id, err)
 	}
@@ -272,17 +272,17 @@ type CallParams = wire.ToolCall
 func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, error) {
 	role, err := tools.ParseRole(p.Role)
 	if err != nil {
-		return nil, errorf(CodeInvalid, "%v", err)
+		return nil, errorf(wire.CodeInvalidParams, "%v", err)
 	}
 	def, ok := tools.Lookup(p.Name)
 	if !ok {
-		return nil, errorf(CodeInvalid, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
+		return nil, errorf(wire.CodeInvalidParams, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
 	}
 	if len(p.CallID) > maxIDLen {
-		return nil, errorf(CodeInvalid, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
+		return nil, errorf(wire.CodeInvalidParams, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
 	}
 	if strings.ContainsFunc(p.CallID, unicode.IsControl) {
-		return nil, errorf(CodeInvalid, "callId %q must not contain control characters", p.CallID)
+		return nil, errorf(wire.CodeInvalidParams, "callId %q must not contain control characters", p.CallID)
 	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
@@ -352,7 +352,7 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	out, stored, err := tools.Encode(res)
 	if err != nil {
 		m.drop(s)
-		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
+		return nil, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
 	}
 	row := call.Append(record.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
 		Arguments: args, IsError: res.IsError, Result: stored}, changed)
@@ -409,14 +409,14 @@ func (m *Manager) recorded(ctx context.Context, session, name string, args json.
 		return nil, unavailable("looking up callId "+callID, err)
 	}
 	if row.Name != name || !sameJSON(row.Arguments, args) {
-		return nil, errorf(CodeConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
+		return nil, errorf(wire.CodeCallIDConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
 	}
 	out, err := tools.Restore(row.Result)
 	if err == nil && !json.Valid(out) {
 		err = errors.New("not JSON")
 	}
 	if err != nil {
-		return nil, &Error{Code: CodeInternal, Message: "the recorded result of callId " + callID, Err: err}
+		return nil, &Error{Code: wire.CodeInternal, Message: "the recorded result of callId " + callID, Err: err}
 	}
 	return out, nil
 }
@@ -432,7 +432,7 @@ func sameJSON(a, b json.RawMessage) bool {
 func marshal(r tools.Result) (json.RawMessage, error) {
 	b, _, err := tools.Encode(r)
 	if err != nil {
-		return nil, &Error{Code: CodeInternal, Message: "encode result", Err: err}
+		return nil, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
 	}
 	return b, nil
 }
@@ -442,11 +442,11 @@ const maxIDLen = 128
 func validID(id string) error {
 	switch {
 	case id == "":
-		return errorf(CodeInvalid, "sessionId is required")
+		return errorf(wire.CodeInvalidParams, "sessionId is required")
 	case len(id) > maxIDLen:
-		return errorf(CodeInvalid, "sessionId is %d bytes, the limit is %d", len(id), maxIDLen)
+		return errorf(wire.CodeInvalidParams, "sessionId is %d bytes, the limit is %d", len(id), maxIDLen)
 	case strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
-		return errorf(CodeInvalid, "sessionId %q must not contain spaces or control characters", id)
+		return errorf(wire.CodeInvalidParams, "sessionId %q must not contain spaces or control characters", id)
 	}
 	return nil
 }

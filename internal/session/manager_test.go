@@ -19,6 +19,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
@@ -156,7 +157,7 @@ func TestCallIDRetry(t *testing.T) {
 
 	p.Arguments = json.RawMessage(`{"subject":"b"}`)
 	_, err = restarted.Call(ctx, p)
-	assert.Equal(t, session.CodeConflict, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeCallIDConflict, session.ErrorCode(err))
 	assert.ErrorContains(t, err, "use a new callId")
 }
 
@@ -176,7 +177,7 @@ func TestFailedCommitLeavesMemoryEqualToDatabase(t *testing.T) {
 
 	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"lost"}`)})
 	require.Error(t, err)
-	assert.Equal(t, session.CodeUnavailable, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
 
 	got, err := m.Resume(ctx, id)
 	require.NoError(t, err, "reads keep working")
@@ -192,15 +193,15 @@ func TestUnknownSessionAndTool(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
 	_, err := m.Call(ctx, session.CallParams{SessionID: "nope", Name: tools.TaskList})
-	assert.Equal(t, session.CodeNotFound, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeSessionNotFound, session.ErrorCode(err))
 	id := newSession(t, m)
 	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: "TaskDelete"})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 	assert.ErrorContains(t, err, "the tools are TaskCreate, TaskList, TaskGet, TaskUpdate")
 	_, err = m.Call(ctx, session.CallParams{SessionID: "", Name: tools.TaskList})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskList, Role: "root"})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 }
 
 func TestToolErrorsAreLogged(t *testing.T) {
@@ -226,11 +227,11 @@ func TestCreateSession(t *testing.T) {
 	assert.Equal(t, record.StatusActive, info.Status)
 	assert.JSONEq(t, `{"host":"x"}`, string(info.Metadata))
 	_, err = m.Create(ctx, session.CreateParams{SessionID: "mine"})
-	assert.Equal(t, session.CodeExists, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err))
 	_, err = m.Create(ctx, session.CreateParams{SessionID: "has space"})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 	_, err = m.Create(ctx, session.CreateParams{Metadata: json.RawMessage(`[1]`)})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 	gen, err := m.Create(ctx, session.CreateParams{})
 	require.NoError(t, err)
 	assert.NotEmpty(t, gen.ID)
@@ -245,15 +246,15 @@ func TestCreateSession(t *testing.T) {
 		"deep metadata":    {SessionID: "t3", Metadata: json.RawMessage(`{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`)},
 	} {
 		_, err := m.Create(ctx, p)
-		assert.Equal(t, session.CodeInvalid, session.ErrorCode(err), "%s: %v", name, err)
+		assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), "%s: %v", name, err)
 		_, err = m.Get(ctx, p.SessionID)
-		assert.Equal(t, session.CodeNotFound, session.ErrorCode(err), name)
+		assert.Equal(t, wire.CodeSessionNotFound, session.ErrorCode(err), name)
 	}
 	_, err = m.Create(ctx, session.CreateParams{SessionID: "t4", Metadata: json.RawMessage(`{"a":"[[[[\"\\"}`)})
 	assert.NoError(t, err, "brackets inside strings are not nesting")
 
 	_, err = m.Call(ctx, session.CallParams{SessionID: "mine", Name: tools.TaskList, CallID: "x\x00y"})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err), "NUL in a callId")
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), "NUL in a callId")
 }
 
 func TestReplayTranscript(t *testing.T) {
@@ -281,9 +282,9 @@ func TestReplayTranscript(t *testing.T) {
 	assert.Equal(t, want, again.Tasks)
 
 	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "from-host"})
-	assert.Equal(t, session.CodeExists, session.ErrorCode(err), "a session with a history is not replayed into")
+	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err), "a session with a history is not replayed into")
 	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "dup", Calls: []session.TranscriptCall{{Name: tools.TaskList, CallID: "x"}, {Name: tools.TaskList, CallID: "x"}}})
-	assert.Equal(t, session.CodeInvalid, session.ErrorCode(err))
+	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 }
 
 func errAs(err error, target **session.Error) bool { return errors.As(err, target) }
@@ -313,7 +314,7 @@ func TestBadCursorIsInvalidParams(t *testing.T) {
 	for _, cursor := range []string{"abc", "1.5", "--"} {
 		_, _, err := m.List(ctx, session.ListParams{Cursor: cursor})
 		require.Error(t, err)
-		assert.Equal(t, session.CodeInvalid, session.ErrorCode(err), cursor)
+		assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), cursor)
 		assert.Contains(t, err.Error(), "is not one that sessions/list returned")
 	}
 }

@@ -56,24 +56,24 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
 		return Info{}, err
 	}
 	if len(p.Title) > maxTitleLen {
-		return Info{}, errorf(CodeInvalid, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
+		return Info{}, errorf(wire.CodeInvalidParams, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
 	}
 	if strings.ContainsFunc(p.Title, unicode.IsControl) {
-		return Info{}, errorf(CodeInvalid, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
+		return Info{}, errorf(wire.CodeInvalidParams, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
 	}
 	meta := tools.Canonical(p.Metadata)
 	if meta[0] != '{' {
-		return Info{}, errorf(CodeInvalid, "metadata must be a JSON object")
+		return Info{}, errorf(wire.CodeInvalidParams, "metadata must be a JSON object")
 	}
 	if d := jsontext.Depth(meta); d > maxMetadataDepth {
 		// SQLite's JSON functions stop at 1,000 levels; the shell's
 		// json_extract must work on every row.
-		return Info{}, errorf(CodeInvalid, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
+		return Info{}, errorf(wire.CodeInvalidParams, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
 	}
 	rec := record.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
 	if err := m.db.CreateSession(ctx, &rec); err != nil {
 		if errors.Is(err, db.ErrExists) {
-			return Info{}, errorf(CodeExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
+			return Info{}, errorf(wire.CodeSessionExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
 		}
 		return Info{}, unavailable("creating session", err)
 	}
@@ -89,7 +89,7 @@ func (m *Manager) Get(ctx context.Context, id string) (Info, error) {
 	}
 	rec, err := m.db.GetSession(ctx, id)
 	if errors.Is(err, db.ErrNotFound) {
-		return Info{}, errorf(CodeNotFound, "session %q not found", id)
+		return Info{}, errorf(wire.CodeSessionNotFound, "session %q not found", id)
 	}
 	if err != nil {
 		return Info{}, unavailable("reading session", err)
@@ -116,14 +116,14 @@ func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error
 	switch p.Status {
 	case "", record.StatusActive, record.StatusCompacted:
 	default:
-		return nil, "", errorf(CodeInvalid, "status must be %q or %q, got %q", record.StatusActive, record.StatusCompacted, p.Status)
+		return nil, "", errorf(wire.CodeInvalidParams, "status must be %q or %q, got %q", record.StatusActive, record.StatusCompacted, p.Status)
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
-		return nil, "", errorf(CodeInvalid, "limit must be between 1 and 1000, got %d", p.Limit)
+		return nil, "", errorf(wire.CodeInvalidParams, "limit must be between 1 and 1000, got %d", p.Limit)
 	}
 	recs, next, err := m.db.ListSessions(ctx, db.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
 	if errors.Is(err, db.ErrBadCursor) {
-		return nil, "", errorf(CodeInvalid, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
+		return nil, "", errorf(wire.CodeInvalidParams, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
 	}
 	if err != nil {
 		return nil, "", unavailable("listing sessions", err)
@@ -197,12 +197,12 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 			continue
 		}
 		if seen[c.CallID] {
-			return Resumed{}, errorf(CodeInvalid, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
+			return Resumed{}, errorf(wire.CodeInvalidParams, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
 		}
 		seen[c.CallID] = true
 	}
 	if _, err := m.db.GetSession(ctx, p.SessionID); errors.Is(err, db.ErrNotFound) {
-		if _, err := m.Create(ctx, CreateParams{SessionID: p.SessionID}); err != nil && ErrorCode(err) != CodeExists {
+		if _, err := m.Create(ctx, CreateParams{SessionID: p.SessionID}); err != nil && ErrorCode(err) != wire.CodeSessionExists {
 			return Resumed{}, err
 		}
 	} else if err != nil {
@@ -215,7 +215,7 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 	}
 	defer s.release()
 	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != record.StatusActive {
-		return Resumed{}, errorf(CodeExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
+		return Resumed{}, errorf(wire.CodeSessionExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
 	}
 
 	var report replay.Report
@@ -230,7 +230,7 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 		_, stored, err := tools.Encode(res)
 		if err != nil {
 			m.drop(s)
-			return Resumed{}, &Error{Code: CodeInternal, Message: "encode result", Err: err}
+			return Resumed{}, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
 		}
 		rows = append(rows, step.Call.Append(record.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
 			Name: c.Name, Arguments: args, Result: stored}, step.Task))
