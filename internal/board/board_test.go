@@ -37,6 +37,7 @@ func TestBoardListsSessions(t *testing.T) {
 	// Ensures the page loads with the printed URL and lists every session,
 	// newest first, with its title, host, status and counts, and that the
 	// filters hide what does not match.
+	t.Parallel()
 	f := startBoard(t)
 	older, err := f.c.CreateSession(bg, client.CreateSession{Title: "Refactor the parser", Metadata: json.RawMessage(`{"host":"codex","directory":"/src/parser"}`)})
 	require.NoError(t, err)
@@ -100,6 +101,7 @@ func TestBoardShowsChangesLive(t *testing.T) {
 	// Ensures a TaskCreate and a TaskUpdate made over the socket appear on
 	// the open board within a second, without a reload; deleted tasks stay
 	// behind the toggle.
+	t.Parallel()
 	f := startBoard(t)
 	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Live"})
 	require.NoError(t, err)
@@ -141,6 +143,7 @@ func TestBoardFollowsCompaction(t *testing.T) {
 	// Ensures a compaction moves the open board to the successor (its
 	// tasks, its id in the address), folds the lineage into one row, and
 	// that the successor's changes then show.
+	t.Parallel()
 	f := startBoard(t)
 	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Long run"})
 	require.NoError(t, err)
@@ -171,6 +174,7 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 	// Ensures a request without the token, with a wrong one, for another
 	// Host (DNS rebinding) or with a method other than GET is refused, and
 	// that bad requests get clear errors while the board serves on.
+	t.Parallel()
 	f := startBoard(t)
 	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Secret"})
 	require.NoError(t, err)
@@ -233,6 +237,7 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 
 func TestListenLoopbackOnly(t *testing.T) {
 	// Ensures the board will not listen beyond this machine.
+	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0", "example.com:0"} {
 		_, err := board.Listen(addr)
 		assert.Error(t, err, addr)
