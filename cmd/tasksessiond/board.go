@@ -48,7 +48,7 @@ Examples:
   tasksessiond board --port 8321
 `)
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {

@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/tasksessiond/tasksessiond/internal/cli"
 )
-
-// ownCommands are the subcommands main handles itself.
-var ownCommands = []string{"serve", "mcp", "hook", "fsck", "board", "completion", "version", "help"}
 
 func completionCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 || args[0] != "bash" {
-		fmt.Fprint(stderr, `Usage: tasksessiond completion bash
+		asked := len(args) == 1 && (args[0] == "-h" || args[0] == "--help")
+		out := stderr
+		if asked {
+			out = stdout // asked for: the answer
+		}
+		fmt.Fprint(out, `Usage: tasksessiond completion bash
 
 Print a bash completion script for tasksessiond's commands and flags
 (zsh: run "autoload bashcompinit && bashcompinit" first).
@@ -21,13 +21,13 @@ Print a bash completion script for tasksessiond's commands and flags
 Example:
   source <(tasksessiond completion bash)
 `)
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		if asked {
 			return 0
 		}
 		return 2
 	}
-	names := append([]string{}, ownCommands...)
-	for _, c := range cli.Commands {
+	var names []string
+	for _, c := range commands() {
 		names = append(names, c.Name)
 	}
 	fmt.Fprintf(stdout, `# bash completion for tasksessiond

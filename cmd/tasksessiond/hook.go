@@ -75,7 +75,7 @@ Try it by hand:
 		return 2
 	}
 	host := args[0]
-	if code, ok := parseFlags(fs, args[1:]); !ok {
+	if code, ok := parseFlags(fs, args[1:], stdout); !ok {
 		return code
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)

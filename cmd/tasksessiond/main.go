@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/tasksessiond/tasksessiond/client"
@@ -28,71 +29,110 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, &cli.Env{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// runWith runs the subcommand args name, with e's standard streams: the
+// tests run every command but the daemon's own process this way.
+func runWith(ctx context.Context, args []string, e *cli.Env) int {
 	if len(args) == 0 {
-		usage(stderr)
+		usage(e.Stderr)
 		return 2
 	}
 	name, rest := args[0], args[1:]
 	switch name {
-	case "serve":
-		return serve(ctx, rest, stderr)
-	case "fsck":
-		return fsckCmd(ctx, rest, stdout, stderr)
-	case "mcp":
-		return mcpCmd(ctx, rest, stderr)
-	case "hook":
-		return hookCmd(ctx, rest, os.Stdin, stdout, stderr)
-	case "board":
-		return boardCmd(ctx, rest, stdout, stderr)
-	case "completion":
-		return completionCmd(rest, stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		usage(stdout)
-		return 0
-	case "version", "--version":
-		fmt.Fprintln(stdout, "tasksessiond", version)
-		return 0
+	case "-h", "-help", "--help":
+		name = "help"
+	case "--version":
+		name = "version"
 	}
-	if cmd := cli.Lookup(name); cmd != nil {
-		dial := func(ctx context.Context, socket string) (*client.Client, error) {
+	cmd := lookup(name)
+	if cmd == nil {
+		fmt.Fprintf(e.Stderr, "tasksessiond: unknown command %q\n\n", name)
+		usage(e.Stderr)
+		return 2
+	}
+	if cmd.Main == nil {
+		e.Dial = func(ctx context.Context, socket string) (*client.Client, error) {
 			return autostart.Dial(ctx, starter(socket, "", !autostart.Enabled()))
 		}
-		return cmd.Run(ctx, &cli.Env{Stdout: stdout, Stderr: stderr, Dial: dial}, rest)
 	}
-	fmt.Fprintf(stderr, "tasksessiond: unknown command %q\n\n", name)
-	usage(stderr)
-	return 2
+	return cmd.Run(ctx, e, rest)
+}
+
+// Help headings, in the order help lists them.
+const (
+	groupDaemon = "The daemon"
+	groupOther  = "Other"
+)
+
+// commands is every subcommand, in the order help lists them: run, help,
+// completion and the tests all read this one table.
+func commands() []*cli.Command {
+	own := []*cli.Command{
+		{Name: "serve", Group: groupDaemon, Summary: "run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)",
+			Main: func(ctx context.Context, e *cli.Env, args []string) int { return serve(ctx, args, e.Stdout, e.Stderr) }},
+		{Name: "mcp", Group: groupDaemon, Summary: "an MCP server on stdio that forwards the Task tools to the daemon",
+			Main: func(ctx context.Context, e *cli.Env, args []string) int { return mcpCmd(ctx, args, e.Stdout, e.Stderr) }},
+		{Name: "hook", Group: groupDaemon, Summary: "the SessionStart hook of Claude Code or Codex CLI: the list follows the conversation",
+			Main: func(ctx context.Context, e *cli.Env, args []string) int {
+				return hookCmd(ctx, args, e.Stdin, e.Stdout, e.Stderr)
+			}},
+		{Name: "fsck", Group: groupDaemon, Summary: "check the database: replay every session and compare (no daemon needed)",
+			Main: func(ctx context.Context, e *cli.Env, args []string) int {
+				return fsckCmd(ctx, args, e.Stdout, e.Stderr)
+			}},
+		{Name: "board", Group: groupDaemon, Summary: "serve a live, read-only web page of every session and its tasks (on 127.0.0.1)",
+			Main: func(ctx context.Context, e *cli.Env, args []string) int {
+				return boardCmd(ctx, args, e.Stdout, e.Stderr)
+			}},
+	}
+	other := []*cli.Command{
+		{Name: "completion", Group: groupOther, Summary: "print a bash completion script: source <(tasksessiond completion bash)",
+			Main: func(_ context.Context, e *cli.Env, args []string) int { return completionCmd(args, e.Stdout, e.Stderr) }},
+		{Name: "version", Group: groupOther, Summary: "print the version",
+			Main: func(_ context.Context, e *cli.Env, _ []string) int {
+				fmt.Fprintln(e.Stdout, "tasksessiond", version)
+				return 0
+			}},
+		{Name: "help", Group: groupOther, Summary: "print this help",
+			Main: func(_ context.Context, e *cli.Env, _ []string) int {
+				usage(e.Stdout)
+				return 0
+			}},
+	}
+	return slices.Concat(own, cli.Commands, other)
+}
+
+func lookup(name string) *cli.Command {
+	for _, c := range commands() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `tasksessiond: a session-scoped task list for LLM agent hosts.
 
 Usage: tasksessiond COMMAND [flags] [args]
-
-The daemon:
-  serve       run the daemon on a Unix socket (JSON-RPC 2.0, one message per line)
-  mcp         an MCP server on stdio that forwards the Task tools to the daemon
-  hook        the SessionStart hook of Claude Code or Codex CLI: the list follows the conversation
-  fsck        check the database: replay every session and compare (no daemon needed)
-  board       serve a live, read-only web page of every session and its tasks (on 127.0.0.1)
-
-Talking to a running daemon:
 `)
-	for _, c := range cli.Commands {
+	group := ""
+	for _, c := range commands() {
+		if c.Group != group {
+			group = c.Group
+			fmt.Fprintf(w, "\n%s:\n", group)
+		}
 		fmt.Fprintf(w, "  %-10s  %s\n", c.Name, firstLine(c.Summary))
 	}
 	fmt.Fprint(w, `
-Other:
-  completion  print a bash completion script: source <(tasksessiond completion bash)
-  version     print the version
-  help        print this help
-
 Environment:
   TASKSESSIOND_DB, TASKSESSIOND_SOCKET  the database and socket (see serve --help)
   TASKSESSIOND_AUTOSTART=0              do not start the daemon when none answers
-                                        (mcp, hook and the commands above but status
-                                        start it by default, detached, on the same
-                                        socket and database)
+                                        (mcp, hook and the commands talking to a
+                                        running daemon but status start it by default,
+                                        detached, on the same socket and database)
 
 Run "tasksessiond COMMAND --help" for a command's flags and examples.
 `)
@@ -103,9 +143,9 @@ Run "tasksessiond COMMAND --help" for a command's flags and examples.
 //
 // Help that was asked for goes to standard output (it is the answer, and
 // "| less" should work); help after a mistake goes to standard error.
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok bool) {
 	if cli.WantsHelp(args) {
-		fs.SetOutput(os.Stdout)
+		fs.SetOutput(stdout)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

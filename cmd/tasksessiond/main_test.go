@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	tasksessiond "github.com/tasksessiond/tasksessiond/cmd/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -80,19 +81,13 @@ func (p *proc) kill(t *testing.T) {
 	p.cmd.Wait()
 }
 
+// cli runs a command in this process, as main would, against the daemon
+// on socket; only the tests that kill or start a daemon exec the binary.
 func cli(t *testing.T, socket string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "TASKSESSIOND_SOCKET="+socket)
+	t.Setenv("TASKSESSIOND_SOCKET", socket)
 	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	code = 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
+	code = tasksessiond.Run(context.Background(), args, strings.NewReader(""), &o, &e)
 	return o.String(), e.String(), code
 }
 
@@ -423,9 +418,16 @@ func TestCompletion(t *testing.T) {
 }
 
 func TestEveryCommandHasHelp(t *testing.T) {
-	// Ensures each subcommand answers --help with its usage and examples,
-	// on standard output (asked-for help is the answer), exit 0.
-	for _, name := range []string{"serve", "mcp", "hook", "fsck", "status", "sessions", "new", "tasks", "call", "watch", "export", "snapshot", "compact", "lineage"} {
+	// Ensures each subcommand of the one command table answers --help with
+	// its usage and examples, on standard output (asked-for help is the
+	// answer), exit 0, and that help lists every one.
+	all, _, code := cli(t, "", "help")
+	require.Equal(t, 0, code)
+	for _, name := range tasksessiond.CommandNames() {
+		assert.Regexp(t, `(?m)^  `+name+` `, all, "help lists %s", name)
+		if name == "help" || name == "version" {
+			continue
+		}
 		out, errOut, code := cli(t, "", name, "--help")
 		assert.Equal(t, 0, code, name)
 		assert.Contains(t, out, "Usage: tasksessiond "+name, name)

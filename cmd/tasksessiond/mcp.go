@@ -29,7 +29,7 @@ const envSession = "TASKSESSIOND_SESSION"
 // follows the Claude Code session.
 const envClaudeSession = "CLAUDE_CODE_SESSION_ID"
 
-func mcpCmd(ctx context.Context, args []string, stderr io.Writer) int {
+func mcpCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
@@ -71,7 +71,7 @@ Examples:
   TASKSESSIOND_SESSION=my-session tasksessiond mcp
 `)
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	level := slog.LevelWarn

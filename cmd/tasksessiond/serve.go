@@ -18,7 +18,7 @@ import (
 // shutdownGrace bounds how long in-flight calls get to finish after a signal.
 const shutdownGrace = 10 * time.Second
 
-func serve(ctx context.Context, args []string, stderr io.Writer) int {
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
@@ -45,7 +45,7 @@ Examples:
   tasksessiond serve --db ./tasks.db --socket ./run/ts.sock --sync normal   # ./run is created 0700
 `)
 	}
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {

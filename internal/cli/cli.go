@@ -20,6 +20,7 @@ import (
 
 // Env is what a command runs with.
 type Env struct {
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Dial connects to the daemon at socket; nil is client.Dial. The
 	// tasksessiond command starts the daemon here when none answers.
@@ -28,12 +29,19 @@ type Env struct {
 	socket string // the command's --socket, for commands that reconnect
 }
 
-// Command is one client subcommand.
+// Command is one subcommand. Most talk to the running daemon through a
+// client (flags, then a connection); a command with Main runs on its own
+// (serve, mcp, hook, fsck and the rest, which package main declares).
 type Command struct {
 	Name    string
 	Args    string // the positional arguments, for usage
 	Summary string
 	Example string
+	// Group is the heading help lists the command under.
+	Group string
+	// Main runs a command that is not a client of the daemon; it returns
+	// the exit code and handles its own flags and --help.
+	Main func(ctx context.Context, e *Env, args []string) int
 	flags   func(fs *flag.FlagSet) func(ctx context.Context, e *Env, c *client.Client, args []string) error
 	nargs   [2]int // min, max positional arguments
 	// NoAutostart: the command reports on the daemon, so it does not
@@ -47,22 +55,26 @@ type Command struct {
 // DefaultTimeout bounds a command's wait for the daemon.
 const DefaultTimeout = 30 * time.Second
 
+// GroupClient is the help heading of the commands that talk to a
+// running daemon.
+const GroupClient = "Talking to a running daemon"
+
 // Commands are the client subcommands, in the order help lists them.
 var Commands = []*Command{statusCmd, sessionsCmd, newCmd, tasksCmd, callCmd, watchCmd, exportCmd, snapshotCmd, compactCmd, lineageCmd}
 
-// Lookup returns the named command.
-func Lookup(name string) *Command {
+func init() {
 	for _, c := range Commands {
-		if c.Name == name {
-			return c
-		}
+		c.Group = GroupClient
 	}
-	return nil
 }
+
 
 // Run parses args (after the subcommand name) and runs the command. It
 // returns the process exit code: 0 ok, 1 failed, 2 bad usage.
 func (cmd *Command) Run(ctx context.Context, e *Env, args []string) int {
+	if cmd.Main != nil {
+		return cmd.Main(ctx, e, args)
+	}
 	fs := flag.NewFlagSet("tasksessiond "+cmd.Name, flag.ContinueOnError)
 	fs.SetOutput(e.Stderr)
 	socket := fs.String("socket", paths.Socket(), "daemon socket (env "+paths.EnvSocket+")")
@@ -331,7 +343,7 @@ var callCmd = &Command{
 			if len(args) == 3 {
 				text := args[2]
 				if text == "-" {
-					b, err := io.ReadAll(os.Stdin)
+					b, err := io.ReadAll(e.stdin())
 					if err != nil {
 						return fmt.Errorf("read arguments: %w", err)
 					}
@@ -358,4 +370,13 @@ var callCmd = &Command{
 			return nil
 		}
 	},
+}
+
+// stdin is the command's standard input: the process's unless the caller
+// gave one.
+func (e *Env) stdin() io.Reader {
+	if e.Stdin != nil {
+		return e.Stdin
+	}
+	return os.Stdin
 }

@@ -52,7 +52,7 @@ var compactCmd = &Command{
 				var b []byte
 				var err error
 				if *summaryFile == "-" {
-					b, err = io.ReadAll(os.Stdin)
+					b, err = io.ReadAll(e.stdin())
 				} else {
 					b, err = os.ReadFile(*summaryFile)
 				}
