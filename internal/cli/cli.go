@@ -41,9 +41,9 @@ type Command struct {
 	Group string
 	// Main runs a command that is not a client of the daemon; it returns
 	// the exit code and handles its own flags and --help.
-	Main func(ctx context.Context, e *Env, args []string) int
-	flags   func(fs *flag.FlagSet) func(ctx context.Context, e *Env, c *client.Client, args []string) error
-	nargs   [2]int // min, max positional arguments
+	Main  func(ctx context.Context, e *Env, args []string) int
+	flags func(fs *flag.FlagSet) func(ctx context.Context, e *Env, c *client.Client, args []string) error
+	nargs [2]int // min, max positional arguments
 	// NoAutostart: the command reports on the daemon, so it does not
 	// start one (status says "not running" rather than starting it).
 	NoAutostart bool
@@ -67,7 +67,6 @@ func init() {
 		c.Group = GroupClient
 	}
 }
-
 
 // Run parses args (after the subcommand name) and runs the command. It
 // returns the process exit code: 0 ok, 1 failed, 2 bad usage.
