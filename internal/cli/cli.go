@@ -379,3 +379,13 @@ func (e *Env) stdin() io.Reader {
 	}
 	return os.Stdin
 }
+
+// Lookup returns the client command name, or nil.
+func Lookup(name string) *Command {
+	for _, c := range Commands {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}

@@ -26,6 +26,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tasksessiond/tasksessiond/migrations"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Sync is the synchronous pragma: full makes every commit durable across
@@ -438,11 +439,7 @@ func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
 }
 
 // WALStats is the write-ahead log as the last checkpoint found it.
-type WALStats struct {
-	Bytes        int64 `json:"bytes"`        // size of the -wal file
-	Frames       int   `json:"frames"`       // frames in the log
-	Checkpointed int   `json:"checkpointed"` // of which copied back into the database
-}
+type WALStats = wire.WAL
 
 // checkpoint runs one passive checkpoint and records what it found. It
 // runs on the writer goroutine, between commits, on the writer's own

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Session statuses.
@@ -70,11 +71,7 @@ type Append struct {
 }
 
 // Message is a message injected at the start of a session's history.
-type Message struct {
-	Role    string `json:"role"`
-	Kind    string `json:"kind"`
-	Content string `json:"content"`
-}
+type Message = wire.Message
 
 // Compaction is what sessions/compact writes (built by package compact):
 // the successor, its tasks, its messages and its forced first call, and

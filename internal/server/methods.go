@@ -22,29 +22,21 @@ func (s *Server) methods() map[string]handler {
 		wire.MethodToolsCall: with(s.toolsCall),
 		wire.MethodSessionsCreate: with(func(ctx context.Context, p wire.CreateSession) (wire.SessionResult, error) {
 			info, err := s.mgr.Create(ctx, p)
-			return wire.SessionResult{Session: wireSession(info)}, err
+			return wire.SessionResult{Session: info}, err
 		}),
 		wire.MethodSessionsResume: with(func(ctx context.Context, p wire.SessionRef) (wire.Resumed, error) {
-			r, err := s.mgr.Resume(ctx, p.SessionID)
-			return wireResumed(r), err
+			return s.mgr.Resume(ctx, p.SessionID)
 		}),
 		wire.MethodSessionsGet: with(func(ctx context.Context, p wire.SessionRef) (wire.SessionResult, error) {
 			info, err := s.mgr.Get(ctx, p.SessionID)
-			return wire.SessionResult{Session: wireSession(info)}, err
+			return wire.SessionResult{Session: info}, err
 		}),
-		wire.MethodSessionsList: with(s.sessionsList),
-		wire.MethodSessionsReplay: with(func(ctx context.Context, p wire.ReplaySession) (wire.Resumed, error) {
-			r, err := s.mgr.Replay(ctx, p)
-			return wireResumed(r), err
-		}),
+		wire.MethodSessionsList:   with(s.sessionsList),
+		wire.MethodSessionsReplay: with(s.mgr.Replay),
 		wire.MethodSessionsSnapshot: with(func(ctx context.Context, p wire.SessionRef) (wire.Snapshot, error) {
-			snap, err := s.mgr.Snapshot(ctx, p.SessionID)
-			return wireSnapshot(snap), err
+			return s.mgr.Snapshot(ctx, p.SessionID)
 		}),
-		wire.MethodSessionsCompact: with(func(ctx context.Context, p wire.Compact) (wire.Compacted, error) {
-			c, err := s.mgr.Compact(ctx, p)
-			return wireCompacted(c), err
-		}),
+		wire.MethodSessionsCompact:  with(s.mgr.Compact),
 		wire.MethodSessionsWatch:    s.sessionsWatch,
 		wire.MethodSessionsWatchAll: s.sessionsWatchAll,
 		wire.MethodDaemonStatus:     with(s.daemonStatus),
@@ -127,11 +119,7 @@ func (s *Server) sessionsList(ctx context.Context, p wire.ListSessions) (wire.Li
 	if err != nil {
 		return wire.ListSessionsResult{}, err
 	}
-	out := wire.ListSessionsResult{Sessions: make([]wire.Session, len(list)), NextCursor: next}
-	for i, info := range list {
-		out.Sessions[i] = wireSession(info)
-	}
-	return out, nil
+	return wire.ListSessionsResult{Sessions: list, NextCursor: next}, nil
 }
 
 func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.Status, error) {
@@ -142,7 +130,7 @@ func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.Status, err
 	up := s.mgr.Uptime()
 	out := wire.Status{Version: s.cfg.Version, Uptime: up.Round(1e6).String(), UptimeSeconds: up.Seconds(),
 		Database: s.cfg.Database, Socket: s.cfg.Socket, PID: s.pid, CallsServed: st.CallsServed,
-		WAL: wire.WAL{Bytes: st.WAL.Bytes, Frames: st.WAL.Frames, Checkpointed: st.WAL.Checkpointed}}
+		WAL: st.WAL}
 	out.Sessions.Loaded, out.Sessions.Total = st.Loaded, st.Total
 	return out, nil
 }

@@ -59,7 +59,7 @@ func (w *watcher) run(done <-chan struct{}) {
 			if e.Op == session.OpCompacted {
 				method = wire.NotifySessionCompacted
 			}
-			if !w.c.notify(method, wireEvent(e)) {
+			if !w.c.notify(method, e) {
 				return
 			}
 		case <-done:

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 
@@ -14,11 +13,7 @@ import (
 )
 
 // Snapshot is the whole store, for the compact worker's context.
-type Snapshot struct {
-	Tasks      []store.Task `json:"tasks"`
-	NextTaskid int          `json:"nextTaskid"`
-	Text       string       `json:"text"`
-}
+type Snapshot = wire.Snapshot
 
 // Snapshot returns a session's whole store and the text compaction would
 // inject. It changes nothing and works on a sealed session too.
@@ -36,19 +31,10 @@ type CompactParams = wire.Compact
 
 // ForcedCall is the TaskList fired at the start of a successor session, for
 // the host to place as a tool call and its result before the model goes on.
-type ForcedCall struct {
-	CallID    string          `json:"callId"`
-	Name      string          `json:"name"`
-	Arguments map[string]any  `json:"arguments"`
-	Result    json.RawMessage `json:"result"`
-}
+type ForcedCall = wire.ForcedCall
 
 // Compacted is the result of sessions/compact.
-type Compacted struct {
-	Session    Info             `json:"session"`
-	Messages   []record.Message `json:"messages"`
-	ForcedCall ForcedCall       `json:"forcedCall"`
-}
+type Compacted = wire.Compacted
 
 const maxSummaryLen = 1 << 20
 
@@ -130,10 +116,15 @@ func forcedCall(c *record.Call) ForcedCall {
 	return ForcedCall{CallID: c.CallID, Name: c.Name, Arguments: map[string]any{}, Result: c.Result}
 }
 
-func taskList(st *store.Store) []store.Task {
-	tasks := st.List()
-	if tasks == nil {
-		tasks = []store.Task{}
+// taskList is st's tasks as the wire carries them ([] when none).
+func taskList(st *store.Store) []wire.Task {
+	tasks := make([]wire.Task, 0, st.Len())
+	for t := range st.All() {
+		tasks = append(tasks, wireTask(t))
 	}
 	return tasks
+}
+
+func wireTask(t store.Task) wire.Task {
+	return wire.Task{Taskid: t.Taskid, Status: string(t.Status), Subject: t.Subject, Description: t.Description}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -53,7 +52,7 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "gen2", out.Session.ID)
 	assert.Equal(t, old, out.Session.ParentID)
-	assert.Equal(t, store.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, out.Session.Counts)
+	assert.Equal(t, wire.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, out.Session.Counts)
 
 	require.Len(t, out.Messages, 2)
 	assert.Equal(t, record.Message{Role: "system", Kind: compact.KindTaskSnapshot, Content: snap.Text}, out.Messages[0], "the injected text is the snapshot's")
@@ -65,10 +64,10 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, tools.TaskList, out.ForcedCall.Name)
 	assert.Equal(t, compact.ForcedCallID("gen2"), out.ForcedCall.CallID)
 	forced := decodeResult(t, out.ForcedCall.Result)
-	assert.Equal(t, before.Tasks, forced.StructuredContent.Tasks)
+	assert.Equal(t, storeTasks(before.Tasks), forced.StructuredContent.Tasks)
 
 	listed := call(t, m, "gen2", tools.TaskList, `{}`)
-	assert.Equal(t, before.Tasks, listed.StructuredContent.Tasks)
+	assert.Equal(t, storeTasks(before.Tasks), listed.StructuredContent.Tasks)
 	created := call(t, m, "gen2", tools.TaskCreate, `{"subject":"after"}`)
 	assert.Equal(t, 5, created.StructuredContent.Task.Taskid, "never a reused id")
 
@@ -130,7 +129,7 @@ func TestResumeCompactedAfterRestart(t *testing.T) {
 		assert.Equal(t, ids[g], got.Session.ParentID)
 		projected, err := d.Tasks(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, got.Tasks, projected, "the projection of generation %d", g+2)
+		assert.Equal(t, storeTasks(got.Tasks), projected, "the projection of generation %d", g+2)
 	}
 	last, err := restarted.Resume(ctx, gen)
 	require.NoError(t, err)
@@ -303,7 +302,7 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 	assert.Equal(t, 6, got.NextTaskid)
 	assert.Equal(t, want.Messages, got.Messages)
 	assert.Equal(t, want.ForcedCall, got.ForcedCall)
-	assert.Equal(t, replay.Report{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
+	assert.Equal(t, wire.ReplayReport{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
 }
 
 func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
@@ -332,7 +331,7 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want.Tasks, fresh.Tasks, "the snapshot SQLite wrote loads as the store it came from")
 	assert.Equal(t, want.NextTaskid, fresh.NextTaskid)
-	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the parent's projection")
+	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "tasks", "next"), "the view reads the parent's projection")
 	assert.Empty(t, projected(t, raw, "task_projection", "next"), "compaction writes no projection rows")
 	assert.Equal(t, created, createdAt(t, raw, "next"))
 
@@ -340,12 +339,12 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	call(t, m, "next", tools.TaskUpdate, `{"taskid":2,"subject":"changed in the successor"}`)
 	want, err = m.Resume(ctx, "next")
 	require.NoError(t, err)
-	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
+	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "tasks", "next"))
 	assert.Equal(t, created, createdAt(t, raw, "next"), "a change keeps the carried created_at")
 
 	require.NoError(t, d.Project(ctx))
-	assert.Equal(t, want.Tasks, projected(t, raw, "task_projection", "next"), "the projection itself, not only the view")
-	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
+	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "task_projection", "next"), "the projection itself, not only the view")
+	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "tasks", "next"))
 	assert.Equal(t, created, createdAt(t, raw, "next"))
 	var unprojected int
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM snapshots WHERE projected = 0`).Scan(&unprojected))

@@ -376,7 +376,8 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		if p.Name == tools.TaskCreate {
 			op = OpCreate
 		}
-		m.notify(Event{SessionID: s.id, Seq: s.nextSeq, Op: op, Task: changed})
+		t := wireTask(*changed)
+		m.notify(Event{SessionID: s.id, Seq: s.nextSeq, Op: op, Task: &t})
 	}
 	s.nextSeq++
 	if p.CallID != "" {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -18,25 +17,16 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
+// The session layer answers in the wire's types (package wire declares
+// each method's params and result once), so that the server hands them on
+// as they are and a change to a result's shape is a change to wire.
+
 // Info is a session as clients see it.
-type Info struct {
-	ID          string          `json:"id"`
-	Title       string          `json:"title"`
-	Metadata    json.RawMessage `json:"metadata"`
-	Status      string          `json:"status"`
-	ParentID    string          `json:"parentId,omitempty"`
-	SuccessorID string          `json:"successorId,omitempty"`
-	// HeadID is the newest session of the lineage, the one that takes
-	// writes (the session itself unless compacted); sessions/get sets it.
-	HeadID    string       `json:"headId,omitempty"`
-	CreatedAt time.Time    `json:"createdAt"`
-	UpdatedAt time.Time    `json:"updatedAt"`
-	Counts    store.Counts `json:"counts"`
-}
+type Info = wire.Session
 
 func info(rec record.Session, c store.Counts) Info {
 	return Info{ID: rec.ID, Title: rec.Title, Metadata: rec.Metadata, Status: rec.Status,
-		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: c}
+		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: wire.Counts(c)}
 }
 
 // CreateParams is a sessions/create.
@@ -144,14 +134,7 @@ func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error
 }
 
 // Resumed is the state of a session for a host picking it up again.
-type Resumed struct {
-	Session    Info             `json:"session"`
-	Tasks      []store.Task     `json:"tasks"`
-	NextTaskid int              `json:"nextTaskid"`
-	Messages   []record.Message `json:"messages"`
-	ForcedCall *ForcedCall      `json:"forcedCall,omitempty"` // for a session made by compaction
-	Replay     replay.Report    `json:"replay"`
-}
+type Resumed = wire.Resumed
 
 // Resume loads a session (by replay when it is not in memory) and returns
 // its tasks, injected messages and the report of the replay that loaded it.
@@ -169,7 +152,9 @@ func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
 }
 
 func (m *Manager) resumed(s *session, msgs []record.Message) Resumed {
-	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, Replay: s.report}
+	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs,
+		Replay: wire.ReplayReport{Applied: s.report.Applied, SkippedErrors: s.report.SkippedErrors,
+			SkippedInvalid: s.report.SkippedInvalid, Divergent: s.report.Divergent}}
 	if s.forced != nil {
 		fc := forcedCall(s.forced)
 		r.ForcedCall = &fc

@@ -4,17 +4,11 @@ import (
 	"context"
 	"sync"
 
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Event is a committed change to a session, for watchers.
-type Event struct {
-	SessionID   string      `json:"sessionId"`
-	Seq         int64       `json:"seq,omitempty"`
-	Op          string      `json:"op"` // create, update or compacted
-	Task        *store.Task `json:"task,omitempty"`
-	SuccessorID string      `json:"successorId,omitempty"`
-}
+type Event = wire.Event
 
 // Event ops.
 const (
