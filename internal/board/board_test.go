@@ -50,7 +50,10 @@ func TestBoardListsSessions(t *testing.T) {
 	ctx := tab(t)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url)))
 	waitFor(t, ctx, `document.body.dataset.ready === '1'`, 10*time.Second)
-	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('#session-list li')].map(li => li.innerText)`)
+	// A session made after the board last looked shows within a second.
+	waitFor(t, ctx, `document.querySelectorAll('#session-list li').length === 2`, 5*time.Second)
+	// textContent, not innerText: it does not depend on the row having been laid out.
+	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('#session-list li')].map(li => li.textContent)`)
 	require.Len(t, rows, 2)
 	assert.Contains(t, rows[0], "Ship the release", "newest first")
 	assert.Contains(t, rows[0], "claude-code")
@@ -67,7 +70,7 @@ func TestBoardListsSessions(t *testing.T) {
 	third, err := f.c.CreateSession(bg, client.CreateSession{Title: "Third"})
 	require.NoError(t, err)
 	waitFor(t, ctx, fmt.Sprintf(`!!document.querySelector('#session-list li[data-head=%q]')`, third.ID), 5*time.Second)
-	assert.Contains(t, eval[string](t, ctx, `document.querySelector('#session-list li').innerText`), "Third")
+	assert.Contains(t, eval[string](t, ctx, `document.querySelector('#session-list li').textContent`), "Third")
 	assert.True(t, eval[bool](t, ctx, `window.__marker === true`), "no reload")
 
 	// Text filter, then the status filter.
@@ -79,7 +82,7 @@ func TestBoardListsSessions(t *testing.T) {
 
 	// Opening a row shows its board.
 	setFilter(t, ctx, "", "all")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#session-list li[data-head=%q] button`, older.ID)))))
+	eval[bool](t, ctx, fmt.Sprintf(`(document.querySelector('#session-list li[data-head=%q] button').click(), true)`, older.ID))
 	waitFor(t, ctx, `document.getElementById('board-h').textContent === 'Refactor the parser'`, 5*time.Second)
 	assert.Equal(t, []string{"Write the tests"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#col-pending .subject')].map(e => e.textContent)`))
 	assert.Equal(t, []string{"Read the grammar"}, eval[[]string](t, ctx, `[...document.querySelectorAll('#col-completed .subject')].map(e => e.textContent)`))
@@ -129,12 +132,12 @@ func TestBoardShowsChangesLive(t *testing.T) {
 	waitFor(t, ctx, `!!document.querySelector('#col-deleted li[data-taskid="2"]')`, 5*time.Second)
 	assert.Equal(t, 0, eval[int](t, ctx, `document.querySelectorAll('#col-pending li').length`))
 	assert.True(t, eval[bool](t, ctx, `document.getElementById('col-deleted-wrap').hidden`), "deleted tasks are behind the toggle")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("toggle-deleted"))))
+	eval[bool](t, ctx, `(document.getElementById('toggle-deleted').click(), true)`)
 	assert.False(t, eval[bool](t, ctx, `document.getElementById('col-deleted-wrap').hidden`))
 	assert.Equal(t, "true", eval[string](t, ctx, `document.getElementById('toggle-deleted').getAttribute('aria-pressed')`))
 	assert.Contains(t, eval[string](t, ctx, `document.getElementById('board-progress-text').textContent`), "2 tasks: 0 pending, 1 in progress, 0 completed, 1 deleted")
 	// The list's row follows too (its counts are re-read after a change).
-	waitFor(t, ctx, fmt.Sprintf(`document.querySelector('#session-list li[data-head=%q]').innerText.includes('1 in progress')`, s.ID), 5*time.Second)
+	waitFor(t, ctx, fmt.Sprintf(`document.querySelector('#session-list li[data-head=%q]').textContent.includes('1 in progress')`, s.ID), 5*time.Second)
 	assert.True(t, eval[bool](t, ctx, `window.__marker === true`), "no reload")
 	waitFor(t, ctx, `document.getElementById('announce').textContent.includes('#2')`, 5*time.Second)
 }
@@ -159,7 +162,7 @@ func TestBoardFollowsCompaction(t *testing.T) {
 	waitFor(t, ctx, fmt.Sprintf(`location.hash === '#' + %q`, next), 5*time.Second)
 	waitFor(t, ctx, fmt.Sprintf(`document.getElementById('board-meta').textContent.startsWith(%q)`, next), 5*time.Second)
 	assert.Equal(t, "Before compaction", eval[string](t, ctx, `document.querySelector('#col-pending li[data-taskid="1"] .subject').textContent`))
-	waitFor(t, ctx, `document.querySelectorAll('#session-list li').length === 1 && document.querySelector('#session-list li').innerText.includes('1 compaction')`, 5*time.Second)
+	waitFor(t, ctx, `document.querySelectorAll('#session-list li').length === 1 && document.querySelector('#session-list li').textContent.includes('1 compaction')`, 5*time.Second)
 	assert.Equal(t, next, eval[string](t, ctx, `document.querySelector('#session-list li').dataset.head`))
 
 	createTask(t, f.c, next, "After compaction", "")
@@ -183,7 +186,7 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 	res, err := chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(http.StatusForbidden), res.Status)
-	text := eval[string](t, ctx, `document.body.innerText`)
+	text := eval[string](t, ctx, `document.body.textContent`)
 	assert.Contains(t, text, "token")
 	assert.NotContains(t, text, "Secret")
 	res, err = chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/events"))
