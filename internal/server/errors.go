@@ -19,6 +19,7 @@ var codes = map[session.Code]int64{
 	session.CodeUnavailable: jsonrpc.CodeStorageUnavailable,
 	session.CodeExists:      jsonrpc.CodeSessionExists,
 	session.CodeInternal:    jsonrpc.CodeInternal,
+	session.CodeLeased:      wire.CodeSessionLeased,
 }
 
 // wireError turns any error from a method into a JSON-RPC error. internal
@@ -33,6 +34,9 @@ func wireError(err error) (e *jsonrpc.Error, internal bool) {
 		e := &jsonrpc.Error{Code: codes[se.Code], Message: se.Message}
 		if se.Code == session.CodeSealed {
 			e.Data = wire.SealedData{SuccessorID: se.SuccessorID}
+		}
+		if se.Code == session.CodeLeased && se.Lease != nil {
+			e.Data = wire.LeasedData{Owner: se.Lease.Owner, ExpiresAt: se.Lease.ExpiresAt}
 		}
 		return e, se.Code == session.CodeInternal || se.Code == session.CodeUnavailable
 	}

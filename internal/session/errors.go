@@ -16,6 +16,7 @@ const (
 	CodeConflict    Code = "conflict"    // callId reused with different arguments
 	CodeUnavailable Code = "unavailable" // storage failed
 	CodeExists      Code = "exists"      // session id taken
+	CodeLeased      Code = "leased"      // served by another daemon of a fleet
 	CodeInternal    Code = "internal"
 )
 
@@ -23,7 +24,8 @@ const (
 type Error struct {
 	Code        Code
 	Message     string
-	SuccessorID string // for CodeSealed
+	SuccessorID string          // for CodeSealed
+	Lease       *LeaseHeldError // for CodeLeased: who holds the session
 	Err         error  // the cause, for logs
 }
 
@@ -50,5 +52,11 @@ func errorf(code Code, format string, a ...any) *Error {
 }
 
 func unavailable(what string, err error) *Error {
+	// A fleet's lease is not storage failing: say who serves the session.
+	var held *LeaseHeldError
+	if errors.As(err, &held) {
+		return &Error{Code: CodeLeased, Lease: held, Err: err,
+			Message: what + " failed: " + held.Error() + "; nothing was changed: send the call to that daemon, or retry once the lease has expired"}
+	}
 	return &Error{Code: CodeUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }

@@ -29,7 +29,8 @@ import (
 
 // Manager owns the loaded sessions.
 type Manager struct {
-	db    *db.DB
+	db     Storage
+	leases Leaser // nil unless the storage is shared by several daemons
 	log   *slog.Logger
 	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
@@ -71,11 +72,16 @@ type session struct {
 }
 
 // NewManager returns a manager over d. A nil logger discards.
-func NewManager(d *db.DB, log *slog.Logger) *Manager {
+func NewManager(d Storage, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{db: d, log: log, now: time.Now, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
+	m := &Manager{db: d, log: log, now: time.Now, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
+	if l, ok := d.(Leaser); ok {
+		m.leases = l
+		l.OnLost(m.lostLease)
+	}
+	return m
 }
 
 // SetClock replaces the clock that idleness and uptime are measured by,
@@ -135,6 +141,7 @@ func (m *Manager) drop(s *session) {
 		delete(m.sessions, s.id)
 	}
 	m.mu.Unlock()
+	m.giveLease(s.id)
 }
 
 // callRef is where a call is logged.
@@ -144,6 +151,10 @@ type callRef struct {
 }
 
 func (m *Manager) load(ctx context.Context, s *session) error {
+	// Leased first, so that the replay sees all the previous holder wrote.
+	if err := m.takeLease(ctx, s.id); err != nil {
+		return err
+	}
 	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
