@@ -26,7 +26,7 @@ type Error struct {
 	Message     string
 	SuccessorID string          // for CodeSealed
 	Lease       *LeaseHeldError // for CodeLeased: who holds the session
-	Err         error  // the cause, for logs
+	Err         error           // the cause, for logs
 }
 
 func (e *Error) Error() string {

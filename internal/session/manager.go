@@ -29,11 +29,12 @@ import (
 
 // Manager owns the loaded sessions.
 type Manager struct {
-	db     Storage
-	leases Leaser // nil unless the storage is shared by several daemons
+	db    Storage
 	log   *slog.Logger
 	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
+
+	leases Leaser // nil unless the storage is shared by a fleet of daemons
 
 	mu       sync.Mutex
 	sessions map[string]*session
