@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -164,6 +165,26 @@ func (s *Server) CreateDB(ctx context.Context, prefix string) (string, error) {
 	return s.URL(name), nil
 }
 
+// CreateDBAt makes database name on the server that url connects to (its
+// role may CREATE DATABASE) and returns the new database's URL.
+func CreateDBAt(ctx context.Context, url, name string) (string, error) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "", fmt.Errorf("parse %s: %w", url, err)
+	}
+	admin, err := sql.Open("pgx", url)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	name = sanitize(name)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
 func sanitize(p string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(p) {
@@ -253,4 +274,19 @@ func NewDB(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return url
+}
+
+// StartFor starts a server of the test's own, stopped when it ends, for a
+// test binary without Main; it skips like Shared when none can be had.
+func StartFor(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	s, err := Start(opts)
+	if err != nil {
+		if os.Getenv(EnvRequired) == "1" {
+			tb.Fatalf("PostgreSQL is required (%s=1) but cannot be had: %v", EnvRequired, err)
+		}
+		tb.Skipf("skipping: no PostgreSQL to test against: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
 }
