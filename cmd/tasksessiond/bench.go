@@ -17,6 +17,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a smoke run (under a minute): short phases, small sizes")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
+	fleet := fs.Bool("fleet", false, "measure fleet mode instead: calls/s at 64 sessions with 1, 2 and 4 daemons on one PostgreSQL beside one daemon on SQLite, all durable, and the takeover of a 10,000-call session after kill -9 (docs/FLEET.md)")
+	postgres := fs.String("postgres", "", "with --fleet: a postgres:// URL whose role may create databases (default: a scratch server started from the installed PostgreSQL binaries)")
+	lease := fs.Duration("lease", 0, "with --fleet: the lease of the takeover (default 10s, 1s with --quick)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond bench [flags]
@@ -39,7 +42,7 @@ The full run takes about four minutes.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --json > bench.json\n")
+		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond bench --quick\n  tasksessiond bench --fleet\n  tasksessiond bench --json > bench.json\n")
 	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -63,6 +66,9 @@ Flags:
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *fleet {
+		return benchFleet(ctx, bench.FleetConfig{Dir: dir, Postgres: *postgres, Quick: *quick, Lease: *lease, Log: stderr}, *asJSON, stdout, stderr)
+	}
 	r, err := bench.Run(ctx, bench.Config{Dir: dir, Quick: *quick, Log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
@@ -73,5 +79,25 @@ Flags:
 		return 0
 	}
 	bench.Print(stdout, r)
+	return 0
+}
+
+func benchFleet(ctx context.Context, cfg bench.FleetConfig, asJSON bool, stdout, stderr io.Writer) int {
+	bin, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+		return 1
+	}
+	cfg.Binary = bin
+	r, err := bench.Fleet(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond bench: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		cli.PrintJSON(stdout, r)
+		return 0
+	}
+	bench.PrintFleet(stdout, r)
 	return 0
 }
