@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,9 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
+	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
 // Fleet mode's measurements (tasksessiond bench --fleet): the daemon's
@@ -166,11 +169,26 @@ func driveFleet(ctx context.Context, sockets []string, phase time.Duration) (flo
 		}
 		ids[w] = s.ID
 	}
+	// Warm up first, every session at once: each daemon loads (and
+	// leases) its sessions and fills its connection pool, which the
+	// steady state measured below does not pay.
+	warm := make([]error, len(conns))
+	var wg sync.WaitGroup
+	for w, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			warm[w] = callTool(ctx, c, client.ToolCall{SessionID: ids[w], Name: "TaskList"})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(warm...); err != nil {
+		return 0, Latency{}, err
+	}
 	op := workload(ctx, ids)
 	var mu sync.Mutex
 	var all []time.Duration
 	var firstErr error
-	var wg sync.WaitGroup
 	begin := time.Now()
 	deadline := begin.Add(phase)
 	for w, c := range conns {
@@ -217,13 +235,11 @@ func takeover(ctx context.Context, cfg FleetConfig, url string) (TakeoverTimes, 
 		return t, err
 	}
 	defer a.Close()
-	// The session's log: 10,000 calls, logged by the daemon to be killed,
-	// which then holds the session (and its lease).
-	var tc []client.TranscriptCall
-	for _, c := range transcript(calls, 1000) {
-		tc = append(tc, client.TranscriptCall{Name: c.Name, Arguments: c.Arguments, CallID: c.CallID})
-	}
-	if _, err := a.ReplaySession(ctx, "takeover", tc); err != nil {
+	// The session's log: 10,000 calls, written through a session manager
+	// in process (one sessions/replay request of them would pass the
+	// wire's 1 MiB), then loaded by the daemon to be killed, which then
+	// holds the session and its lease.
+	if err := seedLog(ctx, url, calls); err != nil {
 		return t, err
 	}
 	if _, err := a.CallTool(ctx, client.ToolCall{SessionID: "takeover", Name: "TaskList"}); err != nil {
@@ -234,7 +250,11 @@ func takeover(ctx context.Context, cfg FleetConfig, url string) (TakeoverTimes, 
 	if err != nil {
 		return t, err
 	}
-	defer b.stop()
+	defer func() {
+		if b != nil {
+			b.stop()
+		}
+	}()
 	cb, err := client.Dial(ctx, b.socket)
 	if err != nil {
 		return t, err
@@ -257,14 +277,16 @@ func takeover(ctx context.Context, cfg FleetConfig, url string) (TakeoverTimes, 
 
 	// The replay's share: a third daemon loads the session anew once b
 	// has let it go (a clean stop gives its leases up).
-	if err := b.stop(); err != nil {
-		return t, err
-	}
-	c, err := start(ctx, daemon.Config{DB: url, Socket: filepath.Join(cfg.Dir, "tc.sock"), Lease: cfg.Lease})
+	err = b.stop()
+	b = nil
 	if err != nil {
 		return t, err
 	}
-	b = c
+	c, err := start(ctx, daemon.Config{DB: url, Socket: filepath.Join(cfg.Dir, "tc.sock"), Lease: cfg.Lease, Logger: slog.New(slog.NewTextHandler(cfg.Log, nil))})
+	if err != nil {
+		return t, err
+	}
+	defer c.stop()
 	cc, err := client.Dial(ctx, c.socket)
 	if err != nil {
 		return t, err
@@ -276,6 +298,16 @@ func takeover(ctx context.Context, cfg FleetConfig, url string) (TakeoverTimes, 
 	}
 	t.Replay = time.Since(t0)
 	return t, nil
+}
+
+func seedLog(ctx context.Context, url string, calls int) error {
+	d, err := pgdb.Open(ctx, url, pgdb.Options{})
+	if err != nil {
+		return err
+	}
+	defer d.Close() // gives the lease up
+	_, err = session.NewManager(d, nil).Replay(ctx, session.ReplayParams{SessionID: "takeover", Calls: transcript(calls, 1000)})
+	return err
 }
 
 func dialRetry(ctx context.Context, socket string) (*client.Client, error) {

@@ -36,18 +36,24 @@ const acquireSQL = `INSERT INTO leases (session_id, owner, owner_info, expires_a
 
 // Acquire takes or renews the lease of a session for this daemon.
 func (d *DB) Acquire(ctx context.Context, sessionID string) error {
-	var owner string
-	err := d.x.GetContext(ctx, &owner, acquireSQL, sessionID, d.owner, d.ownerInfo, d.lease.Microseconds())
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return d.fenced(ctx, sessionID)
-	case pgCode(err) == foreignKeyViolation:
-		return fmt.Errorf("lease session %s: %w", sessionID, errNotFound)
-	case err != nil:
-		return fmt.Errorf("lease session %s: %w", sessionID, err)
+	for try := 0; ; try++ {
+		var owner string
+		err := d.x.GetContext(ctx, &owner, acquireSQL, sessionID, d.owner, d.ownerInfo, d.lease.Microseconds())
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			err := d.fenced(ctx, sessionID)
+			if errors.Is(err, ErrLeaseExpired) && try < 2 {
+				continue // the holder's lease ran out between the two statements: take it
+			}
+			return err
+		case pgCode(err) == foreignKeyViolation:
+			return fmt.Errorf("lease session %s: %w", sessionID, errNotFound)
+		case err != nil:
+			return fmt.Errorf("lease session %s: %w", sessionID, err)
+		}
+		d.hold(sessionID)
+		return nil
 	}
-	d.hold(sessionID)
-	return nil
 }
 
 // fenced says why this daemon may not write a session: who holds its
