@@ -67,7 +67,15 @@ const (
 	CodeCallIDConflict     int64 = -32003
 	CodeStorageUnavailable int64 = -32004
 	CodeSessionExists      int64 = -32005
+	CodeSessionLeased      int64 = -32006 // data: LeasedData
 )
+
+// LeasedData is the data of a CodeSessionLeased error: the daemon of a
+// fleet that serves the session, and when its lease ends unless renewed.
+type LeasedData struct {
+	Owner     string    `json:"owner"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
 
 // SealedData is the data of a CodeSessionSealed error.
 type SealedData struct {

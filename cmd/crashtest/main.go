@@ -38,6 +38,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	binary := fs.String("binary", "", "the tasksessiond binary to test (default: built from this module into the work directory)")
 	verbose := fs.Bool("v", false, "print a line per cycle")
+	postgres := fs.String("postgres", "", "fleet mode: a postgres:// URL of an empty database; two daemons serve it, the one serving the sessions is killed each cycle and the other takes over")
+	lease := fs.Duration("lease", time.Second, "fleet mode: the daemons' --lease")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: go run ./cmd/crashtest [flags]
 
@@ -52,7 +54,7 @@ Exits 1 on any fault.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n")
+		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --lease 1s   # fleet mode\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -78,7 +80,7 @@ Flags:
 			return 1
 		}
 	}
-	cfg := crashtest.Config{Binary: bin, Dir: work, Cycles: *cycles, Clients: *clients, Seed: *seed, MaxRun: *maxRun, Sync: *syncMode}
+	cfg := crashtest.Config{Binary: bin, Dir: work, Cycles: *cycles, Clients: *clients, Seed: *seed, MaxRun: *maxRun, Sync: *syncMode, Postgres: *postgres, Lease: *lease}
 	if *verbose {
 		cfg.Log = stderr
 	}
@@ -93,6 +95,9 @@ Flags:
 	} else {
 		fmt.Fprintf(stdout, "cycles %d, acknowledged %d, in flight at a kill %d (landed %d), retried %d, compactions %d\n",
 			r.Cycles, r.Acknowledged, r.InFlight, r.InFlightLanded, r.Retried, r.Compactions)
+		if r.Takeovers > 0 {
+			fmt.Fprintf(stdout, "takeovers %d, longest from kill to first answer %d ms\n", r.Takeovers, r.TakeoverMaxMs)
+		}
 		fmt.Fprintf(stdout, "lost %d, doubled %d, store mismatches %d, result mismatches %d, fsck problems %d (%s)\n",
 			r.Lost, r.Doubled, r.StoreMismatches, r.ResultMismatches, r.FsckProblems, time.Since(start).Round(time.Millisecond))
 	}

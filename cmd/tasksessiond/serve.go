@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
@@ -21,13 +22,14 @@ const shutdownGrace = 10 * time.Second
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
+	dbPath := fs.String("db", paths.DB(), "database file, or a postgres:// URL to serve in a fleet of daemons sharing one PostgreSQL (docs/FLEET.md) (env "+paths.EnvDB+")")
 	socket := fs.String("socket", paths.Socket(), "Unix socket to serve on, in a directory only you can reach (created 0700 if missing) (env "+paths.EnvSocket+")")
 	syncMode := fs.String("sync", "full", "durability of each commit: full (survives power loss) or normal (survives a crash of the daemon)")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once")
 	maxSize := fs.Int64("max-db-size", 0, "cap on the database file in bytes (0: none); writes past it fail with -32004, reads go on")
 	maxSessions := fs.Int("max-sessions", session.DefaultMaxLoaded, "sessions kept in memory; beyond it the least recently used leave (and are replayed on next use)")
 	idle := fs.Duration("idle-timeout", session.DefaultIdleTimeout, "a session unused this long leaves memory (and is replayed on next use)")
+	lease := fs.Duration("lease", pgdb.DefaultLease, "fleet mode (a postgres:// --db): how long a session stays this daemon's after its last renewal (renewed every third of it); another daemon takes it over after that once this one dies")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logJSON := fs.Bool("log-json", false, "log JSON lines instead of text")
 	fs.Usage = func() {
@@ -43,6 +45,7 @@ Flags:
 Examples:
   tasksessiond serve
   tasksessiond serve --db ./tasks.db --socket ./run/ts.sock --sync normal   # ./run is created 0700
+  tasksessiond serve --db 'postgres://tsd@db.internal/tasks' --lease 10s   # fleet mode: one daemon per machine
 `)
 	}
 	if code, ok := parseFlags(fs, args, stdout); !ok {
@@ -69,7 +72,7 @@ Examples:
 	}
 	log := slog.New(h)
 
-	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, MaxLoaded: *maxSessions, IdleTimeout: *idle, Version: version, Logger: log})
+	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, MaxLoaded: *maxSessions, IdleTimeout: *idle, Lease: *lease, Version: version, Logger: log})
 	if err != nil {
 		log.Error("cannot start", slog.Any("err", err))
 		return 1

@@ -29,6 +29,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a smoke run (under a minute): short phases, small sizes")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
+	fleet := fs.Bool("fleet", false, "measure fleet mode instead: calls/s at 64 sessions with 1, 2 and 4 daemons on one PostgreSQL beside one daemon on SQLite, all durable, and the takeover of a 10,000-call session after kill -9 (docs/FLEET.md)")
+	postgres := fs.String("postgres", "", "with --fleet: a postgres:// URL whose role may create databases (default: a scratch server started from the installed PostgreSQL binaries)")
+	lease := fs.Duration("lease", 0, "with --fleet: the lease of the takeover (default 10s, 1s with --quick)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
 	baseline := fs.String("baseline", bench.DefaultBaseline, "the commit whose binary is measured side by side with this tree's (\"\" for none)")
 	only := fs.String("only", "", "run only these parts, comma-separated (e.g. \"side by side\"); the targets of the others are not checked")
@@ -57,7 +60,7 @@ The full run takes about four minutes.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExamples:\n  go run ./cmd/tsdbench --quick\n  go run ./cmd/tsdbench --json > bench.json\n  go run ./cmd/tsdbench --only \"side by side\" --baseline 35edbf9\n")
+		fmt.Fprint(fs.Output(), "\nExamples:\n  go run ./cmd/tsdbench --quick\n  go run ./cmd/tsdbench --json > bench.json\n  go run ./cmd/tsdbench --fleet\n  go run ./cmd/tsdbench --only \"side by side\" --baseline 35edbf9\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -84,6 +87,9 @@ Flags:
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *fleet {
+		return benchFleet(ctx, bench.FleetConfig{Dir: dir, Postgres: *postgres, Quick: *quick, Lease: *lease, Log: stderr}, *asJSON, stdout, stderr)
+	}
 	r, err := bench.Run(ctx, bench.Config{Dir: dir, Quick: *quick, Log: stderr, Baseline: *baseline, Only: *only})
 	if err != nil {
 		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
@@ -97,5 +103,29 @@ Flags:
 		return 0
 	}
 	bench.Print(stdout, r)
+	return 0
+}
+
+// benchFleet runs the fleet measurements on a daemon built from this tree.
+func benchFleet(ctx context.Context, cfg bench.FleetConfig, asJSON bool, stdout, stderr io.Writer) int {
+	bin, err := bench.Build(ctx, cfg.Dir, "fleet", "")
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
+		return 1
+	}
+	cfg.Binary = bin
+	r, err := bench.Fleet(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdbench: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		if err := cli.PrintJSON(stdout, r); err != nil {
+			fmt.Fprintf(stderr, "tsdbench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	bench.PrintFleet(stdout, r)
 	return 0
 }

@@ -119,28 +119,38 @@ func (b *bencher) versus(ctx context.Context, r *Results) error {
 
 // build compiles cmd/tasksessiond of this tree (rev "") or of a commit.
 func (b *bencher) build(ctx context.Context, name, rev string) (*binary, error) {
-	root, err := moduleRoot(ctx)
+	path, err := Build(ctx, b.cfg.Dir, name, rev)
 	if err != nil {
 		return nil, err
 	}
+	return &binary{name: name, path: path}, nil
+}
+
+// Build compiles the tasksessiond binary of this tree (rev "") or of a
+// commit (from git) into dir, and returns its path.
+func Build(ctx context.Context, dir, name, rev string) (string, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return "", err
+	}
 	src := root
 	if rev != "" {
-		src = filepath.Join(b.cfg.Dir, "src-"+name)
+		src = filepath.Join(dir, "src-"+name)
 		if err := os.MkdirAll(src, 0o700); err != nil {
-			return nil, err
+			return "", err
 		}
 		cmd := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, rev, src)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("git archive %s (a clone without that commit has no baseline): %v: %s", rev, err, strings.TrimSpace(string(out)))
+			return "", fmt.Errorf("git archive %s (a clone without that commit has no baseline): %v: %s", rev, err, strings.TrimSpace(string(out)))
 		}
 	}
-	out := filepath.Join(b.cfg.Dir, "tasksessiond-"+name)
+	out := filepath.Join(dir, "tasksessiond-"+name)
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/tasksessiond")
 	cmd.Dir = src
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build %s: %v: %s", name, err, strings.TrimSpace(string(msg)))
+		return "", fmt.Errorf("go build %s: %v: %s", name, err, strings.TrimSpace(string(msg)))
 	}
-	return &binary{name: name, path: out}, nil
+	return out, nil
 }
 
 func moduleRoot(ctx context.Context) (string, error) {

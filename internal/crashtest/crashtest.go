@@ -22,6 +22,8 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -36,6 +38,12 @@ type Config struct {
 	MaxRun  time.Duration // longest time before a kill (default 300ms)
 	Sync    string        // the daemon's --sync (default full)
 	Log     io.Writer     // progress, one line per cycle; nil for none
+	// Postgres, a postgres:// URL, runs fleet mode instead of SQLite: two
+	// daemons on that database, the one serving the sessions SIGKILLed
+	// each cycle, the other taking them over once their leases expire
+	// (then the killed one is restarted, to be killed in its turn).
+	Postgres string
+	Lease    time.Duration // fleet mode's --lease (default 1s)
 }
 
 // Report is what a run found. Lost and Doubled must be zero.
@@ -52,6 +60,10 @@ type Report struct {
 	FsckProblems     int `json:"fsckProblems"`     // divergences found by fsck, integrity_check included
 	IntegrityChecks  int `json:"integrityChecks"`  // PRAGMA integrity_check runs (every tenth cycle and at the end)
 	ResultMismatches int `json:"resultMismatches"` // answers that differ from the model's, or retries from the recorded one
+	// Fleet mode: the kills after which the other daemon took over, and
+	// the longest time from a kill to its first answer for a session.
+	Takeovers     int   `json:"takeovers,omitempty"`
+	TakeoverMaxMs int64 `json:"takeoverMaxMs,omitempty"`
 }
 
 // OK reports whether the run found nothing wrong.
@@ -102,11 +114,22 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = time.Second
+	}
 	h := &harness{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
-		dbPath: filepath.Join(cfg.Dir, "crash.db"), socket: filepath.Join(cfg.Dir, "crash.sock")}
+		dbPath: filepath.Join(cfg.Dir, "crash.db"), sockets: []string{filepath.Join(cfg.Dir, "crash.sock")}}
+	if cfg.Postgres != "" {
+		h.dbPath = cfg.Postgres
+		h.sockets = append(h.sockets, filepath.Join(cfg.Dir, "crash2.sock"))
+	}
+	h.procs = make([]*exec.Cmd, len(h.sockets))
+	h.socket = h.sockets[0]
 	defer h.stop()
-	if err := h.start(ctx); err != nil {
-		return h.report, err
+	for i := range h.sockets {
+		if err := h.start(ctx, i); err != nil {
+			return h.report, err
+		}
 	}
 	c, err := client.Dial(ctx, h.socket)
 	if err != nil {
@@ -144,25 +167,32 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 }
 
 type harness struct {
-	cfg    Config
-	rng    *rand.Rand
-	dbPath string
-	socket string
-	proc   *exec.Cmd
-	actors []*actor
-	report Report
+	cfg     Config
+	rng     *rand.Rand
+	dbPath  string   // the SQLite file, or the postgres:// URL
+	sockets []string // one daemon's, or a fleet's two
+	procs   []*exec.Cmd
+	cur     int    // the daemon the clients drive
+	socket  string // sockets[cur]
+	killed  time.Time
+	actors  []*actor
+	report  Report
 }
 
-func (h *harness) start(ctx context.Context) error {
-	cmd := exec.Command(h.cfg.Binary, "serve", "--db", h.dbPath, "--socket", h.socket, "--sync", h.cfg.Sync, "--log-level", "warn")
+func (h *harness) start(ctx context.Context, i int) error {
+	args := []string{"serve", "--db", h.dbPath, "--socket", h.sockets[i], "--sync", h.cfg.Sync, "--log-level", "warn"}
+	if h.cfg.Postgres != "" {
+		args = append(args, "--lease", h.cfg.Lease.String())
+	}
+	cmd := exec.Command(h.cfg.Binary, args...)
 	cmd.Stderr = h.cfg.Log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start daemon: %w", err)
 	}
-	h.proc = cmd
+	h.procs[i] = cmd
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := client.Dial(ctx, h.socket)
+		c, err := client.Dial(ctx, h.sockets[i])
 		if err == nil {
 			c.Close()
 			return nil
@@ -174,15 +204,19 @@ func (h *harness) start(ctx context.Context) error {
 	}
 }
 
-func (h *harness) kill() {
-	if h.proc != nil {
-		h.proc.Process.Signal(syscall.SIGKILL)
-		h.proc.Wait()
-		h.proc = nil
+func (h *harness) kill(i int) {
+	if p := h.procs[i]; p != nil {
+		p.Process.Signal(syscall.SIGKILL)
+		p.Wait()
+		h.procs[i] = nil
 	}
 }
 
-func (h *harness) stop() { h.kill() }
+func (h *harness) stop() {
+	for i := range h.procs {
+		h.kill(i)
+	}
+}
 
 // cycle drives the clients until a random kill, restarts the daemon and verifies.
 func (h *harness) cycle(ctx context.Context) error {
@@ -196,13 +230,59 @@ func (h *harness) cycle(ctx context.Context) error {
 		}()
 	}
 	time.Sleep(runFor) // the moment of the crash
-	h.kill()
+	dead := h.cur
+	h.kill(dead)
+	h.killed = time.Now()
 	wg.Wait()
 
-	if err := h.start(ctx); err != nil {
+	if h.cfg.Postgres == "" {
+		if err := h.start(ctx, dead); err != nil {
+			return err
+		}
+		return h.verify(ctx, false)
+	}
+	// Fleet mode: the other daemon takes the sessions over (each once its
+	// lease expires); the killed one comes back as the spare.
+	h.cur = 1 - dead
+	h.socket = h.sockets[h.cur]
+	if err := h.verify(ctx, false); err != nil {
 		return err
 	}
-	return h.verify(ctx, false)
+	h.report.Takeovers++
+	return h.start(ctx, dead)
+}
+
+// retryLeased runs f until it stops failing with -32006: in fleet mode, a
+// session of the killed daemon is served elsewhere once its lease expires.
+// The first success after a kill is the takeover time.
+func (h *harness) retryLeased(f func() error) error {
+	deadline := time.Now().Add(10*h.cfg.Lease + 10*time.Second)
+	for {
+		err := f()
+		if err == nil || !errors.Is(err, client.ErrSessionLeased) || time.Now().After(deadline) {
+			if err == nil && !h.killed.IsZero() && h.cfg.Postgres != "" {
+				h.report.TakeoverMaxMs = max(h.report.TakeoverMaxMs, time.Since(h.killed).Milliseconds())
+				h.killed = time.Time{}
+			}
+			return err
+		}
+		time.Sleep(20 * time.Millisecond) // the lease has yet to expire
+	}
+}
+
+// logReader is what verify reads the log with: package db's read-only
+// view of the SQLite file, or package pgdb on the fleet's database.
+type logReader interface {
+	Calls(ctx context.Context, sessionID string) ([]record.Call, error)
+	GetSession(ctx context.Context, id string) (record.Session, error)
+	Close() error
+}
+
+func (h *harness) openLog(ctx context.Context) (logReader, error) {
+	if h.cfg.Postgres != "" {
+		return pgdb.Open(ctx, h.cfg.Postgres, pgdb.Options{})
+	}
+	return db.OpenReadOnly(ctx, h.dbPath)
 }
 
 // drive sends calls until the connection breaks.
@@ -281,7 +361,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		return err
 	}
 	defer c.Close()
-	d, err := db.OpenReadOnly(ctx, h.dbPath)
+	d, err := h.openLog(ctx)
 	if err != nil {
 		return err
 	}
@@ -320,7 +400,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 				h.report.InFlightLanded++
 			}
 			// ...and its retry by callId applies it exactly once.
-			if err := a.send(ctx, c, *p); err != nil {
+			if err := h.retryLeased(func() error { return a.send(ctx, c, *p) }); err != nil {
 				return fmt.Errorf("retry in-flight call %s: %w", p.callID, err)
 			}
 			delete(counts, a.session)
@@ -350,7 +430,9 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 			id := a.order[a.rng.IntN(len(a.order))]
 			call := a.acked[id]
 			var raw json.RawMessage
-			if err := c.Call(ctx, "tools/call", map[string]any{"sessionId": a.where[id], "name": call.name, "arguments": json.RawMessage(call.args), "callId": id}, &raw); err != nil {
+			if err := h.retryLeased(func() error {
+				return c.Call(ctx, "tools/call", map[string]any{"sessionId": a.where[id], "name": call.name, "arguments": json.RawMessage(call.args), "callId": id}, &raw)
+			}); err != nil {
 				return fmt.Errorf("retry %s: %w", id, err)
 			}
 			h.report.Retried++
@@ -359,7 +441,11 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 			}
 		}
 		// The replayed store equals the model.
-		r, err := c.ResumeSession(ctx, a.session)
+		var r client.Resumed
+		err := h.retryLeased(func() (err error) {
+			r, err = c.ResumeSession(ctx, a.session)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("resume %s: %w", a.session, err)
 		}
@@ -375,6 +461,21 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		h.report.Acknowledged += len(a.acked)
 		h.report.Compactions += a.gen
 	}
+	if pg, ok := d.(*pgdb.DB); ok {
+		// fsck reads SQLite; on PostgreSQL the tasks view, which people
+		// read with psql, must equal the model.
+		for _, a := range h.actors {
+			tasks, err := pg.Tasks(ctx, a.session)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(tasks, a.model.List()) {
+				h.report.StoreMismatches++
+			}
+		}
+		return nil
+	}
+	sq := d.(*db.DB)
 	// fsck the sessions in use; the file's integrity every tenth cycle (it
 	// reads the whole file); everything in the final check.
 	var ids []string
@@ -388,7 +489,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		check = fsck.Check
 		h.report.IntegrityChecks++
 	}
-	rep, err := check(ctx, d, ids...)
+	rep, err := check(ctx, sq, ids...)
 	if err != nil {
 		return err
 	}

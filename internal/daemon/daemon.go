@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 )
@@ -27,7 +28,10 @@ type Config struct {
 	MaxLoaded   int
 	IdleTimeout time.Duration
 	Version     string
-	Logger      *slog.Logger
+	// Lease is how long a session's lease lasts in fleet mode (a
+	// postgres:// DB); 0 for the default. SQLite has no leases.
+	Lease  time.Duration
+	Logger *slog.Logger
 	// Server adjusts the server's configuration beyond the above (the
 	// tests shorten timeouts with it); nil leaves the defaults.
 	Server func(*server.Config)
@@ -36,7 +40,7 @@ type Config struct {
 // Daemon is a running tasksessiond.
 type Daemon struct {
 	cfg         Config
-	db          *db.DB
+	db          storage
 	ownDB       bool // opened by Open, closed by Close
 	mgr         *session.Manager
 	srv         *server.Server
@@ -52,11 +56,11 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := server.CheckSocket(cfg.Socket); err != nil {
 		return nil, err
 	}
-	d, err := db.Open(ctx, cfg.DB, db.Options{Sync: cfg.Sync, MaxBytes: cfg.MaxDBBytes, Logger: cfg.Logger})
+	d, err := openStorage(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	dm, err := Start(d, cfg)
+	dm, err := start(d, cfg)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -68,12 +72,14 @@ func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 // Start wires a daemon around an open database — the session manager, its
 // evictor, the server on cfg.Socket — the one wiring that serve, the tests
 // and the examples share. cfg.DB is only reported. Close leaves d open.
-func Start(d *db.DB, cfg Config) (*Daemon, error) {
+func Start(d *db.DB, cfg Config) (*Daemon, error) { return start(d, cfg) }
+
+func start(d storage, cfg Config) (*Daemon, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.DB == "" {
-		cfg.DB = d.Path()
+	if cfg.DB == "" || pgdb.IsURL(cfg.DB) {
+		cfg.DB = d.Path() // a URL without its password
 	}
 	mgr := session.NewManager(d, cfg.Logger)
 	if cfg.MaxLoaded > 0 {

@@ -22,6 +22,9 @@ func wireError(err error) (e *jsonrpc.Error, internal bool) {
 		if se.Code == wire.CodeSessionSealed {
 			e.Data = wire.SealedData{SuccessorID: se.SuccessorID}
 		}
+		if se.Code == wire.CodeSessionLeased && se.Lease != nil {
+			e.Data = wire.LeasedData{Owner: se.Lease.Owner, ExpiresAt: se.Lease.ExpiresAt}
+		}
 		return e, se.Code == wire.CodeInternal || se.Code == wire.CodeStorageUnavailable
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -13,8 +13,9 @@ import (
 type Error struct {
 	Code        int64
 	Message     string
-	SuccessorID string // for wire.CodeSessionSealed
-	Err         error  // the cause, for logs
+	SuccessorID string          // for wire.CodeSessionSealed
+	Lease       *LeaseHeldError // for wire.CodeSessionLeased: who holds the session
+	Err         error           // the cause, for logs
 }
 
 func (e *Error) Error() string {
@@ -40,5 +41,11 @@ func errorf(code int64, format string, a ...any) *Error {
 }
 
 func unavailable(what string, err error) *Error {
+	// A fleet's lease is not storage failing: say who serves the session.
+	var held *LeaseHeldError
+	if errors.As(err, &held) {
+		return &Error{Code: wire.CodeSessionLeased, Lease: held, Err: err,
+			Message: what + " failed: " + held.Error() + "; nothing was changed: send the call to that daemon, or retry once the lease has expired"}
+	}
 	return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }

@@ -30,10 +30,12 @@ import (
 
 // Manager owns the loaded sessions.
 type Manager struct {
-	db    *db.DB
+	db    Storage
 	log   *slog.Logger
 	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
+
+	leases Leaser // nil unless the storage is shared by a fleet of daemons
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -72,11 +74,16 @@ type session struct {
 }
 
 // NewManager returns a manager over d. A nil logger discards.
-func NewManager(d *db.DB, log *slog.Logger) *Manager {
+func NewManager(d Storage, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{db: d, log: log, now: time.Now, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
+	m := &Manager{db: d, log: log, now: time.Now, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
+	if l, ok := d.(Leaser); ok {
+		m.leases = l
+		l.OnLost(m.lostLease)
+	}
+	return m
 }
 
 // SetClock replaces the clock that idleness and uptime are measured by,
@@ -136,6 +143,7 @@ func (m *Manager) drop(s *session) {
 		delete(m.sessions, s.id)
 	}
 	m.mu.Unlock()
+	m.giveLease(s.id)
 }
 
 // callRef is where a call is logged.
@@ -145,6 +153,10 @@ type callRef struct {
 }
 
 func (m *Manager) load(ctx context.Context, s *session) error {
+	// Leased first, so that the replay sees all the previous holder wrote.
+	if err := m.takeLease(ctx, s.id); err != nil {
+		return err
+	}
 	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
@@ -200,7 +212,11 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 // past it; a Loaded with no store means the session has no projection to
 // start from.
 func (m *Manager) loadProjected(ctx context.Context, s *session, each func(*record.Call), last *int64) (replay.Loaded, error) {
-	rec, p, ok, err := m.db.LoadProjected(ctx, s.id)
+	pl, ok := m.db.(projectedLoader)
+	if !ok {
+		return replay.Loaded{}, nil
+	}
+	rec, p, ok, err := pl.LoadProjected(ctx, s.id)
 	if err != nil || !ok {
 		return replay.Loaded{}, err
 	}
@@ -218,7 +234,7 @@ func (m *Manager) loadProjected(ctx context.Context, s *session, each func(*reco
 		each(p.Forced)
 	}
 	*last = p.Through
-	report, err := replay.Tail(ctx, m.db, s.id, p.Through, st, replay.Options{Each: each})
+	report, err := replay.Tail(ctx, pl, s.id, p.Through, st, replay.Options{Each: each})
 	if err != nil {
 		return replay.Loaded{}, err
 	}

@@ -1,0 +1,221 @@
+package pgdb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
+)
+
+const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
+
+type callRow struct {
+	SessionID string         `db:"session_id"`
+	Seq       int64          `db:"seq"`
+	CallID    sql.NullString `db:"call_id"`
+	Name      string         `db:"name"`
+	Arguments string         `db:"arguments"`
+	IsError   bool           `db:"is_error"`
+	Result    string         `db:"result"`
+	Forced    bool           `db:"forced"`
+	CreatedAt time.Time      `db:"created_at"`
+}
+
+func (r callRow) call() record.Call {
+	return record.Call{SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
+		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
+		Forced: r.Forced, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// insertFencedSQL logs one call if, and only if, this daemon holds the
+// session's unexpired lease: the fence and the insert are one statement,
+// so one round trip and one transaction. FOR SHARE holds the lease row
+// until the commit, so a daemon taking the session over waits for this
+// call to commit and then replays it; a daemon that has lost the lease
+// inserts nothing. Parameters: session_id, seq, call_id, name, arguments,
+// is_error, result, forced, created_at, taskid, owner.
+const insertFencedSQL = `WITH fence AS (
+		SELECT 1 FROM leases WHERE session_id = $1 AND owner = $11 AND expires_at > clock_timestamp() FOR SHARE
+	)
+	INSERT INTO tool_calls (` + callColumns + `, taskid)
+	SELECT $1, $2::bigint, $3, $4, $5, $6::boolean, $7, $8::boolean, $9::timestamptz, $10::integer FROM fence`
+
+// AppendCalls logs the calls, fenced by this daemon's leases on their
+// sessions, returning once they have committed. A session whose lease this
+// daemon no longer holds gets a *session.LeaseHeldError naming the holder
+// (or an error saying the lease expired), and nothing is written.
+func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
+	now := d.now()
+	if len(appends) == 1 {
+		return d.appendCall(ctx, d.x, &appends[0], now)
+	}
+	tx, err := d.x.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("append calls: begin: %w", err)
+	}
+	defer tx.Rollback()
+	for i := range appends {
+		if err := d.appendCall(ctx, tx, &appends[i], now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("append calls: commit: %w", err)
+	}
+	return nil
+}
+
+func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append, now time.Time) error {
+	c := &a.Call
+	c.CreatedAt = now
+	var taskid sql.NullInt64
+	if a.Task != nil {
+		taskid = sql.NullInt64{Int64: int64(a.Task.Taskid), Valid: true}
+	}
+	res, err := x.ExecContext(ctx, insertFencedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
+		c.IsError, string(c.Result), c.Forced, now, taskid, d.owner)
+	if pgCode(err) == uniqueViolation {
+		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, errExists)
+	}
+	if err != nil {
+		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, d.fenced(ctx, c.SessionID))
+	}
+	return nil
+}
+
+// EachCall streams a session's log in seq order to fn. The Arguments and
+// Result passed are valid only during the call to fn.
+func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
+	rows, err := d.x.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
+	if err != nil {
+		return fmt.Errorf("calls of %s: %w", sessionID, err)
+	}
+	defer rows.Close()
+	c := record.Call{SessionID: sessionID}
+	var callID sql.NullString
+	var args, result sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced); err != nil {
+			return fmt.Errorf("calls of %s: %w", sessionID, err)
+		}
+		c.CallID, c.Arguments, c.Result = callID.String, json.RawMessage(args), json.RawMessage(result)
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("calls of %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// Calls returns a session's log in seq order.
+func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
+	var rows []callRow
+	if err := d.x.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
+		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
+	}
+	out := make([]record.Call, len(rows))
+	for i, r := range rows {
+		out[i] = r.call()
+	}
+	return out, nil
+}
+
+// CallBySeq returns the logged call at seq, or db.ErrNotFound.
+func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
+	var r callRow
+	err := d.x.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 AND seq = $2`, sessionID, seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, errNotFound)
+	}
+	if err != nil {
+		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
+	}
+	return r.call(), nil
+}
+
+// FindCall looks a callId up in the logs of sessions (a lineage's
+// ancestors) and returns the session and seq that logged it.
+func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (string, int64, bool, error) {
+	var r struct {
+		SessionID string `db:"session_id"`
+		Seq       int64  `db:"seq"`
+	}
+	err := d.x.GetContext(ctx, &r, `SELECT session_id, seq FROM tool_calls WHERE call_id = $1 AND session_id = ANY($2) LIMIT 1`, callID, sessions)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, false, nil
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("find callId %q: %w", callID, err)
+	}
+	return r.SessionID, r.Seq, true, nil
+}
+
+// Compact writes the successor (its row, snapshot, messages and forced
+// first call, and this daemon's lease on it) and seals the old session, in
+// one transaction fenced by the old session's lease.
+func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
+	tx, err := d.x.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("compact %s: begin: %w", c.Old, err)
+	}
+	defer tx.Rollback()
+	var one int
+	err = tx.GetContext(ctx, &one, `SELECT 1 FROM leases WHERE session_id = $1 AND owner = $2 AND expires_at > clock_timestamp() FOR SHARE`, c.Old, d.owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("compact %s: %w", c.Old, d.fenced(ctx, c.Old))
+	}
+	if err != nil {
+		return fmt.Errorf("compact %s: lease: %w", c.Old, err)
+	}
+	now := d.now()
+	if err := createSession(ctx, tx, c.New, now); err != nil {
+		return err
+	}
+	snap, err := json.Marshal(c.New.Snapshot)
+	if err != nil {
+		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, string(snap)); err != nil {
+		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
+	}
+	for i, m := range c.Messages {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			c.New.ID, i+1, m.Role, m.Kind, m.Content, now); err != nil {
+			return fmt.Errorf("compact %s: insert message: %w", c.Old, err)
+		}
+	}
+	// The successor is served here from the start: the manager adopts it.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO leases (session_id, owner, owner_info, expires_at)
+		VALUES ($1, $2, $3, clock_timestamp() + $4::bigint * interval '1 microsecond')`,
+		c.New.ID, d.owner, d.ownerInfo, d.lease.Microseconds()); err != nil {
+		return fmt.Errorf("compact %s: lease the successor: %w", c.Old, err)
+	}
+	if err := d.appendCall(ctx, tx, c.Forced, now); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = $1, successor_id = $2, updated_at = $3 WHERE id = $4 AND status = $5`,
+		record.StatusCompacted, c.New.ID, now, c.Old, record.StatusActive)
+	if err != nil {
+		return fmt.Errorf("compact %s: seal: %w", c.Old, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("compact %s: %w", c.Old, db.ErrSealed)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
+	}
+	d.hold(c.New.ID)
+	return nil
+}

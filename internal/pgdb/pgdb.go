@@ -1,0 +1,195 @@
+// Package pgdb adapts tasksessiond to PostgreSQL, for a fleet of daemons
+// sharing one database (fleet mode): pgx through database/sql and sqlx,
+// the embedded goose migrations of migrations/postgres, the queries of
+// package db with the same meaning, and the leases by which one daemon at
+// a time serves each session (lease.go).
+package pgdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/migrations/postgres"
+)
+
+// DefaultLease is how long a session's lease lasts unless renewed; the
+// holder renews it every third of that.
+const DefaultLease = 10 * time.Second
+
+// IsURL reports whether a --db value names a PostgreSQL database.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Options configure Open.
+type Options struct {
+	// Lease is how long a session's lease lasts unless renewed; default
+	// DefaultLease.
+	Lease time.Duration
+	// MaxConns bounds the connections to the server; default 32.
+	MaxConns int
+	Logger   *slog.Logger     // nil discards
+	Now      func() time.Time // default time.Now; stamps rows
+}
+
+// DB is a PostgreSQL database shared by a fleet of daemons; this value is
+// one daemon's view of it, holding that daemon's leases.
+type DB struct {
+	x     *sqlx.DB
+	where string // the URL without its password, for status and logs
+	now   func() time.Time
+	log   *slog.Logger
+
+	// The lease holder: a random id per process, and who that is for
+	// people (host and pid).
+	owner, ownerInfo string
+	lease            time.Duration
+
+	mu      sync.Mutex
+	held    map[string]struct{}
+	onLost  func(string)
+	renewed time.Time // when the last renewal that succeeded began
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	done      chan struct{}
+}
+
+// Open connects to the database at dsn (a postgres:// URL), runs the
+// migrations and starts renewing leases.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 32
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	where := dsn
+	if u, err := url.Parse(dsn); err == nil {
+		where = u.Redacted()
+	}
+	x, err := sqlx.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	x.SetMaxOpenConns(opts.MaxConns)
+	x.SetMaxIdleConns(opts.MaxConns)
+	// A server restarted under us leaves dead connections in the pool:
+	// they are found out by the next use (which fails, -32004) and not
+	// reused after that.
+	x.SetConnMaxLifetime(time.Hour)
+	if err := x.PingContext(ctx); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("connect to %s: %w", where, err)
+	}
+	if err := migrate(ctx, x.DB); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("migrate %s: %w", where, err)
+	}
+	id := make([]byte, 8)
+	rand.Read(id)
+	host, _ := os.Hostname()
+	clock := opts.Now
+	d := &DB{x: x, where: where, log: opts.Logger,
+		now:   func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
+		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]struct{}{},
+		renewed: time.Now(), closed: make(chan struct{}), done: make(chan struct{})}
+	d.ownerInfo = fmt.Sprintf("daemon %s on %s, pid %d", d.owner, host, os.Getpid())
+	go d.renewer()
+	return d, nil
+}
+
+func migrate(ctx context.Context, x *sql.DB) error {
+	// Daemons of a fleet may start together: goose's session lock makes one
+	// of them migrate and the others wait for it.
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, x, postgres.FS, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	_, err = p.Up(ctx)
+	return err
+}
+
+// Path is where the database is, for daemon/status: the URL without its
+// password.
+func (d *DB) Path() string { return d.where }
+
+// Owner is this daemon as a lease holder names it.
+func (d *DB) Owner() string { return d.ownerInfo }
+
+// Now is the clock rows are stamped with.
+func (d *DB) Now() time.Time { return d.now() }
+
+// WAL is SQLite's; PostgreSQL's is its own business.
+func (d *DB) WAL() db.WALStats { return db.WALStats{} }
+
+// Close stops renewing, gives up every lease this daemon holds (so that
+// another daemon may serve its sessions at once) and closes the pool.
+func (d *DB) Close() error {
+	var err error
+	d.closeOnce.Do(func() {
+		close(d.closed)
+		<-d.done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, rerr := d.x.ExecContext(ctx, `DELETE FROM leases WHERE owner = $1`, d.owner); rerr != nil {
+			d.log.Warn("could not give up the leases at close; they expire on their own", slog.Any("err", rerr))
+		}
+		err = d.x.Close()
+	})
+	return err
+}
+
+// SQL gives tests and the crash harness the pool, to look at the database
+// as psql would.
+func (d *DB) SQL() *sql.DB { return d.x.DB }
+
+// pgCode is the SQLSTATE of a server error, "" for another error.
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// ErrNotFound and the rest are package db's, so that the session manager
+// branches on one set whichever storage it runs on.
+var (
+	errNotFound = db.ErrNotFound
+	errExists   = db.ErrExists
+)

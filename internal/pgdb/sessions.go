@@ -1,0 +1,255 @@
+package pgdb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+)
+
+type sessionRow struct {
+	ID          string         `db:"id"`
+	Title       string         `db:"title"`
+	Metadata    string         `db:"metadata"`
+	Status      string         `db:"status"`
+	ParentID    sql.NullString `db:"parent_id"`
+	SuccessorID sql.NullString `db:"successor_id"`
+	Snapshot    sql.NullString `db:"snapshot"`
+	CreatedAt   time.Time      `db:"created_at"`
+	UpdatedAt   time.Time      `db:"updated_at"`
+}
+
+// A session's updated_at is read as the later of its row's own and its
+// last call's, as on SQLite: a call does not rewrite the sessions row.
+const (
+	recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at,
+		greatest(updated_at, (SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1)) AS updated_at`
+	loadColumns = recordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
+)
+
+func (r sessionRow) session() (record.Session, error) {
+	s := record.Session{
+		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
+		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if r.Snapshot.Valid {
+		var snap store.Snapshot
+		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
+			return record.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
+		}
+		s.Snapshot = &snap
+	}
+	return s, nil
+}
+
+// CreateSession inserts s, stamping its times; db.ErrExists if the id is taken.
+func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
+	if s.Snapshot != nil {
+		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
+	}
+	return createSession(ctx, d.x, s, d.now())
+}
+
+func createSession(ctx context.Context, x sqlx.ExecerContext, s *record.Session, now time.Time) error {
+	s.CreatedAt, s.UpdatedAt = now, now
+	if s.Status == "" {
+		s.Status = record.StatusActive
+	}
+	if len(s.Metadata) == 0 {
+		s.Metadata = json.RawMessage("{}")
+	}
+	_, err := x.ExecContext(ctx, `INSERT INTO sessions (id, title, metadata, status, parent_id, successor_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), now)
+	if pgCode(err) == uniqueViolation {
+		return fmt.Errorf("create session %s: %w", s.ID, errExists)
+	}
+	if err != nil {
+		return fmt.Errorf("create session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// GetSession returns the session without its snapshot, or db.ErrNotFound.
+func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) {
+	return d.getSession(ctx, id, recordColumns)
+}
+
+// LoadSession is GetSession with the snapshot, for rebuilding the store.
+func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
+	return d.getSession(ctx, id, loadColumns)
+}
+
+func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
+	var r sessionRow
+	err := d.x.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return record.Session{}, fmt.Errorf("session %s: %w", id, errNotFound)
+	}
+	if err != nil {
+		return record.Session{}, fmt.Errorf("get session %s: %w", id, err)
+	}
+	return r.session()
+}
+
+// Head returns the newest session of id's lineage.
+func (d *DB) Head(ctx context.Context, id string) (string, error) {
+	var head string
+	err := d.x.GetContext(ctx, &head, `
+		WITH RECURSIVE chain(id, successor_id) AS (
+			SELECT id, successor_id FROM sessions WHERE id = $1
+			UNION
+			SELECT s.id, s.successor_id FROM sessions s JOIN chain c ON s.id = c.successor_id
+		)
+		SELECT id FROM chain WHERE successor_id IS NULL LIMIT 1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("head of session %s: %w", id, errNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("head of session %s: %w", id, err)
+	}
+	return head, nil
+}
+
+// ListSessions returns sessions newest first and the next page's cursor
+// ("" when there is none): the creation order number of the page's last.
+func (d *DB) ListSessions(ctx context.Context, f db.ListFilter) ([]record.Session, string, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	var where []string
+	var args []any
+	if f.Status != "" {
+		args = append(args, f.Status)
+		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+	}
+	if f.Cursor != "" {
+		before, err := strconv.ParseInt(f.Cursor, 10, 64)
+		if err != nil || before < 1 {
+			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, db.ErrBadCursor)
+		}
+		args = append(args, before)
+		where = append(where, fmt.Sprintf("n < $%d", len(args)))
+	}
+	q := `SELECT n, ` + recordColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, f.Limit+1)
+	q += fmt.Sprintf(" ORDER BY n DESC LIMIT $%d", len(args))
+	var rows []struct {
+		N int64 `db:"n"`
+		sessionRow
+	}
+	if err := d.x.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	next := ""
+	if len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+		next = strconv.FormatInt(rows[len(rows)-1].N, 10)
+	}
+	out := make([]record.Session, 0, len(rows))
+	for _, r := range rows {
+		s, err := r.session()
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, s)
+	}
+	return out, next, nil
+}
+
+// CountSessions returns the number of sessions.
+func (d *DB) CountSessions(ctx context.Context) (int, error) {
+	var n int
+	if err := d.x.GetContext(ctx, &n, `SELECT count(*) FROM sessions`); err != nil {
+		return 0, fmt.Errorf("count sessions: %w", err)
+	}
+	return n, nil
+}
+
+// TaskCounts returns a session's counts by status, from the tasks view.
+func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, error) {
+	all, err := d.TaskCountsOf(ctx, []string{sessionID})
+	return all[sessionID], err
+}
+
+// TaskCountsOf returns several sessions' counts in one query (a session
+// without tasks is absent from the map).
+func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.Counts, error) {
+	out := make(map[string]store.Counts, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		SessionID string `db:"session_id"`
+		Status    string `db:"status"`
+		N         int    `db:"n"`
+	}
+	if err := d.x.SelectContext(ctx, &rows, `SELECT session_id, status, count(*) AS n FROM tasks WHERE session_id = ANY($1) GROUP BY session_id, status`, ids); err != nil {
+		return nil, fmt.Errorf("count tasks: %w", err)
+	}
+	for _, r := range rows {
+		c := out[r.SessionID]
+		c.Total += r.N
+		switch store.Status(r.Status) {
+		case store.Pending:
+			c.Pending = r.N
+		case store.InProgress:
+			c.InProgress = r.N
+		case store.Completed:
+			c.Completed = r.N
+		case store.Deleted:
+			c.Deleted = r.N
+		}
+		out[r.SessionID] = c
+	}
+	return out, nil
+}
+
+// Tasks returns a session's tasks from the tasks view, in taskid order.
+func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) {
+	var rows []struct {
+		Taskid      int    `db:"taskid"`
+		Status      string `db:"status"`
+		Subject     string `db:"subject"`
+		Description string `db:"description"`
+	}
+	if err := d.x.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = $1 ORDER BY taskid`, sessionID); err != nil {
+		return nil, fmt.Errorf("tasks of %s: %w", sessionID, err)
+	}
+	out := make([]store.Task, len(rows))
+	for i, r := range rows {
+		out[i] = store.Task{Taskid: r.Taskid, Status: store.Status(r.Status), Subject: r.Subject, Description: r.Description}
+	}
+	return out, nil
+}
+
+// Messages returns a session's injected messages in order.
+func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+	var rows []struct {
+		Role    string `db:"role"`
+		Kind    string `db:"kind"`
+		Content string `db:"content"`
+	}
+	if err := d.x.SelectContext(ctx, &rows, `SELECT role, kind, content FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
+		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
+	}
+	out := make([]record.Message, len(rows))
+	for i, r := range rows {
+		out[i] = record.Message{Role: r.Role, Kind: r.Kind, Content: r.Content}
+	}
+	return out, nil
+}
