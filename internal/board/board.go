@@ -145,7 +145,15 @@ func (b *Server) Handler(port string) http.Handler {
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, static, "index.html")
 	})
-	mux.Handle("/assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	mux.HandleFunc("/assets/{name}", func(w http.ResponseWriter, r *http.Request) {
+		// The page's two files, and no directory listing.
+		switch name := r.PathValue("name"); name {
+		case "app.js", "app.css":
+			http.ServeFileFS(w, r, static, name)
+		default:
+			http.NotFound(w, r)
+		}
+	})
 	mux.HandleFunc("/api/board", b.apiBoard)
 	mux.HandleFunc("/events", b.events)
 	return b.guard(port, mux)
