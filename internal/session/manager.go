@@ -286,19 +286,9 @@ type CallParams = wire.ToolCall
 // returned only after its log row has committed; a retry with a recorded
 // callId returns the recorded result and applies nothing.
 func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, error) {
-	role, err := tools.ParseRole(p.Role)
+	role, def, err := checkCall(p)
 	if err != nil {
-		return nil, errorf(wire.CodeInvalidParams, "%v", err)
-	}
-	def, ok := tools.Lookup(p.Name)
-	if !ok {
-		return nil, errorf(wire.CodeInvalidParams, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
-	}
-	if len(p.CallID) > maxIDLen {
-		return nil, errorf(wire.CodeInvalidParams, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
-	}
-	if strings.ContainsFunc(p.CallID, unicode.IsControl) {
-		return nil, errorf(wire.CodeInvalidParams, "callId %q must not contain control characters", p.CallID)
+		return nil, err
 	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
@@ -316,44 +306,69 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	}()
 	m.calls.Add(1)
 
-	if role == tools.RoleCompactWorker {
-		// The compact worker reads the store; its calls are not the agent's
-		// and are not logged.
-		if def.Writes {
-			return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
-		}
-		return marshal(m.execute(s, p.Name, p.Arguments))
-	}
-
-	if !def.Writes {
-		// A read changes nothing replay needs: it is answered from memory
-		// and not logged, so it never grows the database nor waits on the
-		// writer, and a retry simply reads again.
+	switch {
+	case role == tools.RoleCompactWorker && def.Writes:
+		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
+	case role == tools.RoleCompactWorker || !def.Writes:
+		// A read (the compact worker's calls are all reads) changes nothing
+		// replay needs: it is answered from memory and not logged, so it
+		// never grows the database nor waits on the writer, and a retry
+		// simply reads again.
 		return marshal(m.execute(s, p.Name, p.Arguments))
 	}
 	args := tools.Canonical(p.Arguments)
-	if p.CallID != "" {
-		if seq, seen := s.callIDs[p.CallID]; seen {
-			return m.recorded(ctx, s.id, p.Name, args, p.CallID, seq)
-		}
-		ref, seen, err := m.ancestral(ctx, s, p.CallID)
-		if err != nil {
-			return nil, err
-		}
-		if seen {
-			return m.recorded(ctx, ref.session, p.Name, args, p.CallID, ref.seq)
-		}
+	if out, seen, err := m.retried(ctx, s, p, args); seen || err != nil {
+		return out, err
 	}
 	if s.rec.Status == record.StatusCompacted {
-		if def.Writes {
-			return nil, m.sealed(s, "send "+p.Name)
-		}
-		return marshal(m.execute(s, p.Name, p.Arguments))
+		return nil, m.sealed(s, "send "+p.Name)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return m.write(ctx, s, p, args)
+}
 
+// checkCall validates what a call names before its session is touched.
+func checkCall(p CallParams) (tools.Role, tools.Def, error) {
+	role, err := tools.ParseRole(p.Role)
+	if err != nil {
+		return role, tools.Def{}, errorf(wire.CodeInvalidParams, "%v", err)
+	}
+	def, ok := tools.Lookup(p.Name)
+	switch {
+	case !ok:
+		return role, def, errorf(wire.CodeInvalidParams, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
+	case len(p.CallID) > maxIDLen:
+		return role, def, errorf(wire.CodeInvalidParams, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
+	case strings.ContainsFunc(p.CallID, unicode.IsControl):
+		return role, def, errorf(wire.CodeInvalidParams, "callId %q must not contain control characters", p.CallID)
+	}
+	return role, def, nil
+}
+
+// retried answers a write whose callId the session's lineage has logged:
+// with the recorded result, applying nothing.
+func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args json.RawMessage) (out json.RawMessage, seen bool, err error) {
+	if p.CallID == "" {
+		return nil, false, nil
+	}
+	if seq, ok := s.callIDs[p.CallID]; ok {
+		out, err := m.recorded(ctx, s.id, p.Name, args, p.CallID, seq)
+		return out, true, err
+	}
+	ref, ok, err := m.ancestral(ctx, s, p.CallID)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out, err = m.recorded(ctx, ref.session, p.Name, args, p.CallID, ref.seq)
+	return out, true, err
+}
+
+// write applies a write to the session's store, logs it and answers once
+// its row has committed. A write that fails (an unknown taskid) is logged
+// too, as an error, so that replay skips it.
+func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json.RawMessage) (json.RawMessage, error) {
 	call, derr := tools.Decode(p.Name, args)
 	var res tools.Result
 	var changed *store.Task
@@ -377,9 +392,9 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	rows := []record.Append{row}
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
 		if changed == nil {
-			// A read or a failed call changed nothing, so memory still equals
-			// the database: answer it unlogged rather than fail a read
-			// because the disk is full.
+			// A failed call changed nothing, so memory still equals the
+			// database: answer it unlogged rather than fail it because
+			// the disk is full.
 			m.log.Warn("could not log a call that changed nothing; answering it unlogged", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
 			return out, nil
 		}
@@ -387,24 +402,30 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		m.log.Error("append failed; session dropped from memory", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
 		return nil, unavailable(p.Name, err)
 	}
+	m.logged(s, rows[0].Call, changed)
+	return out, nil
+}
+
+// logged moves the session past a committed row: its next seq, its
+// callIds, its last activity, and the watchers told of the change.
+func (m *Manager) logged(s *session, row record.Call, changed *store.Task) {
 	if changed != nil {
 		op := OpUpdate
-		if p.Name == tools.TaskCreate {
+		if row.Name == tools.TaskCreate {
 			op = OpCreate
 		}
 		t := wireTask(*changed)
-		m.notify(Event{SessionID: s.id, Seq: s.nextSeq, Op: op, Task: &t})
+		m.notify(Event{SessionID: s.id, Seq: row.Seq, Op: op, Task: &t})
 	}
-	s.nextSeq++
-	if p.CallID != "" {
-		s.callIDs[p.CallID] = s.nextSeq - 1
+	s.nextSeq = row.Seq + 1
+	if row.CallID != "" {
+		s.callIDs[row.CallID] = row.Seq
 	}
 	// The session was last active at its last logged call, as sessions/get
 	// and sessions/list read it from the log.
-	if t := rows[0].Call.CreatedAt; t.After(s.rec.UpdatedAt) {
-		s.rec.UpdatedAt = t
+	if row.CreatedAt.After(s.rec.UpdatedAt) {
+		s.rec.UpdatedAt = row.CreatedAt
 	}
-	return out, nil
 }
 
 // execute runs a call without logging it: reads by the compact worker and

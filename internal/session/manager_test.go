@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,7 +115,10 @@ func TestResumeSkipsPlantedRows(t *testing.T) {
 	// Ensures replay skips a row recorded as an error and a row whose
 	// arguments no longer decode, inserted directly, and reports both.
 	path := t.TempDir() + "/r.db"
-	d := testutil.MustOpenDBAt(t, path)
+	// No projection to start from: the whole log is replayed.
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
 	m := session.NewManager(d, nil)
 	id := newSession(t, m)
 	call(t, m, id, tools.TaskCreate, `{"subject":"one"}`)
