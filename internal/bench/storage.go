@@ -64,10 +64,7 @@ const storageRounds = 3
 
 // storage measures the three write patterns side by side, under full sync.
 func (b *bencher) storage(ctx context.Context, r *Results) error {
-	patterns := []struct {
-		name                                       string
-		callID, projection, touch, deferred, floor bool
-	}{
+	patterns := []writePattern{
 		{name: "v1: log + callId index + projection + session touch", callID: true, projection: true, touch: true},
 		{name: "now: log, projection every 100 ms", deferred: true},
 		{name: "floor: append-only rows", floor: true},
@@ -92,7 +89,7 @@ func (b *bencher) storage(ctx context.Context, r *Results) error {
 				return err
 			}
 			raw.SetMaxOpenConns(1)
-			t, err := b.storagePhase(ctx, raw, path, v.callID, v.projection, v.touch, v.deferred, v.floor)
+			t, err := b.storagePhase(ctx, raw, path, v)
 			raw.Close()
 			removeDB(path) // nine of them would hold gigabytes by the end of a full run
 			if err != nil {
@@ -120,12 +117,22 @@ type phaseTotals struct {
 	took          time.Duration
 }
 
-func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, callID, projection, touch, deferred, floor bool) (phaseTotals, error) {
+// writePattern is what one storage pattern writes per call.
+type writePattern struct {
+	name       string
+	callID     bool // a unique index on (session_id, call_id)
+	projection bool // the task's projection row in the same transaction
+	touch      bool // the session's updated_at rewritten
+	deferred   bool // the projection written every 100 ms, as the writer did
+	floor      bool // an append-only table of (session, seq, result) only
+}
+
+func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, p writePattern) (phaseTotals, error) {
 	var setup []string
-	if callID {
+	if p.callID {
 		setup = append(setup, v1CallIDSQL)
 	}
-	if floor {
+	if p.floor {
 		setup = append(setup, floorTable)
 	}
 	for _, q := range setup {
@@ -147,7 +154,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 		return phaseTotals{}, err
 	}
 	insFloor := insCall
-	if floor {
+	if p.floor {
 		if insFloor, err = stmt(floorInsertQ); err != nil {
 			return phaseTotals{}, err
 		}
@@ -212,13 +219,13 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 			s := calls % storageSessions
 			seqs[s]++
 			sid := fmt.Sprint("s", s)
-			if floor {
+			if p.floor {
 				_, err = tx.StmtContext(ctx, insFloor).ExecContext(ctx, sid, seqs[s], storageRow)
 			} else {
 				_, err = tx.StmtContext(ctx, insCall).ExecContext(ctx, sid, seqs[s], fmt.Sprintf("c-%d-%d", s, seqs[s]), "TaskCreate", rowArgs, false, storageRow, false, now, seqs[s],
 					"pending", "Write the parser tests", "Cover the error paths.")
 			}
-			if err == nil && projection {
+			if err == nil && p.projection {
 				_, err = tx.StmtContext(ctx, insTask).ExecContext(ctx, sid, seqs[s], "pending", "Write the parser tests", "Cover the error paths.", now, now)
 			}
 			if err != nil {
@@ -226,12 +233,12 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 				return phaseTotals{}, err
 			}
 			touched[s] = true
-			if deferred {
+			if p.deferred {
 				dirty[[2]int64{int64(s), seqs[s]}] = true
 			}
 			calls++
 		}
-		if touch {
+		if p.touch {
 			for s := range touched {
 				if _, err := tx.StmtContext(ctx, touchSession).ExecContext(ctx, now, fmt.Sprint("s", s)); err != nil {
 					tx.Rollback()
@@ -242,7 +249,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 		if err := tx.Commit(); err != nil {
 			return phaseTotals{}, err
 		}
-		if deferred && time.Since(lastProjection) >= 100*time.Millisecond {
+		if p.deferred && time.Since(lastProjection) >= 100*time.Millisecond {
 			if err := project(); err != nil {
 				return phaseTotals{}, err
 			}
@@ -253,7 +260,7 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, ca
 			}
 		}
 	}
-	if deferred {
+	if p.deferred {
 		if err := project(); err != nil {
 			return phaseTotals{}, err
 		}
