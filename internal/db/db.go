@@ -26,7 +26,6 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tasksessiond/tasksessiond/migrations"
-	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Sync is the synchronous pragma: full makes every commit durable across
@@ -89,25 +88,29 @@ type DB struct {
 	key     string                   // the file's device and inode, in held
 	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
 	walWarn int64
-	// Owned by the writer goroutine: the WAL's limit, and the size at
-	// which boundWAL next tries to empty it.
+
+	stmts      statements
+	appends    chan *appendReq // to the group-commit writer
+	projectNow chan chan struct{}
+	compacted  chan struct{} // a snapshot waits to be projected (buffered 1)
+	wr         writerState
+	pending    atomic.Int64 // appends handed in and not yet answered
+	closed     chan struct{}
+	writerDone chan struct{}
+	closeOnce  sync.Once
+	ckptDone   chan struct{}
+}
+
+// writerState is owned by the writer goroutine (group.go): nothing else
+// reads or writes it once the writer runs.
+type writerState struct {
+	// The WAL's limit, and the size at which boundWAL next tries to
+	// empty it, growing by walStep while a reader pins the log.
 	walLimit, walNext, walStep int64
 	busyTimeout                time.Duration
-
-	stmts        statements
-	appends      chan *appendReq // to the group-commit writer
-	projectNow   chan chan struct{}
-	compacted    chan struct{}     // a snapshot waits to be projected (buffered 1)
-	proj         pendingProjection // owned by the writer goroutine
-	projectEvery time.Duration
-	// projectFailing is owned by the writer goroutine: a failure is said
-	// once, not every 100 ms.
-	projectFailing bool
-	pending        atomic.Int64 // appends handed in and not yet answered
-	closed         chan struct{}
-	writerDone     chan struct{}
-	closeOnce      sync.Once
-	ckptDone       chan struct{}
+	proj                       pendingProjection
+	projectEvery               time.Duration
+	projectFailing             bool // a failure is said once, not at every try
 }
 
 var errClosed = errors.New("database closed")
@@ -210,7 +213,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	reads := newPreparedReads(r)
 	d := &DB{path: path, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
-		walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout, projectEvery: opts.ProjectInterval,
+		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout, projectEvery: opts.ProjectInterval},
 		appends: make(chan *appendReq), projectNow: make(chan chan struct{}), compacted: make(chan struct{}, 1), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	if err := d.init(ctx); err != nil {
@@ -395,81 +398,9 @@ func isUniqueViolation(err error) bool {
 	return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) || isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE)
 }
 
-// checkpointInterval is how often the WAL is copied back into the database
-// file. Doing it here keeps that work (and its fsyncs) out of commits.
-const checkpointInterval = 250 * time.Millisecond
-
-// ckptWatch is what the checkpointer remembers between runs, so that it
-// says each thing once rather than every 250 ms.
-type ckptWatch struct {
-	lastErr string
-	warned  bool
-}
-
-func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
-	st, err := d.checkpoint(ctx)
-	switch {
-	case err != nil && err.Error() != w.lastErr:
-		d.log.Warn("checkpoint failed; the WAL grows until one succeeds", slog.Any("err", err))
-		w.lastErr = err.Error()
-		return
-	case err != nil:
-		return
-	case w.lastErr != "":
-		d.log.Info("checkpoints succeed again")
-		w.lastErr = ""
-	}
-	// Everything copied back, but the file still as large as it grew while
-	// a reader pinned it: empty it now, not at the next write (there may
-	// be none for a long while).
-	if st.Frames == st.Checkpointed && st.Bytes > d.walLimit {
-		d.walNext = d.walLimit
-		d.boundWAL()
-	}
-	// Frames a checkpoint cannot copy back are pinned by a reader (a long
-	// transaction, say an open sqlite3 shell): say so once.
-	pinned := int64(st.Frames-st.Checkpointed) * pageSize
-	if pinned > d.walWarn && !w.warned {
-		d.log.Warn("the WAL cannot be checkpointed: a reader is holding an old snapshot (an open transaction in a sqlite3 shell?)",
-			slog.Int64("walBytes", st.Bytes), slog.Int("frames", st.Frames), slog.Int("checkpointed", st.Checkpointed))
-		w.warned = true
-	} else if pinned < d.walWarn/2 {
-		w.warned = false
-	}
-}
-
-// WALStats is the write-ahead log as the last checkpoint found it.
-type WALStats = wire.WAL
-
-// checkpoint runs one passive checkpoint and records what it found. It
-// runs on the writer goroutine, between commits, on the writer's own
-// connection: one owner for every write and checkpoint, so no checkpoint
-// ever waits for, or is refused by, another.
-func (d *DB) checkpoint(ctx context.Context) (WALStats, error) {
-	var busy int
-	var st WALStats
-	if err := d.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &st.Frames, &st.Checkpointed); err != nil {
-		return WALStats{}, fmt.Errorf("wal_checkpoint: %w", err)
-	}
-	if fi, err := os.Stat(d.path + "-wal"); err == nil {
-		st.Bytes = fi.Size()
-	}
-	d.wal.Store(&st)
-	return st, nil
-}
-
 // Pending is how many appends have been handed in and not yet answered:
 // the ones being committed and the ones queued behind them.
 func (d *DB) Pending() int { return int(d.pending.Load()) }
-
-// WAL returns the write-ahead log's state as the last background
-// checkpoint found it (zero before the first).
-func (d *DB) WAL() WALStats {
-	if st := d.wal.Load(); st != nil {
-		return *st
-	}
-	return WALStats{}
-}
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its findings; nil
 // means the file is sound.

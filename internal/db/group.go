@@ -2,10 +2,8 @@ package db
 
 import (
 	"context"
-	"database/sql/driver"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
@@ -53,7 +51,7 @@ func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
 func (d *DB) writer() {
 	defer close(d.writerDone)
 	ctx := context.Background()
-	d.proj = newPendingProjection()
+	d.wr.proj = newPendingProjection()
 	if err := d.catchUp(ctx); err != nil {
 		d.log.Warn("catching up the tasks projection failed; the tasks view stays exact", slog.Any("err", err))
 	}
@@ -63,8 +61,8 @@ func (d *DB) writer() {
 	for {
 		var first *appendReq
 		var idle <-chan time.Time // project what waits once the writes pause
-		if d.proj.waiting() {
-			idle = time.After(d.projectEvery / projectPause)
+		if d.wr.proj.waiting() {
+			idle = time.After(d.wr.projectEvery / projectPause)
 		}
 		select {
 		case <-tick.C:
@@ -72,7 +70,7 @@ func (d *DB) writer() {
 			continue
 		case first = <-d.appends:
 		case <-d.compacted:
-			d.proj.snapshots = true
+			d.wr.proj.snapshots = true
 			continue
 		case done := <-d.projectNow:
 			d.project(ctx)
@@ -96,7 +94,7 @@ func (d *DB) writer() {
 			}
 		}
 		d.commitGroup(group)
-		if d.proj.due(d.projectEvery) {
+		if d.wr.proj.due(d.wr.projectEvery) {
 			d.project(ctx)
 		}
 		d.boundWAL()
@@ -105,58 +103,6 @@ func (d *DB) writer() {
 			d.checkpointOnce(ctx, &ckpt)
 		default:
 		}
-	}
-}
-
-// boundWAL restarts the WAL once it has grown past its limit. Passive
-// checkpoints beside a writer that never pauses do not catch up, so the
-// WAL never restarts and grows without bound; here, between two group
-// commits, nothing else writes, and a TRUNCATE checkpoint copies the log
-// back and empties it. It waits for readers only briefly: a reader that
-// pins an old snapshot (a long sqlite3 transaction) makes it give up, and
-// it tries again only after the WAL has grown by another limit's worth.
-func (d *DB) boundWAL() {
-	fi, err := os.Stat(d.path + "-wal")
-	if err != nil || fi.Size() < d.walNext {
-		return
-	}
-	ctx := context.Background()
-	// The writer pool's one connection, held for the three statements so
-	// that no other transaction runs with the short timeout.
-	conn, err := d.w.Conn(ctx)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", walWait.Milliseconds())); err != nil {
-		d.log.Warn("emptying the WAL: setting a short busy_timeout failed", slog.Any("err", err))
-		return
-	}
-	defer func() {
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", d.busyTimeout.Milliseconds())); err != nil {
-			// A writer left with the short timeout would fail commits that
-			// should wait: the pool drops it and opens a new one.
-			d.log.Error("restoring the writer's busy_timeout failed; replacing its connection", slog.Any("err", err))
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
-	var busy, frames, done int
-	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &done)
-	switch {
-	case err != nil || busy != 0:
-		// A reader pins the log (checkpoints run on this goroutine, so it
-		// is not one of ours). Try again after more writes, less and less
-		// often; the periodic checkpoint empties it once the reader goes.
-		d.walStep = min(max(2*d.walStep, d.walLimit/8), 4*d.walLimit)
-		d.walNext = fi.Size() + d.walStep
-		if err != nil {
-			d.log.Warn("truncating checkpoint failed", slog.Any("err", err), slog.Int64("walBytes", fi.Size()))
-		} else if d.walStep == 4*d.walLimit {
-			d.log.Info("the WAL is past its limit but a reader holds it; trying again later",
-				slog.Int64("walBytes", fi.Size()), slog.Int("frames", frames), slog.Int("checkpointed", done))
-		}
-	default:
-		d.walNext, d.walStep = d.walLimit, 0
 	}
 }
 
@@ -194,6 +140,6 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)
 	}
-	d.proj.note(group, now)
+	d.wr.proj.note(group, now)
 	return nil
 }

@@ -93,21 +93,21 @@ func (p *pendingProjection) waiting() bool { return len(p.lastSeq) > 0 || p.snap
 // project writes the pending changes to task_projection. On failure they
 // stay pending (the tasks view is exact regardless) and are tried again.
 func (d *DB) project(ctx context.Context) {
-	p := &d.proj
+	p := &d.wr.proj
 	p.last = time.Now()
 	if !p.waiting() {
 		return
 	}
 	if err := d.projectTx(ctx, p.tasks, p.lastSeq); err != nil {
-		if !d.projectFailing {
+		if !d.wr.projectFailing {
 			d.log.Warn("projecting tasks failed; the tasks view stays exact, the projection will catch up", slog.Any("err", err))
-			d.projectFailing = true
+			d.wr.projectFailing = true
 		}
 		return
 	}
-	if d.projectFailing {
+	if d.wr.projectFailing {
 		d.log.Info("projecting tasks works again")
-		d.projectFailing = false
+		d.wr.projectFailing = false
 	}
 	*p = newPendingProjection()
 }
@@ -238,7 +238,7 @@ func projectSessionTail(ctx context.Context, tx *sqlx.Tx, sessionID string) erro
 // say) left: the snapshots, and the log's tail of each session it wrote
 // past the projection's rowid mark, as compaction projects a sealed one.
 func (d *DB) catchUp(ctx context.Context) error {
-	if err := d.w.GetContext(ctx, &d.proj.snapshots, `SELECT EXISTS (SELECT 1 FROM snapshots WHERE projected = 0)`); err != nil {
+	if err := d.w.GetContext(ctx, &d.wr.proj.snapshots, `SELECT EXISTS (SELECT 1 FROM snapshots WHERE projected = 0)`); err != nil {
 		return fmt.Errorf("find unprojected snapshots: %w", err)
 	}
 	// Only the rows past the mark can be unprojected, so a clean start
@@ -270,7 +270,7 @@ func (d *DB) catchUp(ctx context.Context) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("catch up: commit: %w", err)
 	}
-	d.proj.snapshots = false
+	d.wr.proj.snapshots = false
 	d.log.Info("projected the calls a previous run left unprojected", slog.Int("sessions", len(lagging)))
 	return nil
 }
