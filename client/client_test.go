@@ -33,7 +33,7 @@ func TestConcurrentUseOfOneConnection(t *testing.T) {
 			defer wg.Done()
 			r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprint("t", i)}})
 			if assert.NoError(t, err) {
-				ids <- r.StructuredContent.Task.Taskid
+				ids <- must(r.Change()).Task.Taskid
 			}
 		}()
 	}
@@ -130,4 +130,12 @@ func TestConnectionEndFailsPendingCalls(t *testing.T) {
 			assert.ErrorIs(t, err, client.ErrClosed, "later calls fail at once")
 		})
 	}
+}
+
+// must returns v, panicking on err: a test's decoding of a result it made.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

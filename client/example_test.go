@@ -81,11 +81,13 @@ func Example() {
 	}
 	var forced client.CallToolResult
 	json.Unmarshal(out.ForcedCall.Result, &forced)
-	fmt.Println(out.ForcedCall.Name, len(forced.StructuredContent.Tasks), "task")
+	listing, _ := forced.Listing()
+	fmt.Println(out.ForcedCall.Name, len(listing.Tasks), "task")
 
 	// Later calls go to the successor; ids continue.
 	next, _ := c.CallTool(ctx, client.ToolCall{SessionID: out.Session.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "Test it"}})
-	fmt.Println(next.StructuredContent.Task.Taskid)
+	change, _ := next.Change()
+	fmt.Println(change.Task.Taskid)
 	// Output:
 	// 4 tools
 	// Created task #1 "Split the lexer out" (pending).

@@ -17,7 +17,10 @@ type (
 	ReplayReport   = wire.ReplayReport
 	Resumed        = wire.Resumed
 	Content        = wire.Content
-	Structured     = wire.Structured
+	Change         = wire.Change
+	Overview       = wire.Overview
+	Got            = wire.Got
+	Listing        = wire.Listing
 	Brief          = wire.Brief
 	CallToolResult = wire.CallToolResult
 	CreateSession  = wire.CreateSession
@@ -54,7 +57,8 @@ func (p ToolCall) wire() (wire.ToolCall, error) {
 }
 
 // CallTool forwards a model's tool call. A tool failure is a result with
-// IsError set, not an error.
+// IsError set, not an error. The result's Change, Got and Listing methods
+// decode its structured content in the types the daemon encoded it from.
 func (c *Client) CallTool(ctx context.Context, p ToolCall) (*CallToolResult, error) {
 	w, err := p.wire()
 	if err != nil {

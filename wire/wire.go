@@ -7,7 +7,11 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
 // Methods, as sent in a request's "method".
@@ -82,22 +86,24 @@ type SealedData struct {
 	SuccessorID string `json:"successorId"`
 }
 
-// Task is one entry of a session's task list.
-type Task struct {
-	Taskid      int    `json:"taskid"`
-	Status      string `json:"status"` // pending, inprogress, completed or deleted
-	Subject     string `json:"subject"`
-	Description string `json:"description"`
-}
+// Task is one entry of a session's task list: the domain's own type, so
+// that what the daemon holds and what the wire carries are one.
+type Task = store.Task
+
+// TaskStatus is a task's status: pending, inprogress, completed or
+// deleted.
+type TaskStatus = store.Status
+
+// The statuses.
+const (
+	Pending    = store.Pending
+	InProgress = store.InProgress
+	Completed  = store.Completed
+	Deleted    = store.Deleted
+)
 
 // Counts are the number of tasks in each status.
-type Counts struct {
-	Total      int `json:"total"`
-	Pending    int `json:"pending"`
-	InProgress int `json:"inprogress"`
-	Completed  int `json:"completed"`
-	Deleted    int `json:"deleted"`
-}
+type Counts = store.Counts
 
 // Session is a session's record.
 type Session struct {
@@ -168,33 +174,93 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// Structured is a tool result's structuredContent, decoded for any of the
-// four tools: TaskCreate and TaskUpdate fill Message, Task, Counts, Open
-// and MoreOpen; TaskGet Task and Counts; TaskList Tasks and Counts. Each
-// tool's outputSchema (tools/list) gives its exact shape.
-type Structured struct {
-	Message  string  `json:"message,omitempty"`
-	Task     *Task   `json:"task,omitempty"`
-	Tasks    []Task  `json:"tasks,omitempty"`
+// The structured results of the tools (each tool's outputSchema in
+// tools/list gives its exact shape): the daemon encodes these very types,
+// and the client decodes into them.
+
+// Change is the structured result of TaskCreate and TaskUpdate. Hosts such
+// as Claude Code show the model only the structured result when there is
+// one, so it carries everything the text does: what happened, the
+// overview of the list after the change, and the task as it now is (a
+// long description shortened: TaskGet shows it whole). Fields are in the
+// order a model should read them.
+type Change struct {
+	Message string `json:"message"`
+	Overview
+	Task Task `json:"task"`
+}
+
+// Overview is the list after a change: the counts by status and the open
+// tasks that keep the model oriented (those in progress, then the next
+// few pending), with the number of open tasks left out.
+type Overview struct {
 	Counts   Counts  `json:"counts"`
-	Open     []Brief `json:"open,omitempty"`
-	MoreOpen int     `json:"moreOpen,omitempty"`
+	Open     []Brief `json:"open"`
+	MoreOpen int     `json:"moreOpen"`
 }
 
 // Brief is an open task as a write's overview lists it.
 type Brief struct {
-	Taskid  int    `json:"taskid"`
-	Status  string `json:"status"`
-	Subject string `json:"subject"`
+	Taskid  int        `json:"taskid"`
+	Status  TaskStatus `json:"status"`
+	Subject string     `json:"subject"`
+}
+
+// Got is TaskGet's structured result.
+type Got struct {
+	Counts Counts `json:"counts"`
+	Task   Task   `json:"task"`
+}
+
+// Listing is TaskList's structured result: the counts, then every task in
+// taskid order (an empty list is [], never absent). A list too long for
+// the host's limit is shortened: Note says so, Omitted folds closed tasks
+// into id ranges by status, and MoreOpen counts open tasks left out.
+type Listing struct {
+	Counts   Counts            `json:"counts"`
+	Note     string            `json:"note,omitempty"`
+	Tasks    []Task            `json:"tasks"`
+	Omitted  map[string]string `json:"omitted,omitempty"`
+	MoreOpen int               `json:"moreOpen,omitempty"`
 }
 
 // CallToolResult is the result of tools/call: an MCP CallToolResult.
+// StructuredContent is one of Change, Got and Listing, by the tool called:
+// the methods of the same names decode it.
 type CallToolResult struct {
-	Content           []Content   `json:"content"`
-	StructuredContent *Structured `json:"structuredContent,omitempty"`
-	IsError           bool        `json:"isError"`
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
 	// Raw is the result exactly as the daemon sent it (set by the client).
 	Raw json.RawMessage `json:"-"`
+}
+
+// Change decodes the structured result of TaskCreate or TaskUpdate.
+func (r *CallToolResult) Change() (Change, error) {
+	var v Change
+	return v, r.decode(&v)
+}
+
+// Got decodes the structured result of TaskGet.
+func (r *CallToolResult) Got() (Got, error) {
+	var v Got
+	return v, r.decode(&v)
+}
+
+// Listing decodes the structured result of TaskList.
+func (r *CallToolResult) Listing() (Listing, error) {
+	var v Listing
+	return v, r.decode(&v)
+}
+
+func (r *CallToolResult) decode(v any) error {
+	if len(r.StructuredContent) == 0 {
+		return errors.New("the result has no structured content (an error result has none)")
+	}
+	if err := json.Unmarshal(r.StructuredContent, v); err != nil {
+		return fmt.Errorf("decode structured content: %w", err)
+	}
+	return nil
 }
 
 // Text is the result's text, for the model.

@@ -50,7 +50,7 @@ func TestCompactionSurvivesKill(t *testing.T) {
 	}
 	var forced client.CallToolResult
 	require.NoError(t, json.Unmarshal(out.ForcedCall.Result, &forced))
-	assert.Equal(t, snap.Tasks, forced.StructuredContent.Tasks)
+	assert.Equal(t, snap.Tasks, must(forced.Listing()).Tasks)
 	assert.Contains(t, forced.Text(), "#3 [deleted] abandoned idea")
 
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "late"}})
@@ -61,7 +61,7 @@ func TestCompactionSurvivesKill(t *testing.T) {
 
 	next, err := c.CallTool(ctx, client.ToolCall{SessionID: out.Session.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "ship"}})
 	require.NoError(t, err)
-	assert.Equal(t, 4, next.StructuredContent.Task.Taskid)
+	assert.Equal(t, 4, must(next.Change()).Task.Taskid)
 	before, err := c.ResumeSession(ctx, out.Session.ID)
 	require.NoError(t, err)
 

@@ -106,7 +106,7 @@ func TestKillAndRestart(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("step %d", i)}, CallID: fmt.Sprintf("call-%d", i)})
 		require.NoError(t, err)
-		require.Equal(t, i, r.StructuredContent.Task.Taskid)
+		require.Equal(t, i, must(r.Change()).Task.Taskid)
 	}
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskUpdate", Arguments: `{"taskid":2,"status":"completed"}`})
 	require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestKillAndRestart(t *testing.T) {
 
 	resumed, err := c2.ResumeSession(ctx, s.ID)
 	require.NoError(t, err)
-	assert.Equal(t, before.StructuredContent.Tasks, resumed.Tasks)
+	assert.Equal(t, must(before.Listing()).Tasks, resumed.Tasks)
 	assert.Equal(t, 6, resumed.NextTaskid)
 	// The restarted daemon projects what the killed one left, then loads
 	// the session from the projection and replays the rows past it: all of
@@ -135,17 +135,17 @@ func TestKillAndRestart(t *testing.T) {
 
 	after, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskList"})
 	require.NoError(t, err)
-	assert.Equal(t, before.StructuredContent.Tasks, after.StructuredContent.Tasks)
+	assert.Equal(t, must(before.Listing()).Tasks, must(after.Listing()).Tasks)
 	assert.Equal(t, before.Text(), after.Text())
 
 	// A retry of a call acknowledged before the kill applies nothing.
 	retry, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "step 5"}, CallID: "call-5"})
 	require.NoError(t, err)
-	assert.Equal(t, 5, retry.StructuredContent.Task.Taskid)
+	assert.Equal(t, 5, must(retry.Change()).Task.Taskid)
 
 	next, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "after restart"}})
 	require.NoError(t, err)
-	assert.Equal(t, 6, next.StructuredContent.Task.Taskid)
+	assert.Equal(t, 6, must(next.Change()).Task.Taskid)
 }
 
 func TestFirstCallAfterRestartJustWorks(t *testing.T) {
@@ -166,7 +166,7 @@ func TestFirstCallAfterRestartJustWorks(t *testing.T) {
 	c2 := testutil.DialSocket(t, sock)
 	r, err := c2.CallTool(ctx, client.ToolCall{SessionID: "host-1", Name: "TaskCreate", Arguments: map[string]any{"subject": "b"}})
 	require.NoError(t, err)
-	assert.Equal(t, 2, r.StructuredContent.Task.Taskid)
+	assert.Equal(t, 2, must(r.Change()).Task.Taskid)
 }
 
 func TestSIGTERMStopsCleanly(t *testing.T) {
@@ -471,4 +471,12 @@ func TestBinaryHoldsNoTestRigs(t *testing.T) {
 	for _, rig := range []string{"internal/bench", "internal/crashtest", "internal/testutil", "e2e/"} {
 		assert.NotContains(t, string(out), "tasksessiond/"+rig)
 	}
+}
+
+// must returns v, panicking on err: a test's decoding of a result it made.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

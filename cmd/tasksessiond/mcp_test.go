@@ -360,12 +360,12 @@ func TestMCPBridgeAcrossDaemonKill(t *testing.T) {
 	assert.Contains(t, text(r), `Created task #4 "step 4"`)
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	var list client.Structured
+	var list client.Listing
 	b, _ := json.Marshal(r.StructuredContent)
 	require.NoError(t, json.Unmarshal(b, &list))
 	require.Len(t, list.Tasks, 4)
 	for i, task := range list.Tasks {
 		assert.Equal(t, fmt.Sprintf("step %d", i+1), task.Subject)
-		assert.Equal(t, "pending", task.Status, "the update sent while down was not applied")
+		assert.Equal(t, "pending", string(task.Status), "the update sent while down was not applied")
 	}
 }

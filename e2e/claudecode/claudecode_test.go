@@ -132,7 +132,7 @@ func TestFourTools(t *testing.T) {
 	s := h.Daemon.Resume(t, id)
 	assert.Equal(t, id, s.Session.ID)
 	require.Len(t, s.Tasks, 2)
-	assert.Equal(t, "inprogress", s.Tasks[0].Status)
+	assert.Equal(t, "inprogress", string(s.Tasks[0].Status))
 	assert.Equal(t, "Test the parser", s.Tasks[1].Subject)
 	assert.Equal(t, 3, s.NextTaskid)
 

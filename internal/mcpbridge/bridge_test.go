@@ -63,14 +63,14 @@ func outputSchemas(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.R
 
 // callTool calls a tool and, for a success, checks its structured result
 // against the tool's outputSchema and returns it decoded.
-func callTool(t *testing.T, cs *mcp.ClientSession, schemas map[string]*jsonschema.Resolved, name string, args map[string]any) (*mcp.CallToolResult, client.Structured) {
+func callTool(t *testing.T, cs *mcp.ClientSession, schemas map[string]*jsonschema.Resolved, name string, args map[string]any) (*mcp.CallToolResult, structured) {
 	t.Helper()
 	if args == nil {
 		args = map[string]any{}
 	}
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	require.NoError(t, err, "a tool call is never a protocol error")
-	var sc client.Structured
+	var sc structured
 	if r.IsError {
 		return r, sc
 	}
@@ -271,7 +271,7 @@ func TestReadsFollowCompaction(t *testing.T) {
 	_, err = dc.Compact(ctx, client.Compact{SessionID: "new", NewSessionID: "newer"})
 	require.NoError(t, err)
 	_, sc = callTool(t, cs, schemas, "TaskUpdate", map[string]any{"taskid": 1, "status": "completed"})
-	assert.Equal(t, "completed", sc.Task.Status)
+	assert.Equal(t, "completed", string(sc.Task.Status))
 	assert.Equal(t, "newer", b.SessionID())
 
 	// A bridge started on the old id serves the head from its first call.
@@ -458,4 +458,11 @@ func TestConcurrentThreadsKeepTheirLists(t *testing.T) {
 			assert.True(t, strings.HasPrefix(task.Subject, thread+" "), "%s holds %q", thread, task.Subject)
 		}
 	}
+}
+
+// structured holds any tool's structured result, for the assertions: a
+// change's fields, a TaskGet's (task, counts) and a TaskList's tasks.
+type structured struct {
+	client.Change
+	Tasks []client.Task `json:"tasks"`
 }

@@ -174,7 +174,7 @@ func TestFleetTasksView(t *testing.T) {
 		require.Len(t, got, len(r.Tasks))
 		for i := range got {
 			assert.Equal(t, r.Tasks[i].Taskid, got[i].Taskid)
-			assert.Equal(t, r.Tasks[i].Status, string(got[i].Status))
+			assert.Equal(t, r.Tasks[i].Status, got[i].Status)
 			assert.Equal(t, r.Tasks[i].Subject, got[i].Subject)
 			assert.Equal(t, r.Tasks[i].Description, got[i].Description)
 		}

@@ -417,16 +417,16 @@ func TestThousandsOfTasks(t *testing.T) {
 	cl := d.Dial(t)
 	r, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskList"})
 	require.NoError(t, err)
-	assert.Equal(t, n, r.StructuredContent.Counts.Total)
+	assert.Equal(t, n, must(r.Listing()).Counts.Total)
 	assert.LessOrEqual(t, len(r.Raw), 2*tools.MaxResultChars+1000, "text and structured, each within the limit")
-	assert.NotEmpty(t, r.StructuredContent.Tasks)
+	assert.NotEmpty(t, must(r.Listing()).Tasks)
 	got, err := cl.ResumeSession(ctx, info.ID)
 	require.NoError(t, err)
 	require.Len(t, got.Tasks, n)
 	assert.Equal(t, n, got.Tasks[n-1].Taskid)
 	created, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "one more"}})
 	require.NoError(t, err)
-	assert.Equal(t, n+1, created.StructuredContent.Task.Taskid)
+	assert.Equal(t, n+1, must(created.Change()).Task.Taskid)
 }
 
 func TestDisconnectMidRequest(t *testing.T) {
@@ -446,7 +446,7 @@ func TestDisconnectMidRequest(t *testing.T) {
 	cl := d.Dial(t)
 	again, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "orphan"}, CallID: "gone-1"})
 	require.NoError(t, err)
-	assert.Equal(t, 1, again.StructuredContent.Task.Taskid)
+	assert.Equal(t, 1, must(again.Change()).Task.Taskid)
 	rows, err := d.DB.Calls(ctx, info.ID)
 	require.NoError(t, err)
 	assert.Len(t, rows, 1)
@@ -637,4 +637,12 @@ func TestShutdownInTheMiddleOfABatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, applied, len(rows), "the log holds exactly what was answered as applied")
 	assert.Positive(t, refused, "the shutdown stopped the batch")
+}
+
+// must returns v, panicking on err: a test's decoding of a result it made.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

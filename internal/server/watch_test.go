@@ -69,7 +69,7 @@ func TestWatch(t *testing.T) {
 	assert.Equal(t, "a", got[0].Task.Subject)
 	assert.Equal(t, "update", got[1].Op)
 	assert.Equal(t, int64(3), got[1].Seq, "the failed update took seq 2 but sent nothing (the TaskList took none: reads are not logged)")
-	assert.Equal(t, "completed", got[1].Task.Status)
+	assert.Equal(t, "completed", string(got[1].Task.Status))
 	assert.Equal(t, "compacted", got[2].Op)
 	assert.Equal(t, out.Session.ID, got[2].SuccessorID)
 

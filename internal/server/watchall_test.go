@@ -64,7 +64,7 @@ func TestWatchAll(t *testing.T) {
 	assert.Equal(t, b.ID, got[1].SessionID)
 	assert.Equal(t, "in b", got[1].Task.Subject)
 	assert.Equal(t, a.ID, got[2].SessionID)
-	assert.Equal(t, "inprogress", got[2].Task.Status)
+	assert.Equal(t, "inprogress", string(got[2].Task.Status))
 	assert.Equal(t, b.ID, got[3].SessionID)
 	assert.Equal(t, out.Session.ID, got[3].SuccessorID)
 	mu.Unlock()

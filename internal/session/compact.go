@@ -116,15 +116,11 @@ func forcedCall(c *record.Call) ForcedCall {
 	return ForcedCall{CallID: c.CallID, Name: c.Name, Arguments: map[string]any{}, Result: c.Result}
 }
 
-// taskList is st's tasks as the wire carries them ([] when none).
+// taskList is st's tasks ([] when none: the wire never carries null).
 func taskList(st *store.Store) []wire.Task {
-	tasks := make([]wire.Task, 0, st.Len())
-	for t := range st.All() {
-		tasks = append(tasks, wireTask(t))
+	tasks := st.List()
+	if tasks == nil {
+		tasks = []wire.Task{}
 	}
 	return tasks
-}
-
-func wireTask(t store.Task) wire.Task {
-	return wire.Task{Taskid: t.Taskid, Status: string(t.Status), Subject: t.Subject, Description: t.Description}
 }

@@ -64,10 +64,10 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, tools.TaskList, out.ForcedCall.Name)
 	assert.Equal(t, compact.ForcedCallID("gen2"), out.ForcedCall.CallID)
 	forced := decodeResult(t, out.ForcedCall.Result)
-	assert.Equal(t, storeTasks(before.Tasks), forced.StructuredContent.Tasks)
+	assert.Equal(t, before.Tasks, forced.StructuredContent.Tasks)
 
 	listed := call(t, m, "gen2", tools.TaskList, `{}`)
-	assert.Equal(t, storeTasks(before.Tasks), listed.StructuredContent.Tasks)
+	assert.Equal(t, before.Tasks, listed.StructuredContent.Tasks)
 	created := call(t, m, "gen2", tools.TaskCreate, `{"subject":"after"}`)
 	assert.Equal(t, 5, created.StructuredContent.Task.Taskid, "never a reused id")
 
@@ -129,7 +129,7 @@ func TestResumeCompactedAfterRestart(t *testing.T) {
 		assert.Equal(t, ids[g], got.Session.ParentID)
 		projected, err := d.Tasks(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, storeTasks(got.Tasks), projected, "the projection of generation %d", g+2)
+		assert.Equal(t, got.Tasks, projected, "the projection of generation %d", g+2)
 	}
 	last, err := restarted.Resume(ctx, gen)
 	require.NoError(t, err)
@@ -331,7 +331,7 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want.Tasks, fresh.Tasks, "the snapshot SQLite wrote loads as the store it came from")
 	assert.Equal(t, want.NextTaskid, fresh.NextTaskid)
-	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "tasks", "next"), "the view reads the parent's projection")
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the parent's projection")
 	assert.Empty(t, projected(t, raw, "task_projection", "next"), "compaction writes no projection rows")
 	assert.Equal(t, created, createdAt(t, raw, "next"))
 
@@ -339,12 +339,12 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	call(t, m, "next", tools.TaskUpdate, `{"taskid":2,"subject":"changed in the successor"}`)
 	want, err = m.Resume(ctx, "next")
 	require.NoError(t, err)
-	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "tasks", "next"))
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
 	assert.Equal(t, created, createdAt(t, raw, "next"), "a change keeps the carried created_at")
 
 	require.NoError(t, d.Project(ctx))
-	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "task_projection", "next"), "the projection itself, not only the view")
-	assert.Equal(t, storeTasks(want.Tasks), projected(t, raw, "tasks", "next"))
+	assert.Equal(t, want.Tasks, projected(t, raw, "task_projection", "next"), "the projection itself, not only the view")
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
 	assert.Equal(t, created, createdAt(t, raw, "next"))
 	var unprojected int
 	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM snapshots WHERE projected = 0`).Scan(&unprojected))

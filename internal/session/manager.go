@@ -414,7 +414,7 @@ func (m *Manager) logged(s *session, row record.Call, changed *store.Task) {
 		if row.Name == tools.TaskCreate {
 			op = OpCreate
 		}
-		t := wireTask(*changed)
+		t := *changed
 		m.notify(Event{SessionID: s.id, Seq: row.Seq, Op: op, Task: &t})
 	}
 	s.nextSeq = row.Seq + 1

@@ -26,7 +26,7 @@ type Info = wire.Session
 
 func info(rec record.Session, c store.Counts) Info {
 	return Info{ID: rec.ID, Title: rec.Title, Metadata: rec.Metadata, Status: rec.Status,
-		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: wire.Counts(c)}
+		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: c}
 }
 
 // CreateParams is a sessions/create.

@@ -139,6 +139,6 @@ func TestLoadStartsFromTheProjection(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want.NextTaskid+1, fallback.NextTaskid)
 	require.Len(t, fallback.Tasks, 32, "from the log, not the projection")
-	assert.Equal(t, string(store.Pending), fallback.Tasks[0].Status)
+	assert.Equal(t, store.Pending, fallback.Tasks[0].Status)
 	require.NoError(t, d.Close())
 }

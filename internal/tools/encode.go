@@ -57,7 +57,7 @@ func Restore(stored []byte) ([]byte, error) {
 	if err := json.Unmarshal(sc, &ch); err != nil {
 		return nil, fmt.Errorf("restore a stored result: %w", err)
 	}
-	text, err := marshal(ch.text())
+	text, err := marshal(changeText(ch))
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +76,6 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// text is what the model reads of a change: what happened, then the
+// changeText is what the model reads of a change: what happened, then the
 // overview.
-func (ch Change) text() string { return ch.Message + "\n\n" + ch.Overview.text() }
+func changeText(ch Change) string { return ch.Message + "\n\n" + overviewText(ch.Overview) }

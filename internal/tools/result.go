@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Result is an MCP CallToolResult. StructuredContent is the tool's own
@@ -26,55 +27,16 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// Change is the structured result of TaskCreate and TaskUpdate. Hosts such
-// as Claude Code show the model only the structured result when there is
-// one, so it carries everything the text does: what happened, the task as
-// it now is, and the overview of the list after the change.
-//
-// Fields are in the order a model should read them, since hosts such as
-// Claude Code show it the JSON as is: what happened and the overview
-// first, the task last (its description shortened past
-// maxEchoDescription: the model has just written it, TaskGet shows it).
-type Change struct {
-	Message string `json:"message"`
-	Overview
-	Task store.Task `json:"task"`
-}
-
-// Overview is the list after a change: the counts by status and the open
-// tasks that keep the model oriented (those in progress, then the next
-// few pending), with the number of open tasks left out.
-type Overview struct {
-	Counts   store.Counts `json:"counts"`
-	Open     []Brief      `json:"open"`
-	MoreOpen int          `json:"moreOpen"`
-}
-
-// Brief is an open task as the overview lists it.
-type Brief struct {
-	Taskid  int          `json:"taskid"`
-	Status  store.Status `json:"status"`
-	Subject string       `json:"subject"`
-}
-
-// Got is TaskGet's structured result.
-type Got struct {
-	Counts store.Counts `json:"counts"`
-	Task   store.Task   `json:"task"`
-}
-
-// Listing is TaskList's structured result: the counts, then every task in
-// taskid order (an empty list is [], never absent). A list too long for
-// the host's limit is shortened as the text is (see RenderWithin): Note
-// says so, Omitted folds closed tasks into id ranges by status, and
-// MoreOpen counts open tasks left out.
-type Listing struct {
-	Counts   store.Counts      `json:"counts"`
-	Note     string            `json:"note,omitempty"`
-	Tasks    []store.Task      `json:"tasks"`
-	Omitted  map[string]string `json:"omitted,omitempty"`
-	MoreOpen int               `json:"moreOpen,omitempty"`
-}
+// The structured results are the wire's types: what the daemon encodes
+// is what the client decodes, so a change to a result's shape is a change
+// to package wire, and every consumer is compiled against it.
+type (
+	Change   = wire.Change
+	Overview = wire.Overview
+	Brief    = wire.Brief
+	Got      = wire.Got
+	Listing  = wire.Listing
+)
 
 // Text returns the text shown to the model.
 func (r Result) Text() string {
@@ -193,7 +155,7 @@ func RenderList(st *store.Store) string {
 
 func taskResult(st *store.Store, what string, t store.Task) Result {
 	ch := Change{Message: what, Task: Echo(t), Overview: overview(st)}
-	return Result{Content: []Content{{Type: "text", Text: ch.text()}}, StructuredContent: ch}
+	return Result{Content: []Content{{Type: "text", Text: changeText(ch)}}, StructuredContent: ch}
 }
 
 // Echo is t as a change's result shows it: a long description shortened
@@ -253,7 +215,7 @@ func overview(st *store.Store) Overview {
 }
 
 // text renders the overview for the model.
-func (ov Overview) text() string {
+func overviewText(ov Overview) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task list: %s.", countsText(ov.Counts))
 	if len(ov.Open) == 0 {
