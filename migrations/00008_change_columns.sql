@@ -38,33 +38,32 @@ FROM snapshots b JOIN sessions s ON s.id = b.session_id JOIN task_projection pp 
 WHERE b.projected = 0 AND NOT EXISTS (
     SELECT 1 FROM tool_calls c WHERE c.session_id = b.session_id AND c.seq > s.projected_seq AND c.taskid = pp.taskid)
 UNION ALL
-SELECT l.session_id, l.taskid, l.status,
-       coalesce((SELECT f.subject FROM tool_calls f WHERE f.session_id = l.session_id AND f.seq > l.projected_seq
-                 AND f.taskid = l.taskid AND f.subject IS NOT NULL ORDER BY f.seq DESC LIMIT 1),
-                l.subject0, l.psubject),
-       coalesce((SELECT f.description FROM tool_calls f WHERE f.session_id = l.session_id AND f.seq > l.projected_seq
-                 AND f.taskid = l.taskid AND f.description IS NOT NULL ORDER BY f.seq DESC LIMIT 1),
-                l.description0, l.pdescription),
-       coalesce(l.created0, l.pcreated, l.first_at),
-       l.updated_at
+-- Each task changed past the projection: its status and time from its
+-- last row, its subject and description from the last row that set them,
+-- each read by its key (session, seq), so a long tail costs n log n.
+-- (Lookups, not joins: without statistics the planner may otherwise pair
+-- every row of the tail with every other.)
+SELECT x.session_id, x.taskid,
+       (SELECT f.status FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq),
+       coalesce((SELECT f.subject FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.subject_seq),
+                p.subject, pp.subject),
+       coalesce((SELECT f.description FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.description_seq),
+                p.description, pp.description),
+       coalesce(p.created_at, pp.created_at,
+                (SELECT f.created_at FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.first_seq)),
+       (SELECT f.created_at FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq)
 FROM (
-    SELECT x.*, p.subject AS subject0, p.description AS description0, p.created_at AS created0,
-           pp.subject AS psubject, pp.description AS pdescription, pp.created_at AS pcreated
-    FROM (
-        -- The latest change of each task past the projection; SQLite takes
-        -- the bare columns from the row holding max(seq).
-        SELECT c.session_id, c.taskid, c.status, max(c.seq) AS seq, c.created_at AS updated_at, s.projected_seq, s.parent_id,
-               (SELECT f.created_at FROM tool_calls f
-                WHERE f.session_id = c.session_id AND f.seq > s.projected_seq AND f.taskid = c.taskid ORDER BY f.seq LIMIT 1) AS first_at
-        FROM sessions s JOIN tool_calls c ON c.session_id = s.id AND c.seq > s.projected_seq
-        WHERE c.taskid IS NOT NULL
-        GROUP BY c.session_id, c.taskid
-    ) x
-    LEFT JOIN task_projection p ON p.session_id = x.session_id AND p.taskid = x.taskid
-    -- A successor's first task not projected yet: its parent's row.
-    LEFT JOIN snapshots b ON b.session_id = x.session_id AND b.projected = 0
-    LEFT JOIN task_projection pp ON b.session_id IS NOT NULL AND pp.session_id = x.parent_id AND pp.taskid = x.taskid
-) l;
+    SELECT c.session_id, c.taskid, s.parent_id, max(c.seq) AS last_seq, min(c.seq) AS first_seq,
+           max(CASE WHEN c.subject IS NOT NULL THEN c.seq END) AS subject_seq,
+           max(CASE WHEN c.description IS NOT NULL THEN c.seq END) AS description_seq
+    FROM sessions s JOIN tool_calls c ON c.session_id = s.id AND c.seq > s.projected_seq
+    WHERE c.taskid IS NOT NULL
+    GROUP BY c.session_id, c.taskid
+) x
+LEFT JOIN task_projection p ON p.session_id = x.session_id AND p.taskid = x.taskid
+-- A successor's first task not projected yet: its parent's row.
+LEFT JOIN snapshots b ON b.session_id = x.session_id AND b.projected = 0
+LEFT JOIN task_projection pp ON b.session_id IS NOT NULL AND pp.session_id = x.parent_id AND pp.taskid = x.taskid;
 
 CREATE VIEW open_tasks AS
 SELECT t.session_id, s.title AS session_title, t.taskid, t.status, t.subject, t.description, t.updated_at

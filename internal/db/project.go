@@ -31,7 +31,7 @@ import (
 // wait or the interval has passed, and a task changed many times meanwhile
 // is written once.
 const (
-	projectBatch = 4096
+	projectBatch = 1024
 	projectPause = 100
 )
 
