@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -382,4 +384,35 @@ func TestFleetPostgresRestart(t *testing.T) {
 	}
 	assert.Greater(t, len(acked), clients)
 	t.Logf("%d calls acknowledged, %d answers -32004 during the restart", len(acked), unavailable)
+}
+
+func TestFleetDocQueries(t *testing.T) {
+	// Ensures the psql queries docs/FLEET.md shows run against the schema.
+	doc, err := os.ReadFile("../../docs/FLEET.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	require.NotEmpty(t, blocks)
+	url := pgtest.NewDB(t)
+	d := startFleetDaemon(t, url, 0)
+	c := testutil.DialSocket(t, d.Socket())
+	_, err = c.CreateSession(context.Background(), client.CreateSession{SessionID: "doc"})
+	require.NoError(t, err)
+	_, err = call(t, c, "doc", "TaskCreate", `{"subject":"documented"}`, "")
+	require.NoError(t, err)
+	raw := openDB(t, url, 0).SQL()
+	n := 0
+	for _, b := range blocks {
+		for _, line := range strings.Split(b[1], "\n") {
+			q, _, _ := strings.Cut(line, "--")
+			if q = strings.TrimSpace(q); q == "" {
+				continue
+			}
+			rows, err := raw.QueryContext(context.Background(), q)
+			require.NoError(t, err, q)
+			require.True(t, rows.Next(), "%s returns rows", q)
+			rows.Close()
+			n++
+		}
+	}
+	assert.GreaterOrEqual(t, n, 2)
 }
