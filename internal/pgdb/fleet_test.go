@@ -168,6 +168,8 @@ func TestFleetTasksView(t *testing.T) {
 	view := openDB(t, url, 0)
 	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "v"})
 	require.NoError(t, err)
+	_, err = c.CreateSession(ctx, client.CreateSession{SessionID: "empty"})
+	require.NoError(t, err)
 	check := func(id string) {
 		r, err := c.ResumeSession(ctx, id)
 		require.NoError(t, err)
@@ -181,6 +183,10 @@ func TestFleetTasksView(t *testing.T) {
 			assert.Equal(t, r.Tasks[i].Description, got[i].Description)
 		}
 	}
+	// An empty session compacted: its successor's snapshot has no tasks.
+	_, err = c.Compact(ctx, client.Compact{SessionID: "empty", NewSessionID: "empty2"})
+	require.NoError(t, err)
+	check("empty2")
 	for i := range 5 {
 		_, err := call(t, c, "v", "TaskCreate", fmt.Sprintf(`{"subject":"t%d","description":"d%d"}`, i, i), "")
 		require.NoError(t, err)
