@@ -16,9 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
+	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
+	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -421,4 +426,41 @@ func TestFleetDocQueries(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, n, 2)
+}
+
+func TestStorageAppendRules(t *testing.T) {
+	// Ensures the storage's own rules, whatever the daemon's memory says:
+	// no append without the lease, seq and callId once per session
+	// (db.ErrExists), and none to a sealed session (db.ErrSealed).
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	d := openDB(t, url, 0)
+	s := record.Session{ID: "a"}
+	require.NoError(t, d.CreateSession(ctx, &s))
+	row := func(seq int64, callID string) []record.Append {
+		return []record.Append{{Call: record.Call{SessionID: "a", Seq: seq, CallID: callID, Name: "TaskList",
+			Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
+	}
+	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "x")), pgdb.ErrLeaseExpired, "not leased")
+	require.NoError(t, d.Acquire(ctx, "a"))
+	require.NoError(t, d.AppendCalls(ctx, row(1, "x")))
+	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "y")), db.ErrExists, "seq taken")
+	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "x")), db.ErrExists, "callId taken")
+	require.ErrorIs(t, d.Acquire(ctx, "nope"), db.ErrNotFound)
+
+	plan, err := compact.Build(s, store.New(), "b", "")
+	require.NoError(t, err)
+	require.NoError(t, d.Compact(ctx, plan))
+	require.ErrorIs(t, d.Compact(ctx, plan), db.ErrExists)
+	plan2, err := compact.Build(s, store.New(), "c", "")
+	require.NoError(t, err)
+	require.ErrorIs(t, d.Compact(ctx, plan2), db.ErrSealed)
+	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "z")), db.ErrSealed)
+	// The successor is leased to the daemon that compacted.
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "b", Seq: 2, Name: "TaskList",
+		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
+	other := openDB(t, url, 0)
+	var held *session.LeaseHeldError
+	require.ErrorAs(t, other.Acquire(ctx, "b"), &held)
+	assert.Equal(t, d.Owner(), held.Owner)
 }
