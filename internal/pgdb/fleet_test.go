@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
 	"strings"
@@ -37,7 +38,7 @@ type fleetDaemon struct {
 
 func startFleetDaemon(t *testing.T, url string, lease time.Duration) *fleetDaemon {
 	t.Helper()
-	dm, err := daemon.Open(context.Background(), daemon.Config{DB: url, Socket: testutil.SocketPath(t), Version: "test", Lease: lease})
+	dm, err := daemon.Open(context.Background(), daemon.Config{DB: url, Socket: testutil.SocketPath(t), Version: "test", Lease: lease, Logger: testLogger()})
 	require.NoError(t, err)
 	d := &fleetDaemon{Daemon: dm, served: make(chan error, 1)}
 	go func() { d.served <- dm.Serve() }()
@@ -463,4 +464,68 @@ func TestStorageAppendRules(t *testing.T) {
 	var held *session.LeaseHeldError
 	require.ErrorAs(t, other.Acquire(ctx, "b"), &held)
 	assert.Equal(t, d.Owner(), held.Owner)
+}
+
+func TestFleetUnreachableDropsSessions(t *testing.T) {
+	// Ensures a daemon that cannot renew its leases for a whole lease
+	// (PostgreSQL down) drops those sessions from memory, and serves them
+	// again, replayed, once the database is back.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, 600*time.Millisecond)
+	ca := testutil.DialSocket(t, a.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "u"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "u", "TaskCreate", `{"subject":"kept"}`, "")
+	require.NoError(t, err)
+	st, err := ca.Status(ctx) // counts the sessions once: later it reads no database
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Sessions.Loaded)
+	srv := pgtest.Shared(t)
+	require.NoError(t, srv.Stop())
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			srv.Start()
+		}
+	})
+	require.Eventually(t, func() bool {
+		st, err := ca.Status(ctx)
+		return err == nil && st.Sessions.Loaded == 0
+	}, 5*time.Second, 20*time.Millisecond)
+	_, err = call(t, ca, "u", "TaskList", `{}`, "")
+	require.ErrorIs(t, err, client.ErrStorageUnavailable)
+	require.NoError(t, srv.Start())
+	stopped = false
+	require.Eventually(t, func() bool {
+		r, err := ca.ResumeSession(ctx, "u")
+		return err == nil && len(r.Tasks) == 1
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
+func TestFleetEvictionGivesLeaseUp(t *testing.T) {
+	// Ensures a session that leaves a daemon's memory (idle) is free for
+	// another daemon at once, without waiting for its lease to expire.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, time.Minute)
+	b := startFleetDaemon(t, url, time.Minute)
+	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "e"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "e", "TaskCreate", `{"subject":"x"}`, "")
+	require.NoError(t, err)
+	_, err = call(t, cb, "e", "TaskList", `{}`, "")
+	require.ErrorIs(t, err, client.ErrSessionLeased)
+	require.Equal(t, 1, a.Manager().EvictIdle(0))
+	_, err = call(t, cb, "e", "TaskCreate", `{"subject":"y"}`, "")
+	require.NoError(t, err)
+}
+
+// testLogger shows the daemons' logs with -v.
+func testLogger() *slog.Logger {
+	if !testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
