@@ -37,16 +37,17 @@ func (r callRow) call() record.Call {
 // insertFencedSQL logs one call if, and only if, this daemon holds the
 // session's unexpired lease: the fence and the insert are one statement,
 // so one round trip and one transaction. FOR SHARE holds the lease row
-// (and the session's, which a compaction updates) until the commit, so a
-// daemon taking the session over waits for this call to commit and then
-// replays it; a daemon that has lost the lease inserts nothing, and
-// nothing is appended to a sealed session (whose sealing this daemon may
-// not have heard of: a compaction's commit cut off). Parameters: session_id, seq, call_id, name, arguments,
+// until the commit, so a daemon taking the session over waits for this
+// call to commit and then replays it; a daemon that has lost the lease
+// inserts nothing, and nothing is appended to a sealed session (whose
+// sealing this daemon may not have heard of: a compaction's commit cut
+// off; only the lease holder compacts, so the session row needs no lock).
+// Parameters: session_id, seq, call_id, name, arguments,
 // is_error, result, forced, created_at, taskid, owner.
 const insertFencedSQL = `WITH fence AS (
 		SELECT 1 FROM leases l JOIN sessions s ON s.id = l.session_id
 		WHERE l.session_id = $1 AND l.owner = $11 AND l.expires_at > clock_timestamp() AND s.status = 'active'
-		FOR SHARE
+		FOR SHARE OF l
 	)
 	INSERT INTO tool_calls (` + callColumns + `, taskid)
 	SELECT $1, $2::bigint, $3, $4, $5, $6::boolean, $7, $8::boolean, $9::timestamptz, $10::integer FROM fence`
