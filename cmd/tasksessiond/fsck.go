@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 )
 
 func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -42,6 +43,10 @@ Flags:
 	}
 	if err != nil || len(pos) > 1 {
 		fs.Usage()
+		return 2
+	}
+	if pgdb.IsURL(*dbPath) {
+		fmt.Fprintf(stderr, "tasksessiond fsck: checks a SQLite database; fleet mode's PostgreSQL is not supported yet (docs/FLEET.md): read its tasks view with psql\n")
 		return 2
 	}
 	// Read-only: a mistyped path is an error, not a new empty database.

@@ -22,7 +22,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
-// Fleet mode's measurements (tasksessiond bench --fleet): the daemon's
+// Fleet mode's measurements (go run ./cmd/tsdbench --fleet): the daemon's
 // calls/s at 64 sessions on one PostgreSQL with 1, 2 and 4 daemons, beside
 // one daemon on SQLite, all durable (SQLite --sync full; PostgreSQL with
 // fsync and synchronous_commit on), in one run; and how long another daemon

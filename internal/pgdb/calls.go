@@ -39,10 +39,15 @@ func (r callRow) call() record.Call {
 // so one round trip and one transaction. FOR SHARE holds the lease row
 // until the commit, so a daemon taking the session over waits for this
 // call to commit and then replays it; a daemon that has lost the lease
-// inserts nothing. Parameters: session_id, seq, call_id, name, arguments,
+// inserts nothing, and nothing is appended to a sealed session (whose
+// sealing this daemon may not have heard of: a compaction's commit cut
+// off; only the lease holder compacts, so the session row needs no lock).
+// Parameters: session_id, seq, call_id, name, arguments,
 // is_error, result, forced, created_at, taskid, owner.
 const insertFencedSQL = `WITH fence AS (
-		SELECT 1 FROM leases WHERE session_id = $1 AND owner = $11 AND expires_at > clock_timestamp() FOR SHARE
+		SELECT 1 FROM leases l JOIN sessions s ON s.id = l.session_id
+		WHERE l.session_id = $1 AND l.owner = $11 AND l.expires_at > clock_timestamp() AND s.status = 'active'
+		FOR SHARE OF l
 	)
 	INSERT INTO tool_calls (` + callColumns + `, taskid)
 	SELECT $1, $2::bigint, $3, $4, $5, $6::boolean, $7, $8::boolean, $9::timestamptz, $10::integer FROM fence`

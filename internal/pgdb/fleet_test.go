@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,9 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
+	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
+	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -30,7 +38,7 @@ type fleetDaemon struct {
 
 func startFleetDaemon(t *testing.T, url string, lease time.Duration) *fleetDaemon {
 	t.Helper()
-	dm, err := daemon.Open(context.Background(), daemon.Config{DB: url, Socket: testutil.SocketPath(t), Version: "test", Lease: lease})
+	dm, err := daemon.Open(context.Background(), daemon.Config{DB: url, Socket: testutil.SocketPath(t), Version: "test", Lease: lease, Logger: testLogger()})
 	require.NoError(t, err)
 	d := &fleetDaemon{Daemon: dm, served: make(chan error, 1)}
 	go func() { d.served <- dm.Serve() }()
@@ -166,6 +174,8 @@ func TestFleetTasksView(t *testing.T) {
 	view := openDB(t, url, 0)
 	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "v"})
 	require.NoError(t, err)
+	_, err = c.CreateSession(ctx, client.CreateSession{SessionID: "empty"})
+	require.NoError(t, err)
 	check := func(id string) {
 		r, err := c.ResumeSession(ctx, id)
 		require.NoError(t, err)
@@ -179,6 +189,10 @@ func TestFleetTasksView(t *testing.T) {
 			assert.Equal(t, r.Tasks[i].Description, got[i].Description)
 		}
 	}
+	// An empty session compacted: its successor's snapshot has no tasks.
+	_, err = c.Compact(ctx, client.Compact{SessionID: "empty", NewSessionID: "empty2"})
+	require.NoError(t, err)
+	check("empty2")
 	for i := range 5 {
 		_, err := call(t, c, "v", "TaskCreate", fmt.Sprintf(`{"subject":"t%d","description":"d%d"}`, i, i), "")
 		require.NoError(t, err)
@@ -382,4 +396,136 @@ func TestFleetPostgresRestart(t *testing.T) {
 	}
 	assert.Greater(t, len(acked), clients)
 	t.Logf("%d calls acknowledged, %d answers -32004 during the restart", len(acked), unavailable)
+}
+
+func TestFleetDocQueries(t *testing.T) {
+	// Ensures the psql queries docs/FLEET.md shows run against the schema.
+	doc, err := os.ReadFile("../../docs/FLEET.md")
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	require.NotEmpty(t, blocks)
+	url := pgtest.NewDB(t)
+	d := startFleetDaemon(t, url, 0)
+	c := testutil.DialSocket(t, d.Socket())
+	_, err = c.CreateSession(context.Background(), client.CreateSession{SessionID: "doc"})
+	require.NoError(t, err)
+	_, err = call(t, c, "doc", "TaskCreate", `{"subject":"documented"}`, "")
+	require.NoError(t, err)
+	raw := openDB(t, url, 0).SQL()
+	n := 0
+	for _, b := range blocks {
+		for _, line := range strings.Split(b[1], "\n") {
+			q, _, _ := strings.Cut(line, "--")
+			if q = strings.TrimSpace(q); q == "" {
+				continue
+			}
+			rows, err := raw.QueryContext(context.Background(), q)
+			require.NoError(t, err, q)
+			require.True(t, rows.Next(), "%s returns rows", q)
+			rows.Close()
+			n++
+		}
+	}
+	assert.GreaterOrEqual(t, n, 2)
+}
+
+func TestStorageAppendRules(t *testing.T) {
+	// Ensures the storage's own rules, whatever the daemon's memory says:
+	// no append without the lease, seq and callId once per session
+	// (db.ErrExists), and none to a sealed session (db.ErrSealed).
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	d := openDB(t, url, 0)
+	s := record.Session{ID: "a"}
+	require.NoError(t, d.CreateSession(ctx, &s))
+	row := func(seq int64, callID string) []record.Append {
+		return []record.Append{{Call: record.Call{SessionID: "a", Seq: seq, CallID: callID, Name: "TaskList",
+			Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
+	}
+	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "x")), pgdb.ErrLeaseExpired, "not leased")
+	require.NoError(t, d.Acquire(ctx, "a"))
+	require.NoError(t, d.AppendCalls(ctx, row(1, "x")))
+	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "y")), db.ErrExists, "seq taken")
+	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "x")), db.ErrExists, "callId taken")
+	require.ErrorIs(t, d.Acquire(ctx, "nope"), db.ErrNotFound)
+
+	plan, err := compact.Build(s, store.New(), "b", "")
+	require.NoError(t, err)
+	require.NoError(t, d.Compact(ctx, plan))
+	require.ErrorIs(t, d.Compact(ctx, plan), db.ErrExists)
+	plan2, err := compact.Build(s, store.New(), "c", "")
+	require.NoError(t, err)
+	require.ErrorIs(t, d.Compact(ctx, plan2), db.ErrSealed)
+	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "z")), db.ErrSealed)
+	// The successor is leased to the daemon that compacted.
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "b", Seq: 2, Name: "TaskList",
+		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
+	other := openDB(t, url, 0)
+	var held *session.LeaseHeldError
+	require.ErrorAs(t, other.Acquire(ctx, "b"), &held)
+	assert.Equal(t, d.Owner(), held.Owner)
+}
+
+func TestFleetUnreachableDropsSessions(t *testing.T) {
+	// Ensures a daemon that cannot renew its leases for a whole lease
+	// (PostgreSQL down) drops those sessions from memory, and serves them
+	// again, replayed, once the database is back.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, 600*time.Millisecond)
+	ca := testutil.DialSocket(t, a.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "u"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "u", "TaskCreate", `{"subject":"kept"}`, "")
+	require.NoError(t, err)
+	st, err := ca.Status(ctx) // counts the sessions once: later it reads no database
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Sessions.Loaded)
+	srv := pgtest.Shared(t)
+	require.NoError(t, srv.Stop())
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			srv.Start()
+		}
+	})
+	require.Eventually(t, func() bool {
+		st, err := ca.Status(ctx)
+		return err == nil && st.Sessions.Loaded == 0
+	}, 5*time.Second, 20*time.Millisecond)
+	_, err = call(t, ca, "u", "TaskList", `{}`, "")
+	require.ErrorIs(t, err, client.ErrStorageUnavailable)
+	require.NoError(t, srv.Start())
+	stopped = false
+	require.Eventually(t, func() bool {
+		r, err := ca.ResumeSession(ctx, "u")
+		return err == nil && len(r.Tasks) == 1
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
+func TestFleetEvictionGivesLeaseUp(t *testing.T) {
+	// Ensures a session that leaves a daemon's memory (idle) is free for
+	// another daemon at once, without waiting for its lease to expire.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, time.Minute)
+	b := startFleetDaemon(t, url, time.Minute)
+	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "e"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "e", "TaskCreate", `{"subject":"x"}`, "")
+	require.NoError(t, err)
+	_, err = call(t, cb, "e", "TaskList", `{}`, "")
+	require.ErrorIs(t, err, client.ErrSessionLeased)
+	require.Equal(t, 1, a.Manager().EvictIdle(0))
+	_, err = call(t, cb, "e", "TaskCreate", `{"subject":"y"}`, "")
+	require.NoError(t, err)
+}
+
+// testLogger shows the daemons' logs with -v.
+func testLogger() *slog.Logger {
+	if !testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
@@ -59,6 +61,10 @@ func (d *DB) Acquire(ctx context.Context, sessionID string) error {
 // fenced says why this daemon may not write a session: who holds its
 // lease, or that this daemon's own has expired.
 func (d *DB) fenced(ctx context.Context, sessionID string) error {
+	var status string
+	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != record.StatusActive {
+		return fmt.Errorf("session %s: %w", sessionID, db.ErrSealed)
+	}
 	d.mu.Lock()
 	delete(d.held, sessionID)
 	d.mu.Unlock()

@@ -43,6 +43,7 @@ type Options struct {
 // Server is a running PostgreSQL.
 type Server struct {
 	Dir    string // holds data/ and the socket
+	opts   string // the server's options, for pg_ctl start
 	bin    string
 	cred   *syscall.Credential
 	admin  *sql.DB
@@ -122,9 +123,10 @@ func Start(opts Options) (*Server, error) {
 	}
 	o := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=%s -c synchronous_commit=%s -c full_page_writes=%s -c max_connections=%d",
 		dir, durable, durable, durable, opts.MaxConns)
-	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-o", o, "-w", "-t", "60", "start"); err != nil {
+	s.opts = o
+	if err := s.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pgtest: pg_ctl start: %w\n%s%s", err, out, s.Log())
+		return nil, err
 	}
 	s.admin, err = sql.Open("pgx", s.URL("postgres"))
 	if err != nil {
@@ -209,6 +211,22 @@ func (s *Server) Restart() error {
 	// -l again: without it the new server would write to our pipe.
 	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-l", filepath.Join(s.Dir, "log"), "-m", "fast", "-w", "-t", "60", "restart"); err != nil {
 		return fmt.Errorf("pgtest: pg_ctl restart: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Start starts the server again after Stop.
+func (s *Server) Start() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-l", filepath.Join(s.Dir, "log"), "-o", s.opts, "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl start: %w\n%s%s", err, out, s.Log())
+	}
+	return nil
+}
+
+// Stop stops the server (fast shutdown) until Start.
+func (s *Server) Stop() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.Dir, "data"), "-m", "fast", "-w", "-t", "60", "stop"); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %w\n%s", err, out)
 	}
 	return nil
 }

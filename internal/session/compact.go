@@ -74,6 +74,9 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 			m.drop(s)
 			return Compacted{}, errorf(wire.CodeSessionSealed, "session %s was already compacted", s.id)
 		}
+		// Dropped, for the next use to read what the log says: on
+		// PostgreSQL a commit cut off may have landed.
+		m.drop(s)
 		return Compacted{}, unavailable("compacting "+s.id, err)
 	}
 	s.rec.Status, s.rec.SuccessorID = record.StatusCompacted, plan.New.ID

@@ -86,7 +86,9 @@ WITH changes AS (
     GROUP BY c.session_id, c.taskid
 ), carried AS (
     SELECT b.session_id, (t ->> 'taskid')::int AS taskid, t AS task, s.created_at
-    FROM snapshots b JOIN sessions s ON s.id = b.session_id, json_array_elements(b.snapshot::json -> 'tasks') t
+    -- An empty store's snapshot holds "tasks": null.
+    FROM snapshots b JOIN sessions s ON s.id = b.session_id,
+         json_array_elements(CASE json_typeof(b.snapshot::json -> 'tasks') WHEN 'array' THEN b.snapshot::json -> 'tasks' ELSE '[]' END) t
 )
 SELECT ch.session_id, ch.taskid, ch.task ->> 'status' AS status, ch.task ->> 'subject' AS subject,
        ch.task ->> 'description' AS description, coalesce(ca.created_at, f.created_at) AS created_at, ch.updated_at
