@@ -43,14 +43,15 @@ func (r callRow) call() record.Call {
 // sealing this daemon may not have heard of: a compaction's commit cut
 // off; only the lease holder compacts, so the session row needs no lock).
 // Parameters: session_id, seq, call_id, name, arguments,
-// is_error, result, forced, created_at, taskid, owner.
+// is_error, result, forced, created_at, taskid, owner, then the change:
+// status, subject, description.
 const insertFencedSQL = `WITH fence AS (
 		SELECT 1 FROM leases l JOIN sessions s ON s.id = l.session_id
 		WHERE l.session_id = $1 AND l.owner = $11 AND l.expires_at > clock_timestamp() AND s.status = 'active'
 		FOR SHARE OF l
 	)
-	INSERT INTO tool_calls (` + callColumns + `, taskid)
-	SELECT $1, $2::bigint, $3, $4, $5, $6::boolean, $7, $8::boolean, $9::timestamptz, $10::integer FROM fence`
+	INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description)
+	SELECT $1, $2::bigint, $3, $4, $5, $6::boolean, $7, $8::boolean, $9::timestamptz, $10::integer, $12, $13, $14 FROM fence`
 
 // AppendCalls logs the calls, fenced by this daemon's leases on their
 // sessions, returning once they have committed. A session whose lease this
@@ -81,11 +82,15 @@ func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append
 	c := &a.Call
 	c.CreatedAt = now
 	var taskid sql.NullInt64
-	if a.Task != nil {
-		taskid = sql.NullInt64{Int64: int64(a.Task.Taskid), Valid: true}
+	var status, subject, description sql.NullString
+	if t := a.Task; t != nil {
+		taskid = sql.NullInt64{Int64: int64(t.Taskid), Valid: true}
+		status = sql.NullString{String: string(t.Status), Valid: true}
+		subject = sql.NullString{String: t.Subject, Valid: a.SetSubject}
+		description = sql.NullString{String: t.Description, Valid: a.SetDescription}
 	}
 	res, err := x.ExecContext(ctx, insertFencedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
-		c.IsError, string(c.Result), c.Forced, now, taskid, d.owner)
+		c.IsError, string(c.Result), c.Forced, now, taskid, d.owner, status, subject, description)
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, errExists)
 	}

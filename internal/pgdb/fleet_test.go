@@ -210,6 +210,14 @@ func TestFleetTasksView(t *testing.T) {
 	_, err = call(t, c, "w", "TaskCreate", `{"subject":"new"}`, "")
 	require.NoError(t, err)
 	check("w")
+	// A description longer than a result echoes, then a status change
+	// (which sets no description): the view shows it whole.
+	long := strings.Repeat("a long description ", 40)
+	_, err = call(t, c, "w", "TaskCreate", `{"subject":"long","description":"`+long+`"}`, "")
+	require.NoError(t, err)
+	_, err = call(t, c, "w", "TaskUpdate", `{"taskid":7,"status":"inprogress"}`, "")
+	require.NoError(t, err)
+	check("w")
 }
 
 func TestFleetLeaseNamesOwner(t *testing.T) {

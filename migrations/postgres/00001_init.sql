@@ -35,8 +35,14 @@ CREATE TABLE tool_calls (
     result     TEXT    NOT NULL,
     forced     BOOLEAN NOT NULL DEFAULT false,
     created_at TIMESTAMPTZ NOT NULL,
-    -- The task a successful write changed (NULL for errors): the tasks view reads by it.
-    taskid     INTEGER,
+    -- A successful write's change (NULL for reads and errors): the task,
+    -- its status after the call, and the subject and description the call
+    -- set (NULL for those it left). The tasks view reads these, not the
+    -- result, whose echo of the task shortens a long description.
+    taskid      INTEGER,
+    status      TEXT,
+    subject     TEXT,
+    description TEXT,
     PRIMARY KEY (session_id, seq)
 );
 
@@ -75,9 +81,19 @@ CREATE INDEX leases_owner ON leases (owner);
 CREATE VIEW tasks AS
 WITH changes AS (
     SELECT DISTINCT ON (c.session_id, c.taskid)
-           c.session_id, c.taskid, c.result::json -> 'structuredContent' -> 'task' AS task, c.created_at AS updated_at
+           c.session_id, c.taskid, c.status, c.created_at AS updated_at
     FROM tool_calls c
     WHERE c.taskid IS NOT NULL AND NOT c.is_error
+    ORDER BY c.session_id, c.taskid, c.seq DESC
+), subjects AS (
+    SELECT DISTINCT ON (c.session_id, c.taskid) c.session_id, c.taskid, c.subject
+    FROM tool_calls c
+    WHERE c.taskid IS NOT NULL AND c.subject IS NOT NULL
+    ORDER BY c.session_id, c.taskid, c.seq DESC
+), descriptions AS (
+    SELECT DISTINCT ON (c.session_id, c.taskid) c.session_id, c.taskid, c.description
+    FROM tool_calls c
+    WHERE c.taskid IS NOT NULL AND c.description IS NOT NULL
     ORDER BY c.session_id, c.taskid, c.seq DESC
 ), firsts AS (
     SELECT c.session_id, c.taskid, min(c.created_at) AS created_at
@@ -90,10 +106,14 @@ WITH changes AS (
     FROM snapshots b JOIN sessions s ON s.id = b.session_id,
          json_array_elements(CASE json_typeof(b.snapshot::json -> 'tasks') WHEN 'array' THEN b.snapshot::json -> 'tasks' ELSE '[]' END) t
 )
-SELECT ch.session_id, ch.taskid, ch.task ->> 'status' AS status, ch.task ->> 'subject' AS subject,
-       ch.task ->> 'description' AS description, coalesce(ca.created_at, f.created_at) AS created_at, ch.updated_at
+SELECT ch.session_id, ch.taskid, ch.status,
+       coalesce(sj.subject, ca.task ->> 'subject') AS subject,
+       coalesce(dj.description, ca.task ->> 'description') AS description,
+       coalesce(ca.created_at, f.created_at) AS created_at, ch.updated_at
 FROM changes ch
 JOIN firsts f ON f.session_id = ch.session_id AND f.taskid = ch.taskid
+LEFT JOIN subjects sj ON sj.session_id = ch.session_id AND sj.taskid = ch.taskid
+LEFT JOIN descriptions dj ON dj.session_id = ch.session_id AND dj.taskid = ch.taskid
 LEFT JOIN carried ca ON ca.session_id = ch.session_id AND ca.taskid = ch.taskid
 UNION ALL
 SELECT ca.session_id, ca.taskid, ca.task ->> 'status', ca.task ->> 'subject', ca.task ->> 'description', ca.created_at, ca.created_at
