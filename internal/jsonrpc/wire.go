@@ -73,18 +73,17 @@ func ErrorResponse(id json.RawMessage, err *Error) Response {
 // is not JSON is a parse error.
 func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
 	line = bytes.TrimSpace(line)
-	if !json.Valid(line) {
-		return nil, nil, false, Errorf(wire.CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
-	}
-	if err := jsontext.Check(line); err != nil {
-		// Go's decoder would quietly turn these into U+FFFD and store text
-		// the sender never wrote; JSON text must be UTF-8 (RFC 8259).
-		return nil, []Response{ErrorResponse(idOf(line), Errorf(wire.CodeParseError, "parse error: %v; nothing was done", err))}, false, nil
-	}
+	notJSON := Errorf(wire.CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
 	if len(line) > 0 && line[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(line, &elems); err != nil {
+			if !json.Valid(line) {
+				return nil, nil, true, notJSON
+			}
 			return nil, nil, true, Errorf(wire.CodeParseError, "parse error: %v", err)
+		}
+		if err := checkText(line); err != nil {
+			return nil, []Response{ErrorResponse(nil, err)}, true, nil
 		}
 		if len(elems) == 0 {
 			return nil, nil, true, Errorf(wire.CodeInvalidRequest, "invalid request: empty batch")
@@ -99,11 +98,29 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 		}
 		return reqs, errs, true, nil
 	}
+	// One request is decoded once: json.Unmarshal validates the whole line
+	// before it decodes, so a line that is not JSON fails here.
 	r, err := parseOne(line)
 	if err != nil {
+		if !json.Valid(line) {
+			return nil, nil, false, notJSON
+		}
 		return nil, []Response{ErrorResponse(idOf(line), err)}, false, nil
 	}
+	if err := checkText(line); err != nil {
+		return nil, []Response{ErrorResponse(r.ID, err)}, false, nil
+	}
 	return []Request{r}, nil, false, nil
+}
+
+// checkText reports what Go's decoder would quietly turn into U+FFFD and
+// store as text the sender never wrote (JSON text must be UTF-8, RFC
+// 8259). line is valid JSON.
+func checkText(line []byte) *Error {
+	if err := jsontext.Check(line); err != nil {
+		return Errorf(wire.CodeParseError, "parse error: %v; nothing was done", err)
+	}
+	return nil
 }
 
 func parseOne(raw json.RawMessage) (Request, *Error) {
