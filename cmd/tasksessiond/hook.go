@@ -45,7 +45,9 @@ prints, as hookSpecificOutput.additionalContext (within --max-chars):
   source "resume":   the list, unless the conversation already holds it
   source "fork":     a new conversation over a copy of the history: its list
                      is rebuilt by replaying the Task calls of its transcript
-  source "startup", "clear": nothing (a new conversation starts empty)
+  source "startup":  the list of a conversation the daemon already holds
+                     (one given by --session, say); a new one starts empty
+  source "clear":    nothing (a new conversation starts empty)
 Every source records the conversation's id for the MCP bridge of the same
 Claude Code process, which serves that list from then on (this is how /clear
 and a fork switch lists). It starts the daemon when none answers, as the
@@ -87,7 +89,8 @@ Try it by hand:
 	}
 	start := starter(*socket, *dbPath, *noStart)
 	cfg := hook.Config{SessionID: *session, Server: *server, MaxChars: *maxChars,
-		Dial: func(ctx context.Context) (*client.Client, error) { return autostart.Dial(ctx, start) }}
+		Dial: func(ctx context.Context) (*client.Client, error) { return autostart.Dial(ctx, start) },
+		Warn: func(err error) { fmt.Fprintf(stderr, "tasksessiond hook: %v\n", err) }}
 	if host == "codex" {
 		cfg.Measure = func(s string) int { return len(s) } // Codex counts UTF-8 bytes
 	}

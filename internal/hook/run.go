@@ -33,6 +33,10 @@ type Config struct {
 	// Bind records the conversation for the MCP bridge of the same host
 	// process (nil: not recorded).
 	Bind func(binding.Conversation) error
+	// Warn hears what went wrong without stopping the run (nil: nothing
+	// is said): a binding that could not be written must not cost the
+	// model its list after a compaction.
+	Warn func(error)
 }
 
 // BindTo returns a Config.Bind that records ids for host process pid in
@@ -68,10 +72,10 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 			return Output{}, errors.New("no session: the input has no session_id and no --session was given")
 		}
 		// First, whatever else fails: from now on the bridge serves
-		// this conversation's list.
+		// this conversation's list. A failure is said, and the rest done.
 		if cfg.Bind != nil {
-			if err := cfg.Bind(binding.Conversation{ID: id, Transcript: in.TranscriptPath}); err != nil {
-				return Output{}, err
+			if err := cfg.Bind(binding.Conversation{ID: id, Transcript: in.TranscriptPath}); err != nil && cfg.Warn != nil {
+				cfg.Warn(fmt.Errorf("recording conversation %s for the MCP bridge: %w (the bridge keeps the previous conversation's list)", id, err))
 			}
 		}
 	}
