@@ -106,11 +106,28 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 	if len(tasks) == 0 {
 		return view{counts: c, tasks: []store.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
 	}
+	// The closed tasks' id ranges are the same at every level that folds
+	// them: made once.
+	var folded map[store.Status]string
+	ranges := func() map[store.Status]string {
+		if folded == nil {
+			folded = map[store.Status]string{}
+			for _, st := range []store.Status{store.Completed, store.Deleted} {
+				// Ranges of ids that alternate with other statuses do not
+				// fold; they are capped, so that they never crowd out the
+				// open tasks or pass the limit.
+				if r := idRanges(tasks, st, max/4); r != "" {
+					folded[st] = r
+				}
+			}
+		}
+		return folded
+	}
 	for i, lv := range ladder {
 		if atLeast(tasks, lv) > max {
 			continue // surely too long: not rendered at all
 		}
-		v := fit(tasks, c, lv, i > 0, names, max)
+		v := fit(tasks, c, lv, i > 0, names, ranges)
 		if measure(v.text) <= max && extra(v) <= max {
 			return v
 		}
@@ -119,10 +136,13 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 	// the rest (the most that fit, found by bisection; none always fits
 	// but for the counts line, which truncate then cuts).
 	try := func(n int) (view, bool) {
-		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names, max)
+		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names, ranges)
 		return v, measure(v.text) <= max && extra(v) <= max
 	}
-	lo, hi := 0, c.Pending+c.InProgress // lo fits (or is 0), hi does not
+	lo, hi := narrow(c.Pending+c.InProgress, max, func(n int) (int, bool) {
+		v, ok := try(n)
+		return larger(measure(v.text), extra(v)), ok
+	})
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		if _, ok := try(mid); ok {
@@ -137,6 +157,57 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 	}
 	return v
 }
+
+// narrow brackets the most open tasks that fit, [lo, hi) with lo fitting
+// (or 0) and hi not, for the bisection to finish: the size of a list grows
+// near linearly with the tasks it lists, so a fit of a few predicts where
+// the limit lies, and a gallop from there brackets it in a few more fits
+// instead of a bisection over every open task (a dozen fits of a list of
+// thousands). size returns the larger of the two lengths measured, and
+// whether n fits.
+func narrow(open, limit int, size func(n int) (int, bool)) (lo, hi int) {
+	if open <= 16 {
+		return 0, open
+	}
+	s0, ok0 := size(0)
+	if !ok0 {
+		return 0, 1 // not even the counts: the bisection has nothing to do
+	}
+	const probe = 16
+	sp, okp := size(probe)
+	if !okp {
+		return 0, probe
+	}
+	per := float64(sp-s0) / probe
+	est := open
+	if per > 0 {
+		est = min(open, int(float64(limit-s0)/per))
+	}
+	est = max(est, probe)
+	step := max(open/256, 4)
+	if _, ok := size(est); ok {
+		lo, hi = est, open+1
+		for lo+step <= open {
+			if _, ok := size(lo + step); !ok {
+				return lo, lo + step
+			}
+			lo += step
+			step *= 2
+		}
+		return lo, hi
+	}
+	hi, lo = est, probe
+	for hi-step > probe {
+		if _, ok := size(hi - step); ok {
+			return hi - step, hi
+		}
+		hi -= step
+		step *= 2
+	}
+	return lo, hi
+}
+
+func larger(a, b int) int { return max(a, b) }
 
 // cutTo keeps the longest prefix of s that measures at most max (found by
 // bisection: a prefix never measures more than a longer one).
@@ -181,7 +252,7 @@ func atLeast(tasks []store.Task, lv fitLevel) int {
 	return n
 }
 
-func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames, max int) view {
+func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames, ranges func() map[store.Status]string) view {
 	v := view{counts: c, shortened: shortened, tasks: make([]store.Task, 0, len(tasks))}
 	var b strings.Builder
 	b.WriteString("Tasks: ")
@@ -221,11 +292,9 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 		b.WriteString(" shows any task by its taskid)")
 	}
 	if lv.ranges {
+		folded := ranges()
 		for _, st := range []store.Status{store.Completed, store.Deleted} {
-			// Ranges of ids that alternate with other statuses do not
-			// fold; they are capped, so that they never crowd out the
-			// open tasks or pass the limit.
-			if r := idRanges(tasks, st, max/4); r != "" {
+			if r, ok := folded[st]; ok {
 				if v.omitted == nil {
 					v.omitted = map[store.Status]string{}
 				}

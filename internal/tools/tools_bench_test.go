@@ -54,3 +54,24 @@ func BenchmarkExecute(b *testing.B) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// BenchmarkListResult is TaskList's result for a session of 10,000 tasks,
+// half of them completed: the list does not fit and is fitted (the forced
+// TaskList of a compaction costs the same).
+func BenchmarkListResult(b *testing.B) {
+	st := store.New()
+	for i := range 10_000 {
+		st.Create("Step "+strconv.Itoa(i+1)+": write the parser tests",
+			"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8; run them under -race.")
+		if i%2 == 1 {
+			done := store.Completed
+			st.Update(i, store.Patch{Status: &done})
+		}
+	}
+	for b.Loop() {
+		r := tools.ListResult(st)
+		if r.StructuredContent.(tools.Listing).MoreOpen == 0 {
+			b.Fatal("not fitted")
+		}
+	}
+}
