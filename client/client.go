@@ -212,14 +212,19 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	c.pending[id] = ch
 	c.mu.Unlock()
 
-	msg, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      int64           `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}{"2.0", id, method, p})
+	// The envelope is written around the encoded params, not encoded
+	// again with them (json.Marshal would scan and copy them twice).
+	name, _ := json.Marshal(method)
+	msg := make([]byte, 0, len(p)+len(name)+64)
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = strconv.AppendInt(msg, id, 10)
+	msg = append(msg, `,"method":`...)
+	msg = append(msg, name...)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, p...)
+	msg = append(msg, "}\n"...)
 	c.wmu.Lock()
-	_, err = c.nc.Write(append(msg, '\n'))
+	_, err = c.nc.Write(msg)
 	c.wmu.Unlock()
 	if err != nil {
 		c.forget(id)
