@@ -12,9 +12,10 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Result is an MCP CallToolResult. StructuredContent is the tool's own
-// result type (Change, Got or Listing), conforming to its outputSchema;
-// error results have none.
+// Result is an MCP CallToolResult as the daemon builds it, before it is
+// encoded once (Encode): StructuredContent is the tool's own result type
+// (Change, Got or Listing, wire's), conforming to its outputSchema; error
+// results have none. The client reads it as wire.CallToolResult.
 type Result struct {
 	Content           []Content `json:"content"`
 	StructuredContent any       `json:"structuredContent,omitempty"`
@@ -22,10 +23,7 @@ type Result struct {
 }
 
 // Content is one block of a result; the Task tools only produce text.
-type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
+type Content = wire.Content
 
 // The structured results are the wire's types: what the daemon encodes
 // is what the client decodes, so a change to a result's shape is a change
