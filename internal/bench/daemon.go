@@ -17,6 +17,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // running is the daemon started as `tasksessiond serve` starts it, on a
@@ -61,12 +62,26 @@ func newSessions(ctx context.Context, c *client.Client, n int) ([]string, error)
 }
 
 // callTool makes a tool call, a result with isError being an error too.
+//
+// The result is checked, not decoded: the load generator shares the
+// machine with the daemon, and its own decoding would take CPU from what
+// is measured (the same for every binary measured).
 func callTool(ctx context.Context, c *client.Client, p client.ToolCall) error {
-	res, err := c.CallTool(ctx, p)
-	if err == nil && res.IsError {
-		err = fmt.Errorf("%s: %s", p.Name, res.Text())
+	params := map[string]any{"sessionId": p.SessionID, "name": p.Name, "arguments": p.Arguments}
+	if p.CallID != "" {
+		params["callId"] = p.CallID
 	}
-	return err
+	if p.Role != "" {
+		params["role"] = p.Role
+	}
+	var raw json.RawMessage
+	if err := c.Call(ctx, wire.MethodToolsCall, params, &raw); err != nil {
+		return err
+	}
+	if bytes.Contains(raw, []byte(`"isError":true`)) { // quotes in a string are escaped
+		return fmt.Errorf("%s: %s", p.Name, raw)
+	}
+	return nil
 }
 
 // drive runs clients concurrently, each on its own connection, calling op
