@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -88,7 +90,11 @@ func TestBadSnapshot(t *testing.T) {
 	// snapshot (its first tasks not projected yet), the same rebuild for
 	// both, while the other sessions still check and load.
 	path := filepath.Join(t.TempDir(), "b.db")
-	d := testutil.MustOpenDBAt(t, path)
+	// The projector runs only when asked: it must not project the
+	// successor again while the test takes its projection away.
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
 	old, succ := populate(t, session.NewManager(d, nil))
 	require.NoError(t, d.Project(ctx))
 	raw := testutil.RawDB(t, path)
