@@ -7,6 +7,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,6 +85,33 @@ type response struct {
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *Error          `json:"error"`
+	// line is a response whose id was read from its start (the daemon
+	// writes the id first): the caller decodes it once, into its result.
+	line []byte
+}
+
+// quickID reads the id of a response the daemon wrote, from its first
+// bytes: {"jsonrpc":"2.0","id":N,"result": or ,"error":. Anything else is
+// decoded whole.
+func quickID(line []byte) (int64, bool) {
+	const head = `{"jsonrpc":"2.0","id":`
+	if !bytes.HasPrefix(line, []byte(head)) {
+		return 0, false
+	}
+	rest := line[len(head):]
+	end := bytes.IndexByte(rest, ',')
+	if end <= 0 || end > 19 {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	rest = rest[end+1:]
+	if !bytes.HasPrefix(rest, []byte(`"result":`)) && !bytes.HasPrefix(rest, []byte(`"error":`)) {
+		return 0, false
+	}
+	return id, true
 }
 
 // Dial connects to the daemon's socket.
@@ -129,6 +157,16 @@ func (c *Client) read() {
 	sc := bufio.NewScanner(c.nc)
 	sc.Buffer(make([]byte, 64<<10), 1<<30) // a whole list of long tasks is one line
 	for sc.Scan() {
+		if id, ok := quickID(sc.Bytes()); ok {
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- response{line: bytes.Clone(sc.Bytes())}
+			}
+			continue
+		}
 		var r response
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			// Not a message of the protocol: what follows cannot be
@@ -238,6 +276,24 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 			err := c.err
 			c.mu.Unlock()
 			return fmt.Errorf("%s: %w", method, err)
+		}
+		if r.line != nil {
+			// One pass over the line, into the result itself.
+			var discard json.RawMessage
+			env := struct {
+				Result any    `json:"result"`
+				Error  *Error `json:"error"`
+			}{Result: result}
+			if result == nil {
+				env.Result = &discard
+			}
+			if err := json.Unmarshal(r.line, &env); err != nil {
+				return fmt.Errorf("%s: decode result: %w", method, err)
+			}
+			if env.Error != nil {
+				return env.Error
+			}
+			return nil
 		}
 		if r.Error != nil {
 			return r.Error
