@@ -94,11 +94,10 @@ type response struct {
 // bytes: {"jsonrpc":"2.0","id":N,"result": or ,"error":. Anything else is
 // decoded whole.
 func quickID(line []byte) (int64, bool) {
-	const head = `{"jsonrpc":"2.0","id":`
-	if !bytes.HasPrefix(line, []byte(head)) {
+	if !bytes.HasPrefix(line, []byte(wire.ResponseHead)) {
 		return 0, false
 	}
-	rest := line[len(head):]
+	rest := line[len(wire.ResponseHead):]
 	end := bytes.IndexByte(rest, ',')
 	if end <= 0 || end > 19 {
 		return 0, false

@@ -58,6 +58,10 @@ const (
 	NotifyWatchLagged      = "notifications/sessions/watchLagged"
 )
 
+// ResponseHead is how every response the daemon writes begins, its id
+// next: a client reads the id from it without decoding the line twice.
+const ResponseHead = `{"jsonrpc":"2.0","id":`
+
 // Error codes: JSON-RPC's own, then the daemon's. They are declared here
 // only; the daemon, its session layer and the client all use these.
 const (

@@ -189,21 +189,13 @@ func (b *bencher) startProcess(ctx context.Context, bin binary, dbPath, sync str
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin.name, err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		c, err := client.Dial(ctx, p.socket)
-		if err == nil {
-			_, err = c.Status(ctx)
-			c.Close()
-			if err == nil {
-				return p, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, fmt.Errorf("%s did not start serving: %w", bin.name, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	c, err := dialRetry(ctx, p.socket)
+	if err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%s did not start serving: %w", bin.name, err)
 	}
+	c.Close()
+	return p, nil
 }
 
 func (p *process) stop() error {

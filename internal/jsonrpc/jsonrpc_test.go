@@ -133,6 +133,7 @@ func TestResponseIsEncodedOnce(t *testing.T) {
 		assert.True(t, bytes.HasPrefix(got, []byte("prefix")))
 		got = got[len("prefix"):]
 		assert.Contains(t, string(got), `"a <b> & c"`)
+		assert.True(t, bytes.HasPrefix(got, []byte(wire.ResponseHead)), "the client reads the id from the head: %s", got)
 		want, err := json.Marshal(r)
 		require.NoError(t, err)
 		assert.JSONEq(t, string(want), string(got))
@@ -141,4 +142,5 @@ func TestResponseIsEncodedOnce(t *testing.T) {
 	got, err := e.AppendJSON(nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, string(got))
+	assert.True(t, bytes.HasPrefix(got, []byte(wire.ResponseHead+`1,"error":`)), "an error response too: %s", got)
 }

@@ -191,7 +191,7 @@ func (r Response) AppendJSON(b []byte) ([]byte, error) {
 	if id == nil {
 		id = null
 	}
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, wire.ResponseHead...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	b = append(b, r.Result...)

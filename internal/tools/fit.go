@@ -101,7 +101,7 @@ type view struct {
 
 // fitList walks the ladder down until the view's text, and whatever else
 // extra measures (the structured result's JSON), is at most max.
-func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) int, extra func(view) int) view {
+func fitList(tasks []store.Task, limit int, names ToolNames, measure func(string) int, extra func(view) int) view {
 	c := store.CountOf(tasks)
 	if len(tasks) == 0 {
 		return view{counts: c, tasks: []store.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
@@ -116,7 +116,7 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 				// Ranges of ids that alternate with other statuses do not
 				// fold; they are capped, so that they never crowd out the
 				// open tasks or pass the limit.
-				if r := idRanges(tasks, st, max/4); r != "" {
+				if r := idRanges(tasks, st, limit/4); r != "" {
 					folded[st] = r
 				}
 			}
@@ -124,11 +124,11 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 		return folded
 	}
 	for i, lv := range ladder {
-		if atLeast(tasks, lv) > max {
+		if atLeast(tasks, lv) > limit {
 			continue // surely too long: not rendered at all
 		}
 		v := fit(tasks, c, lv, i > 0, names, ranges)
-		if measure(v.text) <= max && extra(v) <= max {
+		if measure(v.text) <= limit && extra(v) <= limit {
 			return v
 		}
 	}
@@ -137,11 +137,11 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 	// but for the counts line, which truncate then cuts).
 	try := func(n int) (view, bool) {
 		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names, ranges)
-		return v, measure(v.text) <= max && extra(v) <= max
+		return v, measure(v.text) <= limit && extra(v) <= limit
 	}
-	lo, hi := narrow(c.Pending+c.InProgress, max, func(n int) (int, bool) {
+	lo, hi := narrow(c.Pending+c.InProgress, limit, func(n int) (int, bool) {
 		v, ok := try(n)
-		return larger(measure(v.text), extra(v)), ok
+		return max(measure(v.text), extra(v)), ok
 	})
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -152,8 +152,8 @@ func fitList(tasks []store.Task, max int, names ToolNames, measure func(string) 
 		}
 	}
 	v, _ := try(lo)
-	if measure(v.text) > max { // the counts line alone is too long
-		v.text = cutTo(v.text, max, measure)
+	if measure(v.text) > limit { // the counts line alone is too long
+		v.text = cutTo(v.text, limit, measure)
 	}
 	return v
 }
@@ -206,8 +206,6 @@ func narrow(open, limit int, size func(n int) (int, bool)) (lo, hi int) {
 	}
 	return lo, hi
 }
-
-func larger(a, b int) int { return max(a, b) }
 
 // cutTo keeps the longest prefix of s that measures at most max (found by
 // bisection: a prefix never measures more than a longer one).
