@@ -106,7 +106,9 @@ func (d *DB) prepare(ctx context.Context) error {
 	return nil
 }
 
-func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now time.Time) error {
+// appendCall inserts a call's row with insert, the insertCall statement of
+// the transaction.
+func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
 	ts := formatTime(now)
@@ -118,7 +120,7 @@ func (d *DB) appendCall(ctx context.Context, tx *sqlx.Tx, a *record.Append, now 
 		subject = sql.NullString{String: t.Subject, Valid: a.SetSubject}
 		description = sql.NullString{String: t.Description, Valid: a.SetDescription}
 	}
-	_, err := tx.StmtContext(ctx, d.stmts.insertCall).ExecContext(ctx,
+	_, err := insert.ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
 		taskid, status, subject, description)
 	if isUniqueViolation(err) {
@@ -280,7 +282,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 			return fmt.Errorf("compact %s: insert message: %w", c.Old, err)
 		}
 	}
-	if err := d.appendCall(ctx, tx, c.Forced, now); err != nil {
+	if err := appendCall(ctx, tx.StmtContext(ctx, d.stmts.insertCall), c.Forced, now); err != nil {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,

@@ -800,6 +800,39 @@ func TestProjectorWaitsForAPause(t *testing.T) {
 	assert.Eventually(t, func() bool { return projectedRows() == 20 }, 5*time.Second, 20*time.Millisecond, "projected once the writes paused")
 }
 
+func TestProjectorBoundsEachSessionsTail(t *testing.T) {
+	// Ensures that under writes that never pause the projector runs once
+	// one session has 1,024 changes waiting (the tasks view reads a
+	// session's tail once per projected task), but not for as many changes
+	// spread over sessions: each run holds up the commits.
+	path := filepath.Join(t.TempDir(), "p.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
+	raw := testutil.RawDB(t, path)
+	projected := func() int {
+		var n int
+		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection`).Scan(&n))
+		return n
+	}
+	for _, sid := range []string{"a", "b", "c"} {
+		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: sid}))
+	}
+	for i := range 600 {
+		for _, sid := range []string{"a", "b"} {
+			writeTask(t, d, sid, int64(i+1), store.Task{Taskid: i + 1, Status: store.Pending, Subject: fmt.Sprint("t", i)})
+		}
+	}
+	assert.Zero(t, projected(), "1,200 changes over two sessions wait for a pause")
+	for i := range 1024 {
+		writeTask(t, d, "c", int64(i+1), store.Task{Taskid: i%10 + 1, Status: store.Pending, Subject: fmt.Sprint("t", i)})
+	}
+	// The run follows the commit that made the 1,024th change, after its
+	// caller has its answer; the pause that would also run it is 36 s.
+	assert.Eventually(t, func() bool { return projected() == 2*600+10 }, 5*time.Second, 10*time.Millisecond,
+		"projected once one session had 1,024 changes, each task written once")
+}
+
 func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 	// Ensures a time the daemon did not write (edited in the sqlite3
 	// shell, say) is reported with its column and value, not read as the

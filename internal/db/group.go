@@ -130,9 +130,10 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	}
 	defer tx.Rollback()
 	now := d.now()
+	insert := tx.StmtContext(ctx, d.stmts.insertCall)
 	for _, r := range group {
 		for i := range r.appends {
-			if err := d.appendCall(ctx, tx, &r.appends[i], now); err != nil {
+			if err := appendCall(ctx, insert, &r.appends[i], now); err != nil {
 				return err
 			}
 		}

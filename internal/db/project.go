@@ -27,11 +27,15 @@ import (
 
 // The projector runs when the writes pause for a projectPause-th of
 // Options.ProjectInterval (10 ms by default): under load it would take the
-// writer from the commits, so then it waits until projectBatch changes
-// wait or the interval has passed, and a task changed many times meanwhile
-// is written once.
+// writer from the commits, so then it waits until the interval has passed,
+// one session has sessionBatch changes waiting (the tasks view reads a
+// session's tail once per projected task, so a tail stays short), or
+// projectBatch changes wait in all; a task changed many times meanwhile is
+// written once. The bound is per session so that many sessions writing at
+// once do not make it run more often: each run stops the commits.
 const (
-	projectBatch = 1024
+	sessionBatch = 1024
+	projectBatch = 16 << 10
 	projectPause = 100
 )
 
@@ -46,7 +50,9 @@ type projected struct {
 type pendingProjection struct {
 	tasks   map[string]map[int]projected // session → taskid → latest
 	lastSeq map[string]int64             // session → seq of its last committed row
-	n       int
+	changes map[string]int               // session → task changes noted
+	n       int                          // task changes noted in all
+	most    int                          // the most of any one session
 	// snapshots is set when a compaction may have left a snapshot to
 	// project.
 	snapshots bool
@@ -54,7 +60,7 @@ type pendingProjection struct {
 }
 
 func newPendingProjection() pendingProjection {
-	return pendingProjection{tasks: map[string]map[int]projected{}, lastSeq: map[string]int64{}, last: time.Now()}
+	return pendingProjection{tasks: map[string]map[int]projected{}, lastSeq: map[string]int64{}, changes: map[string]int{}, last: time.Now()}
 }
 
 // note records a committed group's task changes.
@@ -78,13 +84,15 @@ func (p *pendingProjection) note(group []*appendReq, now time.Time) {
 			}
 			m[a.Task.Taskid] = projected{task: *a.Task, at: ts, first: first}
 			p.n++
+			p.changes[c.SessionID]++
+			p.most = max(p.most, p.changes[c.SessionID])
 		}
 	}
 }
 
 // due reports whether the projector should run now.
 func (p *pendingProjection) due(every time.Duration) bool {
-	return p.waiting() && (p.n >= projectBatch || time.Since(p.last) >= every)
+	return p.waiting() && (p.most >= sessionBatch || p.n >= projectBatch || time.Since(p.last) >= every)
 }
 
 // waiting reports whether anything waits for the projector.
@@ -123,9 +131,10 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 	if err := projectSnapshots(ctx, tx); err != nil {
 		return err
 	}
+	upsert := tx.StmtContext(ctx, d.stmts.upsertTask)
 	for sid, m := range tasks {
 		for _, t := range m {
-			if _, err := tx.StmtContext(ctx, d.stmts.upsertTask).ExecContext(ctx,
+			if _, err := upsert.ExecContext(ctx,
 				sid, t.task.Taskid, string(t.task.Status), t.task.Subject, t.task.Description, t.first, t.at); err != nil {
 				return fmt.Errorf("project task %s/%d: %w", sid, t.task.Taskid, err)
 			}
