@@ -251,7 +251,16 @@ func atLeast(tasks []store.Task, lv fitLevel) int {
 }
 
 func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames, ranges func() map[store.Status]string) view {
-	v := view{counts: c, shortened: shortened, tasks: make([]store.Task, 0, len(tasks))}
+	// Sized for what this level lists: a try of a few open tasks out of
+	// thousands allocates a few, not thousands.
+	open, closed := c.Pending+c.InProgress, c.Completed+c.Deleted
+	if lv.openMax >= 0 {
+		open = min(open, lv.openMax)
+	}
+	if lv.ranges {
+		closed = 0
+	}
+	v := view{counts: c, shortened: shortened, tasks: make([]store.Task, 0, open+closed)}
 	var b strings.Builder
 	b.WriteString("Tasks: ")
 	b.WriteString(countsText(c))
@@ -262,7 +271,7 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 		b.WriteString(" shows any task in full.)")
 	}
 	b.WriteString("\n")
-	listed, open := 0, c.Pending+c.InProgress
+	listed := 0
 	for _, t := range tasks {
 		closed := !t.Status.Open()
 		if closed && lv.ranges {
@@ -281,8 +290,8 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 		b.WriteString("\n")
 		v.tasks = append(v.tasks, writeShort(&b, t, lv.subject, desc))
 	}
-	if lv.openMax >= 0 && listed < open {
-		v.moreOpen = open - listed
+	if all := c.Pending + c.InProgress; lv.openMax >= 0 && listed < all {
+		v.moreOpen = all - listed
 		b.WriteString("\n… and ")
 		b.WriteString(strconv.Itoa(v.moreOpen))
 		b.WriteString(" more open tasks, left out to fit (")
