@@ -7,6 +7,7 @@ package compact
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -21,11 +22,14 @@ const (
 
 // Text is the rendering of a store that compaction injects, and that
 // sessions/snapshot hands to the compact worker. It is deterministic.
-func Text(st *store.Store) string { return text(st, tools.RenderList(st)) }
-
-func text(st *store.Store, list string) string {
-	return fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same "+
-		"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n%s", st.NextTaskid(), list)
+func Text(st *store.Store) string {
+	var b strings.Builder
+	head := fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same "+
+		"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n", st.NextTaskid())
+	b.Grow(len(head) + tools.ListSize(st))
+	b.WriteString(head)
+	tools.WriteList(&b, st)
+	return b.String()
 }
 
 // ForcedCallID is the callId of the TaskList fired at the start of a
@@ -41,20 +45,35 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 	// The successor starts as exactly this store, so st renders what it
 	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
-	list := tools.RenderList(st) // the whole list, as the spec injects it
+	// The snapshot is encoded on another core while this one renders: of a
+	// long list, each takes about as long as the other.
+	type encoded struct {
+		b   []byte
+		err error
+	}
+	enc := make(chan encoded, 1)
+	go func() {
+		b, err := json.Marshal(snap)
+		enc <- encoded{b, err}
+	}()
 	p := record.Compaction{
 		Old:      old.ID,
 		New:      &record.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
 		Tasks:    snap.Tasks,
-		Messages: []record.Message{{Role: "system", Kind: KindTaskSnapshot, Content: text(st, list)}},
+		Messages: []record.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}}, // the whole list, as the spec injects it
 	}
 	if summary != "" {
 		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
 	result, err := json.Marshal(tools.ListResult(st))
+	e := <-enc
 	if err != nil {
 		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}
+	if e.err != nil {
+		return record.Compaction{}, fmt.Errorf("compact %s: encode snapshot: %w", old.ID, e.err)
+	}
+	p.SnapshotJSON = e.b
 	p.Forced = &record.Append{Call: record.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: result, Forced: true}}
 	return p, nil

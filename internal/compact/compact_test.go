@@ -32,6 +32,10 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, "T", p.New.Title)
 	assert.Equal(t, st.Snapshot(), *p.New.Snapshot)
 	assert.Equal(t, 3, p.New.Snapshot.NextTaskid)
+	assert.JSONEq(t, string(must(json.Marshal(st.Snapshot()))), string(p.SnapshotJSON), "stored as encoded")
+	stored, err := p.EncodedSnapshot()
+	require.NoError(t, err)
+	assert.Equal(t, string(p.SnapshotJSON), stored)
 	assert.Equal(t, st.List(), p.Tasks)
 	require.Len(t, p.Messages, 2)
 	assert.Equal(t, compact.KindTaskSnapshot, p.Messages[0].Kind)
@@ -58,4 +62,11 @@ func TestTextIsDeterministic(t *testing.T) {
 	assert.Equal(t, "Task list carried over from before the context was compacted: the same tasks with the same taskids. "+
 		"Keep updating them with TaskUpdate; the next TaskCreate gets #2.\n\n"+
 		"Tasks: 1 task (1 pending, 0 inprogress, 0 completed, 0 deleted).\n\n#1 [pending] a\n    line1\n    line2", compact.Text(st))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

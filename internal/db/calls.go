@@ -269,11 +269,11 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	}
 	// Written after the projection calls above, which would otherwise
 	// project it before its parent is up to date.
-	snap, err := json.Marshal(c.New.Snapshot)
+	snap, err := c.EncodedSnapshot()
 	if err != nil {
-		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
+		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES (?, ?)`, c.New.ID, string(snap)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES (?, ?)`, c.New.ID, snap); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
 	}
 	for i, m := range c.Messages {

@@ -193,11 +193,11 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	snap, err := json.Marshal(c.New.Snapshot)
+	snap, err := c.EncodedSnapshot()
 	if err != nil {
-		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
+		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, string(snap)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, snap); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
 	}
 	for i, m := range c.Messages {

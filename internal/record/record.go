@@ -82,6 +82,9 @@ type Compaction struct {
 	Tasks    []store.Task
 	Messages []Message
 	Forced   *Append
+	// SnapshotJSON is New.Snapshot as stored, encoded before the
+	// transaction so that encoding a long list does not hold the writer.
+	SnapshotJSON []byte
 }
 
 func (c *Change) String() string {
@@ -93,4 +96,17 @@ func (c *Change) String() string {
 		s += fmt.Sprintf(" description %q", *c.Description)
 	}
 	return s
+}
+
+// EncodedSnapshot is the successor's snapshot as stored: SnapshotJSON, or
+// New.Snapshot encoded when it was not set.
+func (c *Compaction) EncodedSnapshot() (string, error) {
+	if c.SnapshotJSON != nil {
+		return string(c.SnapshotJSON), nil
+	}
+	b, err := json.Marshal(c.New.Snapshot)
+	if err != nil {
+		return "", fmt.Errorf("encode snapshot: %w", err)
+	}
+	return string(b), nil
 }

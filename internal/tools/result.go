@@ -139,16 +139,34 @@ func listingLength(v view) int {
 // task with its description. Compaction injects this same text.
 func RenderList(st *store.Store) string {
 	var b strings.Builder
+	b.Grow(ListSize(st))
+	WriteList(&b, st)
+	return b.String()
+}
+
+// WriteList writes RenderList's text to b.
+func WriteList(b *strings.Builder, st *store.Store) {
 	if st.Len() == 0 {
-		b.WriteString("The task list is empty. Use TaskCreate to plan the work.")
-		return b.String()
+		b.WriteString(emptyList)
+		return
 	}
-	fmt.Fprintf(&b, "Tasks: %s.\n", countsText(st.Counts()))
+	fmt.Fprintf(b, "Tasks: %s.\n", countsText(st.Counts()))
 	for t := range st.All() {
 		b.WriteString("\n")
-		writeTask(&b, t)
+		writeTask(b, t)
 	}
-	return b.String()
+}
+
+const emptyList = "The task list is empty. Use TaskCreate to plan the work."
+
+// ListSize is about the length of RenderList's text, to size a buffer once
+// (a long list would otherwise be copied a dozen times as it grows).
+func ListSize(st *store.Store) int {
+	n := len(emptyList) + 100
+	for t := range st.All() {
+		n += len(t.Subject) + len(t.Description) + len(t.Status) + 32 + 4*strings.Count(t.Description, "\n")
+	}
+	return n
 }
 
 func taskResult(st *store.Store, what string, t store.Task) Result {
