@@ -639,21 +639,30 @@ func TestSnapshotIsProjectedAfterACrash(t *testing.T) {
 
 func TestSnapshotIsProjectedWithoutFurtherWrites(t *testing.T) {
 	// Ensures the projector copies a successor's first tasks soon after
-	// its compaction even if nothing is written after it.
+	// its compaction even if nothing is written after it, but not at once:
+	// a snapshot waits ten times the pause a change waits for (a long
+	// list's copy would take a core from the compaction's reply).
 	path := filepath.Join(t.TempDir(), "w.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: 10 * time.Millisecond})
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: 5 * time.Second})
 	require.NoError(t, err)
 	defer d.Close()
 	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
 	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
 	writeTask(t, d, "old", 1, a)
 	require.NoError(t, d.Project(ctx)) // nothing else waits for the projector
+	start := time.Now()
 	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
 	raw := testutil.RawDB(t, path)
-	assert.Eventually(t, func() bool {
+	succ := func() int {
 		var n int
-		return raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 'succ'`).Scan(&n) == nil && n == 1
-	}, 5*time.Second, 5*time.Millisecond)
+		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 'succ'`).Scan(&n))
+		return n
+	}
+	time.Sleep(150 * time.Millisecond) // three times a change's pause
+	if time.Since(start) < 400*time.Millisecond {
+		assert.Zero(t, succ(), "a snapshot waits for a pause of 500 ms")
+	}
+	assert.Eventually(t, func() bool { return succ() == 1 }, 5*time.Second, 5*time.Millisecond)
 }
 
 func TestMigrationMovesTheSnapshots(t *testing.T) {

@@ -57,13 +57,23 @@ func (d *DB) writer() {
 	}
 	tick := time.NewTicker(checkpointInterval)
 	defer tick.Stop()
+	// idle fires once the writes have paused long enough to project what
+	// waits. It is re-armed by what changes that (a commit, a compaction,
+	// a run), not by the checkpoint's tick, which would put off forever a
+	// pause longer than its period.
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	defer idle.Stop()
+	rearm := func() {
+		if pause := d.wr.proj.pause(d.wr.projectEvery); pause > 0 {
+			idle.Reset(pause)
+		} else {
+			idle.Stop()
+		}
+	}
 	var ckpt ckptWatch
 	for {
 		var first *appendReq
-		var idle <-chan time.Time // project what waits once the writes pause
-		if d.wr.proj.waiting() {
-			idle = time.After(d.wr.projectEvery / projectPause)
-		}
 		select {
 		case <-tick.C:
 			d.checkpointOnce(ctx, &ckpt)
@@ -71,13 +81,16 @@ func (d *DB) writer() {
 		case first = <-d.appends:
 		case <-d.compacted:
 			d.wr.proj.snapshots = true
+			rearm()
 			continue
 		case done := <-d.projectNow:
 			d.project(ctx)
+			rearm()
 			close(done)
 			continue
-		case <-idle:
+		case <-idle.C:
 			d.project(ctx)
+			rearm() // what failed to project is tried again after a pause
 			continue
 		case <-d.closed:
 			d.project(ctx)
@@ -97,6 +110,7 @@ func (d *DB) writer() {
 		if d.wr.proj.due(d.wr.projectEvery) {
 			d.project(ctx)
 		}
+		rearm()
 		d.boundWAL()
 		select {
 		case <-tick.C: // a writer that never pauses still checkpoints

@@ -98,6 +98,20 @@ func (p *pendingProjection) due(every time.Duration) bool {
 // waiting reports whether anything waits for the projector.
 func (p *pendingProjection) waiting() bool { return len(p.lastSeq) > 0 || p.snapshots }
 
+// pause is how long the writes must pause for the projector to run (0:
+// nothing waits). A snapshot alone waits ten times longer: copying a long
+// list right after its compaction would take a core from the reply that
+// carries it, which the host is waiting for.
+func (p *pendingProjection) pause(every time.Duration) time.Duration {
+	switch {
+	case len(p.lastSeq) > 0:
+		return every / projectPause
+	case p.snapshots:
+		return 10 * every / projectPause
+	}
+	return 0
+}
+
 // project writes the pending changes to task_projection. On failure they
 // stay pending (the tasks view is exact regardless) and are tried again.
 func (d *DB) project(ctx context.Context) {
