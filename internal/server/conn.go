@@ -288,6 +288,15 @@ func (c *conn) writer() {
 			return
 		}
 		closing := msg == nil
+		if len(msg) >= 64<<10 {
+			// A long message (a compaction's reply carries the whole list)
+			// is written from where it is, not copied first.
+			if err := c.writeAll(msg); err != nil || c.writeAll(newline) != nil {
+				c.cancel()
+				return
+			}
+			continue
+		}
 		buf = append(buf[:0], msg...)
 		if !closing {
 			buf = append(buf, '\n')
@@ -314,6 +323,8 @@ func (c *conn) writer() {
 		}
 	}
 }
+
+var newline = []byte{'\n'}
 
 // writeAll writes b, allowing each write WriteTimeout to make progress: a
 // slow reader is served, one that has stopped reading is cut off.

@@ -414,6 +414,14 @@ func TestThousandsOfTasks(t *testing.T) {
 	for range n {
 		require.Nil(t, c.recv()["error"])
 	}
+	// A reply past the writer's 64 KB batch is written from where it is:
+	// it arrives whole, its newline, then what was pipelined after it.
+	c.send(`{"jsonrpc":"2.0","id":"snap","method":"sessions/snapshot","params":{"sessionId":"` + info.ID + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"status","method":"daemon/status"}`)
+	snap := c.recv()
+	require.Equal(t, "snap", snap["id"])
+	assert.Len(t, snap["result"].(map[string]any)["tasks"], n)
+	assert.Equal(t, "status", c.recv()["id"])
 	cl := d.Dial(t)
 	r, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskList"})
 	require.NoError(t, err)
