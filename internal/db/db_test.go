@@ -43,6 +43,14 @@ func TestOpen(t *testing.T) {
 	var mode string
 	require.NoError(t, raw.QueryRow(`PRAGMA journal_mode`).Scan(&mode))
 	assert.Equal(t, "wal", mode)
+	// Pages are read through a memory map, not a read(2) each: a daemon
+	// just started loads a long session from an empty page cache.
+	w, err := sql.Open("sqlite", db.WriterDSN(path, db.Options{}))
+	require.NoError(t, err)
+	defer w.Close()
+	var mmap int64
+	require.NoError(t, w.QueryRow(`PRAGMA mmap_size`).Scan(&mmap))
+	assert.EqualValues(t, 256<<20, mmap)
 	d.Close()
 	testutil.MustOpenDBAt(t, path) // migrations already applied: no error
 	var versions, files int
