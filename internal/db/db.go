@@ -62,7 +62,8 @@ type Options struct {
 	// checkpointed before that is logged; default 64 MiB.
 	WALWarnBytes int64
 	// WALLimit is the WAL size past which the writer empties it between
-	// two commits; default 16 MiB.
+	// two commits; default 32 MiB (each emptying stops the commits while
+	// it copies the log back: at 16 MiB, 64 sessions lost 7% of their rate).
 	WALLimit int64
 	// ProjectInterval bounds how far the tasks projection lags behind
 	// writes that never pause; default 1 s. It is brought up to date when
@@ -247,7 +248,7 @@ func (o Options) withDefaults() Options {
 		o.WALWarnBytes = 64 << 20
 	}
 	if o.WALLimit <= 0 {
-		o.WALLimit = 16 << 20
+		o.WALLimit = 32 << 20
 	}
 	if o.ProjectInterval <= 0 {
 		o.ProjectInterval = time.Second
