@@ -92,6 +92,13 @@ func (r *Reader) Wait() error {
 	}
 }
 
+// LineBuffered reports whether a whole line is buffered already, so that
+// Next will not wait for the peer.
+func (r *Reader) LineBuffered() bool {
+	b, _ := r.r.Peek(r.r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // Buffered reports whether more input is already buffered, so that a server
 // can hold back flushing responses while a pipelined burst is still arriving.
 func (r *Reader) Buffered() bool { return r.r.Buffered() > 0 }

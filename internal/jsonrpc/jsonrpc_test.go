@@ -56,6 +56,22 @@ func TestReader(t *testing.T) {
 	}
 }
 
+func TestLineBuffered(t *testing.T) {
+	// Ensures the server can tell a line that arrived whole (read with no
+	// deadline) from one still arriving (which must finish in time).
+	pr, pw := io.Pipe()
+	r := jsonrpc.NewReader(pr, 0)
+	go pw.Write([]byte(`{"a":`))
+	require.NoError(t, r.Wait())
+	assert.False(t, r.LineBuffered(), "half a line")
+	go pw.Write([]byte("1}\n{\"b\":2}\n"))
+	line, err := r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1}`, string(line))
+	require.NoError(t, r.Wait())
+	assert.True(t, r.LineBuffered(), "the next line came with it")
+}
+
 func TestParse(t *testing.T) {
 	reqs, errs, batch, perr := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`))
 	require.Nil(t, perr)

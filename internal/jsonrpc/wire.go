@@ -73,12 +73,11 @@ func ErrorResponse(id json.RawMessage, err *Error) Response {
 // is not JSON is a parse error.
 func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
 	line = bytes.TrimSpace(line)
-	notJSON := Errorf(wire.CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
 	if len(line) > 0 && line[0] == '[' {
 		var elems []json.RawMessage
 		if err := json.Unmarshal(line, &elems); err != nil {
 			if !json.Valid(line) {
-				return nil, nil, true, notJSON
+				return nil, nil, true, notJSON()
 			}
 			return nil, nil, true, Errorf(wire.CodeParseError, "parse error: %v", err)
 		}
@@ -103,7 +102,7 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 	r, err := parseOne(line)
 	if err != nil {
 		if !json.Valid(line) {
-			return nil, nil, false, notJSON
+			return nil, nil, false, notJSON()
 		}
 		return nil, []Response{ErrorResponse(idOf(line), err)}, false, nil
 	}
@@ -111,6 +110,10 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 		return nil, []Response{ErrorResponse(r.ID, err)}, false, nil
 	}
 	return []Request{r}, nil, false, nil
+}
+
+func notJSON() *Error {
+	return &Error{Code: wire.CodeParseError, Message: "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line"}
 }
 
 // checkText reports what Go's decoder would quietly turn into U+FFFD and

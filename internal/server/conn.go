@@ -61,6 +61,13 @@ func (c *conn) stopReading() {
 	c.nc.SetReadDeadline(time.Now())
 }
 
+// isStopped reports whether reading has been stopped.
+func (c *conn) isStopped() bool {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	return c.stopped
+}
+
 // readDeadline sets the read deadline unless reading has been stopped.
 func (c *conn) readDeadline(t time.Time) bool {
 	c.dmu.Lock()
@@ -104,16 +111,23 @@ func (c *conn) serve() {
 func (c *conn) reader(lines chan<- []byte) {
 	defer close(lines)
 	r := jsonrpc.NewReader(c.nc, c.srv.cfg.MaxLine)
+	// A line that arrived whole (the usual case) is read without a
+	// deadline: setting and clearing one costs more than parsing it.
+	armed := false
 	for {
-		if !c.readDeadline(time.Time{}) {
+		if armed && !c.readDeadline(time.Time{}) || !armed && c.isStopped() {
 			return
 		}
+		armed = false
 		if err := r.Wait(); err != nil {
 			c.readEnded(err)
 			return
 		}
-		if !c.readDeadline(time.Now().Add(c.srv.cfg.LineTimeout)) {
-			return
+		if !r.LineBuffered() {
+			if !c.readDeadline(time.Now().Add(c.srv.cfg.LineTimeout)) {
+				return
+			}
+			armed = true
 		}
 		line, err := r.Next()
 		switch {
