@@ -81,6 +81,9 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 			}
 		}
 	}
+	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw // compact already, as most hosts send it
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return raw

@@ -277,15 +277,15 @@ func writeTask(b *strings.Builder, t store.Task) {
 func describeChange(before, after store.Task) string {
 	var parts []string
 	if before.Status != after.Status {
-		parts = append(parts, fmt.Sprintf("status %s -> %s", before.Status, after.Status))
+		parts = append(parts, "status "+string(before.Status)+" -> "+string(after.Status))
 	}
 	if before.Subject != after.Subject {
-		parts = append(parts, fmt.Sprintf("subject %q", after.Subject))
+		parts = append(parts, "subject "+strconv.Quote(after.Subject))
 	}
 	if before.Description != after.Description {
 		parts = append(parts, "description")
 	}
-	head := fmt.Sprintf("#%d %q", after.Taskid, after.Subject)
+	head := "#" + strconv.Itoa(after.Taskid) + " " + strconv.Quote(after.Subject)
 	if len(parts) == 0 {
 		return head + " (no change: the values given were already set)"
 	}
