@@ -101,6 +101,7 @@ type Snapshot struct {
 // concurrent use; the session that owns it serialises access.
 type Store struct {
 	tasks  []Task
+	open   []int // indexes into tasks of the open tasks, ascending
 	next   int
 	counts Counts
 }
@@ -125,6 +126,9 @@ func Restore(snap Snapshot) (*Store, error) {
 			return nil, fmt.Errorf("restore: task %d has invalid status %q", t.Taskid, t.Status)
 		}
 		prev = t.Taskid
+		if t.Status.Open() {
+			s.open = append(s.open, len(s.tasks))
+		}
 		s.tasks = append(s.tasks, t)
 		s.count(t.Status, 1)
 	}
@@ -135,6 +139,7 @@ func Restore(snap Snapshot) (*Store, error) {
 func (s *Store) Create(subject, description string) Task {
 	t := Task{Taskid: s.next, Status: Pending, Subject: subject, Description: description}
 	s.next++
+	s.open = append(s.open, len(s.tasks))
 	s.tasks = append(s.tasks, t)
 	s.count(Pending, 1)
 	return t
@@ -152,8 +157,14 @@ func (s *Store) Update(id int, p Patch) (Task, error) {
 	t := &s.tasks[i]
 	if p.Status != nil {
 		s.count(t.Status, -1)
+		wasOpen := t.Status.Open()
 		t.Status = *p.Status
 		s.count(t.Status, 1)
+		if j, found := slices.BinarySearch(s.open, i); wasOpen && !t.Status.Open() && found {
+			s.open = slices.Delete(s.open, j, j+1)
+		} else if !wasOpen && t.Status.Open() && !found {
+			s.open = slices.Insert(s.open, j, i)
+		}
 	}
 	if p.Subject != nil {
 		t.Subject = *p.Subject
@@ -182,6 +193,20 @@ func (s *Store) All() iter.Seq[Task] {
 	return func(yield func(Task) bool) {
 		for _, t := range s.tasks {
 			if !yield(t) {
+				return
+			}
+		}
+	}
+}
+
+// Open iterates over the pending and in-progress tasks in taskid order,
+// in time proportional to their number: a session keeps a few open tasks
+// among thousands it has closed, and every change's result shows them.
+// The store must not change during the iteration.
+func (s *Store) Open() iter.Seq[Task] {
+	return func(yield func(Task) bool) {
+		for _, i := range s.open {
+			if !yield(s.tasks[i]) {
 				return
 			}
 		}

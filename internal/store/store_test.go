@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -145,4 +147,39 @@ func TestParseStatus(t *testing.T) {
 		_, err := store.ParseStatus(in)
 		assert.Error(t, err, in)
 	}
+}
+
+func TestOpenIsTheOpenTasks(t *testing.T) {
+	// Ensures Open yields exactly the pending and in-progress tasks in
+	// taskid order, however statuses move (reopened tasks included), and
+	// after a restore.
+	openOf := func(s *store.Store) (all, open []store.Task) {
+		for t := range s.All() {
+			if t.Status.Open() {
+				all = append(all, t)
+			}
+		}
+		for t := range s.Open() {
+			open = append(open, t)
+		}
+		return all, open
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	s := store.New()
+	for step := range 3000 {
+		if s.Len() == 0 || r.IntN(3) == 0 {
+			s.Create(fmt.Sprint("t", step), "")
+		} else {
+			st := store.Statuses[r.IntN(len(store.Statuses))]
+			_, err := s.Update(1+r.IntN(s.Len()), store.Patch{Status: &st})
+			require.NoError(t, err)
+		}
+		want, got := openOf(s)
+		require.Equal(t, want, got, "step %d", step)
+	}
+	restored, err := store.Restore(s.Snapshot())
+	require.NoError(t, err)
+	want, got := openOf(restored)
+	assert.Equal(t, want, got)
+	assert.NotEmpty(t, got)
 }

@@ -215,7 +215,10 @@ func overview(st *store.Store) Overview {
 	c := st.Counts()
 	ov := Overview{Counts: c, Open: []Brief{}}
 	inProgress, pending := 0, 0
-	for t := range st.All() {
+	for t := range st.Open() {
+		if inProgress == min(c.InProgress, maxOverviewInProgress) && pending == min(c.Pending, maxOverviewPending) {
+			break
+		}
 		switch {
 		case t.Status == store.InProgress && inProgress < maxOverviewInProgress:
 			inProgress++

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -73,5 +74,33 @@ func BenchmarkListResult(b *testing.B) {
 		if r.StructuredContent.(tools.Listing).MoreOpen == 0 {
 			b.Fatal("not fitted")
 		}
+	}
+}
+
+// BenchmarkChangeAmongClosed is a TaskUpdate's work in a session holding
+// 20 open tasks after n closed ones, as a long-running agent's does: its
+// result's overview reads the open tasks only, so its cost does not grow
+// with n.
+func BenchmarkChangeAmongClosed(b *testing.B) {
+	for _, n := range []int{0, 10_000} {
+		st := store.New()
+		done := store.Completed
+		for i := range n + 20 {
+			st.Create("Write the parser tests", "Cover the error paths.")
+			if i < n {
+				st.Update(i+1, store.Patch{Status: &done})
+			}
+		}
+		call, err := tools.Decode(tools.TaskUpdate, json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"inprogress"}`, n+1)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(itoa(n)+"-closed", func(b *testing.B) {
+			for b.Loop() {
+				if res, _ := tools.Execute(st, call); res.IsError {
+					b.Fatal(res)
+				}
+			}
+		})
 	}
 }
