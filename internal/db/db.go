@@ -114,6 +114,7 @@ type writerState struct {
 	// The WAL's limit, and the size at which boundWAL next tries to
 	// empty it, growing by walStep while a reader pins the log.
 	walLimit, walNext, walStep int64
+	walGrowth                  int64 // what the commits since boundWAL last looked may have added to it
 	busyTimeout                time.Duration
 	proj                       pendingProjection
 	projectEvery               time.Duration

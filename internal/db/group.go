@@ -156,5 +156,11 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 		return fmt.Errorf("append calls: commit: %w", err)
 	}
 	d.wr.proj.note(group, now)
+	for _, r := range group {
+		for _, a := range r.appends {
+			// At most a page of the key's index besides the row itself.
+			d.wr.walGrowth += int64(pageSize + len(a.Call.Arguments) + len(a.Call.Result))
+		}
+	}
 	return nil
 }

@@ -42,7 +42,7 @@ func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
 	// a reader pinned it: empty it now, not at the next write (there may
 	// be none for a long while).
 	if st.Frames == st.Checkpointed && st.Bytes > d.wr.walLimit {
-		d.wr.walNext = d.wr.walLimit
+		d.wr.walNext, d.wr.walGrowth = d.wr.walLimit, d.wr.walLimit // look now
 		d.boundWAL()
 	}
 	// Frames a checkpoint cannot copy back are pinned by a reader (a long
@@ -94,6 +94,13 @@ func (d *DB) WAL() WALStats {
 // pins an old snapshot (a long sqlite3 transaction) makes it give up, and
 // it tries again only after the WAL has grown by another limit's worth.
 func (d *DB) boundWAL() {
+	// The file's size is looked at once the commits may have grown it by a
+	// sixteenth of the limit, not after every commit (a stat(2) was a
+	// tenth of a one-session call's work outside SQLite).
+	if d.wr.walGrowth < d.wr.walLimit/16 {
+		return
+	}
+	d.wr.walGrowth = 0
 	fi, err := os.Stat(d.path + "-wal")
 	if err != nil || fi.Size() < d.wr.walNext {
 		return
