@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsontext"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -194,6 +195,8 @@ func (r Response) AppendJSON(b []byte) ([]byte, error) {
 	if id == nil {
 		id = null
 	}
+	// Sized once: a compaction's result is megabytes.
+	b = slices.Grow(b, len(wire.ResponseHead)+len(id)+len(`,"result":`)+len(r.Result)+2)
 	b = append(b, wire.ResponseHead...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -238,11 +239,24 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 	}
 	raw, isRaw := result.(json.RawMessage)
 	if !isRaw {
-		if raw, err = json.Marshal(result); err != nil {
+		if raw, err = encodeResult(result); err != nil {
 			return jsonrpc.ErrorResponse(req.ID, jsonrpc.Errorf(wire.CodeInternal, "encode result: %v", err)), true
 		}
 	}
 	return jsonrpc.Response{JSONRPC: "2.0", ID: req.ID, Result: raw}, true
+}
+
+// encodeResult encodes a method's result as tool results are: without
+// escaping <, > and & (a host reads it as JSON, and a model the text), and
+// without json.Marshal's final copy, which of a compaction's is megabytes.
+func encodeResult(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func (c *conn) call(req *jsonrpc.Request) (result any, err error) {

@@ -654,3 +654,20 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestResultsAreNotHTMLEscaped(t *testing.T) {
+	// Ensures every method's result, not only a tool's, carries <, > and &
+	// as they are: \u003c costs six bytes for one, and a model reads it.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	require.NoError(t, err)
+	c := dialRaw(t, d.Socket)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"` + info.ID + `","name":"TaskCreate","arguments":{"subject":"check a < b && b > c"}}}`)
+	require.Nil(t, c.recv()["error"])
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"sessions/snapshot","params":{"sessionId":"` + info.ID + `"}}`)
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := c.r.ReadBytes('\n')
+	require.NoError(t, err)
+	assert.Contains(t, string(line), "check a < b && b > c")
+	assert.NotContains(t, string(line), `\u003c`)
+}
