@@ -114,7 +114,7 @@ type writerState struct {
 	// The WAL's limit, and the size at which boundWAL next tries to
 	// empty it, growing by walStep while a reader pins the log.
 	walLimit, walNext, walStep int64
-	walGrowth                  int64 // what the commits since boundWAL last looked may have added to it
+	walLog                     int64 // bytes the log holds since it last restarted, as counted
 	busyTimeout                time.Duration
 	proj                       pendingProjection
 	projectEvery               time.Duration
@@ -277,6 +277,9 @@ func dsn(path string, opts Options, writer bool) string {
 		// Checkpoints run in the background (see checkpointer), not in
 		// whichever commit happens to cross the threshold.
 		pragmas.Add("_pragma", "wal_autocheckpoint(0)")
+		// A restarted log is written over, not truncated (see boundWAL),
+		// down to this size if a pinning reader made it grow past it.
+		pragmas.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", opts.WALLimit*3/2))
 		if opts.MaxBytes > 0 {
 			pragmas.Add("_pragma", fmt.Sprintf("max_page_count(%d)", max(opts.MaxBytes/pageSize, 1)))
 		}
