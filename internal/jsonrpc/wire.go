@@ -39,6 +39,9 @@ type Request struct {
 	ID      json.RawMessage `json:"id,omitempty"`
 	Method  string          `json:"method"`
 	Params  json.RawMessage `json:"params,omitempty"`
+	// Value is the params as the method's ParamsDecoder read them in
+	// ParseWith's one pass (nil when they were not: Params holds them).
+	Value any `json:"-"`
 }
 
 // IsNotification reports whether the request expects no response.

@@ -169,7 +169,7 @@ func (c *conn) readEnded(err error) {
 }
 
 func (c *conn) handleLine(line []byte) {
-	reqs, errs, batch, perr := jsonrpc.Parse(line)
+	reqs, errs, batch, perr := jsonrpc.ParseWith(line, c.srv.paramsDecoder)
 	if perr != nil {
 		c.send(jsonrpc.ErrorResponse(nil, perr))
 		return
@@ -270,7 +270,7 @@ func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
 			err = jsonrpc.Errorf(wire.CodeInternal, "internal error serving %s", req.Method)
 		}
 	}()
-	return h(c.ctx, c, req.Params)
+	return h(c.ctx, c, req)
 }
 
 // send queues a message for the writer; it reports false when the

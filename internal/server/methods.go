@@ -8,18 +8,29 @@ import (
 	"slices"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, error)
+type handler func(ctx context.Context, c *conn, req *jsonrpc.Request) (any, error)
+
+// method is a served method: its handler, and the decoder that reads its
+// params in the same pass as the rest of the request line (nil: the
+// handler decodes them).
+type method struct {
+	h      handler
+	params jsonrpc.ParamsDecoder
+}
 
 // methods are the served JSON-RPC methods, each given its name.
-func (s *Server) methods() map[string]handler {
-	named := map[string]func(method string) handler{
+func (s *Server) methods() map[string]method {
+	named := map[string]func(method string) method{
 		wire.MethodToolsList: with(s.toolsList),
-		wire.MethodToolsCall: with(s.toolsCall),
+		wire.MethodToolsCall: s.toolsCallMethod,
 		wire.MethodSessionsCreate: with(func(ctx context.Context, p wire.CreateSession) (wire.SessionResult, error) {
 			info, err := s.mgr.Create(ctx, p)
 			return wire.SessionResult{Session: info}, err
@@ -37,29 +48,47 @@ func (s *Server) methods() map[string]handler {
 			return s.mgr.Snapshot(ctx, p.SessionID)
 		}),
 		wire.MethodSessionsCompact:  with(s.mgr.Compact),
-		wire.MethodSessionsWatch:    s.sessionsWatch,
-		wire.MethodSessionsWatchAll: s.sessionsWatchAll,
+		wire.MethodSessionsWatch:    plain(s.sessionsWatch),
+		wire.MethodSessionsWatchAll: plain(s.sessionsWatchAll),
 		wire.MethodDaemonStatus:     with(s.daemonStatus),
 	}
-	out := make(map[string]handler, len(named))
-	for method, h := range named {
-		out[method] = h(method)
+	out := make(map[string]method, len(named))
+	for name, m := range named {
+		out[name] = m(name)
 	}
 	return out
 }
 
-// with makes a method of fn: the params are decoded strictly into P (see
-// decode) and passed on.
-func with[P, R any](fn func(context.Context, P) (R, error)) func(method string) handler {
-	return func(method string) handler {
-		return func(ctx context.Context, _ *conn, params json.RawMessage) (any, error) {
-			var p P
-			if err := decode(method, params, &p); err != nil {
-				return nil, err
+// with makes a method of fn: the params are read strictly into P, in the
+// parse's pass (strictParams) or else by decode, and passed on.
+func with[P, R any](fn func(context.Context, P) (R, error)) func(name string) method {
+	return func(name string) method {
+		return method{params: strictParams[P], h: func(ctx context.Context, _ *conn, req *jsonrpc.Request) (any, error) {
+			p, ok := req.Value.(P)
+			if !ok {
+				if err := decode(name, req.Params, &p); err != nil {
+					return nil, err
+				}
 			}
 			return fn(ctx, p)
-		}
+		}}
 	}
+}
+
+// plain makes a method of a handler that decodes its own params.
+func plain(h func(name string) handler) func(name string) method {
+	return func(name string) method { return method{h: h(name)} }
+}
+
+// strictParams reads params into P as decode would accept them: every
+// member known (by its exact name: one spelt otherwise is left to decode,
+// which matches names as encoding/json does).
+func strictParams[P any](dec *jsontext.Decoder, _ []byte) (any, error) {
+	var p P
+	if err := jsonv2.UnmarshalDecode(dec, &p, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Methods lists the served method names, sorted.
@@ -107,11 +136,26 @@ func (s *Server) toolsList(_ context.Context, p wire.ToolsList) (wire.ToolsListR
 	return out, nil
 }
 
-func (s *Server) toolsCall(ctx context.Context, p wire.ToolCall) (json.RawMessage, error) {
+// toolsCallMethod is tools/call: its params, and a tool's arguments when
+// the name comes before them, are read in the parse's pass (toolCallParams).
+func (s *Server) toolsCallMethod(name string) method {
+	return method{params: toolCallParams, h: func(ctx context.Context, _ *conn, req *jsonrpc.Request) (any, error) {
+		if v, ok := req.Value.(toolCall); ok {
+			return s.toolsCall(ctx, v.ToolCall, v.args)
+		}
+		var p wire.ToolCall
+		if err := decode(name, req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.toolsCall(ctx, p, nil)
+	}}
+}
+
+func (s *Server) toolsCall(ctx context.Context, p wire.ToolCall, args *tools.Decoded) (json.RawMessage, error) {
 	if p.Name == "" {
 		return nil, jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for tools/call: \"name\" is required (one of %s)", strings.Join(tools.Names(), ", "))
 	}
-	return s.mgr.Call(ctx, p)
+	return s.mgr.CallDecoded(ctx, p, args)
 }
 
 func (s *Server) sessionsList(ctx context.Context, p wire.ListSessions) (wire.ListSessionsResult, error) {

@@ -45,6 +45,7 @@ type Server struct {
 	mgr      *session.Manager
 	log      *slog.Logger
 	handlers map[string]handler
+	params   map[string]jsonrpc.ParamsDecoder
 	pid      int
 
 	ln      *net.UnixListener
@@ -82,10 +83,19 @@ func New(mgr *session.Manager, cfg Config) *Server {
 		cfg.AllowUIDs = []int{os.Getuid()}
 	}
 	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peerUID}
-	s.handlers = s.methods()
+	s.handlers, s.params = map[string]handler{}, map[string]jsonrpc.ParamsDecoder{}
+	for name, m := range s.methods() {
+		s.handlers[name] = m.h
+		if m.params != nil {
+			s.params[name] = m.params
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
+
+// paramsDecoder is the decoder of a method's params, for jsonrpc.ParseWith.
+func (s *Server) paramsDecoder(method string) jsonrpc.ParamsDecoder { return s.params[method] }
 
 // Listen opens the socket; see listen for the care it takes.
 func (s *Server) Listen() error {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -70,9 +69,9 @@ func (w *watcher) run(done <-chan struct{}) {
 
 // sessionsWatch needs its connection, so it decodes its params itself.
 func (s *Server) sessionsWatch(method string) handler {
-	return func(ctx context.Context, c *conn, params json.RawMessage) (any, error) {
+	return func(ctx context.Context, c *conn, req *jsonrpc.Request) (any, error) {
 		var p wire.SessionRef
-		if err := decode(method, params, &p); err != nil {
+		if err := decode(method, req.Params, &p); err != nil {
 			return nil, err
 		}
 		return s.watch(ctx, c, p)

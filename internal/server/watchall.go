@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
@@ -12,9 +12,9 @@ import (
 // are those of sessions/watch, and a watcher that falls behind is dropped
 // the same way, with a watchLagged notice whose sessionId is empty.
 func (s *Server) sessionsWatchAll(method string) handler {
-	return func(_ context.Context, c *conn, params json.RawMessage) (any, error) {
+	return func(_ context.Context, c *conn, req *jsonrpc.Request) (any, error) {
 		var p struct{}
-		if err := decode(method, params, &p); err != nil {
+		if err := decode(method, req.Params, &p); err != nil {
 			return nil, err
 		}
 		w := &watcher{c: c, events: make(chan session.Event, s.cfg.WatchBuffer)}

@@ -286,6 +286,13 @@ type CallParams = wire.ToolCall
 // returned only after its log row has committed; a retry with a recorded
 // callId returns the recorded result and applies nothing.
 func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, error) {
+	return m.CallDecoded(ctx, p, nil)
+}
+
+// CallDecoded is Call with the arguments already decoded (by the server,
+// in its one pass over the request line; p.Arguments are then the bytes
+// they were decoded from, compact). args nil: Call decodes them.
+func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Decoded) (json.RawMessage, error) {
 	role, def, err := checkCall(p)
 	if err != nil {
 		return nil, err
@@ -314,10 +321,10 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 		// replay needs: it is answered from memory and not logged, so it
 		// never grows the database nor waits on the writer, and a retry
 		// simply reads again.
-		return marshal(m.execute(s, p.Name, p.Arguments))
+		return marshal(m.execute(s, p.Name, p.Arguments, args))
 	}
-	args := tools.Canonical(p.Arguments)
-	if out, seen, err := m.retried(ctx, s, p, args); seen || err != nil {
+	raw := tools.Canonical(p.Arguments)
+	if out, seen, err := m.retried(ctx, s, p, raw); seen || err != nil {
 		return out, err
 	}
 	if s.rec.Status == record.StatusCompacted {
@@ -326,7 +333,15 @@ func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return m.write(ctx, s, p, args)
+	return m.write(ctx, s, p, raw, args)
+}
+
+// decode is the call p.Arguments make: args when given, else decoded now.
+func decode(name string, raw json.RawMessage, args *tools.Decoded) (tools.Call, error) {
+	if args != nil {
+		return args.Call, args.Err
+	}
+	return tools.Decode(name, raw)
 }
 
 // checkCall validates what a call names before its session is touched.
@@ -368,8 +383,8 @@ func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args js
 // write applies a write to the session's store, logs it and answers once
 // its row has committed. A write that fails (an unknown taskid) is logged
 // too, as an error, so that replay skips it.
-func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json.RawMessage) (json.RawMessage, error) {
-	call, derr := tools.Decode(p.Name, args)
+func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json.RawMessage, decoded *tools.Decoded) (json.RawMessage, error) {
+	call, derr := decode(p.Name, args, decoded)
 	var res tools.Result
 	var changed *store.Task
 	if derr != nil {
@@ -430,8 +445,8 @@ func (m *Manager) logged(s *session, row record.Call, changed *store.Task) {
 
 // execute runs a call without logging it: reads by the compact worker and
 // on a sealed session.
-func (m *Manager) execute(s *session, name string, args json.RawMessage) tools.Result {
-	call, err := tools.Decode(name, args)
+func (m *Manager) execute(s *session, name string, args json.RawMessage, decoded *tools.Decoded) tools.Result {
+	call, err := decode(name, args, decoded)
 	if err != nil {
 		return tools.ErrorResult(err.Error())
 	}

@@ -134,6 +134,25 @@ func decode(name string, raw json.RawMessage, maxDesc int) (Call, error) {
 		// last, SQLite's json_extract the first): neither is guessed.
 		return fail("argument %q is given twice; give each argument once", k)
 	}
+	return decodeMembers(def, args, maxDesc)
+}
+
+// DecodeMembers is Decode for arguments already read member by member:
+// each argument's name and its JSON value, the object being valid JSON
+// with no name twice (the server's single pass over a request line).
+func DecodeMembers(name string, args map[string]json.RawMessage) (Call, error) {
+	def, ok := Lookup(name)
+	if !ok {
+		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
+	}
+	return decodeMembers(def, args, MaxDescriptionRunes)
+}
+
+func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call, error) {
+	name := def.Name
+	fail := func(format string, a ...any) (Call, error) {
+		return Call{}, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
+	}
 	if unknown := unknownKeys(args, def.params); len(unknown) > 0 {
 		return fail("%s", unknownMessage(def, unknown))
 	}
@@ -339,4 +358,12 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// Decoded is a call's arguments decoded ahead of its execution (by the
+// server, in its one pass over the request line): the call, or why the
+// arguments are wrong.
+type Decoded struct {
+	Call Call
+	Err  error
 }

@@ -1,0 +1,109 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ParamsDecoder reads a method's params from dec, which stands at them,
+// into the method's own type, in the same pass as the rest of the line;
+// line is the whole line, whose bytes the values dec returns point into.
+// Any error sends the line down Parse's path instead, which reports it.
+type ParamsDecoder func(dec *jsontext.Decoder, line []byte) (any, error)
+
+// ParseWith is Parse, with a request line of the usual form read in one
+// pass: the envelope, and the params through the method's decoder (from
+// decoders; nil for a method without one, whose params stay raw). A line
+// that is not of that form — a batch, a member out of the usual order, a
+// value of an unusual kind, anything invalid — is parsed by Parse, whose
+// answers, errors included, are what they always were.
+func ParseWith(line []byte, decoders func(method string) ParamsDecoder) (reqs []Request, errs []Response, batch bool, perr *Error) {
+	if r, err := parseFast(line, decoders); err == nil {
+		return []Request{r}, nil, false, nil
+	}
+	return Parse(line)
+}
+
+var errUnusual = errors.New("not of the usual form")
+
+// parseFast reads {"jsonrpc":"2.0","id":…,"method":…,"params":{…}} in one
+// pass. The decoder reads the line in place (a bytes.Buffer is not copied)
+// and checks it as it goes: UTF-8, escapes, no name given twice.
+func parseFast(line []byte, decoders func(string) ParamsDecoder) (Request, error) {
+	var r Request
+	dec := jsontext.NewDecoder(bytes.NewBuffer(line))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return r, errUnusual
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return r, err
+		}
+		switch name.String() {
+		case "jsonrpc":
+			v, err := readString(dec)
+			if err != nil || v != "2.0" {
+				return r, errUnusual
+			}
+			r.JSONRPC = v
+		case "id":
+			if k := dec.PeekKind(); k != '"' && k != '0' {
+				return r, errUnusual
+			}
+			v, err := dec.ReadValue()
+			if err != nil {
+				return r, err
+			}
+			r.ID = json.RawMessage(bytes.Clone(v))
+		case "method":
+			if r.Method, err = readString(dec); err != nil || r.Method == "" {
+				return r, errUnusual
+			}
+		case "params":
+			if dec.PeekKind() != '{' || r.Method == "" {
+				return r, errUnusual
+			}
+			var pd ParamsDecoder
+			if decoders != nil {
+				pd = decoders(r.Method)
+			}
+			if pd == nil {
+				v, err := dec.ReadValue()
+				if err != nil {
+					return r, err
+				}
+				r.Params = json.RawMessage(v)
+				continue
+			}
+			if r.Value, err = pd(dec, line); err != nil {
+				return r, err
+			}
+		default:
+			return r, errUnusual
+		}
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return r, errUnusual
+	}
+	if _, err := dec.ReadToken(); err != io.EOF || r.JSONRPC == "" || r.Method == "" {
+		return r, errUnusual
+	}
+	return r, nil
+}
+
+// readString reads a string value.
+func readString(dec *jsontext.Decoder) (string, error) {
+	if dec.PeekKind() != '"' {
+		return "", errUnusual
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	return tok.String(), nil
+}
