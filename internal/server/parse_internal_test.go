@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,14 +137,31 @@ func FuzzOnePassParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"s","name":"TaskCreate","arguments":{"subject":"a","description":"b"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"TaskUpdate","arguments":{"taskid":"3","status":"completed"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"sessions/get","params":{"sessionId":"s"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"sessions/list","params":{"status":"active","limit":10}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"sessions/replay","params":{"sessionId":"s","calls":[{"name":"TaskCreate","arguments":{"subject":"a"}}]}}`))
 	dec := decoders()
 	f.Fuzz(func(t *testing.T, line []byte) {
 		reqs, errs, _, perr := jsonrpc.ParseWith(line, dec)
 		if perr != nil || len(errs) > 0 {
 			return
 		}
+		if reqs[0].Value == nil {
+			return
+		}
 		v, ok := reqs[0].Value.(toolCall)
 		if !ok {
+			// Another method's params: what decode makes of them.
+			old, _, _, perr := jsonrpc.Parse(line)
+			if perr != nil || len(old) != 1 {
+				t.Fatalf("one pass accepted %q, the old path refused it: %v", line, perr)
+			}
+			want := reflect.New(reflect.TypeOf(reqs[0].Value))
+			if err := decode(old[0].Method, old[0].Params, want.Interface()); err != nil {
+				t.Fatalf("one pass accepted %q, decode refused it: %v", line, err)
+			}
+			if !reflect.DeepEqual(want.Elem().Interface(), reqs[0].Value) {
+				t.Fatalf("%q: one pass read %+v, decode %+v", line, reqs[0].Value, want.Elem().Interface())
+			}
 			return
 		}
 		p, call, callErr, wantPerr, err := slowToolCall(t, line)
