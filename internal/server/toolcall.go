@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -100,8 +101,5 @@ func toolArguments(dec *jsontext.Decoder, line []byte, tool string) (json.RawMes
 	return raw, &tools.Decoded{Call: call, Err: err}, nil
 }
 
-var errUnusual = errorString("not of the usual form")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+// errUnusual sends a line the step-by-step way, which says what is wrong.
+var errUnusual = errors.New("tools/call params not of the usual form")
