@@ -17,15 +17,27 @@ type ParamsDecoder func(dec *jsontext.Decoder, line []byte) (any, error)
 
 // ParseWith is Parse, with a request line of the usual form read in one
 // pass: the envelope, and the params through the method's decoder (from
-// decoders; nil for a method without one, whose params stay raw). A line
+// decoders; a method without one, or with params, goes Parse's way). A line
 // that is not of that form — a batch, a member out of the usual order, a
 // value of an unusual kind, anything invalid — is parsed by Parse, whose
 // answers, errors included, are what they always were.
 func ParseWith(line []byte, decoders func(method string) ParamsDecoder) (reqs []Request, errs []Response, batch bool, perr *Error) {
-	if r, err := parseFast(line, decoders); err == nil {
+	if r, err := parseFastSafe(line, decoders); err == nil {
 		return []Request{r}, nil, false, nil
 	}
 	return Parse(line)
+}
+
+// parseFastSafe is parseFast, a panic in a params decoder (which runs
+// outside the server's recovery of a method's handler) sending the line
+// down Parse's path like any other failure.
+func parseFastSafe(line []byte, decoders func(string) ParamsDecoder) (r Request, err error) {
+	defer func() {
+		if recover() != nil {
+			r, err = Request{}, errUnusual
+		}
+	}()
+	return parseFast(line, decoders)
 }
 
 var errUnusual = errors.New("not of the usual form")
@@ -73,12 +85,9 @@ func parseFast(line []byte, decoders func(string) ParamsDecoder) (Request, error
 				pd = decoders(r.Method)
 			}
 			if pd == nil {
-				v, err := dec.ReadValue()
-				if err != nil {
-					return r, err
-				}
-				r.Params = json.RawMessage(v)
-				continue
+				// Parse's checks (a name given twice in any case, which
+				// encoding/json would read as one) are the method's own.
+				return r, errUnusual
 			}
 			if r.Value, err = pd(dec, line); err != nil {
 				return r, err

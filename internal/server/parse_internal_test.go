@@ -129,6 +129,17 @@ func TestOnePassParseOfOtherMethods(t *testing.T) {
 	var want wire.CreateSession
 	require.NoError(t, decode(wire.MethodSessionsCreate, json.RawMessage(`{"sessionId":"x","title":"T","metadata":{"k":[1,2]}}`), &want))
 	assert.Equal(t, want, got)
+
+	// A method that reads its own params (sessions/watch) leaves the line
+	// to the old path, whose check finds a name given twice in any case
+	// (encoding/json would read "sessionID" over "sessionId").
+	line = []byte(`{"jsonrpc":"2.0","id":1,"method":"sessions/watch","params":{"sessionId":"a","sessionID":"b"}}`)
+	reqs, errs, _, perr := jsonrpc.ParseWith(line, decoders())
+	require.Nil(t, perr)
+	require.Empty(t, reqs)
+	require.Len(t, errs, 1)
+	assert.Equal(t, wire.CodeInvalidParams, errs[0].Error.Code)
+	assert.Contains(t, errs[0].Error.Message, "given twice")
 }
 
 // FuzzOnePassParse checks that whatever line the one-pass parse accepts,
@@ -138,6 +149,7 @@ func FuzzOnePassParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"TaskUpdate","arguments":{"taskid":"3","status":"completed"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"sessions/get","params":{"sessionId":"s"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"sessions/list","params":{"status":"active","limit":10}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":5,"method":"sessions/watch","params":{"sessionId":"a","sessionID":"b"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"sessions/replay","params":{"sessionId":"s","calls":[{"name":"TaskCreate","arguments":{"subject":"a"}}]}}`))
 	dec := decoders()
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -145,16 +157,23 @@ func FuzzOnePassParse(f *testing.F) {
 		if perr != nil || len(errs) > 0 {
 			return
 		}
+		// Every line the one pass accepts, the old path reads alike.
+		old, oldErrs, _, oldPerr := jsonrpc.Parse(line)
+		if oldPerr != nil || len(oldErrs) > 0 || len(old) != 1 || len(reqs) != 1 {
+			t.Fatalf("%q: one pass gave %d requests, the old path %d (%v %v)", line, len(reqs), len(old), oldPerr, oldErrs)
+		}
+		if string(old[0].ID) != string(reqs[0].ID) || old[0].Method != reqs[0].Method || old[0].JSONRPC != reqs[0].JSONRPC {
+			t.Fatalf("%q: one pass read %+v, the old path %+v", line, reqs[0], old[0])
+		}
 		if reqs[0].Value == nil {
+			if string(old[0].Params) != string(reqs[0].Params) {
+				t.Fatalf("%q: one pass kept params %q, the old path %q", line, reqs[0].Params, old[0].Params)
+			}
 			return
 		}
 		v, ok := reqs[0].Value.(toolCall)
 		if !ok {
 			// Another method's params: what decode makes of them.
-			old, _, _, perr := jsonrpc.Parse(line)
-			if perr != nil || len(old) != 1 {
-				t.Fatalf("one pass accepted %q, the old path refused it: %v", line, perr)
-			}
 			want := reflect.New(reflect.TypeOf(reqs[0].Value))
 			if err := decode(old[0].Method, old[0].Params, want.Interface()); err != nil {
 				t.Fatalf("one pass accepted %q, decode refused it: %v", line, err)

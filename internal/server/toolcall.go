@@ -44,11 +44,11 @@ func toolCallParams(dec *jsontext.Decoder, line []byte) (any, error) {
 			field = &v.Role
 		case "arguments":
 			if v.Name == "" || dec.PeekKind() != '{' {
-				raw, err := dec.ReadValue()
+				raw, err := readValue(dec, line)
 				if err != nil {
 					return nil, err
 				}
-				v.Arguments = json.RawMessage(raw)
+				v.Arguments = raw
 				continue
 			}
 			if v.Arguments, v.args, err = toolArguments(dec, line, v.Name); err != nil {
@@ -87,11 +87,11 @@ func toolArguments(dec *jsontext.Decoder, line []byte, tool string) (json.RawMes
 			return nil, nil, err
 		}
 		name := tok.String() // a token is void after the next read
-		val, err := dec.ReadValue()
+		val, err := readValue(dec, line)
 		if err != nil {
 			return nil, nil, err
 		}
-		members[name] = json.RawMessage(val)
+		members[name] = val
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
 		return nil, nil, errUnusual
@@ -99,6 +99,17 @@ func toolArguments(dec *jsontext.Decoder, line []byte, tool string) (json.RawMes
 	raw := tools.Canonical(line[start:dec.InputOffset()])
 	call, err := tools.DecodeMembers(tool, members)
 	return raw, &tools.Decoded{Call: call, Err: err}, nil
+}
+
+// readValue reads the next value and returns its bytes in line, which
+// outlive the decoder's next read (a value it returns need not).
+func readValue(dec *jsontext.Decoder, line []byte) (json.RawMessage, error) {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	end := dec.InputOffset()
+	return json.RawMessage(line[end-int64(len(v)) : end]), nil
 }
 
 // errUnusual sends a line the step-by-step way, which says what is wrong.
