@@ -38,7 +38,13 @@ func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
 		d.log.Info("checkpoints succeed again")
 		w.lastErr = ""
 	}
+	// What the log holds since its last restart; none once all of it is
+	// copied back, as the next commit then starts it again (the counts
+	// stay those of the old log until that commit).
 	d.wr.walLog = int64(st.Frames) * walFrame
+	if st.Frames == st.Checkpointed {
+		d.wr.walLog = 0
+	}
 	// Everything copied back, but the file still as large as it grew while
 	// a reader pinned it: give the space back now, not at the next write
 	// (there may be none for a long while).
