@@ -106,20 +106,26 @@ func (d *DB) prepare(ctx context.Context) error {
 	return nil
 }
 
-// appendCall inserts a call's row with insert, the insertCall statement of
-// the transaction.
-func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now time.Time) error {
-	c := &a.Call
-	c.CreatedAt = now
-	ts := formatTime(now)
-	var taskid sql.NullInt64
-	var status, subject, description sql.NullString
+// ChangeColumns are the log row's change columns of a (NULL for a read or
+// an error): the taskid, the task's status after the call, and the subject
+// and description only when the call set them. Both storages write them.
+func ChangeColumns(a *record.Append) (taskid sql.NullInt64, status, subject, description sql.NullString) {
 	if t := a.Task; t != nil {
 		taskid = sql.NullInt64{Int64: int64(t.Taskid), Valid: true}
 		status = sql.NullString{String: string(t.Status), Valid: true}
 		subject = sql.NullString{String: t.Subject, Valid: a.SetSubject}
 		description = sql.NullString{String: t.Description, Valid: a.SetDescription}
 	}
+	return taskid, status, subject, description
+}
+
+// appendCall inserts a call's row with insert, the insertCall statement of
+// the transaction.
+func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now time.Time) error {
+	c := &a.Call
+	c.CreatedAt = now
+	ts := formatTime(now)
+	taskid, status, subject, description := ChangeColumns(a)
 	_, err := insert.ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
 		taskid, status, subject, description)

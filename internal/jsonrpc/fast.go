@@ -34,13 +34,15 @@ func ParseWith(line []byte, decoders func(method string) ParamsDecoder) (reqs []
 func parseFastSafe(line []byte, decoders func(string) ParamsDecoder) (r Request, err error) {
 	defer func() {
 		if recover() != nil {
-			r, err = Request{}, errUnusual
+			r, err = Request{}, ErrUnusual
 		}
 	}()
 	return parseFast(line, decoders)
 }
 
-var errUnusual = errors.New("not of the usual form")
+// ErrUnusual is what a ParamsDecoder returns for params not of the usual
+// form, sending the line down Parse's path, which says what is wrong.
+var ErrUnusual = errors.New("not of the usual form")
 
 // parseFast reads {"jsonrpc":"2.0","id":…,"method":…,"params":{…}} in one
 // pass. The decoder reads the line in place (a bytes.Buffer is not copied)
@@ -49,7 +51,7 @@ func parseFast(line []byte, decoders func(string) ParamsDecoder) (Request, error
 	var r Request
 	dec := jsontext.NewDecoder(bytes.NewBuffer(line))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return r, errUnusual
+		return r, ErrUnusual
 	}
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
@@ -58,14 +60,14 @@ func parseFast(line []byte, decoders func(string) ParamsDecoder) (Request, error
 		}
 		switch name.String() {
 		case "jsonrpc":
-			v, err := readString(dec)
+			v, err := ReadString(dec)
 			if err != nil || v != "2.0" {
-				return r, errUnusual
+				return r, ErrUnusual
 			}
 			r.JSONRPC = v
 		case "id":
 			if k := dec.PeekKind(); k != '"' && k != '0' {
-				return r, errUnusual
+				return r, ErrUnusual
 			}
 			v, err := dec.ReadValue()
 			if err != nil {
@@ -73,12 +75,12 @@ func parseFast(line []byte, decoders func(string) ParamsDecoder) (Request, error
 			}
 			r.ID = json.RawMessage(bytes.Clone(v))
 		case "method":
-			if r.Method, err = readString(dec); err != nil || r.Method == "" {
-				return r, errUnusual
+			if r.Method, err = ReadString(dec); err != nil || r.Method == "" {
+				return r, ErrUnusual
 			}
 		case "params":
 			if dec.PeekKind() != '{' || r.Method == "" {
-				return r, errUnusual
+				return r, ErrUnusual
 			}
 			var pd ParamsDecoder
 			if decoders != nil {
@@ -87,28 +89,28 @@ func parseFast(line []byte, decoders func(string) ParamsDecoder) (Request, error
 			if pd == nil {
 				// Parse's checks (a name given twice in any case, which
 				// encoding/json would read as one) are the method's own.
-				return r, errUnusual
+				return r, ErrUnusual
 			}
 			if r.Value, err = pd(dec, line); err != nil {
 				return r, err
 			}
 		default:
-			return r, errUnusual
+			return r, ErrUnusual
 		}
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
-		return r, errUnusual
+		return r, ErrUnusual
 	}
 	if _, err := dec.ReadToken(); err != io.EOF || r.JSONRPC == "" || r.Method == "" {
-		return r, errUnusual
+		return r, ErrUnusual
 	}
 	return r, nil
 }
 
-// readString reads a string value.
-func readString(dec *jsontext.Decoder) (string, error) {
+// ReadString reads a string value (ErrUnusual for another kind).
+func ReadString(dec *jsontext.Decoder) (string, error) {
 	if dec.PeekKind() != '"' {
-		return "", errUnusual
+		return "", ErrUnusual
 	}
 	tok, err := dec.ReadToken()
 	if err != nil {

@@ -81,14 +81,7 @@ func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
 func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
-	var taskid sql.NullInt64
-	var status, subject, description sql.NullString
-	if t := a.Task; t != nil {
-		taskid = sql.NullInt64{Int64: int64(t.Taskid), Valid: true}
-		status = sql.NullString{String: string(t.Status), Valid: true}
-		subject = sql.NullString{String: t.Subject, Valid: a.SetSubject}
-		description = sql.NullString{String: t.Description, Valid: a.SetDescription}
-	}
+	taskid, status, subject, description := db.ChangeColumns(a)
 	res, err := x.ExecContext(ctx, insertFencedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
 		c.IsError, string(c.Result), c.Forced, now, taskid, d.owner, status, subject, description)
 	if pgCode(err) == uniqueViolation {

@@ -2,10 +2,10 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -25,7 +25,7 @@ type toolCall struct {
 func toolCallParams(dec *jsontext.Decoder, line []byte) (any, error) {
 	var v toolCall
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, errUnusual
+		return nil, jsonrpc.ErrUnusual
 	}
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
@@ -56,19 +56,14 @@ func toolCallParams(dec *jsontext.Decoder, line []byte) (any, error) {
 			}
 			continue
 		default:
-			return nil, errUnusual // decode says what is unknown
+			return nil, jsonrpc.ErrUnusual // decode says what is unknown
 		}
-		if dec.PeekKind() != '"' {
-			return nil, errUnusual
-		}
-		tok, err := dec.ReadToken()
-		if err != nil {
+		if *field, err = jsonrpc.ReadString(dec); err != nil {
 			return nil, err
 		}
-		*field = tok.String()
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
-		return nil, errUnusual
+		return nil, jsonrpc.ErrUnusual
 	}
 	return v, nil
 }
@@ -94,7 +89,7 @@ func toolArguments(dec *jsontext.Decoder, line []byte, tool string) (json.RawMes
 		members[name] = val
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
-		return nil, nil, errUnusual
+		return nil, nil, jsonrpc.ErrUnusual
 	}
 	raw := tools.Canonical(line[start:dec.InputOffset()])
 	call, err := tools.DecodeMembers(tool, members)
@@ -111,6 +106,3 @@ func readValue(dec *jsontext.Decoder, line []byte) (json.RawMessage, error) {
 	end := dec.InputOffset()
 	return json.RawMessage(line[end-int64(len(v)) : end]), nil
 }
-
-// errUnusual sends a line the step-by-step way, which says what is wrong.
-var errUnusual = errors.New("tools/call params not of the usual form")
