@@ -2,11 +2,15 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
 // BenchmarkSessions64 drives 64 sessions over the socket under --sync full,
@@ -36,5 +40,54 @@ func BenchmarkSessions64(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(rate, "calls/s")
+	}
+}
+
+// BenchmarkCompactOverSocket compacts a session of 10,000 tasks (half of
+// them completed) over the socket, end to end, as the bench's side-by-side
+// part does; ns/op is one compaction. Each is taken after a second's pause,
+// as a host compacts long after the last one (the projector idle).
+func BenchmarkCompactOverSocket(b *testing.B) {
+	ctx := context.Background()
+	dir, err := TempDir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bb := &bencher{cfg: Config{Dir: dir}}
+	dm, err := bb.startDaemon(ctx, db.SyncFull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dm.stop()
+	c, err := client.Dial(ctx, dm.socket)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	id := "big"
+	if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range bigTasks {
+		if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: mixCreate(i)}); err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 1 {
+			if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskUpdate,
+				Arguments: json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"completed"}`, i/2+1))}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		time.Sleep(time.Second)
+		b.StartTimer()
+		out, err := c.Compact(ctx, client.Compact{SessionID: id})
+		if err != nil {
+			b.Fatal(err)
+		}
+		id = out.Session.ID
 	}
 }
