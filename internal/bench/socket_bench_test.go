@@ -2,15 +2,12 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
 // BenchmarkSessions64 drives 64 sessions over the socket under --sync full,
@@ -69,16 +66,8 @@ func BenchmarkCompactOverSocket(b *testing.B) {
 	if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id}); err != nil {
 		b.Fatal(err)
 	}
-	for i := range bigTasks {
-		if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: mixCreate(i)}); err != nil {
-			b.Fatal(err)
-		}
-		if i%2 == 1 {
-			if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskUpdate,
-				Arguments: json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"completed"}`, i/2+1))}); err != nil {
-				b.Fatal(err)
-			}
-		}
+	if err := fillBig(ctx, c, id); err != nil {
+		b.Fatal(err)
 	}
 	for b.Loop() {
 		b.StopTimer()

@@ -286,6 +286,23 @@ func agentMix(ctx context.Context, ids []string) func(c *client.Client, w, i int
 	}
 }
 
+// fillBig gives session id bigTasks tasks, call by call as an agent would,
+// completing every other one as it goes.
+func fillBig(ctx context.Context, c *client.Client, id string) error {
+	for i := range bigTasks {
+		if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskCreate, CallID: fmt.Sprint("c-", i), Arguments: mixCreate(i)}); err != nil {
+			return err
+		}
+		if i%2 == 1 {
+			if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskUpdate, CallID: fmt.Sprint("u-", i),
+				Arguments: json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"completed"}`, i/2+1))}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // mixCreate is a TaskCreate of usual size: a subject of a few words and a
 // description of a sentence or two.
 func mixCreate(i int) json.RawMessage {
@@ -373,16 +390,8 @@ func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error
 	if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id}); err != nil {
 		return res, err
 	}
-	for i := range bigTasks {
-		if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskCreate, CallID: fmt.Sprint("c-", i), Arguments: mixCreate(i)}); err != nil {
-			return res, err
-		}
-		if i%2 == 1 {
-			if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskUpdate, CallID: fmt.Sprint("u-", i),
-				Arguments: json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"completed"}`, i/2+1))}); err != nil {
-				return res, err
-			}
-		}
+	if err := fillBig(ctx, c, id); err != nil {
+		return res, err
 	}
 	// A restart: the next call loads the session.
 	c.Close()
