@@ -67,12 +67,18 @@ func newSessions(ctx context.Context, c *client.Client, n int) ([]string, error)
 // machine with the daemon, and its own decoding would take CPU from what
 // is measured (the same for every binary measured).
 func callTool(ctx context.Context, c *client.Client, p client.ToolCall) error {
-	params := map[string]any{"sessionId": p.SessionID, "name": p.Name, "arguments": p.Arguments}
-	if p.CallID != "" {
-		params["callId"] = p.CallID
-	}
-	if p.Role != "" {
-		params["role"] = p.Role
+	// The params in the order the client and the MCP bridge send them:
+	// the name before the arguments, which the daemon then reads in its
+	// parse's one pass.
+	params := wire.ToolCall{SessionID: p.SessionID, Name: p.Name, CallID: p.CallID, Role: p.Role}
+	if args, ok := p.Arguments.(json.RawMessage); ok {
+		params.Arguments = args
+	} else if p.Arguments != nil {
+		b, err := json.Marshal(p.Arguments)
+		if err != nil {
+			return err
+		}
+		params.Arguments = b
 	}
 	var raw json.RawMessage
 	if err := c.Call(ctx, wire.MethodToolsCall, params, &raw); err != nil {
