@@ -65,23 +65,12 @@ func newSessions(ctx context.Context, c *client.Client, n int) ([]string, error)
 //
 // The result is checked, not decoded: the load generator shares the
 // machine with the daemon, and its own decoding would take CPU from what
-// is measured (the same for every binary measured).
-func callTool(ctx context.Context, c *client.Client, p client.ToolCall) error {
-	// The params in the order the client and the MCP bridge send them:
-	// the name before the arguments, which the daemon then reads in its
-	// parse's one pass.
-	params := wire.ToolCall{SessionID: p.SessionID, Name: p.Name, CallID: p.CallID, Role: p.Role}
-	if args, ok := p.Arguments.(json.RawMessage); ok {
-		params.Arguments = args
-	} else if p.Arguments != nil {
-		b, err := json.Marshal(p.Arguments)
-		if err != nil {
-			return err
-		}
-		params.Arguments = b
-	}
+// is measured (the same for every binary measured). The params are sent in
+// the order the client and the MCP bridge send them, the name before the
+// arguments, which the daemon reads in its parse's one pass.
+func callTool(ctx context.Context, c *client.Client, p wire.ToolCall) error {
 	var raw json.RawMessage
-	if err := c.Call(ctx, wire.MethodToolsCall, params, &raw); err != nil {
+	if err := c.Call(ctx, wire.MethodToolsCall, p, &raw); err != nil {
 		return err
 	}
 	if bytes.Contains(raw, []byte(`"isError":true`)) { // quotes in a string are escaped
@@ -226,12 +215,12 @@ func (b *bencher) unlogged(ctx context.Context, c *client.Client, socket string,
 	if err != nil {
 		return err
 	}
-	if err := callTool(ctx, c, client.ToolCall{SessionID: ids[0], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs)}); err != nil {
+	if err := callTool(ctx, c, wire.ToolCall{SessionID: ids[0], Name: tools.TaskCreate, Arguments: json.RawMessage(rowArgs)}); err != nil {
 		return err
 	}
 	for _, n := range concurrency {
 		rate, lat, err := b.drive(ctx, socket, n, func(c *client.Client, _, _ int) error {
-			return callTool(ctx, c, client.ToolCall{SessionID: ids[0], Name: tools.TaskGet, Role: "compact_worker", Arguments: json.RawMessage(`{"taskid":1}`)})
+			return callTool(ctx, c, wire.ToolCall{SessionID: ids[0], Name: tools.TaskGet, Role: "compact_worker", Arguments: json.RawMessage(`{"taskid":1}`)})
 		})
 		if err != nil {
 			return err
@@ -246,7 +235,7 @@ func (b *bencher) unlogged(ctx context.Context, c *client.Client, socket string,
 func workload(ctx context.Context, ids []string) func(c *client.Client, w, i int) error {
 	return func(c *client.Client, w, i int) error {
 		name, args := workloadCall(i)
-		return callTool(ctx, c, client.ToolCall{SessionID: ids[w], Name: name, Arguments: args, CallID: fmt.Sprintf("b-%d-%d", w, i)})
+		return callTool(ctx, c, wire.ToolCall{SessionID: ids[w], Name: name, Arguments: args, CallID: fmt.Sprintf("b-%d-%d", w, i)})
 	}
 }
 

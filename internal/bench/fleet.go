@@ -20,6 +20,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Fleet mode's measurements (go run ./cmd/tsdbench --fleet): the daemon's
@@ -178,7 +179,7 @@ func driveFleet(ctx context.Context, sockets []string, phase time.Duration) (flo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			warm[w] = callTool(ctx, c, client.ToolCall{SessionID: ids[w], Name: "TaskList"})
+			warm[w] = callTool(ctx, c, wire.ToolCall{SessionID: ids[w], Name: "TaskList"})
 		}()
 	}
 	wg.Wait()

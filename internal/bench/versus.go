@@ -20,6 +20,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // The side-by-side part of the run: the daemon as a user runs it (the
@@ -276,7 +277,7 @@ func seeded(ctx context.Context, socket string, n, open int) ([]string, error) {
 // its length.
 func agentMix(ctx context.Context, ids []string) func(c *client.Client, w, i int) error {
 	return func(c *client.Client, w, i int) error {
-		p := client.ToolCall{SessionID: ids[w], CallID: fmt.Sprintf("m-%d-%d", w, i)}
+		p := wire.ToolCall{SessionID: ids[w], CallID: fmt.Sprintf("m-%d-%d", w, i)}
 		if i%2 == 1 {
 			p.Name, p.Arguments = tools.TaskUpdate, json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"completed"}`, i/2+1))
 		} else {
@@ -290,11 +291,11 @@ func agentMix(ctx context.Context, ids []string) func(c *client.Client, w, i int
 // completing every other one as it goes.
 func fillBig(ctx context.Context, c *client.Client, id string) error {
 	for i := range bigTasks {
-		if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskCreate, CallID: fmt.Sprint("c-", i), Arguments: mixCreate(i)}); err != nil {
+		if err := callTool(ctx, c, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, CallID: fmt.Sprint("c-", i), Arguments: mixCreate(i)}); err != nil {
 			return err
 		}
 		if i%2 == 1 {
-			if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskUpdate, CallID: fmt.Sprint("u-", i),
+			if err := callTool(ctx, c, wire.ToolCall{SessionID: id, Name: tools.TaskUpdate, CallID: fmt.Sprint("u-", i),
 				Arguments: json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"completed"}`, i/2+1))}); err != nil {
 				return err
 			}
@@ -409,7 +410,7 @@ func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error
 		return res, err
 	}
 	t0 = time.Now()
-	if err := callTool(ctx, c, client.ToolCall{SessionID: id, Name: tools.TaskGet, Arguments: json.RawMessage(`{"taskid":1}`)}); err != nil {
+	if err := callTool(ctx, c, wire.ToolCall{SessionID: id, Name: tools.TaskGet, Arguments: json.RawMessage(`{"taskid":1}`)}); err != nil {
 		return res, err
 	}
 	res.FirstCall = time.Since(t0)
