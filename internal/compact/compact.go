@@ -45,17 +45,6 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 	// The successor starts as exactly this store, so st renders what it
 	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
-	// The snapshot is encoded on another core while this one renders: of a
-	// long list, each takes about as long as the other.
-	type encoded struct {
-		b   []byte
-		err error
-	}
-	enc := make(chan encoded, 1)
-	go func() {
-		b, err := json.Marshal(snap)
-		enc <- encoded{b, err}
-	}()
 	p := record.Compaction{
 		Old:      old.ID,
 		New:      &record.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
@@ -66,14 +55,9 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
 	result, err := json.Marshal(tools.ListResult(st))
-	e := <-enc
 	if err != nil {
 		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}
-	if e.err != nil {
-		return record.Compaction{}, fmt.Errorf("compact %s: encode snapshot: %w", old.ID, e.err)
-	}
-	p.SnapshotJSON = e.b
 	p.Forced = &record.Append{Call: record.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: result, Forced: true}}
 	return p, nil

@@ -725,6 +725,89 @@ func TestMigrationMovesTheSnapshots(t *testing.T) {
 	assert.JSONEq(t, snap, back)
 }
 
+func TestSuccessorStartsFromItsParentsProjection(t *testing.T) {
+	// Ensures a compaction stores no second copy of the list: the
+	// successor's snapshot is NULL, and loading it (as replay and fsck
+	// do) gives its parent's projection as sealed, whether or not the
+	// successor's first tasks are projected yet, and an empty list from an
+	// empty parent.
+	path := filepath.Join(t.TempDir(), "c.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
+	a := store.Task{Taskid: 1, Status: store.Completed, Subject: "a", Description: "first"}
+	b := store.Task{Taskid: 2, Status: store.Pending, Subject: "b"}
+	writeTask(t, d, "old", 1, a)
+	writeTask(t, d, "old", 2, b)
+	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3})))
+	raw := testutil.RawDB(t, path)
+	var stored sql.NullString
+	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'succ'`).Scan(&stored))
+	assert.False(t, stored.Valid, "no JSON copy of the list: %q", stored.String)
+
+	want := &store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3}
+	loaded, err := d.LoadSession(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, want, loaded.Snapshot, "not projected yet")
+	require.NoError(t, d.Project(ctx))
+	loaded, err = d.LoadSession(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, want, loaded.Snapshot, "projected")
+	plain, err := d.LoadSession(ctx, "old")
+	require.NoError(t, err)
+	assert.Nil(t, plain.Snapshot, "a session made by create has none")
+
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "empty"}))
+	require.NoError(t, d.Compact(ctx, compaction("empty", "empty2", store.Snapshot{NextTaskid: 1})))
+	loaded, err = d.LoadSession(ctx, "empty2")
+	require.NoError(t, err)
+	assert.Equal(t, &store.Snapshot{NextTaskid: 1}, loaded.Snapshot)
+}
+
+func TestMigrationKeepsTheJSONSnapshots(t *testing.T) {
+	// Ensures a successor made before the snapshot became optional keeps
+	// its JSON and loads from it, beside one made after (NULL); and that
+	// migrating back down writes the JSON the previous schema needs.
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, p := schemaAt(t, path, 8)
+	const at = "2026-01-01T00:00:00.000000Z"
+	snap := `{"tasks":[{"taskid":1,"status":"pending","subject":"a","description":"d"}],"nextTaskid":2}`
+	_, err := raw.Exec(`
+		INSERT INTO sessions (id, status, created_at, updated_at, projected_seq) VALUES ('old', 'compacted', ?1, ?1, 1);
+		INSERT INTO sessions (id, parent_id, created_at, updated_at) VALUES ('succ', 'old', ?1, ?1);
+		UPDATE sessions SET successor_id = 'succ' WHERE id = 'old';
+		INSERT INTO snapshots (session_id, snapshot, projected) VALUES ('succ', ?2, 1);
+		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description) VALUES
+			('old', 1, 'TaskCreate', '{"subject":"a","description":"d"}', '{}', ?1, 1, 'pending', 'a', 'd');
+		INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at) VALUES
+			('old', 1, 'pending', 'a', 'd', ?1, ?1), ('succ', 1, 'pending', 'a', 'd', ?1, ?1);`, at, snap)
+	require.NoError(t, err)
+
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	var kept string
+	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'succ'`).Scan(&kept))
+	assert.Equal(t, snap, kept)
+	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a", Description: "d"}
+	loaded, err := d.LoadSession(ctx, "succ")
+	require.NoError(t, err)
+	assert.Equal(t, &store.Snapshot{Tasks: []store.Task{task}, NextTaskid: 2}, loaded.Snapshot)
+	require.NoError(t, d.Compact(ctx, compaction("succ", "third", store.Snapshot{Tasks: []store.Task{task}, NextTaskid: 2})))
+	got, err := d.Tasks(ctx, "third")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{task}, got, "the views read the rebuilt table")
+	require.NoError(t, d.Close())
+
+	_, err = p.DownTo(ctx, 8)
+	require.NoError(t, err)
+	var back string
+	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'third'`).Scan(&back))
+	assert.JSONEq(t, snap, back)
+	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'succ'`).Scan(&kept))
+	assert.Equal(t, snap, kept)
+}
+
 func TestCreatedAtIsTheFirstChange(t *testing.T) {
 	// Ensures a task created and changed within one projection interval
 	// reads as created at its first change, through the view before the

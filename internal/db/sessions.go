@@ -37,10 +37,13 @@ const lastActive = `max(updated_at, coalesce((SELECT c.created_at FROM tool_call
 
 // selectRecordColumns reads sessionColumns, with updated_at as lastActive;
 // selectColumns adds the snapshot, which can hold a whole task list: only
-// loading a session needs it.
+// loading a session needs it. A successor whose snapshot is NULL (every
+// one since migration 9) reads as fromParent: it started from its
+// parent's projection.
 const (
 	selectRecordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, ` + lastActive
-	selectColumns       = selectRecordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
+	selectColumns       = selectRecordColumns + `, (SELECT coalesce(b.snapshot, '') FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
+	fromParent          = ""
 )
 
 func (r sessionRow) session() (record.Session, error) {
@@ -55,7 +58,7 @@ func (r sessionRow) session() (record.Session, error) {
 	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
 		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
 	}
-	if r.Snapshot.Valid {
+	if r.Snapshot.Valid && r.Snapshot.String != fromParent {
 		var snap store.Snapshot
 		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
 			return record.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
@@ -115,19 +118,54 @@ func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) 
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
 func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
-	return d.getSession(ctx, id, selectColumns)
+	r, err := d.getRow(ctx, id, selectColumns)
+	if err != nil {
+		return record.Session{}, err
+	}
+	rec, err := r.session()
+	if err != nil || !r.Snapshot.Valid || r.Snapshot.String != fromParent {
+		return rec, err
+	}
+	// Two reads, not one transaction: the successor's row was committed
+	// with its parent's seal, after which the projection read here does
+	// not change.
+	rec.Snapshot, err = parentSnapshot(ctx, d, rec.ParentID)
+	return rec, err
+}
+
+// parentSnapshot is the store a successor started from: its parent's
+// projection, which its compaction brought up to date as it sealed the
+// parent.
+func parentSnapshot(ctx context.Context, d *DB, parentID string) (*store.Snapshot, error) {
+	tasks, err := projectedTasks(ctx, d, parentID)
+	if err != nil {
+		return nil, err
+	}
+	snap := &store.Snapshot{Tasks: tasks, NextTaskid: 1}
+	if len(tasks) > 0 {
+		snap.NextTaskid = tasks[len(tasks)-1].Taskid + 1
+	}
+	return snap, nil
 }
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
+	r, err := d.getRow(ctx, id, columns)
+	if err != nil {
+		return record.Session{}, err
+	}
+	return r.session()
+}
+
+func (d *DB) getRow(ctx context.Context, id, columns string) (sessionRow, error) {
 	var r sessionRow
 	err := d.q.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return record.Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+		return r, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return record.Session{}, fmt.Errorf("get session %s: %w", id, err)
+		return r, fmt.Errorf("get session %s: %w", id, err)
 	}
-	return r.session()
+	return r, nil
 }
 
 // Head returns the newest session of id's lineage: id itself when it has

@@ -99,7 +99,8 @@ func TestBadSnapshot(t *testing.T) {
 	require.NoError(t, d.Project(ctx))
 	raw := testutil.RawDB(t, path)
 	for _, q := range []string{
-		`UPDATE snapshots SET snapshot = json_set(snapshot, '$.nextTaskid', 0), projected = 0 WHERE session_id = ?`,
+		// As a successor from before migration 9 holds it, in JSON.
+		`UPDATE snapshots SET snapshot = '{"tasks":[],"nextTaskid":0}', projected = 0 WHERE session_id = ?`,
 		`DELETE FROM task_projection WHERE session_id = ?`,
 		`UPDATE sessions SET projected_seq = 0 WHERE id = ?`,
 	} {

@@ -82,9 +82,6 @@ type Compaction struct {
 	Tasks    []store.Task
 	Messages []Message
 	Forced   *Append
-	// SnapshotJSON is New.Snapshot as stored, encoded before the
-	// transaction so that encoding a long list does not hold the writer.
-	SnapshotJSON []byte
 }
 
 func (c *Change) String() string {
@@ -98,12 +95,10 @@ func (c *Change) String() string {
 	return s
 }
 
-// EncodedSnapshot is the successor's snapshot as stored: SnapshotJSON, or
-// New.Snapshot encoded when it was not set.
+// EncodedSnapshot is the successor's snapshot as JSON, as PostgreSQL
+// stores it (SQLite reads a successor's first tasks from its parent's
+// projection instead).
 func (c *Compaction) EncodedSnapshot() (string, error) {
-	if c.SnapshotJSON != nil {
-		return string(c.SnapshotJSON), nil
-	}
 	b, err := json.Marshal(c.New.Snapshot)
 	if err != nil {
 		return "", fmt.Errorf("encode snapshot: %w", err)
