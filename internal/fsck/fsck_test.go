@@ -52,6 +52,29 @@ func TestHealthy(t *testing.T) {
 	}
 }
 
+func TestFindsASealedProjectionChanged(t *testing.T) {
+	// Ensures that a sealed session's projection, which its successor
+	// started from (no copy of the list is kept beside it), changed after
+	// the seal is reported in both: the parent's disagrees with its log,
+	// and the successor's log, replayed from it, with its own projection.
+	path := filepath.Join(t.TempDir(), "p.db")
+	d := testutil.MustOpenDBAt(t, path)
+	old, succ := populate(t, session.NewManager(d, nil))
+	require.NoError(t, d.Project(ctx))
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`UPDATE task_projection SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, old)
+	require.NoError(t, err)
+
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	problems := map[string]string{}
+	for _, s := range r.Sessions {
+		problems[s.ID] = strings.Join(s.Problems, "; ")
+	}
+	assert.Contains(t, problems[old], "tampered")
+	assert.Contains(t, problems[succ], "tampered")
+}
+
 func TestFindsDivergence(t *testing.T) {
 	// Ensures a projection that disagrees with the log, and a recorded
 	// result the replay does not reproduce, are both reported.
