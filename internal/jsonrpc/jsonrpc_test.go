@@ -159,4 +159,14 @@ func TestResponseIsEncodedOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, string(got))
 	assert.True(t, bytes.HasPrefix(got, []byte(wire.ResponseHead+`1,"error":`)), "an error response too: %s", got)
+
+	// A response encoded whole is the line as it is: alone, not copied;
+	// in a batch, appended.
+	line := []byte(wire.ResponseHead + `2,"result":{"a":1}}`)
+	got, err = jsonrpc.Response{Encoded: line}.AppendJSON(nil)
+	require.NoError(t, err)
+	assert.Same(t, &line[0], &got[0])
+	got, err = jsonrpc.Response{Encoded: line}.AppendJSON([]byte("[x,"))
+	require.NoError(t, err)
+	assert.Equal(t, "[x,"+string(line), string(got))
 }

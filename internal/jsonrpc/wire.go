@@ -53,6 +53,10 @@ type Response struct {
 	ID      json.RawMessage `json:"id"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	Error   *Error          `json:"error,omitempty"`
+	// Encoded, when set, is the whole response already encoded (a long
+	// result is encoded straight into its line): the fields above are
+	// then not read.
+	Encoded []byte `json:"-"`
 }
 
 // Notification is a server-to-client message without an id.
@@ -187,6 +191,12 @@ func idOf(raw json.RawMessage) json.RawMessage {
 // and compacts it, and escapes <, > and & a model would then read): the
 // daemon encodes each result once, compact.
 func (r Response) AppendJSON(b []byte) ([]byte, error) {
+	if r.Encoded != nil {
+		if len(b) == 0 {
+			return r.Encoded, nil
+		}
+		return append(b, r.Encoded...), nil
+	}
 	if r.Error != nil || r.Result == nil {
 		out, err := json.Marshal(r)
 		if err != nil {

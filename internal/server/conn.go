@@ -16,6 +16,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -237,26 +241,87 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 		}
 		return jsonrpc.ErrorResponse(req.ID, e), true
 	}
-	raw, isRaw := result.(json.RawMessage)
-	if !isRaw {
-		if raw, err = encodeResult(result); err != nil {
-			return jsonrpc.ErrorResponse(req.ID, jsonrpc.Errorf(wire.CodeInternal, "encode result: %v", err)), true
-		}
+	if raw, isRaw := result.(json.RawMessage); isRaw {
+		return jsonrpc.Response{JSONRPC: "2.0", ID: req.ID, Result: raw}, true
 	}
-	return jsonrpc.Response{JSONRPC: "2.0", ID: req.ID, Result: raw}, true
+	line, err := encodeResponse(req.ID, result)
+	if err != nil {
+		return jsonrpc.ErrorResponse(req.ID, jsonrpc.Errorf(wire.CodeInternal, "encode result: %v", err)), true
+	}
+	return jsonrpc.Response{Encoded: line}, true
 }
 
-// encodeResult encodes a method's result as tool results are: without
-// escaping <, > and & (a host reads it as JSON, and a model the text), and
-// without json.Marshal's final copy, which of a compaction's is megabytes.
-func encodeResult(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// encodeResponse encodes the response to id whose result is v, the result
+// as tool results are (without escaping <, > and &: a host reads it as
+// JSON, and a model the text), straight into the line. A result carrying
+// a whole list (megabytes, of a compaction's) is encoded in place into one
+// buffer sized for it, by encoding/json/v2 with encoding/json's semantics:
+// encoding/json builds it in a buffer of its own that grows from nothing
+// when its pool is empty, as it is after a GC — 30 ms and 18 MB for
+// 10,000 tasks where this takes 3 ms and 2.6 MB (BenchmarkEncodeCompacted).
+func encodeResponse(id json.RawMessage, v any) ([]byte, error) {
+	if id == nil {
+		id = json.RawMessage("null")
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	hint := sizeHint(v)
+	var buf bytes.Buffer
+	// The v2 encoder writes into the buffer's spare room, and grows it
+	// whenever less than a quarter of its length is left spare.
+	buf.Grow(len(wire.ResponseHead) + len(id) + len(`,"result":}`) + hint + hint/4 + 256)
+	buf.WriteString(wire.ResponseHead)
+	buf.Write(id)
+	buf.WriteString(`,"result":`)
+	if hint > 0 {
+		if err := jsonv2.MarshalWrite(&buf, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false)); err != nil {
+			return nil, err
+		}
+	} else {
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // the newline Encode ends with
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// sizeHint estimates the encoded size of a result that carries a whole
+// list; 0 for the others, which are small.
+func sizeHint(v any) int {
+	n := 0
+	switch r := v.(type) {
+	case wire.Compacted:
+		n = len(r.ForcedCall.Result) + messagesSize(r.Messages)
+	case wire.Snapshot:
+		n = len(r.Text) + tasksSize(r.Tasks)
+	case wire.Resumed:
+		n = tasksSize(r.Tasks) + messagesSize(r.Messages)
+		if r.ForcedCall != nil {
+			n += len(r.ForcedCall.Result)
+		}
+	default:
+		return 0
+	}
+	// Escaping lengthens text: a newline in every task, a quote here and there.
+	return n + n/16 + 1024
+}
+
+func messagesSize(ms []wire.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += 64 + len(m.Content)
+	}
+	return n
+}
+
+func tasksSize(ts []wire.Task) int {
+	n := 0
+	for _, t := range ts {
+		n += 64 + len(t.Subject) + len(t.Description)
+	}
+	return n
 }
 
 func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
