@@ -765,6 +765,40 @@ func TestSuccessorStartsFromItsParentsProjection(t *testing.T) {
 	assert.Equal(t, &store.Snapshot{NextTaskid: 1}, loaded.Snapshot)
 }
 
+func TestCompactRefusesAProjectionThatDiffersFromTheStore(t *testing.T) {
+	// Ensures a compaction whose store (what the model is shown) and
+	// projection (what the successor is loaded from) disagree, with the
+	// same count, is refused and changes nothing.
+	for _, tamper := range []string{
+		`UPDATE task_projection SET subject = 'tampered' WHERE session_id = 'old' AND taskid = 1`,
+		`UPDATE task_projection SET status = 'completed' WHERE session_id = 'old' AND taskid = 2`,
+		`UPDATE task_projection SET description = 'x' WHERE session_id = 'old' AND taskid = 1`,
+	} {
+		t.Run(tamper, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "d.db")
+			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+			require.NoError(t, err)
+			defer d.Close()
+			require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
+			a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+			b := store.Task{Taskid: 2, Status: store.InProgress, Subject: "b", Description: "d"}
+			writeTask(t, d, "old", 1, a)
+			writeTask(t, d, "old", 2, b)
+			require.NoError(t, d.Project(ctx))
+			_, err = testutil.RawDB(t, path).Exec(tamper)
+			require.NoError(t, err)
+
+			err = d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3}))
+			require.ErrorContains(t, err, "the tasks projection (2 tasks) differs from the store (2): run tasksessiond fsck")
+			old, err := d.GetSession(ctx, "old")
+			require.NoError(t, err)
+			assert.Equal(t, record.StatusActive, old.Status)
+			_, err = d.GetSession(ctx, "succ")
+			assert.ErrorIs(t, err, db.ErrNotFound)
+		})
+	}
+}
+
 func TestMigrationKeepsTheJSONSnapshots(t *testing.T) {
 	// Ensures a successor made before the snapshot became optional keeps
 	// its JSON and loads from it, beside one made after (NULL); and that

@@ -265,10 +265,14 @@ func (d *DB) catchUp(ctx context.Context) error {
 		return fmt.Errorf("find unprojected snapshots: %w", err)
 	}
 	// Only the rows past the mark can be unprojected, so a clean start
-	// reads one row here, however large the database.
+	// reads one row here, however large the database. A sealed session's
+	// projection is final: its compaction brought it up to date, and its
+	// successor starts from it. A row logged after the seal (the daemon
+	// refuses them: a hand edit, another program) stays out of it, for
+	// fsck to report.
 	var lagging []string
-	if err := d.w.SelectContext(ctx, &lagging, `SELECT DISTINCT session_id FROM tool_calls
-		WHERE rowid > (SELECT through_rowid FROM projection_state)`); err != nil {
+	if err := d.w.SelectContext(ctx, &lagging, `SELECT DISTINCT c.session_id FROM tool_calls c JOIN sessions s ON s.id = c.session_id
+		WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND s.status = 'active'`); err != nil {
 		return fmt.Errorf("find unprojected sessions: %w", err)
 	}
 	if len(lagging) == 0 {

@@ -24,6 +24,7 @@ type sessionRow struct {
 	ParentID    sql.NullString `db:"parent_id"`
 	SuccessorID sql.NullString `db:"successor_id"`
 	Snapshot    sql.NullString `db:"snapshot"`
+	FromParent  sql.NullBool   `db:"from_parent"`
 	CreatedAt   string         `db:"created_at"`
 	UpdatedAt   string         `db:"updated_at"`
 }
@@ -38,12 +39,12 @@ const lastActive = `max(updated_at, coalesce((SELECT c.created_at FROM tool_call
 // selectRecordColumns reads sessionColumns, with updated_at as lastActive;
 // selectColumns adds the snapshot, which can hold a whole task list: only
 // loading a session needs it. A successor whose snapshot is NULL (every
-// one since migration 9) reads as fromParent: it started from its
-// parent's projection.
+// one since migration 9) is from_parent: it started from its parent's
+// projection.
 const (
 	selectRecordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, ` + lastActive
-	selectColumns       = selectRecordColumns + `, (SELECT coalesce(b.snapshot, '') FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
-	fromParent          = ""
+	selectColumns       = selectRecordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot,
+		(SELECT b.snapshot IS NULL FROM snapshots b WHERE b.session_id = sessions.id) AS from_parent`
 )
 
 func (r sessionRow) session() (record.Session, error) {
@@ -58,7 +59,7 @@ func (r sessionRow) session() (record.Session, error) {
 	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
 		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
 	}
-	if r.Snapshot.Valid && r.Snapshot.String != fromParent {
+	if r.Snapshot.Valid {
 		var snap store.Snapshot
 		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
 			return record.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
@@ -123,8 +124,11 @@ func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error)
 		return record.Session{}, err
 	}
 	rec, err := r.session()
-	if err != nil || !r.Snapshot.Valid || r.Snapshot.String != fromParent {
+	if err != nil || !r.FromParent.Bool {
 		return rec, err
+	}
+	if rec.ParentID == "" {
+		return rec, fmt.Errorf("session %s: its snapshot is its parent's projection, but it has no parent", id)
 	}
 	// Two reads, not one transaction: the successor's row was committed
 	// with its parent's seal, after which the projection read here does

@@ -230,18 +230,33 @@ func TestBesideARunningWriter(t *testing.T) {
 func TestFindsRowsLoggedAfterASeal(t *testing.T) {
 	// Ensures a row logged into a session after it was compacted (as a
 	// second daemon on the same file could once do) is reported: its
-	// successor started without it, so the lineage lost it.
+	// successor started without it, so the lineage lost it. And that a
+	// daemon started on such a file does not project the row into the
+	// sealed session, whose projection its successor starts from: the
+	// successor's list stays as it was, and the report the same.
 	path := filepath.Join(t.TempDir(), "seal.db")
-	d := testutil.MustOpenDBAt(t, path)
-	old, _ := populate(t, session.NewManager(d, nil))
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	old, succ := populate(t, session.NewManager(d, nil))
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
 	require.True(t, r.OK(), "%+v", r)
+	before, err := d.LoadSession(ctx, succ)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
 
 	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, is_error, result, forced, created_at)
-		VALUES (?, 4, 'TaskCreate', '{"subject":"after the seal"}', 0, '{"content":[],"structuredContent":{"task":{"taskid":3}}}', 0, '2026-01-02T03:04:06.000000Z')`, old)
+	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description)
+		VALUES (?, 4, 'TaskCreate', '{"subject":"after the seal"}', 0, '{"content":[],"structuredContent":{"task":{"taskid":3}}}', 0, '2026-01-02T03:04:06.000000Z',
+			3, 'pending', 'after the seal', '')`, old)
 	require.NoError(t, err)
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal}) // catches up what it finds unprojected
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Project(ctx))
+	after, err := d.LoadSession(ctx, succ)
+	require.NoError(t, err)
+	assert.Equal(t, before.Snapshot, after.Snapshot, "the successor's first tasks")
 	r, err = fsck.Check(ctx, d, old)
 	require.NoError(t, err)
 	require.False(t, r.OK())

@@ -192,7 +192,7 @@ func idOf(raw json.RawMessage) json.RawMessage {
 // daemon encodes each result once, compact.
 func (r Response) AppendJSON(b []byte) ([]byte, error) {
 	if r.Encoded != nil {
-		if len(b) == 0 {
+		if b == nil {
 			return r.Encoded, nil
 		}
 		return append(b, r.Encoded...), nil

@@ -255,10 +255,13 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 // as tool results are (without escaping <, > and &: a host reads it as
 // JSON, and a model the text), straight into the line. A result carrying
 // a whole list (megabytes, of a compaction's) is encoded in place into one
-// buffer sized for it, by encoding/json/v2 with encoding/json's semantics:
-// encoding/json builds it in a buffer of its own that grows from nothing
-// when its pool is empty, as it is after a GC — 30 ms and 18 MB for
-// 10,000 tasks where this takes 3 ms and 2.6 MB (BenchmarkEncodeCompacted).
+// buffer sized for it, by encoding/json/v2 with encoding/json's semantics
+// (the same bytes, but that it also escapes U+2028 and U+2029 inside a raw
+// member such as metadata, and writes the U+FFFD that replaces invalid
+// UTF-8 unescaped: the same JSON). encoding/json builds it in a buffer of
+// its own that grows from nothing when its pool is empty, as it is after
+// a GC — 30 ms and 18 MB for 10,000 tasks where this takes 3 ms and
+// 2.6 MB (BenchmarkEncodeCompacted).
 func encodeResponse(id json.RawMessage, v any) ([]byte, error) {
 	if id == nil {
 		id = json.RawMessage("null")
