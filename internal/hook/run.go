@@ -192,7 +192,12 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 	budget := h.cfg.MaxChars - h.cfg.Measure(intro) - h.cfg.Measure(tail) - 2
 	if budget < minListChars {
 		// Not even the counts fit beside the intro: the bare list, cut
-		// to the limit, says more than an intro without one.
+		// to the limit, says more than an intro without one. The marker
+		// stays when it leaves the list room, so that a resume finds the
+		// list already said.
+		if room := h.cfg.MaxChars - h.cfg.Measure(tail); room >= minListChars/2 {
+			return tools.RenderWithinBy(st, room, h.names, h.cfg.Measure) + tail
+		}
 		return tools.RenderWithinBy(st, max(h.cfg.MaxChars, 0), h.names, h.cfg.Measure)
 	}
 	return intro + "\n\n" + tools.RenderWithinBy(st, budget, h.names, h.cfg.Measure) + tail

@@ -485,6 +485,33 @@ func TestRunFitsTheBudget(t *testing.T) {
 	}
 }
 
+func TestRunTightBudgetKeepsTheMarker(t *testing.T) {
+	// Ensures a limit too small for the hook's own words still ends the
+	// list with its marker when the marker leaves the list room, so that
+	// a resume of a resume finds the list already said and adds nothing;
+	// a limit smaller still gives the bare list, within it.
+	f := newFixture(t)
+	fill(t, f, "big", 50)
+	cfg := f.cfg
+	cfg.MaxChars = 300
+	out, err := hook.Run(ctx, cfg, start("big", "resume", ""))
+	require.NoError(t, err)
+	first := added(t, out)
+	assert.LessOrEqual(t, tools.Length(first), 300)
+	assert.Regexp(t, tail, first)
+	assert.Contains(t, first, "50 tasks (25 pending")
+
+	_, err = hook.Run(ctx, cfg, start("big", "resume", writeTranscript(t, userLine, hookContext(first), userLine)))
+	require.ErrorIs(t, err, hook.ErrNothing)
+
+	cfg.MaxChars = 120
+	out, err = hook.Run(ctx, cfg, start("big", "resume", ""))
+	require.NoError(t, err)
+	bare := added(t, out)
+	assert.LessOrEqual(t, tools.Length(bare), 120)
+	assert.NotRegexp(t, tail, bare)
+}
+
 func TestRunMeasuresInBytesForCodex(t *testing.T) {
 	// Ensures a Config.Measure in UTF-8 bytes (Codex CLI keeps 10,000
 	// bytes of a hook's context) fits the added context in bytes, whole
