@@ -269,7 +269,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	// The projection is what the successor starts from when it is next
 	// loaded; the store is what the model is shown now. They must agree:
 	// checked by a digest SQLite computes in one scan (reading 10,000
-	// tasks back into Go would cost a sixth of the compaction).
+	// tasks back into Go cost 6-17 ms of a 50 ms compaction).
 	var got tasksDigest
 	if err := tx.GetContext(ctx, &got, `SELECT count(*) AS n, coalesce(sum(taskid * (CASE status
 			WHEN 'pending' THEN 1 WHEN 'inprogress' THEN 2 WHEN 'completed' THEN 3 ELSE 4 END)), 0) AS statuses,
