@@ -204,15 +204,21 @@ func (r Response) AppendJSON(b []byte) ([]byte, error) {
 		}
 		return append(b, out...), nil
 	}
-	id := r.ID
+	// Sized once: a compaction's result is megabytes.
+	b = slices.Grow(b, len(wire.ResponseHead)+len(r.ID)+len(`null,"result":`)+len(r.Result)+1)
+	b = AppendResultHead(b, r.ID)
+	b = append(b, r.Result...)
+	return append(b, '}'), nil
+}
+
+// AppendResultHead appends what a successful response to id has before
+// its result: {"jsonrpc":"2.0","id":<id, null if none>,"result":. The
+// result and a closing brace complete it.
+func AppendResultHead(b []byte, id json.RawMessage) []byte {
 	if id == nil {
 		id = null
 	}
-	// Sized once: a compaction's result is megabytes.
-	b = slices.Grow(b, len(wire.ResponseHead)+len(id)+len(`,"result":`)+len(r.Result)+2)
 	b = append(b, wire.ResponseHead...)
 	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, r.Result...)
-	return append(b, '}'), nil
+	return append(b, `,"result":`...)
 }

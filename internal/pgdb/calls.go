@@ -169,11 +169,12 @@ func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (st
 // first call, and this daemon's lease on it) and seals the old session, in
 // one transaction fenced by the old session's lease.
 func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
-	// Encoded first: a long list's JSON takes a while, and the
-	// transaction holds the old session's lease row.
-	snap, err := c.EncodedSnapshot()
+	// The successor's first tasks, as JSON (PostgreSQL keeps no
+	// projection to start it from). Encoded first: a long list's JSON
+	// takes a while, and the transaction holds the old session's lease row.
+	snap, err := json.Marshal(c.New.Snapshot)
 	if err != nil {
-		return fmt.Errorf("compact %s: %w", c.Old, err)
+		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
 	}
 	tx, err := d.x.BeginTxx(ctx, nil)
 	if err != nil {
@@ -192,7 +193,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, snap); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, string(snap)); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
 	}
 	for i, m := range c.Messages {

@@ -94,14 +94,3 @@ func (c *Change) String() string {
 	}
 	return s
 }
-
-// EncodedSnapshot is the successor's snapshot as JSON, as PostgreSQL
-// stores it (SQLite reads a successor's first tasks from its parent's
-// projection instead).
-func (c *Compaction) EncodedSnapshot() (string, error) {
-	b, err := json.Marshal(c.New.Snapshot)
-	if err != nil {
-		return "", fmt.Errorf("encode snapshot: %w", err)
-	}
-	return string(b), nil
-}

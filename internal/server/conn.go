@@ -263,23 +263,16 @@ func (c *conn) handle(req *jsonrpc.Request) (resp jsonrpc.Response, ok bool) {
 // a GC — 30 ms and 18 MB for 10,000 tasks where this takes 3 ms and
 // 2.6 MB (BenchmarkEncodeCompacted).
 func encodeResponse(id json.RawMessage, v any) ([]byte, error) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
 	hint := sizeHint(v)
-	var buf bytes.Buffer
 	// The v2 encoder writes into the buffer's spare room, and grows it
 	// whenever less than a quarter of its length is left spare.
-	buf.Grow(len(wire.ResponseHead) + len(id) + len(`,"result":}`) + hint + hint/4 + 256)
-	buf.WriteString(wire.ResponseHead)
-	buf.Write(id)
-	buf.WriteString(`,"result":`)
+	buf := bytes.NewBuffer(jsonrpc.AppendResultHead(make([]byte, 0, len(id)+hint+hint/4+256), id))
 	if hint > 0 {
-		if err := jsonv2.MarshalWrite(&buf, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false)); err != nil {
+		if err := jsonv2.MarshalWrite(buf, v, jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false)); err != nil {
 			return nil, err
 		}
 	} else {
-		enc := json.NewEncoder(&buf)
+		enc := json.NewEncoder(buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(v); err != nil {
 			return nil, err

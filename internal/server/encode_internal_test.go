@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -70,31 +71,15 @@ func TestEncodeResponse(t *testing.T) {
 				enc := json.NewEncoder(&result)
 				enc.SetEscapeHTML(false)
 				require.NoError(t, enc.Encode(v))
-				want, err := jsonrpc2Line(id, bytes.TrimSuffix(result.Bytes(), []byte("\n")))
+				want, err := jsonrpc.Response{JSONRPC: "2.0", ID: id, Result: bytes.TrimSuffix(result.Bytes(), []byte("\n"))}.AppendJSON(nil)
 				require.NoError(t, err)
 				assert.Equal(t, string(want), string(line))
 				if name != "small" && name != "empty" {
-					assert.LessOrEqual(t, len(line), len(wire.ResponseHead)+len(id)+len(`,"result":}`)+sizeHint(v)+len("null"))
+					assert.LessOrEqual(t, len(line), len(jsonrpc.AppendResultHead(nil, id))+sizeHint(v)+1)
 				}
 			})
 		}
 	}
-}
-
-// jsonrpc2Line is the response line as the envelope's own encoding gives it.
-func jsonrpc2Line(id, result json.RawMessage) ([]byte, error) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result"`
-	}{"2.0", id, result})
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // BenchmarkEncodeCompacted is the encoding of a 10,000-task compaction's
