@@ -85,7 +85,7 @@ const (
 			description = excluded.description, updated_at = excluded.updated_at`
 	// ScanCallsSQL takes session_id and gives seq, call_id, name,
 	// arguments, is_error, result, forced, in seq order.
-	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM tool_calls WHERE session_id = ? ORDER BY seq`
+	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM session_log WHERE session_id = ? ORDER BY seq`
 )
 
 type statements struct {
@@ -175,7 +175,7 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) e
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
 	var rows []callRow
-	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM session_log WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	out := make([]record.Call, len(rows))
@@ -191,7 +191,7 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error)
 // CallBySeq returns the logged call at seq, or ErrNotFound.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
 	var r callRow
-	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
+	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM session_log WHERE session_id = ? AND seq = ?`, sessionID, seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, ErrNotFound)
 	}
@@ -204,7 +204,7 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record
 // FindCall looks a callId up in the logs of sessions (a lineage's
 // ancestors) and returns the session and seq that logged it.
 func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (sessionID string, seq int64, found bool, err error) {
-	q, args, err := sqlx.In(`SELECT session_id, seq FROM tool_calls WHERE call_id = ? AND session_id IN (?) LIMIT 1`, callID, sessions)
+	q, args, err := sqlx.In(`SELECT session_id, seq FROM session_log WHERE call_id = ? AND session_id IN (?) LIMIT 1`, callID, sessions)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("find callId %q: %w", callID, err)
 	}

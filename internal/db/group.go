@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
 )
@@ -52,6 +55,7 @@ func (d *DB) writer() {
 	defer close(d.writerDone)
 	ctx := context.Background()
 	d.wr.proj = newPendingProjection()
+	d.wr.seqs = map[string]int64{}
 	if err := d.catchUp(ctx); err != nil {
 		d.log.Warn("catching up the tasks projection failed; the tasks view stays exact", slog.Any("err", err))
 	}
@@ -120,6 +124,23 @@ func (d *DB) writer() {
 	}
 }
 
+// lastSeq is the last seq logged by session: this group's, the writer's
+// memory, or else the log's (once per session between projector runs).
+func (d *DB) lastSeq(ctx context.Context, tx *sqlx.Tx, group map[string]int64, session string) (int64, error) {
+	if seq, ok := group[session]; ok {
+		return seq, nil
+	}
+	if seq, ok := d.wr.seqs[session]; ok {
+		return seq, nil
+	}
+	var seq int64
+	if err := tx.GetContext(ctx, &seq, `SELECT coalesce(max(seq), 0) FROM session_log WHERE session_id = ?`, session); err != nil {
+		return 0, fmt.Errorf("append calls: last seq of %s: %w", session, err)
+	}
+	d.wr.seqs[session] = seq
+	return seq, nil
+}
+
 // walWait is how long a truncating checkpoint waits for readers to move on.
 const walWait = 50 * time.Millisecond
 
@@ -145,16 +166,27 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	defer tx.Rollback()
 	now := d.now()
 	insert := tx.StmtContext(ctx, d.stmts.insertCall)
+	next := map[string]int64{} // this group's last seqs, kept once committed
 	for _, r := range group {
 		for i := range r.appends {
+			c := &r.appends[i].Call
+			last, err := d.lastSeq(ctx, tx, next, c.SessionID)
+			if err != nil {
+				return err
+			}
+			if c.Seq <= last {
+				return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
+			}
 			if err := appendCall(ctx, insert, &r.appends[i], now); err != nil {
 				return err
 			}
+			next[c.SessionID] = c.Seq
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)
 	}
+	maps.Copy(d.wr.seqs, next)
 	d.wr.proj.note(group, now)
 	// What the commit added to the WAL, counted high: a page of the key's
 	// index and the row's bytes per call, and two pages of the table's

@@ -48,9 +48,9 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		}
 		if err := v.q.GetContext(ctx, &at, `SELECT s.projected_seq,
 				(SELECT b.projected FROM snapshots b WHERE b.session_id = s.id) AS snapshot_projected,
-				coalesce((SELECT max(c.seq) FROM tool_calls c WHERE c.session_id = s.id), 0) AS last,
+				coalesce((SELECT max(c.seq) FROM session_log c WHERE c.session_id = ?1), 0) AS last,
 				(SELECT max(t.taskid) FROM task_projection t WHERE t.session_id = s.id) AS max_taskid
-			FROM sessions s WHERE s.id = ?`, id); err != nil {
+			FROM sessions s WHERE s.id = ?1`, id); err != nil {
 			return fmt.Errorf("projection of %s: %w", id, err)
 		}
 		hasSnapshot := at.Snapshot.Valid
@@ -64,7 +64,7 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		// One row, built by SQLite: a row per callId would cost more in
 		// the driver than in the scan.
 		var ids sql.NullString
-		if err := v.q.GetContext(ctx, &ids, `SELECT group_concat(seq || ' ' || call_id, char(10)) FROM tool_calls
+		if err := v.q.GetContext(ctx, &ids, `SELECT group_concat(seq || ' ' || call_id, char(10)) FROM session_log
 			WHERE session_id = ? AND seq <= ? AND call_id IS NOT NULL`, id, at.Through); err != nil {
 			return fmt.Errorf("callIds of %s: %w", id, err)
 		}
@@ -78,7 +78,7 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		}
 		var forced callRow
 		// Compaction logs a successor's forced TaskList as its first row.
-		err = v.q.GetContext(ctx, &forced, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = 1 AND forced = 1`, id)
+		err = v.q.GetContext(ctx, &forced, `SELECT `+readCallColumns+` FROM session_log WHERE session_id = ? AND seq = 1 AND forced = 1`, id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -101,7 +101,7 @@ func (d *DB) EachCallAfter(ctx context.Context, sessionID string, after int64, f
 	return d.eachCall(ctx, scanCallsAfterSQL, fn, sessionID, after)
 }
 
-const scanCallsAfterSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM tool_calls WHERE session_id = ? AND seq > ? ORDER BY seq`
+const scanCallsAfterSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM session_log WHERE session_id = ? AND seq > ? ORDER BY seq`
 
 // projectedTasks reads a session's projection, scanning rows directly: at
 // 10,000 tasks, sqlx's reflection costs more than the query.

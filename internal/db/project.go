@@ -131,6 +131,14 @@ func (d *DB) project(ctx context.Context) {
 		d.log.Info("projecting tasks works again")
 		d.wr.projectFailing = false
 	}
+	// The writer forgets the sessions that wrote nothing since the last
+	// run: it remembers those writing now, and looks up a session that
+	// comes back once.
+	for id := range d.wr.seqs {
+		if _, ok := p.lastSeq[id]; !ok {
+			delete(d.wr.seqs, id)
+		}
+	}
 	*p = newPendingProjection()
 }
 
@@ -170,8 +178,15 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 	return nil
 }
 
-// markProjected records that every log row so far is in the projection.
+// markProjected records that every log row so far is in the projection,
+// and files the rows past the previous mark into log_index, sorted, so
+// that each session's index page is written once for all of them.
 func markProjected(ctx context.Context, tx *sqlx.Tx) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO log_index (session_id, seq, call)
+		SELECT session_id, seq, rowid FROM tool_calls WHERE rowid > (SELECT through_rowid FROM projection_state)
+		ORDER BY session_id, seq`); err != nil {
+		return fmt.Errorf("index the log: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE projection_state SET through_rowid = coalesce((SELECT max(rowid) FROM tool_calls), 0)`); err != nil {
 		return fmt.Errorf("mark the projection: %w", err)
 	}
@@ -209,7 +224,8 @@ func projectSessionTail(ctx context.Context, tx *sqlx.Tx, sessionID string) erro
 		At          string         `db:"created_at"`
 	}
 	if err := tx.SelectContext(ctx, &rows, `SELECT c.taskid, c.status, c.subject, c.description, c.created_at
-		FROM tool_calls c WHERE c.session_id = ?1 AND c.taskid IS NOT NULL
+		FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state)
+		  AND c.session_id = ?1 AND c.taskid IS NOT NULL
 		  AND c.seq > (SELECT projected_seq FROM sessions WHERE id = ?1)
 		ORDER BY c.seq`, sessionID); err != nil {
 		return fmt.Errorf("project the log of %s: %w", sessionID, err)
@@ -250,7 +266,7 @@ func projectSessionTail(ctx context.Context, tx *sqlx.Tx, sessionID string) erro
 			return fmt.Errorf("project task %d of %s: %w", id, sessionID, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET projected_seq = coalesce((SELECT max(seq) FROM tool_calls WHERE session_id = ?1), 0)
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET projected_seq = coalesce((SELECT max(seq) FROM session_log WHERE session_id = ?1), 0)
 		WHERE id = ?1`, sessionID); err != nil {
 		return fmt.Errorf("project the log of %s: %w", sessionID, err)
 	}

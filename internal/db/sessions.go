@@ -34,7 +34,12 @@ const sessionColumns = `id, title, metadata, status, parent_id, successor_id, cr
 // lastActive is a session's updated_at as read: the later of the row's own
 // (its creation, its seal) and its last logged call's. A call does not
 // rewrite the sessions row: that would dirty a page of it in every commit.
-const lastActive = `max(updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+// The last call is in the log's tail (looked for from its end) or else the
+// last indexed.
+const lastActive = `max(updated_at, coalesce(
+	(SELECT c.created_at FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = sessions.id ORDER BY c.rowid DESC LIMIT 1),
+	(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = sessions.id ORDER BY i.seq DESC LIMIT 1),
+	'')) AS updated_at`
 
 // selectRecordColumns reads sessionColumns, with updated_at as lastActive;
 // selectColumns adds the snapshot, which can hold a whole task list: only
