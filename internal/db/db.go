@@ -418,17 +418,30 @@ func isUniqueViolation(err error) bool {
 // the ones being committed and the ones queued behind them.
 func (d *DB) Pending() int { return int(d.pending.Load()) }
 
-// IntegrityCheck runs PRAGMA integrity_check and returns its findings; nil
-// means the file is sound.
+// IntegrityCheck runs PRAGMA integrity_check, and checks the log's index
+// against the log, and returns their findings; nil means the file is sound.
 func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	var rows []string
 	if err := d.q.SelectContext(ctx, &rows, "PRAGMA integrity_check"); err != nil {
 		return nil, fmt.Errorf("integrity check: %w", err)
 	}
 	if len(rows) == 1 && rows[0] == "ok" {
-		return nil, nil
+		rows = nil
 	}
-	return rows, nil
+	// The log's index is the projector's (migration 10): each row up to
+	// the mark indexed under its own session and seq, and nothing else.
+	var index []string
+	if err := d.q.SelectContext(ctx, &index, `SELECT 'log row ' || c.rowid || ' (session ' || c.session_id || ', seq ' || c.seq || ') is missing from log_index'
+		FROM tool_calls c WHERE c.rowid <= (SELECT through_rowid FROM projection_state)
+		  AND NOT EXISTS (SELECT 1 FROM log_index i WHERE i.session_id = c.session_id AND i.seq = c.seq AND i.call = c.rowid)
+		UNION ALL
+		SELECT 'log_index (session ' || i.session_id || ', seq ' || i.seq || ') points at row ' || i.call || ', which is not that call'
+		FROM log_index i LEFT JOIN tool_calls c ON c.rowid = i.call
+		WHERE c.rowid IS NULL OR c.session_id IS NOT i.session_id OR c.seq IS NOT i.seq
+		LIMIT 100`); err != nil {
+		return nil, fmt.Errorf("check the log's index: %w", err)
+	}
+	return append(rows, index...), nil
 }
 
 // querier is what the read queries need; *preparedReads and *sqlx.Tx have it.

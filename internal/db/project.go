@@ -180,11 +180,14 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 
 // markProjected records that every log row so far is in the projection,
 // and files the rows past the previous mark into log_index, sorted, so
-// that each session's index page is written once for all of them.
+// that each session's index page is written once for all of them. A row
+// whose session and seq are indexed already (only a program other than the
+// daemon can log one twice) stays out of the index, for fsck to report.
 func markProjected(ctx context.Context, tx *sqlx.Tx) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO log_index (session_id, seq, call)
 		SELECT session_id, seq, rowid FROM tool_calls WHERE rowid > (SELECT through_rowid FROM projection_state)
-		ORDER BY session_id, seq`); err != nil {
+		ORDER BY session_id, seq
+		ON CONFLICT DO NOTHING`); err != nil {
 		return fmt.Errorf("index the log: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE projection_state SET through_rowid = coalesce((SELECT max(rowid) FROM tool_calls), 0)`); err != nil {

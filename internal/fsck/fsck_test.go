@@ -262,3 +262,33 @@ func TestFindsRowsLoggedAfterASeal(t *testing.T) {
 	require.False(t, r.OK())
 	assert.Contains(t, strings.Join(r.Sessions[0].Problems, "\n"), "rows logged after its seal: its log replays to 3 tasks (next #4), its successor s2 started from 2 (next #3)")
 }
+
+func TestFindsTheLogIndexAstray(t *testing.T) {
+	// Ensures fsck checks the projector's index of the log: a row logged
+	// twice under one seq by another program (the daemon refuses it) is
+	// left out of the index and reported, and so is an index entry that
+	// points at another call's row.
+	path := filepath.Join(t.TempDir(), "index.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	_, succ := populate(t, session.NewManager(d, nil))
+	require.NoError(t, d.Close())
+
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES (?, 1, 'TaskList', '{}', '{}', '2026-01-02T03:04:06.000000Z')`, succ)
+	require.NoError(t, err)
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal}) // indexes what is past the mark
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Project(ctx)) // the writer has caught up by then
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	require.Len(t, r.Integrity, 1, "%+v", r)
+	assert.Regexp(t, `^log row \d+ \(session `+succ+`, seq 1\) is missing from log_index$`, r.Integrity[0])
+
+	_, err = raw.Exec(`UPDATE log_index SET call = (SELECT min(rowid) FROM tool_calls WHERE session_id != ?1) WHERE session_id = ?1 AND seq = 1`, succ)
+	require.NoError(t, err)
+	r, err = fsck.Check(ctx, d)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(r.Integrity, "\n"), "log_index (session "+succ+", seq 1) points at row")
+}

@@ -68,7 +68,7 @@ func TestLogStoresAChangeOnce(t *testing.T) {
 	// projects, so the projection is taken back by hand); the next open
 	// catches up from the log.
 	require.NoError(t, d.Close())
-	for _, q := range []string{`DELETE FROM task_projection`, `UPDATE sessions SET projected_seq = 0`, `UPDATE projection_state SET through_rowid = 0`} {
+	for _, q := range []string{`DELETE FROM task_projection`, `DELETE FROM log_index`, `UPDATE sessions SET projected_seq = 0`, `UPDATE projection_state SET through_rowid = 0`} {
 		_, err = raw.Exec(q)
 		require.NoError(t, err)
 	}
