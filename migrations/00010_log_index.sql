@@ -68,21 +68,26 @@ DROP VIEW call_log;
 -- (its parent's projection) until they are projected, the projection, and
 -- the changes in the tail past each session's projected_seq, where a
 -- task's status is its latest row's and its subject and description the
--- latest a row set. The tail has no index: it is read once per query
--- (the NOT IN lists are built once), and its rows are found by rowid,
--- which follows seq within a session.
+-- latest a row set. The tail has no index: its changes are gathered once
+-- per query (one scan of at most a second of calls), and its rows found
+-- again by rowid, which follows seq within a session.
 CREATE VIEW tasks AS
+WITH tail AS MATERIALIZED (
+    SELECT c.session_id, c.taskid, s.parent_id, max(c.rowid) AS last_row, min(c.rowid) AS first_row,
+           max(CASE WHEN c.subject IS NOT NULL THEN c.rowid END) AS subject_row,
+           max(CASE WHEN c.description IS NOT NULL THEN c.rowid END) AS description_row
+    FROM tool_calls c JOIN sessions s ON s.id = c.session_id
+    WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.seq > s.projected_seq AND c.taskid IS NOT NULL
+    GROUP BY c.session_id, c.taskid
+)
 SELECT p.session_id, p.taskid, p.status, p.subject, p.description, p.created_at, p.updated_at
-FROM task_projection p
-WHERE (p.session_id, p.taskid) NOT IN (
-    SELECT c.session_id, c.taskid FROM tool_calls c JOIN sessions s ON s.id = c.session_id
-    WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.seq > s.projected_seq AND c.taskid IS NOT NULL)
+FROM task_projection p LEFT JOIN tail x ON x.session_id = p.session_id AND x.taskid = p.taskid
+WHERE x.taskid IS NULL
 UNION ALL
 SELECT b.session_id, pp.taskid, pp.status, pp.subject, pp.description, pp.created_at, s.created_at
 FROM snapshots b JOIN sessions s ON s.id = b.session_id JOIN task_projection pp ON pp.session_id = s.parent_id
-WHERE b.projected = 0 AND (b.session_id, pp.taskid) NOT IN (
-    SELECT c.session_id, c.taskid FROM tool_calls c JOIN sessions s ON s.id = c.session_id
-    WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.seq > s.projected_seq AND c.taskid IS NOT NULL)
+LEFT JOIN tail x ON x.session_id = b.session_id AND x.taskid = pp.taskid
+WHERE b.projected = 0 AND x.taskid IS NULL
 UNION ALL
 SELECT x.session_id, x.taskid,
        (SELECT f.status FROM tool_calls f WHERE f.rowid = x.last_row),
@@ -90,14 +95,7 @@ SELECT x.session_id, x.taskid,
        coalesce((SELECT f.description FROM tool_calls f WHERE f.rowid = x.description_row), p.description, pp.description),
        coalesce(p.created_at, pp.created_at, (SELECT f.created_at FROM tool_calls f WHERE f.rowid = x.first_row)),
        (SELECT f.created_at FROM tool_calls f WHERE f.rowid = x.last_row)
-FROM (
-    SELECT c.session_id, c.taskid, s.parent_id, max(c.rowid) AS last_row, min(c.rowid) AS first_row,
-           max(CASE WHEN c.subject IS NOT NULL THEN c.rowid END) AS subject_row,
-           max(CASE WHEN c.description IS NOT NULL THEN c.rowid END) AS description_row
-    FROM tool_calls c JOIN sessions s ON s.id = c.session_id
-    WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.seq > s.projected_seq AND c.taskid IS NOT NULL
-    GROUP BY c.session_id, c.taskid
-) x
+FROM tail x
 LEFT JOIN task_projection p ON p.session_id = x.session_id AND p.taskid = x.taskid
 -- A successor's first task not projected yet: its parent's row.
 LEFT JOIN snapshots b ON b.session_id = x.session_id AND b.projected = 0
@@ -108,22 +106,29 @@ SELECT t.session_id, s.title AS session_title, t.taskid, t.status, t.subject, t.
 FROM tasks t JOIN sessions s ON s.id = t.session_id
 WHERE t.status IN ('pending', 'inprogress') AND s.status = 'active';
 
--- A session's last call is in the tail (looked for from its end) or else
--- the last it indexed.
+-- One pass over the tasks and one over the log's tail serve every
+-- session's counts (a query of one session reads them all: filter the
+-- tasks view for one). A session's last call is in the tail, or else the
+-- last it indexed.
 CREATE VIEW session_overview AS
 SELECT s.id, s.title, s.status, s.parent_id, s.successor_id, s.created_at,
-       max(s.updated_at, coalesce(
-           (SELECT c.created_at FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = s.id ORDER BY c.rowid DESC LIMIT 1),
+       max(s.updated_at, coalesce(l.last_at,
            (SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1),
            '')) AS updated_at,
-       (SELECT count(*) FROM tasks t WHERE t.session_id = s.id) AS tasks,
-       (SELECT count(*) FROM tasks t WHERE t.session_id = s.id AND t.status = 'pending') AS pending,
-       (SELECT count(*) FROM tasks t WHERE t.session_id = s.id AND t.status = 'inprogress') AS inprogress,
-       (SELECT count(*) FROM tasks t WHERE t.session_id = s.id AND t.status = 'completed') AS completed,
-       (SELECT count(*) FROM tasks t WHERE t.session_id = s.id AND t.status = 'deleted') AS deleted,
-       (SELECT count(*) FROM log_index i WHERE i.session_id = s.id)
-         + (SELECT count(*) FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = s.id) AS calls
-FROM sessions s;
+       coalesce(t.tasks, 0) AS tasks, coalesce(t.pending, 0) AS pending, coalesce(t.inprogress, 0) AS inprogress,
+       coalesce(t.completed, 0) AS completed, coalesce(t.deleted, 0) AS deleted,
+       (SELECT count(*) FROM log_index i WHERE i.session_id = s.id) + coalesce(l.calls, 0) AS calls
+FROM sessions s
+LEFT JOIN (
+    SELECT session_id, count(*) AS tasks, sum(status = 'pending') AS pending, sum(status = 'inprogress') AS inprogress,
+           sum(status = 'completed') AS completed, sum(status = 'deleted') AS deleted
+    FROM tasks GROUP BY session_id
+) t ON t.session_id = s.id
+LEFT JOIN (
+    SELECT session_id, count(*) AS calls, max(created_at) AS last_at
+    FROM tool_calls WHERE rowid > (SELECT through_rowid FROM projection_state)
+    GROUP BY session_id
+) l ON l.session_id = s.id;
 
 -- The log, readable: what each call asked for and whether it failed.
 CREATE VIEW call_log AS

@@ -119,10 +119,10 @@ type writerState struct {
 	proj                       pendingProjection
 	projectEvery               time.Duration
 	projectFailing             bool // a failure is said once, not at every try
-	// seqs is the last seq committed of each session appended to since
-	// the projector last ran. The log has no unique key (migration 10):
-	// the writer, the database's only one, keeps seq unique per session.
-	seqs map[string]int64
+	// tailKnown is set once every row past the projection's mark is one
+	// this writer logged (its sessions in proj.lastSeq) or a successor's
+	// first: after the start-up's catch-up, or a projector run.
+	tailKnown bool
 }
 
 var errClosed = errors.New("database closed")

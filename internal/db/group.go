@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -55,9 +54,10 @@ func (d *DB) writer() {
 	defer close(d.writerDone)
 	ctx := context.Background()
 	d.wr.proj = newPendingProjection()
-	d.wr.seqs = map[string]int64{}
 	if err := d.catchUp(ctx); err != nil {
 		d.log.Warn("catching up the tasks projection failed; the tasks view stays exact", slog.Any("err", err))
+	} else {
+		d.wr.tailKnown = true
 	}
 	tick := time.NewTicker(checkpointInterval)
 	defer tick.Stop()
@@ -124,20 +124,27 @@ func (d *DB) writer() {
 	}
 }
 
-// lastSeq is the last seq logged by session: this group's, the writer's
-// memory, or else the log's (once per session between projector runs).
+// lastSeq is the last seq logged by session. The log has no unique key
+// (migration 10): the writer, the database's only one, keeps seq unique
+// per session, from this group's calls, the calls committed since the
+// projector's mark (proj.lastSeq), or else the log's index: a session not
+// written since the mark has its rows indexed, but for a successor's
+// first row, which its compaction logged, and, until the start-up's
+// catch-up is done, what a previous run left. Only then is the log's tail
+// read (a scan of up to a second of calls).
 func (d *DB) lastSeq(ctx context.Context, tx *sqlx.Tx, group map[string]int64, session string) (int64, error) {
 	if seq, ok := group[session]; ok {
 		return seq, nil
 	}
-	if seq, ok := d.wr.seqs[session]; ok {
+	if seq, ok := d.wr.proj.lastSeq[session]; ok {
 		return seq, nil
 	}
 	var seq int64
-	if err := tx.GetContext(ctx, &seq, `SELECT coalesce(max(seq), 0) FROM session_log WHERE session_id = ?`, session); err != nil {
+	if err := tx.GetContext(ctx, &seq, `SELECT CASE WHEN ?2 OR EXISTS (SELECT 1 FROM snapshots WHERE session_id = ?1 AND projected = 0)
+			THEN (SELECT coalesce(max(seq), 0) FROM session_log WHERE session_id = ?1)
+			ELSE (SELECT coalesce(max(seq), 0) FROM log_index WHERE session_id = ?1) END`, session, !d.wr.tailKnown); err != nil {
 		return 0, fmt.Errorf("append calls: last seq of %s: %w", session, err)
 	}
-	d.wr.seqs[session] = seq
 	return seq, nil
 }
 
@@ -186,7 +193,6 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)
 	}
-	maps.Copy(d.wr.seqs, next)
 	d.wr.proj.note(group, now)
 	// What the commit added to the WAL, counted high: a page of the key's
 	// index and the row's bytes per call, and two pages of the table's

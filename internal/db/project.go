@@ -131,15 +131,8 @@ func (d *DB) project(ctx context.Context) {
 		d.log.Info("projecting tasks works again")
 		d.wr.projectFailing = false
 	}
-	// The writer forgets the sessions that wrote nothing since the last
-	// run: it remembers those writing now, and looks up a session that
-	// comes back once.
-	for id := range d.wr.seqs {
-		if _, ok := p.lastSeq[id]; !ok {
-			delete(d.wr.seqs, id)
-		}
-	}
 	*p = newPendingProjection()
+	d.wr.tailKnown = true
 }
 
 func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, lastSeq map[string]int64) error {
