@@ -997,3 +997,46 @@ func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `call s/1: created_at "3 pm"`)
 }
+
+func TestAppendRefusesASeqLoggedBefore(t *testing.T) {
+	// Ensures the writer keeps seq unique per session now that the log has
+	// no key: against the calls of its own group, those committed since
+	// the projector's mark, those indexed before it, a successor's first
+	// (forced) row logged by its compaction, and what a previous run left
+	// past the mark.
+	path := filepath.Join(t.TempDir(), "d.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
+	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	writeTask(t, d, "old", 1, a)
+	list := func(sess string, seq int64) record.Append {
+		return record.Append{Call: record.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}
+	}
+	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 2), list("old", 2)}), db.ErrExists, "in one group")
+	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 1)}), db.ErrExists, "committed since the mark")
+	require.NoError(t, d.Project(ctx))
+	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 1)}), db.ErrExists, "indexed")
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{list("old", 2)}))
+
+	require.NoError(t, d.Project(ctx))
+	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
+	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("succ", 1)}), db.ErrExists, "a successor's forced row")
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{list("succ", 2)}))
+	require.NoError(t, d.Close())
+
+	// What a killed daemon leaves: a row past the mark, from the writer's
+	// memory's point of view written by someone else.
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`UPDATE projection_state SET through_rowid = (SELECT max(rowid) - 1 FROM tool_calls)`)
+	require.NoError(t, err)
+	_, err = raw.Exec(`DELETE FROM log_index WHERE call > (SELECT through_rowid FROM projection_state)`)
+	require.NoError(t, err)
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	defer d.Close()
+	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("succ", 2)}), db.ErrExists, "left past the mark")
+	calls, err := d.Calls(ctx, "succ")
+	require.NoError(t, err)
+	assert.Len(t, calls, 2)
+}
