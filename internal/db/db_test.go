@@ -1040,3 +1040,62 @@ func TestAppendRefusesASeqLoggedBefore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, calls, 2)
 }
+
+func TestMigrationIndexesTheLog(t *testing.T) {
+	// Ensures migration 10 keeps every row and its rowid, indexes the rows
+	// up to the projection's mark and leaves the rest for the catch-up,
+	// which indexes them; and that migrating down gives the log its key
+	// back with every row.
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, p := schemaAt(t, path, 9)
+	const at = "2026-01-01T00:00:00.000000Z"
+	_, err := raw.Exec(`
+		INSERT INTO sessions (id, created_at, updated_at, projected_seq) VALUES ('a', ?1, ?1, 2), ('b', ?1, ?1, 1);
+		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description) VALUES
+			('a', 1, 'TaskCreate', '{"subject":"x"}', '{}', ?1, 1, 'pending', 'x', ''),
+			('b', 1, 'TaskCreate', '{"subject":"y"}', '{}', ?1, 1, 'pending', 'y', ''),
+			('a', 2, 'TaskUpdate', '{"taskid":1,"status":"completed"}', '{}', ?1, 1, 'completed', NULL, NULL),
+			('b', 2, 'TaskUpdate', '{"taskid":1,"status":"inprogress"}', '{}', ?1, 1, 'inprogress', NULL, NULL);
+		INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at) VALUES
+			('a', 1, 'completed', 'x', '', ?1, ?1), ('b', 1, 'pending', 'y', '', ?1, ?1);
+		UPDATE projection_state SET through_rowid = 3;`, at)
+	require.NoError(t, err)
+	column := func(q string) []string {
+		rows, err := raw.Query(q)
+		require.NoError(t, err)
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var v string
+			require.NoError(t, rows.Scan(&v))
+			got = append(got, v)
+		}
+		require.NoError(t, rows.Err())
+		return got
+	}
+	rowids := func() []string { return column(`SELECT session_id || seq || ':' || rowid FROM tool_calls ORDER BY rowid`) }
+	before := rowids()
+	_, err = p.UpTo(ctx, 10)
+	require.NoError(t, err)
+	assert.Equal(t, before, rowids())
+	indexed := func() []string { return column(`SELECT session_id || seq || ':' || call FROM log_index ORDER BY call`) }
+	assert.Equal(t, []string{"a1:1", "b1:2", "a2:3"}, indexed(), "the rows up to the mark")
+	var status string
+	require.NoError(t, raw.QueryRow(`SELECT status FROM tasks WHERE session_id = 'b'`).Scan(&status))
+	assert.Equal(t, "inprogress", status, "the view lays the tail over the projection")
+
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, d.Project(ctx)) // the catch-up is done by then
+	calls, err := d.Calls(ctx, "b")
+	require.NoError(t, err)
+	assert.Len(t, calls, 2)
+	require.NoError(t, d.Close())
+	assert.Equal(t, []string{"a1:1", "b1:2", "a2:3", "b2:4"}, indexed(), "and the catch-up the rest")
+
+	_, err = p.DownTo(ctx, 9)
+	require.NoError(t, err)
+	assert.Equal(t, before, rowids())
+	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES ('a', 2, 'TaskList', '{}', '{}', ?)`, at)
+	assert.ErrorContains(t, err, "UNIQUE constraint failed: tool_calls.session_id, tool_calls.seq", "the key is back")
+}
