@@ -129,9 +129,6 @@ func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now tim
 	_, err := insert.ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
 		taskid, status, subject, description)
-	if isUniqueViolation(err) {
-		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
-	}
 	if err != nil {
 		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
 	}
