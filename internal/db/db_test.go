@@ -1073,7 +1073,9 @@ func TestMigrationIndexesTheLog(t *testing.T) {
 		require.NoError(t, rows.Err())
 		return got
 	}
-	rowids := func() []string { return column(`SELECT session_id || seq || ':' || rowid FROM tool_calls ORDER BY rowid`) }
+	rowids := func() []string {
+		return column(`SELECT session_id || seq || ':' || rowid FROM tool_calls ORDER BY rowid`)
+	}
 	before := rowids()
 	_, err = p.UpTo(ctx, 10)
 	require.NoError(t, err)
