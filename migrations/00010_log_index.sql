@@ -10,11 +10,14 @@
 -- (the tail: at most a second of calls), read together through the view
 -- session_log. The daemon keeps seq unique per session (one writer per
 -- database, which checks each call follows its session's last).
--- The table is rebuilt without the key; rowids are kept (the projection's
--- mark counts them). The views naming the log are left to be replaced
--- below (legacy_alter_table: the rename does not re-check them).
+-- The table is rebuilt without the key; rowids are kept, as its id (the
+-- projection's mark and the index count them: an INTEGER PRIMARY KEY,
+-- which VACUUM keeps, where it may renumber plain rowids). The views
+-- naming the log are left to be replaced below (legacy_alter_table: the
+-- rename does not re-check them).
 PRAGMA legacy_alter_table = ON;
 CREATE TABLE tool_calls_new (
+    id          INTEGER PRIMARY KEY,
     session_id  TEXT    NOT NULL REFERENCES sessions (id),
     seq         INTEGER NOT NULL CHECK (seq >= 1),
     call_id     TEXT,
@@ -29,15 +32,15 @@ CREATE TABLE tool_calls_new (
     subject     TEXT,
     description TEXT
 ) STRICT;
-INSERT INTO tool_calls_new (rowid, session_id, seq, call_id, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description)
+INSERT INTO tool_calls_new (id, session_id, seq, call_id, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description)
 SELECT rowid, session_id, seq, call_id, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description
 FROM tool_calls ORDER BY rowid;
 DROP TABLE tool_calls;
 ALTER TABLE tool_calls_new RENAME TO tool_calls;
 PRAGMA legacy_alter_table = OFF;
 
--- Each log row the projection has seen (rowid up to projection_state's
--- through_rowid), by session and seq; call is the row's rowid.
+-- Each log row the projection has seen (id up to projection_state's
+-- through_rowid), by session and seq; call is the row's id.
 CREATE TABLE log_index (
     session_id TEXT    NOT NULL,
     seq        INTEGER NOT NULL,
@@ -166,7 +169,7 @@ CREATE TABLE tool_calls_old (
     PRIMARY KEY (session_id, seq)
 ) STRICT;
 INSERT INTO tool_calls_old (rowid, session_id, seq, call_id, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description)
-SELECT rowid, session_id, seq, call_id, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description
+SELECT id, session_id, seq, call_id, name, arguments, is_error, result, forced, created_at, taskid, status, subject, description
 FROM tool_calls ORDER BY rowid;
 DROP TABLE tool_calls;
 ALTER TABLE tool_calls_old RENAME TO tool_calls;

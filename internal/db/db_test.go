@@ -1101,3 +1101,48 @@ func TestMigrationIndexesTheLog(t *testing.T) {
 	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES ('a', 2, 'TaskList', '{}', '{}', ?)`, at)
 	assert.ErrorContains(t, err, "UNIQUE constraint failed: tool_calls.session_id, tool_calls.seq", "the key is back")
 }
+
+func TestAFailedCatchUpIsTriedAgainBeforeTheMarkMoves(t *testing.T) {
+	// Ensures that when the start-up's catch-up fails (a sqlite3 shell
+	// holding the write lock), the projector does not move the mark past
+	// the rows a previous run left (which no memory holds): it catches up
+	// first, so they are projected and the tasks view shows them.
+	path := filepath.Join(t.TempDir(), "d.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	for _, id := range []string{"u", "v"} {
+		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: id}))
+	}
+	a := store.Task{Taskid: 1, Status: store.InProgress, Subject: "left by a killed daemon"}
+	writeTask(t, d, "u", 1, a)
+	require.NoError(t, d.Close())
+	raw := testutil.RawDB(t, path)
+	for _, q := range []string{`DELETE FROM task_projection`, `DELETE FROM log_index`, `UPDATE sessions SET projected_seq = 0`, `UPDATE projection_state SET through_rowid = 0`} {
+		_, err = raw.Exec(q)
+		require.NoError(t, err)
+	}
+
+	shell, err := raw.Conn(ctx)
+	require.NoError(t, err)
+	defer shell.Close()
+	_, err = shell.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	require.NoError(t, err)
+	logs := &testutil.SyncBuffer{}
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, BusyTimeout: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	defer d.Close()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "catching up the tasks projection failed") },
+		5*time.Second, 5*time.Millisecond)
+	_, err = shell.ExecContext(ctx, `ROLLBACK`)
+	require.NoError(t, err)
+
+	writeTask(t, d, "v", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "this run's"})
+	require.NoError(t, d.Project(ctx))
+	var status string
+	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 'u' AND taskid = 1`).Scan(&status))
+	assert.Equal(t, "inprogress", status, "projected")
+	got, err := d.Tasks(ctx, "u")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{a}, got)
+}

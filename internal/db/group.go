@@ -129,9 +129,9 @@ func (d *DB) writer() {
 // per session, from this group's calls, the calls committed since the
 // projector's mark (proj.lastSeq), or else the log's index: a session not
 // written since the mark has its rows indexed, but for a successor's
-// first row, which its compaction logged, and, until the start-up's
-// catch-up is done, what a previous run left. Only then is the log's tail
-// read (a scan of up to a second of calls).
+// first row, which its compaction logged (a session with none indexed),
+// and, until the start-up's catch-up is done, what a previous run left.
+// Only then is the log's tail read (a scan of up to a second of calls).
 func (d *DB) lastSeq(ctx context.Context, tx *sqlx.Tx, group map[string]int64, session string) (int64, error) {
 	if seq, ok := group[session]; ok {
 		return seq, nil
@@ -140,7 +140,7 @@ func (d *DB) lastSeq(ctx context.Context, tx *sqlx.Tx, group map[string]int64, s
 		return seq, nil
 	}
 	var seq int64
-	if err := tx.GetContext(ctx, &seq, `SELECT CASE WHEN ?2 OR EXISTS (SELECT 1 FROM snapshots WHERE session_id = ?1 AND projected = 0)
+	if err := tx.GetContext(ctx, &seq, `SELECT CASE WHEN ?2 OR NOT EXISTS (SELECT 1 FROM log_index WHERE session_id = ?1)
 			THEN (SELECT coalesce(max(seq), 0) FROM session_log WHERE session_id = ?1)
 			ELSE (SELECT coalesce(max(seq), 0) FROM log_index WHERE session_id = ?1) END`, session, !d.wr.tailKnown); err != nil {
 		return 0, fmt.Errorf("append calls: last seq of %s: %w", session, err)

@@ -117,14 +117,27 @@ func (p *pendingProjection) pause(every time.Duration) time.Duration {
 func (d *DB) project(ctx context.Context) {
 	p := &d.wr.proj
 	p.last = time.Now()
-	if !p.waiting() {
-		return
-	}
-	if err := d.projectTx(ctx, p.tasks, p.lastSeq); err != nil {
+	failed := func(err error) {
 		if !d.wr.projectFailing {
 			d.log.Warn("projecting tasks failed; the tasks view stays exact, the projection will catch up", slog.Any("err", err))
 			d.wr.projectFailing = true
 		}
+	}
+	if !d.wr.tailKnown {
+		// The start-up's catch-up failed: the rows a previous run left
+		// past the mark are in no one's memory, and moving the mark past
+		// them would leave them unprojected. It is tried again first.
+		if err := d.catchUp(ctx); err != nil {
+			failed(err)
+			return
+		}
+		d.wr.tailKnown = true
+	}
+	if !p.waiting() {
+		return
+	}
+	if err := d.projectTx(ctx, p.tasks, p.lastSeq); err != nil {
+		failed(err)
 		return
 	}
 	if d.wr.projectFailing {
@@ -132,7 +145,6 @@ func (d *DB) project(ctx context.Context) {
 		d.wr.projectFailing = false
 	}
 	*p = newPendingProjection()
-	d.wr.tailKnown = true
 }
 
 func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, lastSeq map[string]int64) error {
@@ -175,11 +187,12 @@ func (d *DB) projectTx(ctx context.Context, tasks map[string]map[int]projected, 
 // and files the rows past the previous mark into log_index, sorted, so
 // that each session's index page is written once for all of them. A row
 // whose session and seq are indexed already (only a program other than the
-// daemon can log one twice) stays out of the index, for fsck to report.
+// daemon can log one twice) stays out of the index, for fsck to report;
+// the first logged is kept.
 func markProjected(ctx context.Context, tx *sqlx.Tx) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO log_index (session_id, seq, call)
 		SELECT session_id, seq, rowid FROM tool_calls WHERE rowid > (SELECT through_rowid FROM projection_state)
-		ORDER BY session_id, seq
+		ORDER BY session_id, seq, rowid
 		ON CONFLICT DO NOTHING`); err != nil {
 		return fmt.Errorf("index the log: %w", err)
 	}
