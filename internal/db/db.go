@@ -119,9 +119,10 @@ type writerState struct {
 	proj                       pendingProjection
 	projectEvery               time.Duration
 	projectFailing             bool // a failure is said once, not at every try
-	// tailKnown is set once every row past the projection's mark is one
-	// this writer logged (its sessions in proj.lastSeq) or a successor's
-	// first: after the start-up's catch-up, or a projector run.
+	// tailKnown is set once the start-up's catch-up (or, after it failed,
+	// the projector's retry of it) has succeeded: from then on every row
+	// past the projection's mark is one this writer logged (its sessions
+	// in proj.lastSeq) or a successor's first.
 	tailKnown bool
 }
 

@@ -125,8 +125,9 @@ func (d *DB) writer() {
 }
 
 // lastSeq is the last seq logged by session. The log has no unique key
-// (migration 10): the writer, the database's only one, keeps seq unique
-// per session, from this group's calls, the calls committed since the
+// (migration 10): the writer goroutine keeps seq unique per session (the
+// lock on the file makes this daemon the database's only writer, and a
+// compaction's own transaction logs only a successor's first row), from this group's calls, the calls committed since the
 // projector's mark (proj.lastSeq), or else the log's index: a session not
 // written since the mark has its rows indexed, but for a successor's
 // first row, which its compaction logged (a session with none indexed),
