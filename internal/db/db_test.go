@@ -396,6 +396,23 @@ func TestCallsLeaveTheSessionRowAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.True(t, last.Equal(list[0].UpdatedAt))
+
+	// The same once the calls are indexed, and with a call past the mark.
+	require.NoError(t, d.Project(ctx))
+	list, _, err = d.ListSessions(ctx, db.ListFilter{})
+	require.NoError(t, err)
+	assert.True(t, last.Equal(list[0].UpdatedAt), "indexed")
+	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: 4, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
+	calls, err = d.Calls(ctx, "s")
+	require.NoError(t, err)
+	last = calls[len(calls)-1].CreatedAt
+	list, _, err = d.ListSessions(ctx, db.ListFilter{Status: record.StatusActive})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.True(t, last.Equal(list[0].UpdatedAt), "past the mark")
+	s, err = d.GetSession(ctx, "s")
+	require.NoError(t, err)
+	assert.True(t, last.Equal(s.UpdatedAt))
 }
 
 func TestOneWriterAtATime(t *testing.T) {

@@ -214,7 +214,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 	var where []string
 	var args []any
 	if f.Status != "" {
-		where = append(where, "status = ?")
+		where = append(where, "s.status = ?")
 		args = append(args, f.Status)
 	}
 	if f.Cursor != "" {
@@ -223,14 +223,23 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		if err != nil || before < 1 {
 			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, ErrBadCursor)
 		}
-		where = append(where, "rowid < ?")
+		where = append(where, "s.rowid < ?")
 		args = append(args, before)
 	}
-	q := `SELECT rowid, ` + selectRecordColumns + ` FROM sessions`
+	// updated_at as lastActive reads it, but with the log's tail gathered
+	// once for the page rather than scanned once per session.
+	q := `SELECT s.rowid, s.id, s.title, s.metadata, s.status, s.parent_id, s.successor_id, s.created_at,
+		max(s.updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.rowid = l.last_row),
+			(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1),
+			'')) AS updated_at
+		FROM sessions s LEFT JOIN (
+			SELECT session_id, max(rowid) AS last_row FROM tool_calls
+			WHERE rowid > (SELECT through_rowid FROM projection_state) GROUP BY session_id
+		) l ON l.session_id = s.id`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY rowid DESC LIMIT ?"
+	q += " ORDER BY s.rowid DESC LIMIT ?"
 	args = append(args, f.Limit+1)
 
 	var rows []struct {
