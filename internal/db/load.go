@@ -27,7 +27,6 @@ type Projected struct {
 	// replayed would have given.
 	CallIDs map[string]int64
 	Forced  *record.Call
-	Last    int64 // the session's last seq
 }
 
 // LoadProjected returns a session (without its snapshot) and its
@@ -43,12 +42,10 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		var at struct {
 			Through   int64         `db:"projected_seq"`
 			Snapshot  sql.NullInt64 `db:"snapshot_projected"`
-			Last      int64         `db:"last"`
 			MaxTaskid sql.NullInt64 `db:"max_taskid"`
 		}
 		if err := v.q.GetContext(ctx, &at, `SELECT s.projected_seq,
 				(SELECT b.projected FROM snapshots b WHERE b.session_id = s.id) AS snapshot_projected,
-				coalesce((SELECT max(c.seq) FROM session_log c WHERE c.session_id = ?1), 0) AS last,
 				(SELECT max(t.taskid) FROM task_projection t WHERE t.session_id = s.id) AS max_taskid
 			FROM sessions s WHERE s.id = ?1`, id); err != nil {
 			return fmt.Errorf("projection of %s: %w", id, err)
@@ -57,7 +54,7 @@ func (d *DB) LoadProjected(ctx context.Context, id string) (rec record.Session, 
 		if hasSnapshot && at.Snapshot.Int64 == 0 || !hasSnapshot && at.Through == 0 {
 			return nil
 		}
-		p = Projected{Through: at.Through, Last: at.Last, Next: int(at.MaxTaskid.Int64) + 1, CallIDs: map[string]int64{}}
+		p = Projected{Through: at.Through, Next: int(at.MaxTaskid.Int64) + 1, CallIDs: map[string]int64{}}
 		if p.Tasks, err = projectedTasks(ctx, v, id); err != nil {
 			return err
 		}

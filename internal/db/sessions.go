@@ -38,8 +38,11 @@ const sessionColumns = `id, title, metadata, status, parent_id, successor_id, cr
 // last indexed.
 const lastActive = `max(updated_at, coalesce(
 	(SELECT c.created_at FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = sessions.id ORDER BY c.rowid DESC LIMIT 1),
-	(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = sessions.id ORDER BY i.seq DESC LIMIT 1),
-	'')) AS updated_at`
+	` + lastIndexedAt + `, '')) AS updated_at`
+
+// lastIndexedAt is the time of the last indexed call of the row of
+// sessions in hand.
+const lastIndexedAt = `(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = sessions.id ORDER BY i.seq DESC LIMIT 1)`
 
 // selectRecordColumns reads sessionColumns, with updated_at as lastActive;
 // selectColumns adds the snapshot, which can hold a whole task list: only
@@ -214,7 +217,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 	var where []string
 	var args []any
 	if f.Status != "" {
-		where = append(where, "s.status = ?")
+		where = append(where, "sessions.status = ?")
 		args = append(args, f.Status)
 	}
 	if f.Cursor != "" {
@@ -223,23 +226,21 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		if err != nil || before < 1 {
 			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, ErrBadCursor)
 		}
-		where = append(where, "s.rowid < ?")
+		where = append(where, "sessions.rowid < ?")
 		args = append(args, before)
 	}
 	// updated_at as lastActive reads it, but with the log's tail gathered
 	// once for the page rather than scanned once per session.
-	q := `SELECT s.rowid, s.id, s.title, s.metadata, s.status, s.parent_id, s.successor_id, s.created_at,
-		max(s.updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.rowid = l.last_row),
-			(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = s.id ORDER BY i.seq DESC LIMIT 1),
-			'')) AS updated_at
-		FROM sessions s LEFT JOIN (
+	q := `SELECT sessions.rowid, id, title, metadata, status, parent_id, successor_id, created_at,
+		max(updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.rowid = l.last_row), ` + lastIndexedAt + `, '')) AS updated_at
+		FROM sessions LEFT JOIN (
 			SELECT session_id, max(rowid) AS last_row FROM tool_calls
 			WHERE rowid > (SELECT through_rowid FROM projection_state) GROUP BY session_id
-		) l ON l.session_id = s.id`
+		) l ON l.session_id = sessions.id`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY s.rowid DESC LIMIT ?"
+	q += " ORDER BY sessions.rowid DESC LIMIT ?"
 	args = append(args, f.Limit+1)
 
 	var rows []struct {

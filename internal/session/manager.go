@@ -233,12 +233,12 @@ func (m *Manager) loadProjected(ctx context.Context, s *session, each func(*reco
 	if p.Forced != nil {
 		each(p.Forced)
 	}
+	// The tail's replay sees every row past Through, the last among them.
 	*last = p.Through
 	report, err := replay.Tail(ctx, pl, s.id, p.Through, st, replay.Options{Each: each})
 	if err != nil {
 		return replay.Loaded{}, err
 	}
-	*last = max(*last, p.Last)
 	return replay.Loaded{Session: rec, Store: st, Report: report}, nil
 }
 
