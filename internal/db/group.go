@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -64,7 +65,9 @@ func (d *DB) writer() {
 	// idle fires once the writes have paused long enough to project what
 	// waits. It is re-armed by what changes that (a commit, a compaction,
 	// a run), not by the checkpoint's tick, which would put off forever a
-	// pause longer than its period.
+	// pause longer than its period. It runs from the last commit, so the
+	// writer's own work (a checkpoint, a RESTART waiting for a reader) can
+	// pass for a pause: a call waiting to be committed says it was not one.
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
 	defer idle.Stop()
@@ -93,8 +96,10 @@ func (d *DB) writer() {
 			close(done)
 			continue
 		case <-idle.C:
-			d.project(ctx)
-			rearm() // what failed to project is tried again after a pause
+			if d.pending.Load() == 0 {
+				d.project(ctx)
+			}
+			rearm() // what failed or waited is tried again after a pause
 			continue
 		case <-d.closed:
 			d.project(ctx)
@@ -111,6 +116,10 @@ func (d *DB) writer() {
 			}
 		}
 		d.commitGroup(group)
+		// The callers just answered were made runnable behind this
+		// goroutine, on its P: let them send their replies before it
+		// takes the next group, whose inserts and fsync would hold them.
+		runtime.Gosched()
 		if d.wr.proj.due(d.wr.projectEvery) {
 			d.project(ctx)
 		}
@@ -149,8 +158,9 @@ func (d *DB) lastSeq(ctx context.Context, tx *sqlx.Tx, group map[string]int64, s
 	return seq, nil
 }
 
-// walWait is how long a truncating checkpoint waits for readers to move on.
-const walWait = 50 * time.Millisecond
+// walWait is how long a truncating checkpoint waits for readers to move
+// on. A test lengthens it to hold the writer up.
+var walWait = 50 * time.Millisecond
 
 func (d *DB) commitGroup(group []*appendReq) {
 	if err := d.appendTx(context.Background(), group); err == nil || len(group) == 1 {
