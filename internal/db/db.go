@@ -101,7 +101,7 @@ type DB struct {
 	projectNow chan chan struct{}
 	compacted  chan struct{} // a snapshot waits to be projected (buffered 1)
 	wr         writerState
-	pending    atomic.Int64 // appends handed in and not yet answered
+	pending    atomic.Int64 // AppendCalls calls not yet returned
 	closed     chan struct{}
 	writerDone chan struct{}
 	closeOnce  sync.Once
@@ -415,8 +415,9 @@ func isUniqueViolation(err error) bool {
 	return isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) || isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE)
 }
 
-// Pending is how many appends have been handed in and not yet answered:
-// the ones being committed and the ones queued behind them.
+// Pending is how many appends have been handed in and not yet returned:
+// the ones being committed, the ones queued behind them, and, for a
+// moment, ones just answered.
 func (d *DB) Pending() int { return int(d.pending.Load()) }
 
 // IntegrityCheck runs PRAGMA integrity_check, and checks the log's index

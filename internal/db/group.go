@@ -65,9 +65,10 @@ func (d *DB) writer() {
 	// idle fires once the writes have paused long enough to project what
 	// waits. It is re-armed by what changes that (a commit, a compaction,
 	// a run), not by the checkpoint's tick, which would put off forever a
-	// pause longer than its period. It runs from the last commit, so the
-	// writer's own work (a checkpoint, a RESTART waiting for a reader) can
-	// pass for a pause: a call waiting to be committed says it was not one.
+	// pause longer than its period. It runs from the writer's last doing,
+	// so the writer's own work (a checkpoint, a RESTART waiting for a
+	// reader) can pass for a pause: a call waiting to be committed says it
+	// was not one.
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
 	defer idle.Stop()
