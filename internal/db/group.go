@@ -137,12 +137,13 @@ func (d *DB) writer() {
 // lastSeq is the last seq logged by session. The log has no unique key
 // (migration 10): the writer goroutine keeps seq unique per session (the
 // lock on the file makes this daemon the database's only writer, and a
-// compaction's own transaction logs only a successor's first row), from this group's calls, the calls committed since the
-// projector's mark (proj.lastSeq), or else the log's index: a session not
-// written since the mark has its rows indexed, but for a successor's
-// first row, which its compaction logged (a session with none indexed),
-// and, until the start-up's catch-up is done, what a previous run left.
-// Only then is the log's tail read (a scan of up to a second of calls).
+// compaction's own transaction logs only a successor's first row), from
+// this group's calls, the calls committed since the projector's mark
+// (proj.lastSeq), or else the log's index: a session not written since
+// the mark has its rows indexed, but for a successor's first row, which
+// its compaction logged (a session with none indexed), and, until the
+// start-up's catch-up is done, what a previous run left. Only then is the
+// log's tail read (a scan of up to a second of calls).
 func (d *DB) lastSeq(ctx context.Context, tx *sqlx.Tx, group map[string]int64, session string) (int64, error) {
 	if seq, ok := group[session]; ok {
 		return seq, nil

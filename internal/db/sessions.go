@@ -29,29 +29,33 @@ type sessionRow struct {
 	UpdatedAt   string         `db:"updated_at"`
 }
 
-const sessionColumns = `id, title, metadata, status, parent_id, successor_id, created_at, updated_at`
+// recordColumns are the sessions row's columns but updated_at, which is
+// read as lastActive.
+const (
+	recordColumns  = `id, title, metadata, status, parent_id, successor_id, created_at`
+	sessionColumns = recordColumns + `, updated_at`
+)
 
 // lastActive is a session's updated_at as read: the later of the row's own
-// (its creation, its seal) and its last logged call's. A call does not
-// rewrite the sessions row: that would dirty a page of it in every commit.
-// The last call is in the log's tail (looked for from its end) or else the
-// last indexed.
-const lastActive = `max(updated_at, coalesce(
-	(SELECT c.created_at FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = sessions.id ORDER BY c.rowid DESC LIMIT 1),
-	` + lastIndexedAt + `, '')) AS updated_at`
+// (its creation, its seal) and its last logged call's, given the time of
+// its last call in the log's tail (NULL for none), or else of the last
+// indexed. A call does not rewrite the sessions row: that would dirty a
+// page of it in every commit.
+func lastActive(tailAt string) string {
+	return `max(updated_at, coalesce(` + tailAt + `,
+		(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = sessions.id ORDER BY i.seq DESC LIMIT 1),
+		'')) AS updated_at`
+}
 
-// lastIndexedAt is the time of the last indexed call of the row of
-// sessions in hand.
-const lastIndexedAt = `(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = sessions.id ORDER BY i.seq DESC LIMIT 1)`
-
-// selectRecordColumns reads sessionColumns, with updated_at as lastActive;
-// selectColumns adds the snapshot, which can hold a whole task list: only
-// loading a session needs it. A successor whose snapshot is NULL (every
-// one since migration 9) is from_parent: it started from its parent's
-// projection.
-const (
-	selectRecordColumns = `id, title, metadata, status, parent_id, successor_id, created_at, ` + lastActive
-	selectColumns       = selectRecordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot,
+// selectRecordColumns reads sessionColumns, with updated_at as lastActive
+// (the tail looked at from its end); selectColumns adds the snapshot,
+// which can hold a whole task list: only loading a session needs it. A
+// successor whose snapshot is NULL (every one since migration 9) is
+// from_parent: it started from its parent's projection.
+var (
+	selectRecordColumns = recordColumns + `, ` + lastActive(
+		`(SELECT c.created_at FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = sessions.id ORDER BY c.rowid DESC LIMIT 1)`)
+	selectColumns = selectRecordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot,
 		(SELECT b.snapshot IS NULL FROM snapshots b WHERE b.session_id = sessions.id) AS from_parent`
 )
 
@@ -229,10 +233,9 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		where = append(where, "sessions.rowid < ?")
 		args = append(args, before)
 	}
-	// updated_at as lastActive reads it, but with the log's tail gathered
-	// once for the page rather than scanned once per session.
-	q := `SELECT sessions.rowid, id, title, metadata, status, parent_id, successor_id, created_at,
-		max(updated_at, coalesce((SELECT c.created_at FROM tool_calls c WHERE c.rowid = l.last_row), ` + lastIndexedAt + `, '')) AS updated_at
+	// The log's tail gathered once for the page rather than scanned once
+	// per session.
+	q := `SELECT sessions.rowid, ` + recordColumns + `, ` + lastActive(`(SELECT c.created_at FROM tool_calls c WHERE c.rowid = l.last_row)`) + `
 		FROM sessions LEFT JOIN (
 			SELECT session_id, max(rowid) AS last_row FROM tool_calls
 			WHERE rowid > (SELECT through_rowid FROM projection_state) GROUP BY session_id
