@@ -226,6 +226,11 @@ func (h *Host) Env() []string {
 		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
 		"CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1",
 		"MCP_TIMEOUT=10000",
+		// How long the first request waits for MCP servers to connect
+		// (5 s by default, then it goes out saying "still connecting").
+		// CI runs every package and host at once on two cores; the bridge
+		// once missed the 5 s there (TestNoDaemonAtStart).
+		"MCP_CONNECT_TIMEOUT_MS=30000",
 	}
 	return append(env, h.Daemon.Env()...)
 }
