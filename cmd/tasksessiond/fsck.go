@@ -20,19 +20,25 @@ func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	repair := fs.Bool("repair", false, "rebuild what is derived from the log (each row's change columns, every index); refused while a daemon serves the database")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond fsck [flags] [SESSION]
 
-Check the database: SQLite's integrity check, then for every session (or the
-one given) replay its log, compare each applied write with the task its
-recorded result holds, and the final tasks with the tasks projection, all as
-of one moment (a read transaction per session). Exits 1 if anything diverges.
-Safe while the daemon runs. A missing file is an error, not an empty database.
+Check the database against its log: SQLite's integrity check (every index
+against its table), then every row of the log read from the table itself,
+each session (or the one given) replayed from its snapshot, and compared with
+the replay: each row's change columns and recorded result, the tasks view,
+the log's key, a sealed session's successor's snapshot; all as of one moment.
+Exits 1 if anything differs. Safe while the daemon runs. A missing file is an
+error, not an empty database.
+
+With --repair (the daemon stopped), rewrite the change columns that differ
+from the replay and rebuild every index, then check again.
 
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond fsck\n  tasksessiond fsck --db ./tasks.db my-session --json\n")
+		fmt.Fprint(fs.Output(), "\nExamples:\n  tasksessiond fsck\n  tasksessiond fsck --db ./tasks.db my-session --json\n  tasksessiond fsck --repair\n")
 	}
 	if cli.WantsHelp(args) {
 		fs.SetOutput(stdout)
@@ -41,13 +47,16 @@ Flags:
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	if err != nil || len(pos) > 1 {
+	if err != nil || len(pos) > 1 || *repair && len(pos) > 0 {
 		fs.Usage()
 		return 2
 	}
 	if pgdb.IsURL(*dbPath) {
 		fmt.Fprintf(stderr, "tasksessiond fsck: checks a SQLite database; fleet mode's PostgreSQL is not supported yet (docs/FLEET.md): read its tasks view with psql\n")
 		return 2
+	}
+	if *repair {
+		return repairCmd(ctx, *dbPath, stdout, stderr)
 	}
 	// Read-only: a mistyped path is an error, not a new empty database.
 	d, err := db.OpenReadOnly(ctx, *dbPath)
@@ -71,19 +80,65 @@ Flags:
 			return 1
 		}
 	} else {
-		for _, line := range r.Integrity {
-			fmt.Fprintf(stdout, "integrity: %s\n", line)
-		}
-		rows := 0
-		for _, s := range r.Sessions {
-			rows += s.Rows
-			for _, p := range s.Problems {
-				fmt.Fprintf(stdout, "session %s: %s\n", s.ID, p)
-			}
-		}
-		fmt.Fprintf(stdout, "%d sessions, %d logged calls checked: %d problems\n", len(r.Sessions), rows, r.Problems)
+		printReport(stdout, r)
 	}
 	if !r.OK() {
+		return 1
+	}
+	return 0
+}
+
+func printReport(w io.Writer, r fsck.Report) {
+	for _, line := range r.Integrity {
+		fmt.Fprintf(w, "integrity: %s\n", line)
+	}
+	for _, id := range r.Orphans {
+		fmt.Fprintf(w, "the log holds rows of session %s, which does not exist\n", id)
+	}
+	rows := 0
+	for _, s := range r.Sessions {
+		rows += s.Rows
+		for _, p := range s.Problems {
+			fmt.Fprintf(w, "session %s: %s\n", s.ID, p)
+		}
+	}
+	fmt.Fprintf(w, "%d sessions, %d logged calls checked: %d problems\n", len(r.Sessions), rows, r.Problems)
+}
+
+// repairCmd opens the database for writing, which a running daemon's lock
+// refuses, and rebuilds what is derived from the log.
+func repairCmd(ctx context.Context, path string, stdout, stderr io.Writer) int {
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stderr, "tasksessiond fsck: no database to repair at %s: %v\n", path, err)
+		return 1
+	}
+	d, err := db.Open(ctx, path, db.Options{})
+	if errors.Is(err, db.ErrLocked) {
+		fmt.Fprintf(stderr, "tasksessiond fsck: %v\nstop the daemon first (tasksessiond status shows it); fsck without --repair is safe beside it\n", err)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
+		return 1
+	}
+	defer d.Close()
+	before, rewrote, err := fsck.Repair(ctx, d)
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond fsck: repair: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "before: ")
+	printReport(stdout, before)
+	fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; rebuilt every index\n", rewrote)
+	after, err := fsck.Check(ctx, d)
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "after: ")
+	printReport(stdout, after)
+	if !after.OK() {
+		fmt.Fprintf(stdout, "what is left is in the log itself (the truth), which repair does not change: restore a backup, or leave it (replay skips what no longer applies)\n")
 		return 1
 	}
 	return 0

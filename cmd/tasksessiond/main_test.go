@@ -308,36 +308,74 @@ func TestHelp(t *testing.T) {
 }
 
 func TestFsck(t *testing.T) {
-	// Ensures fsck exits 0 on a sound database and 1, naming the problem, on a tampered one.
+	// Ensures fsck exits 0 on a sound database; and that what is derived
+	// from the log, damaged while the daemon is stopped (a row's change
+	// columns edited, the tasks index gone stale), changes no answer and
+	// no id: the daemon loads the session by replaying the log, and says
+	// in its log where the columns disagree; fsck names the damage,
+	// --repair is refused beside the daemon and rebuilds it once it has
+	// stopped.
 	dbPath := filepath.Join(t.TempDir(), "f.db")
 	sock := testutil.SocketPath(t)
-	startDaemon(t, dbPath, sock)
+	p := startDaemon(t, dbPath, sock)
 	_, _, code := cli(t, sock, "new", "--id", "f")
 	require.Equal(t, 0, code)
-	_, _, code = cli(t, sock, "call", "f", "TaskCreate", `{"subject":"a"}`)
+	for _, args := range []string{`{"subject":"a"}`, `{"subject":"b"}`} {
+		_, _, code = cli(t, sock, "call", "f", "TaskCreate", args)
+		require.Equal(t, 0, code)
+	}
+	_, _, code = cli(t, sock, "call", "f", "TaskUpdate", `{"taskid":1,"status":"completed"}`)
+	require.Equal(t, 0, code)
+	want, _, code := cli(t, sock, "tasks", "f")
 	require.Equal(t, 0, code)
 
 	out, _, code := cli(t, sock, "fsck", "--db", dbPath)
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "1 sessions, 1 logged calls checked: 0 problems")
+	assert.Contains(t, out, "1 sessions, 3 logged calls checked: 0 problems")
 
+	stop := func(p *proc) {
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, p.cmd.Wait(), p.stderr.String())
+	}
+	stop(p)
 	raw := testutil.RawDB(t, dbPath)
-	require.Eventually(t, func() bool {
-		var projected int
-		return raw.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 'f'`).Scan(&projected) == nil && projected == 1
-	}, 10*time.Second, 10*time.Millisecond, "the daemon projects the call once the writes pause")
-	_, err := raw.Exec(`UPDATE task_projection SET status = 'completed'`)
-	require.NoError(t, err)
+	for _, q := range []string{
+		`UPDATE tool_calls SET subject = 'tampered', status = 'deleted' WHERE session_id = 'f' AND seq = 2`,
+		`UPDATE tool_calls SET status = 'pending' WHERE session_id = 'f' AND seq = 3`,
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err)
+	}
+	require.NoError(t, raw.Close())
+
+	p = startDaemon(t, dbPath, sock)
+	got, _, code := cli(t, sock, "tasks", "f")
+	require.Equal(t, 0, code)
+	assert.Equal(t, want, got, "the same list, replayed from the calls' arguments")
+	out, _, code = cli(t, sock, "call", "f", "TaskCreate", `{"subject":"c"}`)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "#3", "the next id")
 	out, _, code = cli(t, sock, "fsck", "f", "--db", dbPath)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, out, "session f: tasks projection has")
+	assert.Contains(t, out, "session f: replay diverges at seq 2: TaskCreate recorded task 2 deleted")
+	assert.Contains(t, out, "session f: the tasks view has")
+	_, errOut, code := cli(t, sock, "fsck", "--repair", "--db", dbPath)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "stop the daemon first")
+	stop(p)
+	assert.Contains(t, p.stderr.String(), "replay diverged", "the daemon said so when it loaded the session")
+
+	out, _, code = cli(t, sock, "fsck", "--repair", "--db", dbPath)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "rewrote the change columns of 2 rows")
+	assert.Contains(t, out, "after: 1 sessions, 4 logged calls checked: 0 problems")
 
 	// A mistyped path is an error, and nothing is created there.
 	typo := filepath.Join(t.TempDir(), "typo.db")
-	_, errOut, code := cli(t, sock, "fsck", "--db", typo)
+	_, errOut, code = cli(t, sock, "fsck", "--db", typo)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "no database to check at "+typo)
-	_, err = os.Stat(typo)
+	_, err := os.Stat(typo)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 

@@ -108,9 +108,6 @@ type ReplayResult struct {
 type Timed struct {
 	Tasks int           `json:"tasks"`
 	Took  time.Duration `json:"took"`
-	// Again is compacting the successor at once, before the projector
-	// has copied its first tasks (compaction then copies them).
-	Again time.Duration `json:"again,omitempty"`
 }
 
 // ResumeResult compares resuming a compacted session whose ancestor holds

@@ -36,22 +36,15 @@ func (b *bencher) compaction(ctx context.Context, r *Results) error {
 			id = out.Session.ID
 			return time.Since(t0), err
 		}
-		var settled, again []time.Duration
+		var took []time.Duration
 		for range 5 {
-			if err := d.Project(ctx); err != nil {
-				return err
-			}
-			took, err := compact()
+			t, err := compact()
 			if err != nil {
 				return err
 			}
-			settled = append(settled, took)
-			if took, err = compact(); err != nil {
-				return err
-			}
-			again = append(again, took)
+			took = append(took, t)
 		}
-		r.Compaction = append(r.Compaction, Timed{Tasks: n, Took: median(settled), Again: median(again)})
+		r.Compaction = append(r.Compaction, Timed{Tasks: n, Took: median(took)})
 	}
 	return nil
 }

@@ -10,12 +10,11 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/record"
 )
 
-// raw measures SQLite alone: the same rows (log row and projection row per
-// call) through the same prepared statements, one call per transaction,
-// and batched.
+// raw measures SQLite alone: the same log rows through the same prepared
+// statement, one call per transaction, and batched.
 func (b *bencher) raw(ctx context.Context, r *Results) error {
 	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
-		if err := b.rawOnce(ctx, sync, []int{1, 100}, true, r); err != nil {
+		if err := b.rawOnce(ctx, sync, []int{1, 100}, r); err != nil {
 			return err
 		}
 	}
@@ -23,9 +22,8 @@ func (b *bencher) raw(ctx context.Context, r *Results) error {
 }
 
 // rawOnce runs the raw inserts under sync, batch rows per commit for each
-// of batches (each a log row, and its projection row withProjection), and
-// appends their rates to r.Raw.
-func (b *bencher) rawOnce(ctx context.Context, sync db.Sync, batches []int, withProjection bool, r *Results) error {
+// of batches, and appends their rates to r.Raw.
+func (b *bencher) rawOnce(ctx context.Context, sync db.Sync, batches []int, r *Results) error {
 	{
 		path := b.path("raw.db")
 		d, err := db.Open(ctx, path, db.Options{Sync: sync})
@@ -46,22 +44,12 @@ func (b *bencher) rawOnce(ctx context.Context, sync db.Sync, batches []int, with
 		if err != nil {
 			return err
 		}
-		insTask, err := raw.PrepareContext(ctx, db.UpsertTaskSQL)
-		if err != nil {
-			return err
-		}
 		seq := 0
 		insert := func(tx *sql.Tx) error {
 			seq++
 			now := time.Now().UTC().Format(time.RFC3339Nano)
-			if _, err := tx.StmtContext(ctx, insCall).ExecContext(ctx, "raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, false, rowResult, false, now, seq,
-				"pending", "Write the parser tests", "Cover the error paths."); err != nil {
-				return err
-			}
-			if !withProjection {
-				return nil
-			}
-			_, err := tx.StmtContext(ctx, insTask).ExecContext(ctx, "raw", seq, "pending", "Write the parser tests", "Cover the error paths.", now, now)
+			_, err := tx.StmtContext(ctx, insCall).ExecContext(ctx, "raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, false, rowResult, false, now, seq,
+				"pending", "Write the parser tests", "Cover the error paths.")
 			return err
 		}
 		for _, batch := range batches {

@@ -21,7 +21,7 @@ type StorageResult struct {
 	PerSec        float64 `json:"perSec"`
 	FramesPerCall float64 `json:"walFramesPerCall"`
 	BytesPerCall  float64 `json:"walBytesPerCall"`
-	VsV1          float64 `json:"vsV1,omitempty"`
+	VsFloor       float64 `json:"vsFloor,omitempty"`
 }
 
 // Storage-ceiling parameters: the daemon at 64 sessions commits groups of
@@ -32,12 +32,8 @@ const (
 	storageWALLimit = 16 << 20 // as the daemon bounds its WAL
 )
 
-// v1TouchSQL is the statement the daemon ran once per session per commit
-// before version 0.2 (it stamped sessions.updated_at); kept here, with the
-// callId index, so that the old write pattern runs beside the new one.
+// The floor: an append-only table of what a call must keep at least.
 const (
-	v1TouchSQL   = `UPDATE sessions SET updated_at = ? WHERE id = ?`
-	v1CallIDSQL  = `CREATE UNIQUE INDEX tool_calls_call_id ON tool_calls (session_id, call_id) WHERE call_id IS NOT NULL`
 	floorTable   = `CREATE TABLE floor (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, seq INTEGER NOT NULL, result TEXT NOT NULL)`
 	floorInsertQ = `INSERT INTO floor (session_id, seq, result) VALUES (?, ?, ?)`
 )
@@ -59,14 +55,14 @@ var storageRow = func() string {
 
 // storageRounds is how many times each pattern runs, in turn with the
 // others, so that a machine's load drifting over the run weighs on all
-// three alike.
+// both alike.
 const storageRounds = 3
 
-// storage measures the three write patterns side by side, under full sync.
+// storage measures the daemon's write pattern beside the floor, under
+// full sync.
 func (b *bencher) storage(ctx context.Context, r *Results) error {
 	patterns := []writePattern{
-		{name: "v1: log + callId index + projection + session touch", callID: true, projection: true, touch: true},
-		{name: "now: log, projection every 100 ms", deferred: true},
+		{name: "now: log keyed by (session, seq), task index"},
 		{name: "floor: append-only rows", floor: true},
 	}
 	totals := make([]phaseTotals, len(patterns))
@@ -106,7 +102,7 @@ func (b *bencher) storage(ctx context.Context, r *Results) error {
 			FramesPerCall: perCall, BytesPerCall: perCall * (4096 + 24)})
 	}
 	for i := range r.Storage {
-		r.Storage[i].VsV1 = r.Storage[i].PerSec / r.Storage[0].PerSec
+		r.Storage[i].VsFloor = r.Storage[i].PerSec / r.Storage[len(r.Storage)-1].PerSec
 	}
 	return nil
 }
@@ -119,45 +115,21 @@ type phaseTotals struct {
 
 // writePattern is what one storage pattern writes per call.
 type writePattern struct {
-	name       string
-	callID     bool // a unique index on (session_id, call_id)
-	projection bool // the task's projection row in the same transaction
-	touch      bool // the session's updated_at rewritten
-	deferred   bool // the projection written every 100 ms, as the writer did
-	floor      bool // an append-only table of (session, seq, result) only
+	name  string
+	floor bool // an append-only table of (session, seq, result) only
 }
 
 func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, p writePattern) (phaseTotals, error) {
-	var setup []string
-	if p.callID {
-		setup = append(setup, v1CallIDSQL)
-	}
+	q := db.InsertCallSQL
 	if p.floor {
-		setup = append(setup, floorTable)
-	}
-	for _, q := range setup {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
+		if _, err := raw.ExecContext(ctx, floorTable); err != nil {
 			return phaseTotals{}, err
 		}
+		q = floorInsertQ
 	}
-	stmt := func(q string) (*sql.Stmt, error) { return raw.PrepareContext(ctx, q) }
-	insCall, err := stmt(db.InsertCallSQL)
+	insert, err := raw.PrepareContext(ctx, q)
 	if err != nil {
 		return phaseTotals{}, err
-	}
-	insTask, err := stmt(db.UpsertTaskSQL)
-	if err != nil {
-		return phaseTotals{}, err
-	}
-	touchSession, err := stmt(v1TouchSQL)
-	if err != nil {
-		return phaseTotals{}, err
-	}
-	insFloor := insCall
-	if p.floor {
-		if insFloor, err = stmt(floorInsertQ); err != nil {
-			return phaseTotals{}, err
-		}
 	}
 	var frames int64
 	// A TRUNCATE checkpoint reports an emptied log, so a PASSIVE one
@@ -177,35 +149,6 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, p 
 	frames = 0
 	seqs := make([]int64, storageSessions)
 	calls := 0
-	// The deferred projection, as the daemon's writer runs it: the latest
-	// state of each changed task, and each session's mark, in one
-	// transaction every 100 ms.
-	dirty := map[[2]int64]bool{}
-	lastProjection := time.Now()
-	project := func() error {
-		tx, err := raw.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")
-		sessions := map[int64]bool{}
-		for k := range dirty {
-			if _, err := tx.StmtContext(ctx, insTask).ExecContext(ctx, fmt.Sprint("s", k[0]), k[1], "pending", "Write the parser tests", "Cover the error paths.", now, now); err != nil {
-				tx.Rollback()
-				return err
-			}
-			sessions[k[0]] = true
-		}
-		for s := range sessions {
-			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET projected_seq = ? WHERE id = ?`, seqs[s], fmt.Sprint("s", s)); err != nil {
-				tx.Rollback()
-				return err
-			}
-		}
-		clear(dirty)
-		lastProjection = time.Now()
-		return tx.Commit()
-	}
 	deadline := time.Now().Add(b.sz.phase)
 	begin := time.Now()
 	for time.Now().Before(deadline) {
@@ -214,55 +157,29 @@ func (b *bencher) storagePhase(ctx context.Context, raw *sql.DB, path string, p 
 			return phaseTotals{}, err
 		}
 		now := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")
-		touched := map[int]bool{}
 		for range storageGroup {
 			s := calls % storageSessions
 			seqs[s]++
 			sid := fmt.Sprint("s", s)
 			if p.floor {
-				_, err = tx.StmtContext(ctx, insFloor).ExecContext(ctx, sid, seqs[s], storageRow)
+				_, err = tx.StmtContext(ctx, insert).ExecContext(ctx, sid, seqs[s], storageRow)
 			} else {
-				_, err = tx.StmtContext(ctx, insCall).ExecContext(ctx, sid, seqs[s], fmt.Sprintf("c-%d-%d", s, seqs[s]), "TaskCreate", rowArgs, false, storageRow, false, now, seqs[s],
+				_, err = tx.StmtContext(ctx, insert).ExecContext(ctx, sid, seqs[s], fmt.Sprintf("c-%d-%d", s, seqs[s]), "TaskCreate", rowArgs, false, storageRow, false, now, seqs[s],
 					"pending", "Write the parser tests", "Cover the error paths.")
-			}
-			if err == nil && p.projection {
-				_, err = tx.StmtContext(ctx, insTask).ExecContext(ctx, sid, seqs[s], "pending", "Write the parser tests", "Cover the error paths.", now, now)
 			}
 			if err != nil {
 				tx.Rollback()
 				return phaseTotals{}, err
 			}
-			touched[s] = true
-			if p.deferred {
-				dirty[[2]int64{int64(s), seqs[s]}] = true
-			}
 			calls++
-		}
-		if p.touch {
-			for s := range touched {
-				if _, err := tx.StmtContext(ctx, touchSession).ExecContext(ctx, now, fmt.Sprint("s", s)); err != nil {
-					tx.Rollback()
-					return phaseTotals{}, err
-				}
-			}
 		}
 		if err := tx.Commit(); err != nil {
 			return phaseTotals{}, err
-		}
-		if p.deferred && time.Since(lastProjection) >= 100*time.Millisecond {
-			if err := project(); err != nil {
-				return phaseTotals{}, err
-			}
 		}
 		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > storageWALLimit {
 			if err := truncate(); err != nil {
 				return phaseTotals{}, err
 			}
-		}
-	}
-	if p.deferred {
-		if err := project(); err != nil {
-			return phaseTotals{}, err
 		}
 	}
 	took := time.Since(begin)

@@ -19,13 +19,6 @@ func targets(r *Results) []Target {
 	add := func(name string, met bool, format string, a ...any) {
 		out = append(out, Target{Name: name, Measured: fmt.Sprintf(format, a...), Met: met})
 	}
-	if len(r.Storage) >= 2 {
-		v1, now := r.Storage[0], r.Storage[1]
-		add("64 sessions, full: storage ceiling ≥ 1.5× the v1 write pattern", now.VsV1 >= 1.5,
-			"%.0f vs %.0f calls/s: %.2f×", now.PerSec, v1.PerSec, now.VsV1)
-		add("64 sessions, full: ≤ 2.5 WAL pages per call", now.FramesPerCall <= 2.5,
-			"%.2f pages (%.0f bytes) per call; v1 %.2f", now.FramesPerCall, now.BytesPerCall, v1.FramesPerCall)
-	}
 	var raw1, daemon1 *Rate
 	for i := range r.Raw {
 		if x := &r.Raw[i]; x.Sync == "full" && x.Name == "raw insert, one row per commit" {

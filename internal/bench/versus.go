@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -30,9 +31,10 @@ import (
 // complete the oldest), in rounds taken in turn so that the machine's drift
 // weighs on all of them alike.
 
-// DefaultBaseline is the commit the daemon is measured against: main
-// before the performance work of issue 20.
-const DefaultBaseline = "35edbf9"
+// DefaultBaseline is the commit the daemon is measured against: the last
+// with the tasks projection and the log's index beside the log (issue 32
+// took them out).
+const DefaultBaseline = "6d900e9"
 
 const (
 	versusRounds = 3
@@ -50,6 +52,7 @@ type VersusResult struct {
 	BytesPerWrite     float64   `json:"bytesPerWrite"`
 	BaseBytesPerWrite float64   `json:"baseBytesPerWrite,omitempty"`
 	Big               BigResult `json:"big"`
+	BaseBig           BigResult `json:"baseBig,omitzero"`
 }
 
 // VersusRound is one round: each figure measured once, in turn.
@@ -71,6 +74,9 @@ type BigResult struct {
 	Compaction time.Duration `json:"compaction"`    // sessions/compact end to end, median of three
 	ListBytes  int           `json:"taskListBytes"` // the TaskList result's size
 	Restart    time.Duration `json:"restart"`       // from exec to serving
+	// View is SELECT * FROM tasks WHERE session_id = ? on the 10,000-task
+	// session, in the sqlite3 shell (or through the driver without one).
+	View time.Duration `json:"tasksView"`
 }
 
 // binary is a tasksessiond executable the run starts as its own process.
@@ -114,7 +120,10 @@ func (b *bencher) versus(ctx context.Context, r *Results) error {
 		v.Rounds = append(v.Rounds, round)
 	}
 	v.BytesPerWrite, v.BaseBytesPerWrite = nowRows.mean(), baseRows.mean()
-	v.Big, err = b.big(ctx, *now)
+	if v.Big, err = b.big(ctx, *now); err != nil || base == nil {
+		return err
+	}
+	v.BaseBig, err = b.big(ctx, *base)
 	return err
 }
 
@@ -169,7 +178,7 @@ func moduleRoot(ctx context.Context) (string, error) {
 // rawSingle is the raw loop: one log row per commit, full sync.
 func (b *bencher) rawSingle(ctx context.Context) (Rate, error) {
 	var r Results
-	if err := b.rawOnce(ctx, db.SyncFull, []int{1}, false, &r); err != nil {
+	if err := b.rawOnce(ctx, db.SyncFull, []int{1}, &r); err != nil {
 		return Rate{}, err
 	}
 	return r.Raw[0], nil
@@ -369,7 +378,7 @@ func (r *rowBytes) add(ctx context.Context, path string) error {
 // the first call after a restart (the session is loaded), compaction.
 func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error) {
 	res.Tasks = bigTasks
-	dbPath := b.path("big.db")
+	dbPath := b.path(bin.name + "-big.db")
 	// Built under normal sync, call by call as an agent would (half of
 	// them completed, then), and measured after a restart under full.
 	p, err := b.startProcess(ctx, bin, dbPath, "normal")
@@ -426,10 +435,6 @@ func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error
 	}
 	var compactions []time.Duration
 	for i := range 3 {
-		// As a host compacts: long after the last compaction, the
-		// projector idle (it copies a successor's 10,000 first tasks
-		// when the writes pause; a compaction at once would wait for it).
-		time.Sleep(time.Second)
 		t0 := time.Now()
 		out, err := c.Compact(ctx, client.Compact{SessionID: id})
 		if err != nil {
@@ -439,7 +444,66 @@ func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error
 		id = out.Session.ID
 	}
 	res.List, res.Compaction = median(lists), median(compactions)
-	return res, nil
+	res.View, err = tasksView(ctx, dbPath, "big")
+	return res, err
+}
+
+// tasksView times the tasks view of one session as a user reads it: in
+// the sqlite3 shell when there is one, the median of five.
+func tasksView(ctx context.Context, dbPath, id string) (time.Duration, error) {
+	shell, _ := exec.LookPath("sqlite3")
+	var took []time.Duration
+	for range 5 {
+		var t time.Duration
+		var err error
+		if shell != "" {
+			t, err = shellTime(ctx, shell, dbPath, "SELECT * FROM tasks WHERE session_id = '"+id+"';")
+		} else {
+			t, err = driverTime(ctx, dbPath, id)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("tasks view: %w", err)
+		}
+		took = append(took, t)
+	}
+	return median(took), nil
+}
+
+// shellTime runs query in the sqlite3 shell and returns the time the
+// shell's own timer gives it.
+func shellTime(ctx context.Context, shell, dbPath, query string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, shell, "-readonly", dbPath)
+	cmd.Stdin = strings.NewReader(".timer on\n" + query + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite3: %w", err)
+	}
+	i := bytes.LastIndex(out, []byte("Run Time: real "))
+	if i < 0 {
+		return 0, errors.New("sqlite3 printed no time")
+	}
+	var secs float64
+	if _, err := fmt.Sscanf(string(out[i:]), "Run Time: real %f", &secs); err != nil {
+		return 0, fmt.Errorf("sqlite3's time: %w", err)
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
+func driverTime(ctx context.Context, dbPath, id string) (time.Duration, error) {
+	d, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	t0 := time.Now()
+	rows, err := d.QueryContext(ctx, `SELECT * FROM tasks WHERE session_id = ?`, id)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	return time.Since(t0), rows.Err()
 }
 
 // Spread is a figure's minimum, median and maximum over the rounds.
@@ -526,9 +590,17 @@ func printVersus(w io.Writer, v VersusResult) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "bytes per logged write: %.0f now, %.0f baseline\n", v.BytesPerWrite, v.BaseBytesPerWrite)
-	g := v.Big
-	fmt.Fprintf(w, "one session of %d tasks over the socket: TaskList %s (%d bytes of text), first call after a restart %s (serving %s after exec), compaction %s\n\n",
-		g.Tasks, ms(g.List), g.ListBytes, ms(g.FirstCall), ms(g.Restart), ms(g.Compaction))
+	for _, g := range []struct {
+		name string
+		BigResult
+	}{{"now", v.Big}, {"baseline", v.BaseBig}} {
+		if g.Tasks == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s, one session of %d tasks over the socket: TaskList %s (%d bytes of text), first call after a restart %s (serving %s after exec), compaction %s; its tasks view %s\n",
+			g.name, g.Tasks, ms(g.List), g.ListBytes, ms(g.FirstCall), ms(g.Restart), ms(g.Compaction), ms(g.View))
+	}
+	fmt.Fprintln(w)
 }
 
 // versusTargets are issue 20's targets, from the medians of the rounds.
@@ -537,18 +609,13 @@ func versusTargets(v VersusResult, add func(name string, met bool, format string
 		return
 	}
 	s := v.over(vsRaw)
-	add("64 sessions, full: ≥ 1.5× raw one row per commit", s.Median >= 1.5, "median %.2f× (%.2f–%.2f)", s.Median, s.Min, s.Max)
-	if v.Baseline != "" {
-		s = v.over(vsBase)
-		add("64 sessions, full: ≥ 1.5× the baseline "+v.Baseline, s.Median >= 1.5, "median %.2f× (%.2f–%.2f)", s.Median, s.Min, s.Max)
-	}
-	s = v.over(vsNoop)
-	add("64 sessions, full: ≥ 0.25 of the no-op rate", s.Median >= 0.25, "median %.2f (%.2f–%.2f)", s.Median, s.Min, s.Max)
+	add("64 sessions, full: ≥ 2× raw one row per commit", s.Median >= 2, "median %.2f× (%.2f–%.2f)", s.Median, s.Min, s.Max)
 	s = v.over(p50Over)
 	add("1 session, full: p50 ≤ raw single-commit p50 + 250µs", s.Median <= 250, "median +%.0fµs (%.0f–%.0f)", s.Median, s.Min, s.Max)
 	add("≤ 1 KB per logged write", v.BytesPerWrite <= 1024, "%.0f bytes (baseline %.0f)", v.BytesPerWrite, v.BaseBytesPerWrite)
-	g := v.Big
-	add("10,000 tasks: compaction over the socket < 100 ms", g.Compaction < 100*time.Millisecond, "%s", ms(g.Compaction))
-	add("10,000 tasks: TaskList < 20 ms", g.List < 20*time.Millisecond, "%s", ms(g.List))
-	add("10,000 tasks: first call after a restart < 100 ms", g.FirstCall < 100*time.Millisecond, "%s", ms(g.FirstCall))
+	g, b := v.Big, v.BaseBig
+	add("10,000 tasks: first call after a restart < 150 ms", g.FirstCall < 150*time.Millisecond, "%s (baseline %s)", ms(g.FirstCall), ms(b.FirstCall))
+	add("10,000 tasks: SELECT * FROM tasks WHERE session_id = ? < 100 ms", g.View < 100*time.Millisecond, "%s (baseline %s)", ms(g.View), ms(b.View))
+	add("10,000 tasks: compaction over the socket < 100 ms", g.Compaction < 100*time.Millisecond, "%s (baseline %s)", ms(g.Compaction), ms(b.Compaction))
+	add("10,000 tasks: TaskList < 20 ms", g.List < 20*time.Millisecond, "%s (baseline %s)", ms(g.List), ms(b.List))
 }

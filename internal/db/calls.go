@@ -74,29 +74,22 @@ const (
 	// is_error, result, forced, created_at, then the change a successful
 	// write made (NULL otherwise): taskid, the task's status after it, and
 	// the subject and description it set (NULL for those it left). The
-	// tasks view and the projector read the change from these.
+	// tasks view reads the change from these.
 	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	// UpsertTaskSQL takes session_id, taskid, status, subject,
-	// description, created_at, updated_at. The projector runs it.
-	UpsertTaskSQL = `INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (session_id, taskid) DO UPDATE SET
-			status = excluded.status, subject = excluded.subject,
-			description = excluded.description, updated_at = excluded.updated_at`
 	// ScanCallsSQL takes session_id and gives seq, call_id, name,
 	// arguments, is_error, result, forced, in seq order.
-	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM session_log WHERE session_id = ? ORDER BY seq`
+	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description FROM tool_calls WHERE session_id = ? ORDER BY seq`
 )
 
 type statements struct {
-	insertCall, upsertTask *sql.Stmt
+	insertCall *sql.Stmt
 }
 
 func (d *DB) prepare(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&d.stmts.insertCall, InsertCallSQL}, {&d.stmts.upsertTask, UpsertTaskSQL}} {
+	}{{&d.stmts.insertCall, InsertCallSQL}} {
 		stmt, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
@@ -129,6 +122,9 @@ func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now tim
 	_, err := insert.ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
 		taskid, status, subject, description)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
+	}
 	if err != nil {
 		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
 	}
@@ -172,7 +168,7 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) e
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
 	var rows []callRow
-	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM session_log WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	out := make([]record.Call, len(rows))
@@ -188,7 +184,7 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error)
 // CallBySeq returns the logged call at seq, or ErrNotFound.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
 	var r callRow
-	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM session_log WHERE session_id = ? AND seq = ?`, sessionID, seq)
+	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, ErrNotFound)
 	}
@@ -201,7 +197,7 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record
 // FindCall looks a callId up in the logs of sessions (a lineage's
 // ancestors) and returns the session and seq that logged it.
 func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (sessionID string, seq int64, found bool, err error) {
-	q, args, err := sqlx.In(`SELECT session_id, seq FROM session_log WHERE call_id = ? AND session_id IN (?) LIMIT 1`, callID, sessions)
+	q, args, err := sqlx.In(`SELECT session_id, seq FROM tool_calls WHERE call_id = ? AND session_id IN (?) LIMIT 1`, callID, sessions)
 	if err != nil {
 		return "", 0, false, fmt.Errorf("find callId %q: %w", callID, err)
 	}
@@ -239,11 +235,10 @@ func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, 
 // ErrSealed means the session was already compacted.
 var ErrSealed = errors.New("session already compacted")
 
-// Compact writes the successor session, its messages and its forced
-// first call, and seals the old session, in one transaction.
-// The old session's projection is brought up to date: sealed, it then
-// holds the successor's first tasks, which the projector copies to the
-// successor later and the tasks view reads from there until it has.
+// Compact writes the successor session, its snapshot, its messages and
+// its forced first call, and seals the old session, in one transaction.
+// The snapshot is the old session's tasks as the log gives them (the tasks
+// view), which must equal the store the model is shown now.
 func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
@@ -255,33 +250,18 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	// The old session may be a successor not projected yet (compacted
-	// again at once): its own first tasks come first.
-	if err := projectSnapshots(ctx, tx); err != nil {
-		return fmt.Errorf("compact %s: %w", c.Old, err)
+	next := 1
+	if c.New.Snapshot != nil {
+		next = c.New.Snapshot.NextTaskid
 	}
-	if err := projectSessionTail(ctx, tx, c.Old); err != nil {
-		return fmt.Errorf("compact %s: %w", c.Old, err)
-	}
-	// The projection is what the successor starts from when it is next
-	// loaded; the store is what the model is shown now. They must agree:
-	// checked by a digest SQLite computes in one scan (reading 10,000
-	// tasks back into Go cost 6-17 ms of a 50 ms compaction).
-	var got tasksDigest
-	if err := tx.GetContext(ctx, &got, `SELECT count(*) AS n, coalesce(sum(taskid * unicode(status)), 0) AS statuses,
-			coalesce(sum(length(CAST(subject AS BLOB)) * taskid + length(CAST(description AS BLOB))), 0) AS text
-		FROM task_projection WHERE session_id = ?`, c.Old); err != nil {
-		return fmt.Errorf("compact %s: read its projection: %w", c.Old, err)
-	}
-	if want := digest(c.Tasks); got != want {
-		return fmt.Errorf("compact %s: the tasks projection (%d tasks) differs from the store (%d): run tasksessiond fsck", c.Old, got.N, want.N)
-	}
-	// The successor's first tasks are that projection, sealed from here
-	// on: its snapshots row is NULL, not the list again (at 10,000 tasks,
-	// 2 MB of JSON). Written after the projection calls above, which would
-	// otherwise project it before its parent is up to date.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id) VALUES (?)`, c.New.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, next_taskid) VALUES (?, ?)`, c.New.ID, next); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
+	}
+	// The successor starts from the store, which is the log replayed; the
+	// tasks view (each row's change columns, which a hand edit could make
+	// disagree with its arguments) gives each task's times only.
+	if err := writeSnapshot(ctx, tx, c.Old, c.New.ID, c.Tasks, ts); err != nil {
+		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
 	for i, m := range c.Messages {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -303,30 +283,110 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
 	}
-	select {
-	case d.compacted <- struct{}{}:
-	default: // the writer has yet to take the last one
+	return nil
+}
+
+// writeSnapshot writes a successor's first tasks, with the times the
+// tasks view gives them in the old session (ts for a task it lacks).
+func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []store.Task, ts string) error {
+	var times []struct {
+		Taskid    int    `db:"taskid"`
+		CreatedAt string `db:"created_at"`
+		UpdatedAt string `db:"updated_at"`
+	}
+	if err := tx.SelectContext(ctx, &times, `SELECT taskid, created_at, updated_at FROM tasks WHERE session_id = ? ORDER BY taskid`, old); err != nil {
+		return fmt.Errorf("snapshot: times: %w", err)
+	}
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO snapshot_tasks (session_id, taskid, status, subject, description, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	defer insert.Close()
+	j := 0
+	for _, t := range tasks {
+		created, updated := ts, ts
+		for j < len(times) && times[j].Taskid < t.Taskid {
+			j++
+		}
+		if j < len(times) && times[j].Taskid == t.Taskid {
+			created, updated = times[j].CreatedAt, times[j].UpdatedAt
+		}
+		if _, err := insert.ExecContext(ctx, id, t.Taskid, string(t.Status), t.Subject, t.Description, created, updated); err != nil {
+			return fmt.Errorf("snapshot task %d: %w", t.Taskid, err)
+		}
 	}
 	return nil
 }
 
-// tasksDigest sums what a list holds: its count, each task's status (by
-// its first letter, which tells the four apart) weighted by its taskid,
-// and its text's length in bytes.
-type tasksDigest struct {
-	N        int64 `db:"n"`
-	Statuses int64 `db:"statuses"`
-	Text     int64 `db:"text"`
+// EachLogged streams every row of the log to fn, read from the table
+// itself rather than through an index (fsck's view of the truth), in
+// session and seq order (sorted by SQLite). The Call's bytes are valid only
+// during the call to fn.
+func (d *DB) EachLogged(ctx context.Context, fn func(*record.Call) error) error {
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description
+		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
+	if err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	defer rows.Close()
+	var c record.Call
+	var callID sql.NullString
+	var args, result sql.RawBytes
+	var ch changeColumns
+	for rows.Next() {
+		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced,
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
+			return fmt.Errorf("read the log: %w", err)
+		}
+		c.CallID, c.Arguments, c.Result, c.Change = callID.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	return nil
 }
 
-func digest(tasks []store.Task) tasksDigest {
-	d := tasksDigest{N: int64(len(tasks))}
-	for _, t := range tasks {
-		id := int64(t.Taskid)
-		if t.Status != "" {
-			d.Statuses += id * int64(t.Status[0])
-		}
-		d.Text += int64(len(t.Subject))*id + int64(len(t.Description))
+// CountCalls counts a session's rows through the log's key.
+func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
+	var n int
+	if err := d.q.GetContext(ctx, &n, `SELECT count(*) FROM tool_calls WHERE session_id = ?`, sessionID); err != nil {
+		return 0, fmt.Errorf("count calls of %s: %w", sessionID, err)
 	}
-	return d
+	return n, nil
+}
+
+// SessionIDs returns every session's id, in order.
+func (d *DB) SessionIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	if err := d.q.SelectContext(ctx, &ids, `SELECT id FROM sessions ORDER BY id`); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return ids, nil
+}
+
+// RewriteChanges sets the change columns of logged rows (each Append's
+// Call names its row) to what their replay gives: fsck --repair, when a
+// row's columns disagree with its arguments.
+func (d *DB) RewriteChanges(ctx context.Context, appends []record.Append) error {
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("rewrite changes: %w", err)
+	}
+	defer tx.Rollback()
+	for i := range appends {
+		c := &appends[i].Call
+		taskid, status, subject, description := ChangeColumns(&appends[i])
+		if _, err := tx.ExecContext(ctx, `UPDATE tool_calls SET taskid = ?, status = ?, subject = ?, description = ? WHERE session_id = ? AND seq = ?`,
+			taskid, status, subject, description, c.SessionID, c.Seq); err != nil {
+			return fmt.Errorf("rewrite the change of %s/%d: %w", c.SessionID, c.Seq, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("rewrite changes: commit: %w", err)
+	}
+	return nil
 }

@@ -65,11 +65,6 @@ type Options struct {
 	// two commits; default 32 MiB (each emptying stops the commits while
 	// it copies the log back: at 16 MiB, 64 sessions lost 7% of their rate).
 	WALLimit int64
-	// ProjectInterval bounds how far the tasks projection lags behind
-	// writes that never pause; default 1 s. It is brought up to date when
-	// the writes pause for a hundredth of it, and when projectBatch
-	// changes wait.
-	ProjectInterval time.Duration
 }
 
 // pageSize is SQLite's default page size, which the database keeps.
@@ -98,8 +93,6 @@ type DB struct {
 
 	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
-	projectNow chan chan struct{}
-	compacted  chan struct{} // a snapshot waits to be projected (buffered 1)
 	wr         writerState
 	pending    atomic.Int64 // AppendCalls calls not yet returned
 	closed     chan struct{}
@@ -116,14 +109,6 @@ type writerState struct {
 	walLimit, walNext, walStep int64
 	walLog                     int64 // bytes the log holds since it last restarted, as counted
 	busyTimeout                time.Duration
-	proj                       pendingProjection
-	projectEvery               time.Duration
-	projectFailing             bool // a failure is said once, not at every try
-	// tailKnown is set once the start-up's catch-up (or, after it failed,
-	// the projector's retry of it) has succeeded: from then on every row
-	// past the projection's mark is one this writer logged (its sessions
-	// in proj.lastSeq) or a successor's first.
-	tailKnown bool
 }
 
 var errClosed = errors.New("database closed")
@@ -138,7 +123,7 @@ var (
 // Open opens (creating if needed) the database at path for writing: it
 // refuses a file another program made, takes the lock that makes this the
 // only writing process, checks that WAL took, runs the migrations, and
-// starts the writer (which first projects what a killed predecessor left).
+// starts the writer.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	// Before anything opens the file: closing a descriptor of a file
@@ -226,8 +211,8 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	reads := newPreparedReads(r)
 	d := &DB{path: path, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
-		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout, projectEvery: opts.ProjectInterval},
-		appends: make(chan *appendReq), projectNow: make(chan chan struct{}), compacted: make(chan struct{}, 1), closed: make(chan struct{}),
+		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout},
+		appends: make(chan *appendReq), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
 	if err := d.init(ctx); err != nil {
 		close(d.writerDone)
@@ -255,9 +240,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WALLimit <= 0 {
 		o.WALLimit = 32 << 20
-	}
-	if o.ProjectInterval <= 0 {
-		o.ProjectInterval = time.Second
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 5 * time.Second
@@ -420,8 +402,9 @@ func isUniqueViolation(err error) bool {
 // moment, ones just answered.
 func (d *DB) Pending() int { return int(d.pending.Load()) }
 
-// IntegrityCheck runs PRAGMA integrity_check, and checks the log's index
-// against the log, and returns their findings; nil means the file is sound.
+// IntegrityCheck runs PRAGMA integrity_check, which also checks every
+// index against its table, and returns its findings; nil means the file is
+// sound.
 func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	var rows []string
 	if err := d.q.SelectContext(ctx, &rows, "PRAGMA integrity_check"); err != nil {
@@ -430,20 +413,17 @@ func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	if len(rows) == 1 && rows[0] == "ok" {
 		rows = nil
 	}
-	// The log's index is the projector's (migration 10): each row up to
-	// the mark indexed under its own session and seq, and nothing else.
-	var index []string
-	if err := d.q.SelectContext(ctx, &index, `SELECT 'log row ' || c.rowid || ' (session ' || c.session_id || ', seq ' || c.seq || ') is missing from log_index'
-		FROM tool_calls c WHERE c.rowid <= (SELECT through_rowid FROM projection_state)
-		  AND NOT EXISTS (SELECT 1 FROM log_index i WHERE i.session_id = c.session_id AND i.seq = c.seq AND i.call = c.rowid)
-		UNION ALL
-		SELECT 'log_index (session ' || i.session_id || ', seq ' || i.seq || ') points at row ' || i.call || ', which is not that call'
-		FROM log_index i LEFT JOIN tool_calls c ON c.rowid = i.call
-		WHERE c.rowid IS NULL OR c.session_id IS NOT i.session_id OR c.seq IS NOT i.seq
-		LIMIT 100`); err != nil {
-		return nil, fmt.Errorf("check the log's index: %w", err)
+	return rows, nil
+}
+
+// Reindex rebuilds every index from its table: the only structures beside
+// the log that the daemon reads, kept by SQLite in each transaction, and
+// rebuilt here when integrity_check finds one astray.
+func (d *DB) Reindex(ctx context.Context) error {
+	if _, err := d.w.ExecContext(ctx, "REINDEX"); err != nil {
+		return fmt.Errorf("reindex %s: %w", d.path, err)
 	}
-	return append(rows, index...), nil
+	return nil
 }
 
 // querier is what the read queries need; *preparedReads and *sqlx.Tx have it.
@@ -455,9 +435,12 @@ type querier interface {
 
 // ReadTx runs fn with a view of the database in which every read sees one
 // snapshot, whatever commits meanwhile: a check that compares two reads
-// (the log and the projection, say) compares like with like. The view
+// (the log and the tasks view, say) compares like with like. The view
 // offers the read queries only; it must not be used after fn returns.
 func (d *DB) ReadTx(ctx context.Context, fn func(view *DB) error) error {
+	if d.r == nil { // a view already
+		return fn(d)
+	}
 	tx, err := d.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("begin read transaction: %w", err)

@@ -76,7 +76,7 @@ func TestParseSync(t *testing.T) {
 }
 
 func TestAppendIsAtomic(t *testing.T) {
-	// Ensures a batch with one bad row writes nothing, the projection included.
+	// Ensures a batch with one bad row writes nothing.
 	d := testutil.MustOpenDB(t)
 	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
 	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
@@ -397,11 +397,6 @@ func TestCallsLeaveTheSessionRowAlone(t *testing.T) {
 	require.Len(t, list, 1)
 	assert.True(t, last.Equal(list[0].UpdatedAt))
 
-	// The same once the calls are indexed, and with a call past the mark.
-	require.NoError(t, d.Project(ctx))
-	list, _, err = d.ListSessions(ctx, db.ListFilter{})
-	require.NoError(t, err)
-	assert.True(t, last.Equal(list[0].UpdatedAt), "indexed")
 	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: 4, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
 	calls, err = d.Calls(ctx, "s")
 	require.NoError(t, err)
@@ -409,7 +404,7 @@ func TestCallsLeaveTheSessionRowAlone(t *testing.T) {
 	list, _, err = d.ListSessions(ctx, db.ListFilter{Status: record.StatusActive})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
-	assert.True(t, last.Equal(list[0].UpdatedAt), "past the mark")
+	assert.True(t, last.Equal(list[0].UpdatedAt), "after another call")
 	s, err = d.GetSession(ctx, "s")
 	require.NoError(t, err)
 	assert.True(t, last.Equal(s.UpdatedAt))
@@ -499,98 +494,6 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-func TestTasksViewIsExactBeforeTheProjection(t *testing.T) {
-	// Ensures the tasks view shows every committed change at once, though
-	// the projection is written later and in batches; and that once it is,
-	// the projection holds the same.
-	path := filepath.Join(t.TempDir(), "p.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-	raw := testutil.RawDB(t, path)
-	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
-	writeTask(t, d, "s", 1, a)
-	a.Status = store.Completed
-	writeTask(t, d, "s", 2, a)
-	b := store.Task{Taskid: 2, Status: store.Pending, Subject: "b", Description: "d"}
-	writeTask(t, d, "s", 3, b)
-
-	got, err := d.Tasks(ctx, "s")
-	require.NoError(t, err)
-	assert.Equal(t, []store.Task{a, b}, got, "exact before any projection")
-	var projected int
-	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection`).Scan(&projected))
-	assert.Zero(t, projected, "nothing projected yet: the commits wrote log rows only")
-
-	require.NoError(t, d.Project(ctx))
-	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 's'`).Scan(&projected))
-	assert.Equal(t, 2, projected)
-	var seq int64
-	require.NoError(t, raw.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 's'`).Scan(&seq))
-	assert.EqualValues(t, 3, seq)
-	got, err = d.Tasks(ctx, "s")
-	require.NoError(t, err)
-	assert.Equal(t, []store.Task{a, b}, got)
-	counts, err := d.TaskCounts(ctx, "s")
-	require.NoError(t, err)
-	assert.Equal(t, store.Counts{Total: 2, Pending: 1, Completed: 1}, counts)
-}
-
-func TestProjectionCatchesUpAfterACrash(t *testing.T) {
-	// Ensures calls a daemon logged but never projected (it was killed)
-	// are projected when the database is next opened, and the view is
-	// exact throughout.
-	path := filepath.Join(t.TempDir(), "c.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
-	require.NoError(t, err)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-	writeTask(t, d, "s", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
-	require.NoError(t, d.Close()) // a clean stop projects
-
-	// What a killed daemon leaves: a committed row, not projected.
-	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description) VALUES
-		('s', 2, 'TaskUpdate', '{}', '{}', '2026-01-01T00:00:00.000000Z', 1, 'completed', NULL, NULL),
-		('s', 3, 'TaskCreate', '{}', '{}', '2026-01-01T00:00:01.000000Z', 2, 'pending', 'b', ''),
-		('s', 4, 'TaskList', '{}', '{"structuredContent":{"tasks":[]}}', '2026-01-01T00:00:02.000000Z', NULL, NULL, NULL, NULL),
-		('s', 5, 'TaskUpdate', '{}', '{}', '2026-01-01T00:00:03.000000Z', 2, 'inprogress', NULL, NULL)`)
-	require.NoError(t, err)
-	rows := func(table string) []string {
-		r, err := raw.Query(`SELECT taskid || ' ' || status || ' ' || created_at || ' ' || updated_at FROM ` + table + ` WHERE session_id = 's' ORDER BY taskid`)
-		require.NoError(t, err)
-		defer r.Close()
-		var out []string
-		for r.Next() {
-			var row string
-			require.NoError(t, r.Scan(&row))
-			out = append(out, row)
-		}
-		return out
-	}
-	viewed := rows("tasks")
-	var status string
-	require.NoError(t, raw.QueryRow(`SELECT status FROM tasks WHERE session_id = 's' AND taskid = 1`).Scan(&status))
-	assert.Equal(t, "completed", status, "the view is exact before the catch-up")
-	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 's' AND taskid = 1`).Scan(&status))
-	assert.Equal(t, "pending", status)
-
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.Project(ctx)) // the catch-up ran before the writer took anything
-	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 's' AND taskid = 1`).Scan(&status))
-	assert.Equal(t, "completed", status)
-	assert.Equal(t, viewed, rows("task_projection"), "the catch-up writes what the view showed, times included")
-	var projected int64
-	require.NoError(t, raw.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 's'`).Scan(&projected))
-	assert.EqualValues(t, 5, projected)
-	var mark, last int64
-	require.NoError(t, raw.QueryRow(`SELECT through_rowid FROM projection_state`).Scan(&mark))
-	require.NoError(t, raw.QueryRow(`SELECT max(rowid) FROM tool_calls`).Scan(&last))
-	assert.Equal(t, last, mark)
-}
-
 // schemaAt opens the database at path (made if missing) as the migrations
 // up to version leave it, the way an older daemon wrote it.
 func schemaAt(t *testing.T, path string, version int64) (*sql.DB, *goose.Provider) {
@@ -605,10 +508,10 @@ func schemaAt(t *testing.T, path string, version int64) (*sql.DB, *goose.Provide
 	return raw, p
 }
 
-func TestMigrationCarriesTheProjectionForward(t *testing.T) {
-	// Ensures a database written by the previous schema (a synchronous
-	// tasks table, up to date with the log) opens with its tasks intact:
-	// the same rows through the tasks view, nothing left to catch up.
+func TestMigrationFromTheSynchronousTasksTable(t *testing.T) {
+	// Ensures a database written by schema 4 (a synchronous tasks table,
+	// up to date with the log) opens with its tasks intact through the
+	// tasks view.
 	path := filepath.Join(t.TempDir(), "old.db")
 	raw, _ := schemaAt(t, path, 4)
 	_, err := raw.Exec(`
@@ -627,83 +530,12 @@ func TestMigrationCarriesTheProjectionForward(t *testing.T) {
 	got, err := d.Tasks(ctx, "old")
 	require.NoError(t, err)
 	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a"}}, got)
-	check := testutil.RawDB(t, path)
-	var projected, mark int64
-	require.NoError(t, check.QueryRow(`SELECT projected_seq FROM sessions WHERE id = 'old'`).Scan(&projected))
-	require.NoError(t, check.QueryRow(`SELECT through_rowid FROM projection_state`).Scan(&mark))
-	assert.EqualValues(t, 2, projected)
-	assert.EqualValues(t, 2, mark)
-}
-
-func TestSnapshotIsProjectedAfterACrash(t *testing.T) {
-	// Ensures a successor whose first tasks a killed daemon never copied
-	// into task_projection shows them through the view meanwhile, and gets
-	// them when the database is next opened.
-	path := filepath.Join(t.TempDir(), "s.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
-	require.NoError(t, err)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
-	a := store.Task{Taskid: 1, Status: store.Completed, Subject: "a"}
-	b := store.Task{Taskid: 2, Status: store.Pending, Subject: "b"}
-	writeTask(t, d, "old", 1, a)
-	writeTask(t, d, "old", 2, b)
-	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3})))
-	require.NoError(t, d.Close())
-
-	// What a daemon killed right after the compaction leaves.
-	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`DELETE FROM task_projection WHERE session_id = 'succ'; UPDATE snapshots SET projected = 0`)
-	require.NoError(t, err)
-	var viewed int
-	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM tasks WHERE session_id = 'succ'`).Scan(&viewed))
-	assert.Equal(t, 2, viewed, "the view reads the parent's projection meanwhile")
-
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.Project(ctx))
-	var projected int
-	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 'succ'`).Scan(&projected))
-	assert.Equal(t, 2, projected)
-	got, err := d.Tasks(ctx, "succ")
-	require.NoError(t, err)
-	assert.Equal(t, []store.Task{a, b}, got)
-}
-
-func TestSnapshotIsProjectedWithoutFurtherWrites(t *testing.T) {
-	// Ensures the projector copies a successor's first tasks soon after
-	// its compaction even if nothing is written after it, but not at once:
-	// a snapshot waits ten times the pause a change waits for (a long
-	// list's copy would take a core from the compaction's reply).
-	path := filepath.Join(t.TempDir(), "w.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: 5 * time.Second})
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
-	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
-	writeTask(t, d, "old", 1, a)
-	require.NoError(t, d.Project(ctx)) // nothing else waits for the projector
-	start := time.Now()
-	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
-	raw := testutil.RawDB(t, path)
-	succ := func() int {
-		var n int
-		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 'succ'`).Scan(&n))
-		return n
-	}
-	time.Sleep(150 * time.Millisecond) // three times a change's pause
-	if time.Since(start) < 400*time.Millisecond {
-		assert.Zero(t, succ(), "a snapshot waits for a pause of 500 ms")
-	}
-	assert.Eventually(t, func() bool { return succ() == 1 }, 5*time.Second, 5*time.Millisecond)
 }
 
 func TestMigrationMovesTheSnapshots(t *testing.T) {
-	// Ensures a database of the previous schema, whose successors hold
-	// their snapshots in the sessions row and their tasks in the
-	// projection, opens with both where this one reads them; and that
-	// migrating back down gives the previous schema a successor's tasks
-	// the projector had not copied yet.
+	// Ensures a database of schema 5, whose successors hold their
+	// snapshots in the sessions row, opens with them where this one reads
+	// them.
 	path := filepath.Join(t.TempDir(), "old.db")
 	raw, _ := schemaAt(t, path, 5)
 	const at = "2026-01-01T00:00:00.000000Z"
@@ -727,101 +559,14 @@ func TestMigrationMovesTheSnapshots(t *testing.T) {
 	got, err := d.Tasks(ctx, "succ")
 	require.NoError(t, err)
 	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Pending, Subject: "a"}}, got)
-	// A compaction the projector has not caught up with, then back down.
-	require.NoError(t, d.Compact(ctx, compaction("succ", "third", store.Snapshot{Tasks: got, NextTaskid: 2})))
-	require.NoError(t, d.Close()) // projects; undo that to test the way down
-	raw, p := schemaAt(t, path, 7)
-	_, err = raw.Exec(`DELETE FROM task_projection WHERE session_id = 'third'; UPDATE snapshots SET projected = 0 WHERE session_id = 'third'`)
-	require.NoError(t, err)
-	_, err = p.DownTo(ctx, 5)
-	require.NoError(t, err)
-	var subject, back string
-	require.NoError(t, raw.QueryRow(`SELECT subject FROM tasks WHERE session_id = 'third' AND taskid = 1`).Scan(&subject))
-	assert.Equal(t, "a", subject)
-	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM sessions WHERE id = 'third'`).Scan(&back))
-	assert.JSONEq(t, snap, back)
-}
-
-func TestSuccessorStartsFromItsParentsProjection(t *testing.T) {
-	// Ensures a compaction stores no second copy of the list: the
-	// successor's snapshot is NULL, and loading it (as replay and fsck
-	// do) gives its parent's projection as sealed, whether or not the
-	// successor's first tasks are projected yet, and an empty list from an
-	// empty parent.
-	path := filepath.Join(t.TempDir(), "c.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
-	a := store.Task{Taskid: 1, Status: store.Completed, Subject: "a", Description: "first"}
-	b := store.Task{Taskid: 2, Status: store.Pending, Subject: "b"}
-	writeTask(t, d, "old", 1, a)
-	writeTask(t, d, "old", 2, b)
-	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3})))
-	raw := testutil.RawDB(t, path)
-	var stored sql.NullString
-	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'succ'`).Scan(&stored))
-	assert.False(t, stored.Valid, "no JSON copy of the list: %q", stored.String)
-
-	want := &store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3}
-	loaded, err := d.LoadSession(ctx, "succ")
-	require.NoError(t, err)
-	assert.Equal(t, want, loaded.Snapshot, "not projected yet")
-	require.NoError(t, d.Project(ctx))
-	loaded, err = d.LoadSession(ctx, "succ")
-	require.NoError(t, err)
-	assert.Equal(t, want, loaded.Snapshot, "projected")
-	plain, err := d.LoadSession(ctx, "old")
-	require.NoError(t, err)
-	assert.Nil(t, plain.Snapshot, "a session made by create has none")
-
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "empty"}))
-	require.NoError(t, d.Compact(ctx, compaction("empty", "empty2", store.Snapshot{NextTaskid: 1})))
-	loaded, err = d.LoadSession(ctx, "empty2")
-	require.NoError(t, err)
-	assert.Equal(t, &store.Snapshot{NextTaskid: 1}, loaded.Snapshot)
-}
-
-func TestCompactRefusesAProjectionThatDiffersFromTheStore(t *testing.T) {
-	// Ensures a compaction whose store (what the model is shown) and
-	// projection (what the successor is loaded from) disagree, with the
-	// same count, is refused and changes nothing.
-	for _, tamper := range []string{
-		`UPDATE task_projection SET subject = 'tampered' WHERE session_id = 'old' AND taskid = 1`,
-		`UPDATE task_projection SET status = 'completed' WHERE session_id = 'old' AND taskid = 2`,
-		`UPDATE task_projection SET description = 'x' WHERE session_id = 'old' AND taskid = 1`,
-	} {
-		t.Run(tamper, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "d.db")
-			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-			require.NoError(t, err)
-			defer d.Close()
-			require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
-			a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
-			b := store.Task{Taskid: 2, Status: store.InProgress, Subject: "b", Description: "d"}
-			writeTask(t, d, "old", 1, a)
-			writeTask(t, d, "old", 2, b)
-			require.NoError(t, d.Project(ctx))
-			_, err = testutil.RawDB(t, path).Exec(tamper)
-			require.NoError(t, err)
-
-			err = d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a, b}, NextTaskid: 3}))
-			require.ErrorContains(t, err, "the tasks projection (2 tasks) differs from the store (2): run tasksessiond fsck")
-			old, err := d.GetSession(ctx, "old")
-			require.NoError(t, err)
-			assert.Equal(t, record.StatusActive, old.Status)
-			_, err = d.GetSession(ctx, "succ")
-			assert.ErrorIs(t, err, db.ErrNotFound)
-		})
-	}
+	require.NoError(t, d.Close())
 }
 
 func TestMigrationKeepsTheJSONSnapshots(t *testing.T) {
-	// Ensures a successor made before the snapshot became optional keeps
-	// its JSON and loads from it, beside one made after (NULL); and that
-	// migrating back down writes the JSON the previous schema needs.
+	// Ensures a successor whose first tasks schema 8 kept as JSON loads
+	// them as this schema keeps them, and is compacted again from them.
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, p := schemaAt(t, path, 8)
+	raw, _ := schemaAt(t, path, 8)
 	const at = "2026-01-01T00:00:00.000000Z"
 	snap := `{"tasks":[{"taskid":1,"status":"pending","subject":"a","description":"d"}],"nextTaskid":2}`
 	_, err := raw.Exec(`
@@ -835,11 +580,8 @@ func TestMigrationKeepsTheJSONSnapshots(t *testing.T) {
 			('old', 1, 'pending', 'a', 'd', ?1, ?1), ('succ', 1, 'pending', 'a', 'd', ?1, ?1);`, at, snap)
 	require.NoError(t, err)
 
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
-	var kept string
-	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'succ'`).Scan(&kept))
-	assert.Equal(t, snap, kept)
 	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a", Description: "d"}
 	loaded, err := d.LoadSession(ctx, "succ")
 	require.NoError(t, err)
@@ -849,23 +591,14 @@ func TestMigrationKeepsTheJSONSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []store.Task{task}, got, "the views read the rebuilt table")
 	require.NoError(t, d.Close())
-
-	_, err = p.DownTo(ctx, 8)
-	require.NoError(t, err)
-	var back string
-	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'third'`).Scan(&back))
-	assert.JSONEq(t, snap, back)
-	require.NoError(t, raw.QueryRow(`SELECT snapshot FROM snapshots WHERE session_id = 'succ'`).Scan(&kept))
-	assert.Equal(t, snap, kept)
 }
 
 func TestCreatedAtIsTheFirstChange(t *testing.T) {
-	// Ensures a task created and changed within one projection interval
-	// reads as created at its first change, through the view before the
-	// projection and in the projection after it: both say the same.
+	// Ensures the tasks view reads a task as created at its first change
+	// and updated at its last, and a successor's snapshot keeps both.
 	path := filepath.Join(t.TempDir(), "t.db")
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour, Now: func() time.Time {
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, Now: func() time.Time {
 		clock = clock.Add(time.Second)
 		return clock
 	}})
@@ -886,10 +619,11 @@ func TestCreatedAtIsTheFirstChange(t *testing.T) {
 	created, updated := times("tasks")
 	assert.Equal(t, first, created, "the view: created at the first change")
 	assert.Greater(t, updated, created)
-	require.NoError(t, d.Project(ctx))
-	pc, pu := times("task_projection")
-	assert.Equal(t, created, pc, "the projection agrees with the view")
-	assert.Equal(t, updated, pu)
+	require.NoError(t, d.Compact(ctx, compaction("s", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
+	var sc, su string
+	require.NoError(t, raw.QueryRow(`SELECT created_at, updated_at FROM tasks WHERE session_id = 'succ' AND taskid = 1`).Scan(&sc, &su))
+	assert.Equal(t, created, sc, "the snapshot keeps the times")
+	assert.Equal(t, updated, su)
 }
 
 func TestHeaderMarksTheFileAsOurs(t *testing.T) {
@@ -934,64 +668,6 @@ func TestRefusesAnotherProgramsDatabaseOfViewsOnly(t *testing.T) {
 	assert.Zero(t, n, "not migrated")
 }
 
-func TestProjectorWaitsForAPause(t *testing.T) {
-	// Ensures the projector stays off the writer while writes keep coming
-	// and brings the projection up to date once they pause (a hundredth of
-	// ProjectInterval), the tasks view being exact throughout.
-	path := filepath.Join(t.TempDir(), "p.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: 20 * time.Second})
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-	raw := testutil.RawDB(t, path)
-	projectedRows := func() int {
-		var n int
-		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection WHERE session_id = 's'`).Scan(&n))
-		return n
-	}
-	for i := range 20 {
-		writeTask(t, d, "s", int64(i+1), store.Task{Taskid: i + 1, Status: store.Pending, Subject: fmt.Sprint("t", i)})
-	}
-	assert.Zero(t, projectedRows(), "no projection between writes less than 200 ms apart")
-	got, err := d.Tasks(ctx, "s")
-	require.NoError(t, err)
-	assert.Len(t, got, 20, "the view is exact meanwhile")
-	assert.Eventually(t, func() bool { return projectedRows() == 20 }, 5*time.Second, 20*time.Millisecond, "projected once the writes paused")
-}
-
-func TestProjectorBoundsEachSessionsTail(t *testing.T) {
-	// Ensures that under writes that never pause the projector runs once
-	// one session has 1,024 changes waiting (the tasks view reads a
-	// session's tail once per projected task), but not for as many changes
-	// spread over sessions: each run holds up the commits.
-	path := filepath.Join(t.TempDir(), "p.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	defer d.Close()
-	raw := testutil.RawDB(t, path)
-	projected := func() int {
-		var n int
-		require.NoError(t, raw.QueryRow(`SELECT count(*) FROM task_projection`).Scan(&n))
-		return n
-	}
-	for _, sid := range []string{"a", "b", "c"} {
-		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: sid}))
-	}
-	for i := range 600 {
-		for _, sid := range []string{"a", "b"} {
-			writeTask(t, d, sid, int64(i+1), store.Task{Taskid: i + 1, Status: store.Pending, Subject: fmt.Sprint("t", i)})
-		}
-	}
-	assert.Zero(t, projected(), "1,200 changes over two sessions wait for a pause")
-	for i := range 1024 {
-		writeTask(t, d, "c", int64(i+1), store.Task{Taskid: i%10 + 1, Status: store.Pending, Subject: fmt.Sprint("t", i)})
-	}
-	// The run follows the commit that made the 1,024th change, after its
-	// caller has its answer; the pause that would also run it is 36 s.
-	assert.Eventually(t, func() bool { return projected() == 2*600+10 }, 5*time.Second, 10*time.Millisecond,
-		"projected once one session had 1,024 changes, each task written once")
-}
-
 func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 	// Ensures a time the daemon did not write (edited in the sqlite3
 	// shell, say) is reported with its column and value, not read as the
@@ -1016,14 +692,11 @@ func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 }
 
 func TestAppendRefusesASeqLoggedBefore(t *testing.T) {
-	// Ensures the writer keeps seq unique per session now that the log has
-	// no key: against the calls of its own group, those committed since
-	// the projector's mark, those indexed before it, a successor's first
-	// (forced) row logged by its compaction, and what a previous run left
-	// past the mark.
-	path := filepath.Join(t.TempDir(), "d.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
+	// Ensures the log's key keeps seq unique per session: within one
+	// group, against a committed row, and against a successor's first
+	// (forced) row logged by its compaction; and that a refused request
+	// does not fail the others of its group.
+	d := testutil.MustOpenDB(t)
 	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
 	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
 	writeTask(t, d, "old", 1, a)
@@ -1031,135 +704,94 @@ func TestAppendRefusesASeqLoggedBefore(t *testing.T) {
 		return record.Append{Call: record.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}
 	}
 	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 2), list("old", 2)}), db.ErrExists, "in one group")
-	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 1)}), db.ErrExists, "committed since the mark")
-	require.NoError(t, d.Project(ctx))
-	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 1)}), db.ErrExists, "indexed")
+	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 1)}), db.ErrExists, "committed")
 	require.NoError(t, d.AppendCalls(ctx, []record.Append{list("old", 2)}))
-
-	require.NoError(t, d.Project(ctx))
 	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
 	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("succ", 1)}), db.ErrExists, "a successor's forced row")
 	require.NoError(t, d.AppendCalls(ctx, []record.Append{list("succ", 2)}))
-	require.NoError(t, d.Close())
-
-	// What a killed daemon leaves: a row past the mark, from the writer's
-	// memory's point of view written by someone else.
-	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`UPDATE projection_state SET through_rowid = (SELECT max(rowid) - 1 FROM tool_calls)`)
-	require.NoError(t, err)
-	_, err = raw.Exec(`DELETE FROM log_index WHERE call > (SELECT through_rowid FROM projection_state)`)
-	require.NoError(t, err)
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	defer d.Close()
-	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("succ", 2)}), db.ErrExists, "left past the mark")
 	calls, err := d.Calls(ctx, "succ")
 	require.NoError(t, err)
 	assert.Len(t, calls, 2)
 }
 
-func TestMigrationIndexesTheLog(t *testing.T) {
-	// Ensures migration 10 keeps every row and its rowid, indexes the rows
-	// up to the projection's mark and leaves the rest for the catch-up,
-	// which indexes them; and that migrating down gives the log its key
-	// back with every row.
+func TestMigrationFrom10ComputesSnapshotsFromTheLog(t *testing.T) {
+	// Ensures the upgrade from schema 10 keeps every log row, and gives
+	// each successor the tasks its parent's log (and its parent's, up a
+	// chain of successors, to a JSON snapshot or an empty start) replays
+	// to, not what the projection says: here it is empty, as a user who
+	// took it for a cache might leave it.
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, p := schemaAt(t, path, 9)
+	raw, _ := schemaAt(t, path, 10)
 	const at = "2026-01-01T00:00:00.000000Z"
+	const later = "2026-01-02T00:00:00.000000Z"
 	_, err := raw.Exec(`
-		INSERT INTO sessions (id, created_at, updated_at, projected_seq) VALUES ('a', ?1, ?1, 2), ('b', ?1, ?1, 1);
-		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description) VALUES
-			('a', 1, 'TaskCreate', '{"subject":"x"}', '{}', ?1, 1, 'pending', 'x', ''),
-			('b', 1, 'TaskCreate', '{"subject":"y"}', '{}', ?1, 1, 'pending', 'y', ''),
-			('a', 2, 'TaskUpdate', '{"taskid":1,"status":"completed"}', '{}', ?1, 1, 'completed', NULL, NULL),
-			('b', 2, 'TaskUpdate', '{"taskid":1,"status":"inprogress"}', '{}', ?1, 1, 'inprogress', NULL, NULL);
-		INSERT INTO task_projection (session_id, taskid, status, subject, description, created_at, updated_at) VALUES
-			('a', 1, 'completed', 'x', '', ?1, ?1), ('b', 1, 'pending', 'y', '', ?1, ?1);
-		UPDATE projection_state SET through_rowid = 3;`, at)
+		INSERT INTO sessions (id, status, created_at, updated_at) VALUES
+			('a', 'compacted', ?1, ?1), ('b', 'compacted', ?1, ?1), ('c', 'active', ?1, ?1),
+			('j', 'compacted', ?1, ?1), ('k', 'compacted', ?1, ?1), ('m', 'active', ?1, ?1);
+		UPDATE sessions SET parent_id = 'a', successor_id = NULL WHERE id = 'b';
+		UPDATE sessions SET parent_id = 'b' WHERE id = 'c';
+		UPDATE sessions SET parent_id = 'j' WHERE id = 'k';
+		UPDATE sessions SET parent_id = 'k' WHERE id = 'm';
+		UPDATE sessions SET successor_id = 'b' WHERE id = 'a';
+		UPDATE sessions SET successor_id = 'c' WHERE id = 'b';
+		UPDATE sessions SET successor_id = 'k' WHERE id = 'j';
+		UPDATE sessions SET successor_id = 'm' WHERE id = 'k';
+		INSERT INTO snapshots (session_id, snapshot, projected) VALUES
+			('b', NULL, 1), ('c', NULL, 1), ('m', NULL, 1),
+			('k', '{"tasks":[{"taskid":1,"status":"pending","subject":"j1","description":"dj"}],"nextTaskid":2}', 1);
+		INSERT INTO tool_calls (session_id, seq, name, arguments, is_error, result, created_at, taskid, status, subject, description) VALUES
+			('a', 1, 'TaskCreate', '{"subject":"a1","description":"d1"}', 0, '{}', ?1, 1, 'pending', 'a1', 'd1'),
+			('a', 2, 'TaskCreate', '{"subject":"a2"}', 0, '{}', ?1, 2, 'pending', 'a2', ''),
+			('a', 3, 'TaskUpdate', '{"taskid":1,"status":"completed"}', 0, '{}', ?2, 1, 'completed', NULL, NULL),
+			('a', 4, 'TaskUpdate', '{"taskid":9,"status":"completed"}', 1, '{}', ?2, NULL, NULL, NULL, NULL),
+			('a', 5, 'TaskUpdate', '{"taskid":2,"subject":"a2b"}', 0, '{}', ?2, 2, 'pending', 'a2b', NULL),
+			('b', 1, 'TaskList', '{}', 0, '{}', ?2, NULL, NULL, NULL, NULL),
+			('b', 2, 'TaskCreate', '{"subject":"b3"}', 0, '{}', ?2, 3, 'pending', 'b3', ''),
+			('b', 3, 'TaskUpdate', '{"taskid":1,"status":"deleted"}', 0, '{}', ?2, 1, 'deleted', NULL, NULL),
+			('k', 1, 'TaskUpdate', '{"taskid":1,"status":"inprogress"}', 0, '{}', ?2, 1, 'inprogress', NULL, NULL);`, at, later)
 	require.NoError(t, err)
-	column := func(q string) []string {
-		rows, err := raw.Query(q)
-		require.NoError(t, err)
-		defer rows.Close()
-		var got []string
-		for rows.Next() {
-			var v string
-			require.NoError(t, rows.Scan(&v))
-			got = append(got, v)
-		}
-		require.NoError(t, rows.Err())
-		return got
-	}
-	rowids := func() []string {
-		return column(`SELECT session_id || seq || ':' || rowid FROM tool_calls ORDER BY rowid`)
-	}
-	before := rowids()
-	_, err = p.UpTo(ctx, 10)
-	require.NoError(t, err)
-	assert.Equal(t, before, rowids())
-	indexed := func() []string { return column(`SELECT session_id || seq || ':' || call FROM log_index ORDER BY call`) }
-	assert.Equal(t, []string{"a1:1", "b1:2", "a2:3"}, indexed(), "the rows up to the mark")
-	var status string
-	require.NoError(t, raw.QueryRow(`SELECT status FROM tasks WHERE session_id = 'b'`).Scan(&status))
-	assert.Equal(t, "inprogress", status, "the view lays the tail over the projection")
+	var rows int
+	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM tool_calls`).Scan(&rows))
+	require.NoError(t, raw.Close())
 
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	require.NoError(t, d.Project(ctx)) // the catch-up is done by then
-	calls, err := d.Calls(ctx, "b")
-	require.NoError(t, err)
-	assert.Len(t, calls, 2)
-	require.NoError(t, d.Close())
-	assert.Equal(t, []string{"a1:1", "b1:2", "a2:3", "b2:4"}, indexed(), "and the catch-up the rest")
-
-	_, err = p.DownTo(ctx, 9)
-	require.NoError(t, err)
-	assert.Equal(t, before, rowids())
-	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES ('a', 2, 'TaskList', '{}', '{}', ?)`, at)
-	assert.ErrorContains(t, err, "UNIQUE constraint failed: tool_calls.session_id, tool_calls.seq", "the key is back")
-}
-
-func TestAFailedCatchUpIsTriedAgainBeforeTheMarkMoves(t *testing.T) {
-	// Ensures that when the start-up's catch-up fails (a sqlite3 shell
-	// holding the write lock), the projector does not move the mark past
-	// the rows a previous run left (which no memory holds): it catches up
-	// first, so they are projected and the tasks view shows them.
-	path := filepath.Join(t.TempDir(), "d.db")
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
-	for _, id := range []string{"u", "v"} {
-		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: id}))
-	}
-	a := store.Task{Taskid: 1, Status: store.InProgress, Subject: "left by a killed daemon"}
-	writeTask(t, d, "u", 1, a)
-	require.NoError(t, d.Close())
-	raw := testutil.RawDB(t, path)
-	for _, q := range []string{`DELETE FROM task_projection`, `DELETE FROM log_index`, `UPDATE sessions SET projected_seq = 0`, `UPDATE projection_state SET through_rowid = 0`} {
-		_, err = raw.Exec(q)
-		require.NoError(t, err)
-	}
-
-	shell, err := raw.Conn(ctx)
-	require.NoError(t, err)
-	defer shell.Close()
-	_, err = shell.ExecContext(ctx, `BEGIN IMMEDIATE`)
-	require.NoError(t, err)
-	logs := &testutil.SyncBuffer{}
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, BusyTimeout: 20 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	require.NoError(t, err)
 	defer d.Close()
-	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "catching up the tasks projection failed") },
-		5*time.Second, 5*time.Millisecond)
-	_, err = shell.ExecContext(ctx, `ROLLBACK`)
-	require.NoError(t, err)
+	check := testutil.RawDB(t, path)
+	var after int
+	require.NoError(t, check.QueryRow(`SELECT count(*) FROM tool_calls`).Scan(&after))
+	assert.Equal(t, rows, after, "every row kept")
 
-	writeTask(t, d, "v", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "this run's"})
-	require.NoError(t, d.Project(ctx))
-	var status string
-	require.NoError(t, raw.QueryRow(`SELECT status FROM task_projection WHERE session_id = 'u' AND taskid = 1`).Scan(&status))
-	assert.Equal(t, "inprogress", status, "projected")
-	got, err := d.Tasks(ctx, "u")
+	a1 := store.Task{Taskid: 1, Status: store.Completed, Subject: "a1", Description: "d1"}
+	a2 := store.Task{Taskid: 2, Status: store.Pending, Subject: "a2b"}
+	b3 := store.Task{Taskid: 3, Status: store.Pending, Subject: "b3"}
+	deleted := a1
+	deleted.Status = store.Deleted
+	j1 := store.Task{Taskid: 1, Status: store.Pending, Subject: "j1", Description: "dj"}
+	started := j1
+	started.Status = store.InProgress
+	for _, c := range []struct {
+		id   string
+		want store.Snapshot
+	}{
+		{"b", store.Snapshot{Tasks: []store.Task{a1, a2}, NextTaskid: 3}},
+		{"c", store.Snapshot{Tasks: []store.Task{deleted, a2, b3}, NextTaskid: 4}},
+		{"k", store.Snapshot{Tasks: []store.Task{j1}, NextTaskid: 2}},
+		{"m", store.Snapshot{Tasks: []store.Task{started}, NextTaskid: 2}},
+	} {
+		loaded, err := d.LoadSession(ctx, c.id)
+		require.NoError(t, err)
+		assert.Equal(t, &c.want, loaded.Snapshot, "the snapshot of %s", c.id)
+	}
+	got, err := d.Tasks(ctx, "c")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{a}, got)
+	assert.Equal(t, []store.Task{deleted, a2, b3}, got, "the tasks view of c")
+	got, err = d.Tasks(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{a1, a2}, got, "the tasks view of a")
+	for _, gone := range []string{"task_projection", "log_index", "projection_state"} {
+		var n int
+		require.NoError(t, check.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = ?`, gone).Scan(&n))
+		assert.Zero(t, n, "%s is dropped", gone)
+	}
 }

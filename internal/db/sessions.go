@@ -23,40 +23,19 @@ type sessionRow struct {
 	Status      string         `db:"status"`
 	ParentID    sql.NullString `db:"parent_id"`
 	SuccessorID sql.NullString `db:"successor_id"`
-	Snapshot    sql.NullString `db:"snapshot"`
-	FromParent  sql.NullBool   `db:"from_parent"`
 	CreatedAt   string         `db:"created_at"`
 	UpdatedAt   string         `db:"updated_at"`
 }
 
 // recordColumns are the sessions row's columns but updated_at, which is
-// read as lastActive.
+// read as lastActive: the later of the row's own (its creation, its seal)
+// and its last logged call's. A call does not rewrite the sessions row:
+// that would dirty a page of it in every commit.
 const (
-	recordColumns  = `id, title, metadata, status, parent_id, successor_id, created_at`
-	sessionColumns = recordColumns + `, updated_at`
-)
-
-// lastActive is a session's updated_at as read: the later of the row's own
-// (its creation, its seal) and its last logged call's, given the time of
-// its last call in the log's tail (NULL for none), or else of the last
-// indexed. A call does not rewrite the sessions row: that would dirty a
-// page of it in every commit.
-func lastActive(tailAt string) string {
-	return `max(updated_at, coalesce(` + tailAt + `,
-		(SELECT c.created_at FROM log_index i JOIN tool_calls c ON c.rowid = i.call WHERE i.session_id = sessions.id ORDER BY i.seq DESC LIMIT 1),
-		'')) AS updated_at`
-}
-
-// selectRecordColumns reads sessionColumns, with updated_at as lastActive
-// (the tail looked at from its end); selectColumns adds the snapshot,
-// which can hold a whole task list: only loading a session needs it. A
-// successor whose snapshot is NULL (every one since migration 9) is
-// from_parent: it started from its parent's projection.
-var (
-	selectRecordColumns = recordColumns + `, ` + lastActive(
-		`(SELECT c.created_at FROM tool_calls c WHERE c.rowid > (SELECT through_rowid FROM projection_state) AND c.session_id = sessions.id ORDER BY c.rowid DESC LIMIT 1)`)
-	selectColumns = selectRecordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot,
-		(SELECT b.snapshot IS NULL FROM snapshots b WHERE b.session_id = sessions.id) AS from_parent`
+	recordColumns       = `id, title, metadata, status, parent_id, successor_id, created_at`
+	sessionColumns      = recordColumns + `, updated_at`
+	selectRecordColumns = recordColumns + `, max(updated_at, coalesce(
+		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
 )
 
 func (r sessionRow) session() (record.Session, error) {
@@ -70,13 +49,6 @@ func (r sessionRow) session() (record.Session, error) {
 	}
 	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
 		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
-	}
-	if r.Snapshot.Valid {
-		var snap store.Snapshot
-		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
-			return record.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
-		}
-		s.Snapshot = &snap
 	}
 	return s, nil
 }
@@ -131,35 +103,46 @@ func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) 
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
 func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
-	r, err := d.getRow(ctx, id, selectColumns)
-	if err != nil {
-		return record.Session{}, err
-	}
-	rec, err := r.session()
-	if err != nil || !r.FromParent.Bool {
-		return rec, err
-	}
-	if rec.ParentID == "" {
-		return rec, fmt.Errorf("session %s: its snapshot is its parent's projection, but it has no parent", id)
-	}
-	// Two reads, not one transaction: the successor's row was committed
-	// with its parent's seal, after which the projection read here does
-	// not change.
-	rec.Snapshot, err = parentSnapshot(ctx, d, rec.ParentID)
+	var rec record.Session
+	// One snapshot of the file: the session's row and its first tasks.
+	err := d.ReadTx(ctx, func(v *DB) error {
+		var err error
+		if rec, err = v.GetSession(ctx, id); err != nil {
+			return err
+		}
+		rec.Snapshot, err = v.snapshot(ctx, id)
+		return err
+	})
 	return rec, err
 }
 
-// parentSnapshot is the store a successor started from: its parent's
-// projection, which its compaction brought up to date as it sealed the
-// parent.
-func parentSnapshot(ctx context.Context, d *DB, parentID string) (*store.Snapshot, error) {
-	tasks, err := projectedTasks(ctx, d, parentID)
-	if err != nil {
-		return nil, err
+// snapshot is the store a successor started from (nil for a session that
+// started empty), scanning rows directly: at 10,000 tasks, sqlx's
+// reflection costs more than the query.
+func (d *DB) snapshot(ctx context.Context, id string) (*store.Snapshot, error) {
+	snap := &store.Snapshot{}
+	err := d.q.GetContext(ctx, &snap.NextTaskid, `SELECT next_taskid FROM snapshots WHERE session_id = ?`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
 	}
-	snap := &store.Snapshot{Tasks: tasks, NextTaskid: 1}
-	if len(tasks) > 0 {
-		snap.NextTaskid = tasks[len(tasks)-1].Taskid + 1
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+	}
+	rows, err := d.q.QueryContext(ctx, `SELECT taskid, status, subject, description FROM snapshot_tasks
+		WHERE session_id = ? ORDER BY taskid`, id)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t store.Task
+		if err := rows.Scan(&t.Taskid, &t.Status, &t.Subject, &t.Description); err != nil {
+			return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+		}
+		snap.Tasks = append(snap.Tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
 	}
 	return snap, nil
 }
@@ -233,13 +216,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		where = append(where, "sessions.rowid < ?")
 		args = append(args, before)
 	}
-	// The log's tail gathered once for the page rather than scanned once
-	// per session.
-	q := `SELECT sessions.rowid, ` + recordColumns + `, ` + lastActive(`(SELECT c.created_at FROM tool_calls c WHERE c.rowid = l.last_row)`) + `
-		FROM sessions LEFT JOIN (
-			SELECT session_id, max(rowid) AS last_row FROM tool_calls
-			WHERE rowid > (SELECT through_rowid FROM projection_state) GROUP BY session_id
-		) l ON l.session_id = sessions.id`
+	q := `SELECT sessions.rowid, ` + selectRecordColumns + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -279,7 +256,7 @@ func (d *DB) CountSessions(ctx context.Context) (int, error) {
 }
 
 // TaskCounts returns the counts by status of a session's tasks, read from
-// the tasks projection.
+// the tasks view.
 func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, error) {
 	all, err := d.TaskCountsOf(ctx, []string{sessionID})
 	return all[sessionID], err
@@ -322,7 +299,7 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 	return out, nil
 }
 
-// Tasks returns a session's tasks from the projection, in taskid order.
+// Tasks returns a session's tasks from the tasks view, in taskid order.
 func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) {
 	var rows []struct {
 		Taskid      int    `db:"taskid"`

@@ -1,8 +1,9 @@
-// Package fsck checks a database: for each session it replays the log
-// (seeded from the compaction snapshot), compares every applied write with
-// the task its recorded result holds and the final tasks with the tasks
-// projection, all in one read transaction; and it runs SQLite's own
-// integrity check.
+// Package fsck checks a database against its own log. It reads every row
+// of the log from the table itself (not through an index), replays each
+// session from its snapshot, and compares with that replay everything read
+// beside it: each row's change columns, the tasks view, the log's key, and
+// a sealed session's successor's snapshot; SQLite's integrity check covers
+// every index. Repair rebuilds what is derived from the log.
 package fsck
 
 import (
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
@@ -30,14 +32,20 @@ type Session struct {
 type Report struct {
 	Integrity []string  `json:"integrity,omitempty"` // SQLite's findings; empty when ok
 	Sessions  []Session `json:"sessions"`
-	Problems  int       `json:"problems"`
+	// Orphans are log rows of sessions that do not exist.
+	Orphans  []string `json:"orphans,omitempty"`
+	Problems int      `json:"problems"`
+	// fixes are the rows whose change columns disagree with their replay,
+	// as the replay gives them.
+	fixes []record.Append
 }
 
 // OK reports whether nothing was found.
 func (r Report) OK() bool { return r.Problems == 0 }
 
 // Check runs SQLite's integrity check and checks the sessions given, or
-// every session when none is.
+// every session when none is, all as of one moment (one read transaction),
+// even beside a daemon that writes.
 func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 	integrity, err := d.IntegrityCheck(ctx)
 	if err != nil {
@@ -49,88 +57,202 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 	return r, err
 }
 
-// Sessions checks the sessions given (every session when none is) without
-// the whole-file integrity check.
+// Sessions is Check without SQLite's integrity check, which reads the
+// whole file.
 func Sessions(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 	var r Report
-	var err error
-	if len(ids) == 0 {
-		if ids, err = allIDs(ctx, d); err != nil {
+	err := d.ReadTx(ctx, func(view *db.DB) error {
+		var err error
+		r, err = check(ctx, view, ids)
+		return err
+	})
+	return r, err
+}
+
+// Repair rebuilds what is derived from the log, on a database opened for
+// writing (so that no daemon serves it meanwhile): the change columns of
+// rows whose arguments replay to another change, and every index. It
+// returns the check it repaired from and how many rows it rewrote.
+func Repair(ctx context.Context, d *db.DB) (Report, int, error) {
+	r, err := Check(ctx, d)
+	if err != nil {
+		return r, 0, err
+	}
+	if err := d.RewriteChanges(ctx, r.fixes); err != nil {
+		return r, 0, err
+	}
+	return r, len(r.fixes), d.Reindex(ctx)
+}
+
+func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
+	var r Report
+	all := len(ids) == 0
+	if all {
+		var err error
+		if ids, err = d.SessionIDs(ctx); err != nil {
 			return r, err
 		}
 	}
+	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		// One read transaction a session: the log and the projection are
-		// compared as of one moment, even beside a daemon that writes.
-		var s Session
-		err := d.ReadTx(ctx, func(view *db.DB) error {
-			var err error
-			s, err = checkSession(ctx, view, id)
+		want[id] = true
+	}
+	done := make(map[string]bool, len(ids))
+	var cur *checker
+	finish := func() error {
+		if cur == nil {
+			return nil
+		}
+		s, err := cur.finish(ctx, d)
+		if err != nil {
 			return err
-		})
+		}
+		r.add(s, cur.fixes)
+		done[cur.out.ID] = true
+		cur = nil
+		return nil
+	}
+	orphan := ""
+	err := d.EachLogged(ctx, func(row *record.Call) error {
+		if cur != nil && cur.out.ID == row.SessionID {
+			cur.row(row)
+			return nil
+		}
+		if err := finish(); err != nil {
+			return err
+		}
+		if !want[row.SessionID] {
+			if all && row.SessionID != orphan {
+				orphan = row.SessionID
+				r.Orphans = append(r.Orphans, row.SessionID)
+				r.Problems++
+			}
+			return nil
+		}
+		var err error
+		if cur, err = start(ctx, d, row.SessionID); err != nil {
+			return err
+		}
+		cur.row(row)
+		return nil
+	})
+	if err == nil {
+		err = finish()
+	}
+	if err != nil {
+		return r, err
+	}
+	// Sessions without a row of their own.
+	for _, id := range ids {
+		if done[id] {
+			continue
+		}
+		c, err := start(ctx, d, id)
+		if errors.Is(err, db.ErrNotFound) {
+			r.add(Session{ID: id, Problems: []string{"no such session"}}, nil)
+			continue
+		}
 		if err != nil {
 			return r, err
 		}
-		r.Problems += len(s.Problems)
-		r.Sessions = append(r.Sessions, s)
+		s, err := c.finish(ctx, d)
+		if err != nil {
+			return r, err
+		}
+		r.add(s, nil)
 	}
+	slices.SortFunc(r.Sessions, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
 	return r, nil
 }
 
-func allIDs(ctx context.Context, d *db.DB) ([]string, error) {
-	var ids []string
-	cursor := ""
-	for {
-		page, next, err := d.ListSessions(ctx, db.ListFilter{Limit: 1000, Cursor: cursor})
-		if err != nil {
-			return nil, err
+func (r *Report) add(s Session, fixes []record.Append) {
+	r.Problems += len(s.Problems)
+	r.Sessions = append(r.Sessions, s)
+	r.fixes = append(r.fixes, fixes...)
+}
+
+// checker replays one session, row by row, as the daemon loads it.
+type checker struct {
+	out     Session
+	rec     record.Session
+	st      *store.Store
+	broken  bool // its snapshot does not restore
+	fixes   []record.Append
+	nextSeq int64
+}
+
+func start(ctx context.Context, d *db.DB, id string) (*checker, error) {
+	rec, err := d.LoadSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{out: Session{ID: id}, rec: rec, st: store.New(), nextSeq: 1}
+	if rec.Snapshot != nil {
+		if c.st, err = store.Restore(*rec.Snapshot); err != nil {
+			c.out.Problems = append(c.out.Problems, fmt.Sprintf("its snapshot does not restore: %v", err))
+			c.st, c.broken = store.New(), true
 		}
-		for _, s := range page {
-			ids = append(ids, s.ID)
-		}
-		if next == "" {
-			return ids, nil
-		}
-		cursor = next
+	}
+	return c, nil
+}
+
+func (c *checker) row(row *record.Call) {
+	c.out.Rows++
+	if row.Seq != c.nextSeq {
+		c.out.Problems = append(c.out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, c.nextSeq))
+	}
+	c.nextSeq = row.Seq + 1
+	if c.broken { // nothing to replay onto
+		return
+	}
+	step := replay.Check(c.st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change})
+	c.out.Replay.Add(step)
+	// What the row's change columns must hold: the replayed task of an
+	// applied write, nothing for reads, errors and what no longer decodes.
+	var task *store.Task
+	if step.Outcome == replay.Applied {
+		task = step.Task
+	}
+	fix := step.Call.Append(record.Call{SessionID: row.SessionID, Seq: row.Seq}, task)
+	want := change(fix)
+	switch {
+	case step.Divergence != nil:
+		c.out.Problems = append(c.out.Problems, "replay diverges at "+step.Divergence.String())
+	case !sameChange(row.Change, want):
+		c.out.Problems = append(c.out.Problems, fmt.Sprintf("seq %d: its change columns hold %s, its arguments replay to %s (tasksessiond fsck --repair rewrites them)",
+			row.Seq, describe(row.Change), describe(want)))
+	}
+	if !sameChange(row.Change, want) {
+		c.fixes = append(c.fixes, fix)
 	}
 }
 
-func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
-	out := Session{ID: id}
-	// Rebuilt as the daemon loads it; the log is streamed, never held whole.
-	l, err := replay.Session(ctx, d, id, replay.Options{CheckAll: true, Each: func(row *record.Call) {
-		out.Rows++
-		if want := int64(out.Rows); row.Seq != want {
-			out.Problems = append(out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, want))
-		}
-	}})
-	if errors.Is(err, replay.ErrSnapshot) {
-		out.Problems = append(out.Problems, err.Error())
+// finish compares what is read beside the log with the replay.
+func (c *checker) finish(ctx context.Context, d *db.DB) (Session, error) {
+	out := c.out
+	out.Tasks = c.st.Len()
+	if c.broken {
 		return out, nil
 	}
+	replayed := c.st.List()
+	viewed, err := d.Tasks(ctx, out.ID)
 	if err != nil {
 		return out, err
 	}
-	rec, st := l.Session, l.Store
-	out.Replay = l.Report
-	for _, dv := range out.Replay.Divergences {
-		out.Problems = append(out.Problems, "replay diverges at "+dv.String())
+	if len(viewed) != len(replayed) {
+		out.Problems = append(out.Problems, fmt.Sprintf("the tasks view holds %d tasks, the log replays to %d", len(viewed), len(replayed)))
 	}
-	out.Tasks = st.Len()
-
-	projected, err := d.Tasks(ctx, id)
-	if err != nil {
-		return out, err
-	}
-	replayed := st.List()
-	if len(projected) != len(replayed) {
-		out.Problems = append(out.Problems, fmt.Sprintf("tasks projection holds %d tasks, replay gives %d", len(projected), len(replayed)))
-	}
-	for i := range min(len(projected), len(replayed)) {
-		if projected[i] != replayed[i] {
-			out.Problems = append(out.Problems, fmt.Sprintf("tasks projection has %+v, replay gives %+v", projected[i], replayed[i]))
+	for i := range min(len(viewed), len(replayed)) {
+		if viewed[i] != replayed[i] {
+			out.Problems = append(out.Problems, fmt.Sprintf("the tasks view has %+v, the log replays to %+v", viewed[i], replayed[i]))
 		}
 	}
+	if n, err := d.CountCalls(ctx, out.ID); err != nil {
+		return out, err
+	} else if n != out.Rows {
+		out.Problems = append(out.Problems, fmt.Sprintf("the log's key finds %d rows, the table holds %d (tasksessiond fsck --repair rebuilds the indexes)", n, out.Rows))
+	}
+	rec := c.rec
 	if rec.Status == record.StatusCompacted && rec.SuccessorID == "" {
 		out.Problems = append(out.Problems, "compacted but has no successor")
 	}
@@ -146,12 +268,49 @@ func checkSession(ctx context.Context, d *db.DB, id string) (Session, error) {
 			return out, err
 		case succ.Snapshot == nil:
 			out.Problems = append(out.Problems, "its successor "+rec.SuccessorID+" has no snapshot")
-		case restores(*succ.Snapshot) && (succ.Snapshot.NextTaskid != st.NextTaskid() || !slices.Equal(succ.Snapshot.Tasks, replayed)):
-			out.Problems = append(out.Problems, fmt.Sprintf("rows logged after its seal: its log replays to %d tasks (next #%d), its successor %s started from %d (next #%d)",
-				st.Len(), st.NextTaskid(), rec.SuccessorID, len(succ.Snapshot.Tasks), succ.Snapshot.NextTaskid))
+		case restores(*succ.Snapshot) && (succ.Snapshot.NextTaskid != c.st.NextTaskid() || !slices.Equal(succ.Snapshot.Tasks, replayed)):
+			out.Problems = append(out.Problems, fmt.Sprintf("its log replays to %d tasks (next #%d), its successor %s started from %d (next #%d): rows logged after its seal?",
+				c.st.Len(), c.st.NextTaskid(), rec.SuccessorID, len(succ.Snapshot.Tasks), succ.Snapshot.NextTaskid))
 		}
 	}
 	return out, nil
+}
+
+// change is the change columns an append writes.
+func change(a record.Append) *record.Change {
+	t := a.Task
+	if t == nil {
+		return nil
+	}
+	ch := &record.Change{Taskid: t.Taskid, Status: t.Status}
+	if a.SetSubject {
+		ch.Subject = &t.Subject
+	}
+	if a.SetDescription {
+		ch.Description = &t.Description
+	}
+	return ch
+}
+
+func sameChange(a, b *record.Change) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Taskid == b.Taskid && a.Status == b.Status && samePtr(a.Subject, b.Subject) && samePtr(a.Description, b.Description)
+}
+
+func samePtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func describe(ch *record.Change) string {
+	if ch == nil {
+		return "no change"
+	}
+	return ch.String()
 }
 
 // restores reports whether snap is a store at all; a broken one is the

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,84 +51,16 @@ func TestHealthy(t *testing.T) {
 	}
 }
 
-func TestFindsASealedProjectionChanged(t *testing.T) {
-	// Ensures that a sealed session's projection, which its successor
-	// started from (no copy of the list is kept beside it), changed after
-	// the seal is reported in both: the parent's disagrees with its log,
-	// and the successor's log, replayed from it, with its own projection.
-	path := filepath.Join(t.TempDir(), "p.db")
-	d := testutil.MustOpenDBAt(t, path)
-	old, succ := populate(t, session.NewManager(d, nil))
-	require.NoError(t, d.Project(ctx))
-	raw := testutil.RawDB(t, path)
-	_, err := raw.Exec(`UPDATE task_projection SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, old)
-	require.NoError(t, err)
-
-	r, err := fsck.Check(ctx, d)
-	require.NoError(t, err)
-	problems := map[string]string{}
-	for _, s := range r.Sessions {
-		problems[s.ID] = strings.Join(s.Problems, "; ")
-	}
-	assert.Contains(t, problems[old], "tampered")
-	assert.Contains(t, problems[succ], "tampered")
-}
-
-func TestFindsDivergence(t *testing.T) {
-	// Ensures a projection that disagrees with the log, and a recorded
-	// result the replay does not reproduce, are both reported.
-	path := filepath.Join(t.TempDir(), "f.db")
-	d := testutil.MustOpenDBAt(t, path)
-	old, succ := populate(t, session.NewManager(d, nil))
-	require.NoError(t, d.Project(ctx))
-	raw := testutil.RawDB(t, path)
-	_, err := raw.Exec(`UPDATE task_projection SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, succ)
-	require.NoError(t, err)
-	_, err = raw.Exec(`UPDATE tool_calls SET taskid = 7 WHERE session_id = ? AND seq = 2`, old)
-	require.NoError(t, err)
-
-	r, err := fsck.Check(ctx, d)
-	require.NoError(t, err)
-	assert.False(t, r.OK())
-	assert.Equal(t, 2, r.Problems)
-	byID := map[string]fsck.Session{}
-	for _, s := range r.Sessions {
-		byID[s.ID] = s
-	}
-	require.Len(t, byID[succ].Problems, 1)
-	assert.Contains(t, byID[succ].Problems[0], "tampered")
-	require.Len(t, byID[old].Problems, 1)
-	assert.Contains(t, byID[old].Problems[0], "replay diverges at seq 2")
-
-	one, err := fsck.Check(ctx, d, succ)
-	require.NoError(t, err)
-	assert.Len(t, one.Sessions, 1)
-	assert.Equal(t, 1, one.Problems)
-}
-
 func TestBadSnapshot(t *testing.T) {
 	// Ensures a successor whose snapshot does not restore is reported by
-	// fsck and refused by the daemon's loader when it must start from the
-	// snapshot (its first tasks not projected yet), the same rebuild for
-	// both, while the other sessions still check and load.
+	// fsck and refused by the daemon's loader, the same rebuild for both,
+	// while the other sessions still check and load.
 	path := filepath.Join(t.TempDir(), "b.db")
-	// The projector runs only when asked: it must not project the
-	// successor again while the test takes its projection away.
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
-	require.NoError(t, err)
-	defer d.Close()
+	d := testutil.MustOpenDBAt(t, path)
 	old, succ := populate(t, session.NewManager(d, nil))
-	require.NoError(t, d.Project(ctx))
 	raw := testutil.RawDB(t, path)
-	for _, q := range []string{
-		// As a successor from before migration 9 holds it, in JSON.
-		`UPDATE snapshots SET snapshot = '{"tasks":[],"nextTaskid":0}', projected = 0 WHERE session_id = ?`,
-		`DELETE FROM task_projection WHERE session_id = ?`,
-		`UPDATE sessions SET projected_seq = 0 WHERE id = ?`,
-	} {
-		_, err := raw.Exec(q, succ)
-		require.NoError(t, err)
-	}
+	_, err := raw.Exec(`UPDATE snapshots SET next_taskid = 2 WHERE session_id = ?`, succ) // it holds #2
+	require.NoError(t, err)
 
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
@@ -157,7 +88,6 @@ func TestChecksEveryRecordedUpdate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "u.db")
 	d := testutil.MustOpenDBAt(t, path)
 	_, succ := populate(t, session.NewManager(d, nil))
-	require.NoError(t, d.Project(ctx)) // the tasks view reads the projection, not the tampered result
 	raw := testutil.RawDB(t, path)
 	// seq 2 of the successor is its update of #1 (seq 1 is the forced TaskList).
 	_, err := raw.Exec(`UPDATE tool_calls SET status = 'deleted' WHERE session_id = ? AND seq = 2`, succ)
@@ -165,8 +95,9 @@ func TestChecksEveryRecordedUpdate(t *testing.T) {
 	r, err := fsck.Sessions(ctx, d, succ)
 	require.NoError(t, err)
 	require.Len(t, r.Sessions, 1)
-	require.Len(t, r.Sessions[0].Problems, 1, "%+v", r)
+	require.Len(t, r.Sessions[0].Problems, 2, "%+v", r)
 	assert.Contains(t, r.Sessions[0].Problems[0], "TaskUpdate recorded task 1 deleted")
+	assert.Contains(t, r.Sessions[0].Problems[1], "the tasks view has {Taskid:1 Status:deleted", "the view reads the tampered column")
 }
 
 func TestBesideARunningWriter(t *testing.T) {
@@ -230,10 +161,8 @@ func TestBesideARunningWriter(t *testing.T) {
 func TestFindsRowsLoggedAfterASeal(t *testing.T) {
 	// Ensures a row logged into a session after it was compacted (as a
 	// second daemon on the same file could once do) is reported: its
-	// successor started without it, so the lineage lost it. And that a
-	// daemon started on such a file does not project the row into the
-	// sealed session, whose projection its successor starts from: the
-	// successor's list stays as it was, and the report the same.
+	// successor started without it, so the lineage lost it; the
+	// successor's list stays as it was.
 	path := filepath.Join(t.TempDir(), "seal.db")
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
@@ -250,45 +179,99 @@ func TestFindsRowsLoggedAfterASeal(t *testing.T) {
 		VALUES (?, 4, 'TaskCreate', '{"subject":"after the seal"}', 0, '{"content":[],"structuredContent":{"task":{"taskid":3}}}', 0, '2026-01-02T03:04:06.000000Z',
 			3, 'pending', 'after the seal', '')`, old)
 	require.NoError(t, err)
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal}) // catches up what it finds unprojected
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
-	require.NoError(t, d.Project(ctx))
 	after, err := d.LoadSession(ctx, succ)
 	require.NoError(t, err)
 	assert.Equal(t, before.Snapshot, after.Snapshot, "the successor's first tasks")
 	r, err = fsck.Check(ctx, d, old)
 	require.NoError(t, err)
 	require.False(t, r.OK())
-	assert.Contains(t, strings.Join(r.Sessions[0].Problems, "\n"), "rows logged after its seal: its log replays to 3 tasks (next #4), its successor s2 started from 2 (next #3)")
+	assert.Contains(t, strings.Join(r.Sessions[0].Problems, "\n"), "its log replays to 3 tasks (next #4), its successor s2 started from 2 (next #3): rows logged after its seal?")
 }
 
-func TestFindsTheLogIndexAstray(t *testing.T) {
-	// Ensures fsck checks the projector's index of the log: a row logged
-	// twice under one seq by another program (the daemon refuses it) is
-	// left out of the index and reported, and so is an index entry that
-	// points at another call's row.
-	path := filepath.Join(t.TempDir(), "index.db")
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+func TestFindsASnapshotThatDiffersFromItsParentsLog(t *testing.T) {
+	// Ensures a successor's first tasks changed by hand are reported at
+	// its parent, whose log replays to something else.
+	path := filepath.Join(t.TempDir(), "p.db")
+	d := testutil.MustOpenDBAt(t, path)
+	old, succ := populate(t, session.NewManager(d, nil))
+	_, err := testutil.RawDB(t, path).Exec(`UPDATE snapshot_tasks SET subject = 'tampered' WHERE session_id = ? AND taskid = 2`, succ)
 	require.NoError(t, err)
-	_, succ := populate(t, session.NewManager(d, nil))
-	require.NoError(t, d.Close())
-
-	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES (?, 1, 'TaskList', '{}', '{}', '2026-01-02T03:04:06.000000Z')`, succ)
-	require.NoError(t, err)
-	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal}) // indexes what is past the mark
-	require.NoError(t, err)
-	defer d.Close()
-	require.NoError(t, d.Project(ctx)) // the writer has caught up by then
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
-	require.Len(t, r.Integrity, 1, "%+v", r)
-	assert.Regexp(t, `^log row \d+ \(session `+succ+`, seq 1\) is missing from log_index$`, r.Integrity[0])
+	assert.Equal(t, 1, r.Problems, "%+v", r)
+	assert.Contains(t, problems(r)[old], "its successor "+succ+" started from 2")
+}
 
-	_, err = raw.Exec(`UPDATE log_index SET call = (SELECT min(rowid) FROM tool_calls WHERE session_id != ?1) WHERE session_id = ?1 AND seq = 1`, succ)
+func TestRepairRewritesWhatIsDerivedFromTheLog(t *testing.T) {
+	// Ensures fsck reads the log from the table, replays it, and reports
+	// what beside it disagrees: a row's change columns edited by hand
+	// (the tasks view then shows the edit), an index missing rows (made
+	// stale through writable_schema, as only a damaged file could be),
+	// and a row of a session that does not exist; and that Repair
+	// rewrites the columns and rebuilds the index from the log, after
+	// which the check is clean but for what is in the log itself.
+	path := filepath.Join(t.TempDir(), "r.db")
+	d := testutil.MustOpenDBAt(t, path)
+	old, succ := populate(t, session.NewManager(d, nil))
+	raw := testutil.RawDB(t, path)
+	for _, q := range []string{
+		`UPDATE tool_calls SET subject = 'tampered' WHERE session_id = '` + old + `' AND seq = 2`,
+		`UPDATE tool_calls SET status = 'deleted' WHERE session_id = '` + succ + `' AND seq = 2`,
+		// Stale: the index stops taking rows, one is logged, it is restored.
+		`PRAGMA writable_schema = ON`,
+		`UPDATE sqlite_master SET sql = replace(sql, 'WHERE taskid IS NOT NULL', 'WHERE taskid IS NOT NULL AND taskid < 0') WHERE name = 'tool_calls_task'`,
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, raw.Close())
+	raw = testutil.RawDB(t, path)
+	for _, q := range []string{
+		`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description)
+			VALUES ('` + succ + `', 3, 'TaskCreate', '{"subject":"c"}', '{}', '2026-01-02T03:04:06.000000Z', 3, 'pending', 'c', '')`,
+		`INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at) VALUES ('ghost', 1, 'TaskList', '{}', '{}', '2026-01-02T03:04:06.000000Z')`,
+		`PRAGMA writable_schema = ON`,
+		`UPDATE sqlite_master SET sql = replace(sql, ' AND taskid < 0', '') WHERE name = 'tool_calls_task'`,
+	} {
+		_, err := raw.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, raw.Close())
+	require.NoError(t, d.Close())
+	d = testutil.MustOpenDBAt(t, path)
+
+	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
-	r, err = fsck.Check(ctx, d)
+	got := problems(r)
+	assert.Contains(t, got[old], "replay diverges at seq 2")
+	assert.Contains(t, got[old], "the tasks view has {Taskid:2 Status:pending Subject:tampered")
+	assert.Contains(t, got[succ], "replay diverges at seq 2: TaskUpdate recorded task 1 deleted")
+	assert.Contains(t, got[succ], "the tasks view holds 2 tasks, the log replays to 3", "the stale index hides the new row from the view")
+	assert.Contains(t, strings.Join(r.Integrity, "\n"), "missing from index tool_calls_task")
+	assert.Equal(t, []string{"ghost"}, r.Orphans)
+
+	before, rewrote, err := fsck.Repair(ctx, d)
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(r.Integrity, "\n"), "log_index (session "+succ+", seq 1) points at row")
+	assert.False(t, before.OK())
+	assert.Equal(t, 2, rewrote)
+	after, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	assert.Empty(t, after.Integrity)
+	assert.Equal(t, []string{"ghost"}, after.Orphans, "a row of the log itself is left as it is")
+	assert.Equal(t, 1, after.Problems, "%+v", after)
+	tasks, err := d.Tasks(ctx, succ)
+	require.NoError(t, err)
+	assert.Len(t, tasks, 3)
+	assert.Equal(t, "completed", string(tasks[0].Status))
+}
+
+func problems(r fsck.Report) map[string]string {
+	out := map[string]string{}
+	for _, s := range r.Sessions {
+		out[s.ID] = strings.Join(s.Problems, "; ")
+	}
+	return out
 }

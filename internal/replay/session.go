@@ -62,19 +62,3 @@ func Session(ctx context.Context, d Source, id string, o Options) (Loaded, error
 	})
 	return l, err
 }
-
-// Tail replays the rows of a session's log past seq after onto st, as
-// Session does from the first: loading a session from its projection.
-func Tail(ctx context.Context, d interface {
-	EachCallAfter(ctx context.Context, sessionID string, after int64, fn func(*record.Call) error) error
-}, id string, after int64, st *store.Store, o Options) (Report, error) {
-	var r Report
-	err := d.EachCallAfter(ctx, id, after, func(row *record.Call) error {
-		r.Add(Apply(st, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change}))
-		if o.Each != nil {
-			o.Each(row)
-		}
-		return nil
-	})
-	return r, err
-}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,33 +34,22 @@ func seed(b *testing.B, m *session.Manager, id string, n int) {
 }
 
 // BenchmarkCompact compacts a session of n tasks; each iteration compacts
-// the previous successor, so the store is the same size every time. The
-// projector runs between two (as it does within 100 ms of a compaction),
-// or not (again=true: compacted again at once).
+// the previous successor, so the store is the same size every time.
 func BenchmarkCompact(b *testing.B) {
-	for _, again := range []bool{false, true} {
-		for _, n := range []int{100, 1000, 10000} {
-			b.Run(fmt.Sprintf("tasks=%d/again=%t", n, again), func(b *testing.B) {
-				d := benchDB(b)
-				m := session.NewManager(d, nil)
-				seed(b, m, "gen", n)
-				id := "gen"
-				for b.Loop() {
-					if !again {
-						b.StopTimer()
-						if err := d.Project(ctx); err != nil {
-							b.Fatal(err)
-						}
-						b.StartTimer()
-					}
-					out, err := m.Compact(ctx, session.CompactParams{SessionID: id})
-					if err != nil {
-						b.Fatal(err)
-					}
-					id = out.Session.ID
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
+			d := benchDB(b)
+			m := session.NewManager(d, nil)
+			seed(b, m, "gen", n)
+			id := "gen"
+			for b.Loop() {
+				out, err := m.Compact(ctx, session.CompactParams{SessionID: id})
+				if err != nil {
+					b.Fatal(err)
 				}
-			})
-		}
+				id = out.Session.ID
+			}
+		})
 	}
 }
 
@@ -76,12 +64,10 @@ func BenchmarkResume(b *testing.B) {
 	}
 }
 
-// BenchmarkCountsOverALongTail reads a session's counts through the tasks
-// view while 1,000 of its changes wait for the projector (it runs at
-// 1,024): the view's cost grows as n log n with that tail (it was
-// quadratic: 2.7 s for a tail of 5,000).
-func BenchmarkCountsOverALongTail(b *testing.B) {
-	d, err := db.Open(ctx, filepath.Join(b.TempDir(), "v.db"), db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+// BenchmarkCounts reads the counts of a session of 1,000 tasks through the
+// tasks view, which computes them from the log.
+func BenchmarkCounts(b *testing.B) {
+	d, err := db.Open(ctx, filepath.Join(b.TempDir(), "v.db"), db.Options{Sync: db.SyncNormal})
 	require.NoError(b, err)
 	defer d.Close()
 	m := session.NewManager(d, nil)

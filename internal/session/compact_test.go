@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -305,19 +304,17 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 	assert.Equal(t, wire.ReplayReport{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
 }
 
-func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
+func TestCompactCarriesEveryTaskAndItsTimes(t *testing.T) {
 	// Ensures the successor holds the old session's tasks as its store had
-	// them, changes the projector had not written yet included: first
-	// through the tasks view reading its parent's projection, then in its own
-	// projection, each carried task keeping the time it was created.
-	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "t.db"), db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	// them, through the tasks view and when it is loaded, each carried
+	// task keeping the time it was created.
+	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "t.db"), db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
 	m := session.NewManager(d, nil)
 	id := planted(t, m)
-	require.NoError(t, d.Project(ctx))
-	call(t, m, id, tools.TaskUpdate, `{"taskid":4,"status":"inprogress","subject":"changed after the projection"}`)
-	call(t, m, id, tools.TaskCreate, `{"subject":"created after the projection","description":"\"quoted\", tab\t, \u00e9, \ud83d\ude00, \\ and a\nnewline"}`)
+	call(t, m, id, tools.TaskUpdate, `{"taskid":4,"status":"inprogress","subject":"changed later"}`)
+	call(t, m, id, tools.TaskCreate, `{"subject":"created later","description":"\"quoted\", tab\t, \u00e9, \ud83d\ude00, \\ and a\nnewline"}`)
 	raw := testutil.RawDB(t, d.Path())
 	created := createdAt(t, raw, id)
 	require.Len(t, created, 5)
@@ -331,28 +328,19 @@ func TestCompactCarriesTheUnprojectedTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want.Tasks, fresh.Tasks, "the snapshot SQLite wrote loads as the store it came from")
 	assert.Equal(t, want.NextTaskid, fresh.NextTaskid)
-	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the parent's projection")
-	assert.Empty(t, projected(t, raw, "task_projection", "next"), "compaction writes no projection rows")
+	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"), "the view reads the successor's snapshot")
 	assert.Equal(t, created, createdAt(t, raw, "next"))
 
-	// A change to a carried task before the projector has run.
+	// A change to a carried task.
 	call(t, m, "next", tools.TaskUpdate, `{"taskid":2,"subject":"changed in the successor"}`)
 	want, err = m.Resume(ctx, "next")
 	require.NoError(t, err)
 	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
 	assert.Equal(t, created, createdAt(t, raw, "next"), "a change keeps the carried created_at")
-
-	require.NoError(t, d.Project(ctx))
-	assert.Equal(t, want.Tasks, projected(t, raw, "task_projection", "next"), "the projection itself, not only the view")
-	assert.Equal(t, want.Tasks, projected(t, raw, "tasks", "next"))
-	assert.Equal(t, created, createdAt(t, raw, "next"))
-	var unprojected int
-	require.NoError(t, raw.QueryRow(`SELECT count(*) FROM snapshots WHERE projected = 0`).Scan(&unprojected))
-	assert.Zero(t, unprojected)
 	assert.Equal(t, "next", out.Session.ID)
 }
 
-// projected reads a session's tasks from table (tasks or task_projection).
+// projected reads a session's tasks from table.
 func projected(t *testing.T, raw *sql.DB, table, id string) []store.Task {
 	t.Helper()
 	rows, err := raw.Query(`SELECT taskid, status, subject, description FROM `+table+` WHERE session_id = ? ORDER BY taskid`, id)

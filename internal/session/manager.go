@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -172,16 +171,8 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 		}
 		last = row.Seq
 	}
-	l, err := m.loadProjected(ctx, s, each, &last)
-	if err != nil && !errors.Is(err, db.ErrNotFound) {
-		// The log is the truth; the projection only saves time.
-		m.log.Warn("loading from the projection failed; replaying the whole log", slog.String(keySession, s.id), slog.Any("err", err))
-		clear(s.callIDs)
-		s.forced, last, l, err = nil, 0, replay.Loaded{}, nil
-	}
-	if err == nil && l.Store == nil {
-		l, err = replay.Session(ctx, m.db, s.id, replay.Options{Each: each})
-	}
+	// The log is the truth: a session is its snapshot and its log replayed.
+	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: each})
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
@@ -206,40 +197,6 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	}
 	s.loaded = true
 	return nil
-}
-
-// loadProjected starts a session from its projection and replays the log
-// past it; a Loaded with no store means the session has no projection to
-// start from.
-func (m *Manager) loadProjected(ctx context.Context, s *session, each func(*record.Call), last *int64) (replay.Loaded, error) {
-	pl, ok := m.db.(projectedLoader)
-	if !ok {
-		return replay.Loaded{}, nil
-	}
-	rec, p, ok, err := pl.LoadProjected(ctx, s.id)
-	if err != nil || !ok {
-		return replay.Loaded{}, err
-	}
-	// Taskids run from 1 with none removed, so a whole projection holds
-	// every one below the next.
-	if len(p.Tasks) != p.Next-1 {
-		return replay.Loaded{}, fmt.Errorf("session %s: its projection holds %d tasks up to taskid %d", s.id, len(p.Tasks), p.Next-1)
-	}
-	st, err := store.Restore(store.Snapshot{Tasks: p.Tasks, NextTaskid: p.Next})
-	if err != nil {
-		return replay.Loaded{}, fmt.Errorf("session %s: its projection: %w", s.id, err)
-	}
-	maps.Copy(s.callIDs, p.CallIDs)
-	if p.Forced != nil {
-		each(p.Forced)
-	}
-	// The tail's replay sees every row past Through, the last among them.
-	*last = p.Through
-	report, err := replay.Tail(ctx, pl, s.id, p.Through, st, replay.Options{Each: each})
-	if err != nil {
-		return replay.Loaded{}, err
-	}
-	return replay.Loaded{Session: rec, Store: st, Report: report}, nil
 }
 
 // inherit finds s's ancestors, whose logs a retried callId is looked up in

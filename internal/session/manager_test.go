@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -107,7 +107,7 @@ func TestResumeSkipsPlantedRows(t *testing.T) {
 	// arguments no longer decode, inserted directly, and reports both.
 	path := t.TempDir() + "/r.db"
 	// No projection to start from: the whole log is replayed.
-	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, ProjectInterval: time.Hour})
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
 	m := session.NewManager(d, nil)
@@ -133,6 +133,15 @@ func TestResumeSkipsPlantedRows(t *testing.T) {
 	require.Len(t, got.Tasks, 2)
 	assert.Equal(t, "two", got.Tasks[1].Subject)
 	assert.Equal(t, 2, got.Tasks[1].Taskid)
+
+	// fsck replays the rows the same way, and says what the hand-made row
+	// lacks: the change columns the tasks view reads.
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	require.Len(t, r.Sessions, 1)
+	assert.Equal(t, 2, r.Sessions[0].Tasks)
+	assert.Equal(t, got.Replay.Applied, r.Sessions[0].Replay.Applied)
+	assert.Contains(t, strings.Join(r.Sessions[0].Problems, "\n"), "seq 4: its change columns hold no change, its arguments replay to task 2 pending subject \"two\"")
 }
 
 func TestCallIDRetry(t *testing.T) {

@@ -45,15 +45,6 @@ type Storage interface {
 
 var _ Storage = (*db.DB)(nil)
 
-// projectedLoader is a storage with a projection that loading a session
-// can start from (package db's); others replay the whole log.
-type projectedLoader interface {
-	LoadProjected(ctx context.Context, id string) (record.Session, db.Projected, bool, error)
-	EachCallAfter(ctx context.Context, sessionID string, after int64, fn func(*record.Call) error) error
-}
-
-var _ projectedLoader = (*db.DB)(nil)
-
 // Leaser is implemented by a storage that several daemons share: a
 // session is served by one daemon at a time, the one holding its lease.
 // The manager takes the lease before it loads a session (so that the
