@@ -16,8 +16,7 @@ import (
 )
 
 // compaction times sessions/compact of stores of several sizes, the
-// median of five: each compacts the previous successor once the projector
-// has run (as it does within 100 ms), then once more at once.
+// median of five, each compacting the previous successor.
 func (b *bencher) compaction(ctx context.Context, r *Results) error {
 	d, err := db.Open(ctx, b.path("compact.db"), db.Options{Sync: db.SyncFull})
 	if err != nil {

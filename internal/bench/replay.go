@@ -67,8 +67,7 @@ func (b *bencher) replay(ctx context.Context, r *Results) error {
 	if err != nil {
 		return err
 	}
-	// The whole log replayed, as fsck does it (loading a session starts
-	// from its projection instead, measured by the side-by-side part).
+	// The whole log replayed, as loading a session does it.
 	replayTook, err := best(3, func() error {
 		_, err := replay.Session(ctx, d, "big", replay.Options{})
 		return err

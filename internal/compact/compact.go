@@ -38,7 +38,7 @@ func ForcedCallID(newID string) string { return "tasksessiond-compact-" + newID 
 
 // Build plans the compaction of old, whose store is st, into a session
 // with newID: the successor holding the snapshot (its tasks, which the
-// database checks its projection of the old session against), the
+// database writes as the successor's first), the
 // messages injected at the start of its history (the snapshot text, then
 // the summary when given) and the forced TaskList as its first call.
 func Build(old record.Session, st *store.Store, newID, summary string) (record.Compaction, error) {

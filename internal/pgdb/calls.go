@@ -169,8 +169,7 @@ func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (st
 // first call, and this daemon's lease on it) and seals the old session, in
 // one transaction fenced by the old session's lease.
 func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
-	// The successor's first tasks, as JSON (PostgreSQL keeps no
-	// projection to start it from). Encoded first: a long list's JSON
+	// The successor's first tasks, as JSON. Encoded first: a long list's JSON
 	// takes a while, and the transaction holds the old session's lease row.
 	snap, err := json.Marshal(c.New.Snapshot)
 	if err != nil {

@@ -60,8 +60,8 @@ type Change struct {
 }
 
 // Append is one call to log, with the task it changed as it is after the
-// call (nil for reads and errors), which the projector takes later, and
-// which of the task's text fields the call set: the log's change columns
+// call (nil for reads and errors), and which of the task's text fields
+// the call set: the log's change columns
 // hold the status and only what the call set, so that a status change of
 // a task with a long description does not store the description again.
 type Append struct {

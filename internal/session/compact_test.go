@@ -124,11 +124,11 @@ func TestResumeCompactedAfterRestart(t *testing.T) {
 		assert.Equal(t, want[g].Messages, got.Messages)
 		require.NotNil(t, got.ForcedCall)
 		assert.Equal(t, want[g].ForcedCall, got.ForcedCall)
-		assert.LessOrEqual(t, got.Replay.Applied, 2, "only its own writes (past its projection) are replayed")
+		assert.LessOrEqual(t, got.Replay.Applied, 2, "only its own writes are replayed, from its snapshot")
 		assert.Equal(t, ids[g], got.Session.ParentID)
 		projected, err := d.Tasks(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, got.Tasks, projected, "the projection of generation %d", g+2)
+		assert.Equal(t, got.Tasks, projected, "the tasks view of generation %d", g+2)
 	}
 	last, err := restarted.Resume(ctx, gen)
 	require.NoError(t, err)

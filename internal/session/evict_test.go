@@ -86,7 +86,7 @@ func TestStartLoadsNothing(t *testing.T) {
 	assert.Equal(t, 20, st.Total)
 	info, err := m.Get(ctx, ids[3])
 	require.NoError(t, err)
-	assert.Equal(t, 10, info.Counts.Total, "counted from the projection")
+	assert.Equal(t, 10, info.Counts.Total, "counted through the tasks view")
 	list, _, err := m.List(ctx, session.ListParams{})
 	require.NoError(t, err)
 	assert.Len(t, list, 20)

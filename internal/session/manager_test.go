@@ -57,7 +57,7 @@ func call(t testing.TB, m *session.Manager, id, name, args string) result {
 func TestReplayPropertyMatchesLive(t *testing.T) {
 	// Ensures, over many seeds, that random valid and invalid calls applied
 	// live and then replayed from the database by a fresh manager yield the
-	// same tasks and ids, and that the projection agrees.
+	// same tasks and ids, and that the tasks view agrees.
 	path := t.TempDir() + "/p.db"
 	d := testutil.MustOpenDBAt(t, path)
 	live := session.NewManager(d, nil)
@@ -91,7 +91,7 @@ func TestReplayPropertyMatchesLive(t *testing.T) {
 		assert.Zero(t, got.Replay.Divergent, id)
 		projected, err := d.Tasks(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, model[id].List(), nilIfEmpty(projected), "projection of %s", id)
+		assert.Equal(t, model[id].List(), nilIfEmpty(projected), "tasks view of %s", id)
 	}
 }
 
@@ -106,7 +106,6 @@ func TestResumeSkipsPlantedRows(t *testing.T) {
 	// Ensures replay skips a row recorded as an error and a row whose
 	// arguments no longer decode, inserted directly, and reports both.
 	path := t.TempDir() + "/r.db"
-	// No projection to start from: the whole log is replayed.
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()

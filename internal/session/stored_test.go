@@ -21,8 +21,7 @@ func TestLogStoresAChangeOnce(t *testing.T) {
 	// result, without the text rendered from it — and the status and only
 	// the text fields the call set; that a retry gets the result the first
 	// call got, byte for byte; and that the tasks view shows a long
-	// description whole (the result's echo shortens it) before the
-	// projection, after it, and after a crash left it behind.
+	// description whole (the result's echo shortens it).
 	path := filepath.Join(t.TempDir(), "s.db")
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
