@@ -54,7 +54,7 @@ func Build(old record.Session, st *store.Store, newID, summary string) (record.C
 	if summary != "" {
 		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
-	result, err := json.Marshal(tools.ListResult(st))
+	result, _, err := tools.Encode(tools.ListResult(st))
 	if err != nil {
 		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}

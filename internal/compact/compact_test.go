@@ -66,3 +66,17 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestForcedTaskListIsEncodedLikeEveryResult(t *testing.T) {
+	// Ensures the forced TaskList's result is encoded as every other
+	// result is (tools.Encode): "<", ">" and "&" as themselves, not as
+	// six-byte escapes the model pays for.
+	st := store.New()
+	st.Create("fix <a> & <b>", "x > y")
+	p, err := compact.Build(record.Session{ID: "old"}, st, "new", "")
+	require.NoError(t, err)
+	want, _, err := tools.Encode(tools.ListResult(st))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(p.Forced.Call.Result))
+	assert.Contains(t, string(p.Forced.Call.Result), "fix <a> & <b>")
+}

@@ -1,6 +1,6 @@
 // Package db adapts tasksessiond to SQLite: opening the database with its
 // pragmas, running the embedded goose migrations, and the queries. Rows are
-// converted to domain types here, so no other package imports sqlx.
+// converted to domain types here, so no package above it sees SQL.
 package db
 
 import (
