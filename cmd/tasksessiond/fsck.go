@@ -27,8 +27,8 @@ func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 Check the database against its log: SQLite's integrity check (every index
 against its table), then every row of the log read from the table itself,
 each session (or the one given) replayed from its snapshot, and compared with
-the replay: each row's change columns and recorded result, the tasks view,
-the log's key, a sealed session's successor's snapshot; all as of one moment.
+the replay: each row's change columns, the tasks view, the log's key, a
+sealed session's successor's snapshot; all as of one moment.
 Exits 1 if anything differs. Safe while the daemon runs. A missing file is an
 error, not an empty database.
 

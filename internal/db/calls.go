@@ -238,10 +238,9 @@ func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, 
 // ErrSealed means the session was already compacted.
 var ErrSealed = errors.New("session already compacted")
 
-// Compact writes the successor session, its snapshot, its messages and
-// its forced first call, and seals the old session, in one transaction.
-// The snapshot is the old session's tasks as the log gives them (the tasks
-// view), which must equal the store the model is shown now.
+// Compact writes the successor session, its snapshot (the store: the old
+// session's log replayed), its messages and its forced first call, and
+// seals the old session, in one transaction.
 func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
@@ -341,10 +340,10 @@ func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []sto
 
 // EachLogged streams every row of the log to fn, read from the table
 // itself rather than through an index (fsck's view of the truth), in
-// session and seq order (sorted by SQLite). The Call's bytes are valid only
-// during the call to fn.
+// session and seq order (sorted by SQLite), without results. The Call's
+// bytes are valid only during the call to fn.
 func (d *DB) EachLogged(ctx context.Context, fn func(*record.Call) error) error {
-	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, forced, taskid, status, subject, description
 		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
 	if err != nil {
 		return fmt.Errorf("read the log: %w", err)
@@ -352,14 +351,14 @@ func (d *DB) EachLogged(ctx context.Context, fn func(*record.Call) error) error 
 	defer rows.Close()
 	var c record.Call
 	var callID sql.NullString
-	var args, result sql.RawBytes
+	var args sql.RawBytes
 	var ch changeColumns
 	for rows.Next() {
-		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced,
+		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &c.Name, &args, &c.IsError, &c.Forced,
 			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
 			return fmt.Errorf("read the log: %w", err)
 		}
-		c.CallID, c.Arguments, c.Result, c.Change = callID.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		c.CallID, c.Arguments, c.Change = callID.String, json.RawMessage(args), ch.change()
 		if err := fn(&c); err != nil {
 			return err
 		}

@@ -24,9 +24,8 @@ type appendReq struct {
 	done    chan error
 }
 
-// AppendCalls logs the calls in one transaction
-// (shared with other callers' concurrent requests), returning once it has
-// committed. Nothing of a request is written unless all of it is, and a
+// AppendCalls logs the calls in one transaction (shared with other
+// callers' concurrent requests), returning once it has committed. Nothing of a request is written unless all of it is, and a
 // request that fails does not fail the others in its group.
 //
 // ctx can stop a request only before the writer has taken it: once taken,
@@ -90,8 +89,8 @@ func (d *DB) writer() {
 }
 
 // walWait is how long a truncating checkpoint waits for readers to move
-// on. A test lengthens it to hold the writer up.
-var walWait = 50 * time.Millisecond
+// on.
+const walWait = 50 * time.Millisecond
 
 func (d *DB) commitGroup(group []*appendReq) {
 	if err := d.appendTx(context.Background(), group); err == nil || len(group) == 1 {
