@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+	"github.com/tasksessiond/tasksessiond/internal/peercred"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -82,7 +83,7 @@ func New(mgr *session.Manager, cfg Config) *Server {
 	if len(cfg.AllowUIDs) == 0 {
 		cfg.AllowUIDs = []int{os.Getuid()}
 	}
-	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peerUID}
+	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peercred.UID}
 	s.handlers, s.params = map[string]handler{}, map[string]jsonrpc.ParamsDecoder{}
 	for name, m := range s.methods() {
 		s.handlers[name] = m.h
