@@ -357,7 +357,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 // tasks it had at the fork point), else empty.
 func (b *Bridge) create(ctx context.Context, c *client.Client) error {
 	if b.history != "" {
-		calls, err := transcript.Calls(b.history, b.cfg.Server)
+		calls, err := transcript.Calls(ctx, b.history, b.cfg.Server)
 		if err != nil {
 			b.log.Warn("cannot read the conversation's transcript; starting an empty list", slog.Any("err", err))
 		}
