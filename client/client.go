@@ -116,7 +116,7 @@ func quickID(line []byte) (int64, bool) {
 
 // Dial connects to the daemon's socket. It first checks that the socket is
 // this user's daemon's, as the daemon checks its clients: the socket's
-// directory must be this user's and closed to others, and the process
+// directory must be this user's and no one else's to write to, and the process
 // listening must run as this user (SO_PEERCRED on Linux, LOCAL_PEERCRED on
 // macOS and FreeBSD). Anything else is refused with ErrUntrusted before a
 // byte is sent: what such a listener answered would reach the model.

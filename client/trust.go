@@ -23,11 +23,23 @@ var ErrUntrusted = errors.New("refused: it may be another user posing as the dae
 // directory is left to the dial, which finds no daemon.
 func checkDir(socket string) error {
 	dir := filepath.Dir(socket)
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
+	case err != nil:
+		return fmt.Errorf("connect to tasksessiond at %s: check its directory: %w", socket, err)
+	case !fi.IsDir():
+		err = fmt.Errorf("%s is not a directory (a symlink?)", dir)
+	default:
+		if uid, ok := paths.Owner(fi); ok && uid != os.Getuid() {
+			err = fmt.Errorf("directory %s belongs to uid %d, not to this user (uid %d)", dir, uid, os.Getuid())
+		} else if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+			err = fmt.Errorf("directory %s has mode %#o: other users can write to it", dir, perm)
+		}
 	}
-	if err := paths.Private(dir); err != nil {
-		return fmt.Errorf("connect to tasksessiond at %s: %w: %w", socket, ErrUntrusted, err)
+	if err != nil {
+		return fmt.Errorf("connect to tasksessiond at %s: %w: %w; choose a --socket (or %s) in a private directory of your own", socket, ErrUntrusted, err, paths.EnvSocket)
 	}
 	return nil
 }

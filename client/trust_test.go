@@ -54,7 +54,7 @@ func TestRefusesAnImpostor(t *testing.T) {
 		defer os.Chmod(dir, 0o700)
 		err := dial(t, sock)
 		require.ErrorIs(t, err, client.ErrUntrusted)
-		assert.ErrorContains(t, err, "open to other users")
+		assert.ErrorContains(t, err, "other users can write to it")
 	})
 	t.Run("OwnDaemon", func(t *testing.T) {
 		assert.NoError(t, dial(t, os.Getenv("TASKSESSIOND_SOCKET")))
