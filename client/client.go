@@ -114,12 +114,24 @@ func quickID(line []byte) (int64, bool) {
 	return id, true
 }
 
-// Dial connects to the daemon's socket.
+// Dial connects to the daemon's socket. It first checks that the socket is
+// this user's daemon's, as the daemon checks its clients: the socket's
+// directory must be this user's and no one else's to write to, and the process
+// listening must run as this user (SO_PEERCRED on Linux, LOCAL_PEERCRED on
+// macOS and FreeBSD). Anything else is refused with ErrUntrusted before a
+// byte is sent: what such a listener answered would reach the model.
 func Dial(ctx context.Context, socket string) (*Client, error) {
+	if err := checkDir(socket); err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
 		return nil, fmt.Errorf("connect to tasksessiond at %s: %w (is the daemon running? start it with `tasksessiond serve`)", socket, err)
+	}
+	if err := checkPeer(socket, nc); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	c := &Client{nc: nc, pending: make(map[int64]chan response), done: make(chan struct{})}
 	go c.read()

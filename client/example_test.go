@@ -13,11 +13,13 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
 // TestMain runs a daemon for the examples, on a temp database and socket
 // named by TASKSESSIOND_SOCKET, as a host would find it.
 func TestMain(m *testing.M) {
+	testutil.ImpostorMain()
 	dir, err := os.MkdirTemp("", "tsdx")
 	if err != nil {
 		log.Fatal(err)

@@ -316,6 +316,10 @@ type Resumed struct {
 	// ForcedCall is set for a session made by compaction.
 	ForcedCall *ForcedCall  `json:"forcedCall,omitempty"`
 	Replay     ReplayReport `json:"replay"`
+	// LastSeq is the seq of the session's last logged call (0: none): the
+	// list is as of that call, so a watch subscribed before it was read
+	// has every later change as an event with a greater seq.
+	LastSeq int64 `json:"lastSeq"`
 }
 
 // TranscriptCall is one call of a host's own transcript.

@@ -67,7 +67,7 @@ func TestBoardCommand(t *testing.T) {
 	code, body = get(base + "/api/board?token=" + token + "&id=" + s.ID)
 	assert.Equal(t, 200, code)
 	assert.Contains(t, body, `"title":"On the board"`)
-	code, _ = get(base + "/")
+	code, _ = get(base + "/api/board?id=" + s.ID)
 	assert.Equal(t, 403, code, "no token")
 
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -329,5 +331,51 @@ func TestHookWithATinyBudget(t *testing.T) {
 			n, _ := strconv.Atoi(budget)
 			assert.LessOrEqual(t, len([]rune(text)), n, "%s %s", budget, source)
 		}
+	}
+}
+
+func TestHookReadsTheTranscriptBounded(t *testing.T) {
+	// Ensures a transcript_path the hook cannot read whole and quickly (a
+	// FIFO no one writes, /dev/zero, a sparse file far over the bound) does
+	// not hold the hook: it goes on without the transcript, adds the list
+	// on resume and exits 0; a fork it cannot replay adds nothing, says
+	// why, and exits 0 too.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
+	c := testutil.DialSocket(t, sock)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "conv"})
+	require.NoError(t, err)
+	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "conv", Name: "TaskCreate", Arguments: map[string]any{"subject": "Keep reading"}})
+	require.NoError(t, err)
+
+	fifo := filepath.Join(t.TempDir(), "fifo.jsonl")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	sparse := filepath.Join(t.TempDir(), "sparse.jsonl")
+	require.NoError(t, os.WriteFile(sparse, nil, 0o600))
+	require.NoError(t, os.Truncate(sparse, 2<<30))
+	for name, path := range map[string]string{"FIFO": fifo, "DevZero": "/dev/zero", "Sparse": sparse} {
+		t.Run(name, func(t *testing.T) {
+			// A failsafe, not a wait: a hook that blocks is killed here
+			// rather than hang the test.
+			run := func(input string) (string, string, error) {
+				cx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(cx, binary, "hook", "claude-code", "--socket", sock)
+				cmd.Stdin = strings.NewReader(input)
+				var o, e bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &o, &e
+				err := cmd.Run()
+				require.NoError(t, cx.Err(), "the hook was still reading when the failsafe passed")
+				return o.String(), e.String(), err
+			}
+			stdout, stderr, err := run(hookInputAt("conv", "resume", path))
+			require.NoError(t, err, stderr)
+			assert.Contains(t, decodeHook(t, stdout).HookSpecificOutput.AdditionalContext, "#1 [pending] Keep reading")
+
+			stdout, stderr, err = run(hookInputAt("fork-"+name, "fork", path))
+			require.NoError(t, err, stderr)
+			assert.Empty(t, stdout)
+		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	testutil.ImpostorMain()
 	dir, err := os.MkdirTemp("", "tsd-bin")
 	if err != nil {
 		panic(err)

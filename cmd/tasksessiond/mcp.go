@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -122,11 +121,11 @@ func starter(socket, db string, off bool) autostart.Config {
 // the conversations its SessionStart hook records (nil outside Claude
 // Code). Claude Code gives its hooks its pid as CLAUDE_PID but not its MCP
 // servers, which it starts as its direct children: the parent is the key.
+// A CLAUDE_PID the bridge sees was inherited (a Claude Code run inside
+// another's shell has the outer one's), so it is not trusted: keyed by it,
+// the inner conversation's calls would go to the outer one's list.
 func claudeBinding(socket string) func() binding.Conversation {
-	pid, err := strconv.Atoi(os.Getenv(envClaudePID))
-	if err != nil || pid <= 0 {
-		pid = os.Getppid()
-	}
+	pid := os.Getppid()
 	if pid <= 1 {
 		return nil
 	}

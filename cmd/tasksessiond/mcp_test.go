@@ -372,3 +372,32 @@ func TestMCPBridgeAcrossDaemonKill(t *testing.T) {
 		assert.Equal(t, "pending", string(task.Status), "the update sent while down was not applied")
 	}
 }
+
+func TestMCPIgnoresAnInheritedClaudePID(t *testing.T) {
+	// Ensures a bridge keys its binding by its own parent, not by a
+	// CLAUDE_PID it inherited: a Claude Code run inside another one's shell
+	// starts its bridge with the outer CLAUDE_PID, and the inner
+	// conversation's tasks must still go to the inner conversation's list,
+	// whatever the outer one's hook recorded.
+	ctx := context.Background()
+	sock := testutil.SocketPath(t)
+	startDaemon(t, filepath.Join(t.TempDir(), "m.db"), sock)
+	dc := testutil.DialSocket(t, sock)
+	outer := os.Getppid() // a live process other than the bridge's parent
+	cmd := exec.Command(binary, "hook", "claude-code", "--socket", sock)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("CLAUDE_PID=%d", outer))
+	cmd.Stdin = strings.NewReader(hookInput("outer", "startup"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	cs, _ := mcpSessionEnv(t, []string{fmt.Sprintf("CLAUDE_PID=%d", outer), "CLAUDE_CODE_SESSION_ID=inner", "TASKSESSIOND_SESSION="}, "--socket", sock)
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "inner work"}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+
+	inner, err := dc.ResumeSession(ctx, "inner")
+	require.NoError(t, err)
+	assert.Len(t, inner.Tasks, 1, "the inner conversation's task is in its own list")
+	_, err = dc.ResumeSession(ctx, "outer")
+	assert.ErrorIs(t, err, client.ErrSessionNotFound, "the outer conversation got nothing")
+}

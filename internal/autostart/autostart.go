@@ -70,8 +70,8 @@ func Dial(ctx context.Context, cfg Config) (*client.Client, error) {
 	delay := 10 * time.Millisecond
 	for {
 		c, err := client.Dial(ctx, cfg.Socket)
-		if err == nil {
-			return c, nil
+		if err == nil || errors.Is(err, client.ErrUntrusted) {
+			return c, err
 		}
 		select {
 		case <-ctx.Done():

@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,7 +84,8 @@ func (b *Server) Connect(ctx context.Context) error {
 
 // Listen opens the board's listener on addr, which must be a loopback
 // address ("127.0.0.1:0" picks a free port): the board is for the user at
-// this machine only.
+// this machine only. The board answers to the address it listens on (and
+// to localhost at its port).
 func Listen(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -103,9 +103,8 @@ func Listen(addr string) (net.Listener, error) {
 
 // Serve follows the daemon and serves the page on ln until ctx ends.
 func (b *Server) Serve(ctx context.Context, ln net.Listener) error {
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	srv := &http.Server{
-		Handler:           b.Handler(port),
+		Handler:           b.Handler(ln.Addr().String()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
 	}
@@ -137,9 +136,10 @@ func (b *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// Handler is the board's HTTP side for a listener on port: the guard
-// around the page, its assets, the board API and the event stream.
-func (b *Server) Handler(port string) http.Handler {
+// Handler is the board's HTTP side for a listener at addr (host:port):
+// the guard around the page, its assets, the board API and the event
+// stream.
+func (b *Server) Handler(addr string) http.Handler {
 	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -154,22 +154,21 @@ func (b *Server) Handler(port string) http.Handler {
 			http.NotFound(w, r)
 		}
 	})
-	mux.HandleFunc("/api/board", b.apiBoard)
-	mux.HandleFunc("/events", b.events)
-	return b.guard(port, mux)
+	mux.Handle("/api/board", b.needToken(http.HandlerFunc(b.apiBoard)))
+	mux.Handle("/events", b.needToken(http.HandlerFunc(b.events)))
+	return b.guard(addr, mux)
 }
 
-// cookieName is per port: browsers share cookies across a host's ports,
-// and two boards must not overwrite each other's token.
-func cookieName(port string) string { return "tasksessiond-board-" + port }
+// TokenHeader carries the token on the page's requests (an EventSource,
+// which cannot set one, puts it in the query).
+const TokenHeader = "X-Board-Token"
 
 // guard refuses, before anything else runs: a Host that is not this
-// board's (a DNS-rebinding page names its own host), any method but GET
-// (the board changes nothing), and a request without the token (in the
-// query, as printed, or in the cookie set when the page was opened with it).
-func (b *Server) guard(port string, next http.Handler) http.Handler {
-	hosts := map[string]bool{"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true}
-	cookie := cookieName(port)
+// board's (a DNS-rebinding page names its own host) and any method but
+// GET (the board changes nothing).
+func (b *Server) guard(addr string, next http.Handler) http.Handler {
+	_, port, _ := net.SplitHostPort(addr)
+	hosts := map[string]bool{strings.ToLower(addr): true, "127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -179,7 +178,7 @@ func (b *Server) guard(port string, next http.Handler) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		if !hosts[strings.ToLower(r.Host)] {
 			b.log.Warn("board refused a request for another host", slog.String("host", r.Host), slog.String("remote", r.RemoteAddr))
-			http.Error(w, "403 forbidden: this board answers only to Host 127.0.0.1:"+port+" or localhost:"+port, http.StatusForbidden)
+			http.Error(w, "403 forbidden: this board answers only to Host "+addr+" (or localhost:"+port+")", http.StatusForbidden)
 			return
 		}
 		if r.Method != http.MethodGet {
@@ -187,19 +186,25 @@ func (b *Server) guard(port string, next http.Handler) http.Handler {
 			http.Error(w, "405 method not allowed: the board is read-only (GET only)", http.StatusMethodNotAllowed)
 			return
 		}
-		given, fromQuery := r.URL.Query().Get("token"), true
+		next.ServeHTTP(w, r)
+	})
+}
+
+// needToken refuses a request for the board's data without the token, in
+// the query (as printed, and from the page's event stream) or in the
+// TokenHeader (the page's other requests). The token never travels in a
+// cookie: a browser sends a cookie for 127.0.0.1 to every port there, any
+// other local user's server among them. The page and its assets hold no
+// data, and are served without it.
+func (b *Server) needToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		given := r.URL.Query().Get("token")
 		if given == "" {
-			fromQuery = false
-			if c, err := r.Cookie(cookie); err == nil {
-				given = c.Value
-			}
+			given = r.Header.Get(TokenHeader)
 		}
 		if subtle.ConstantTimeCompare([]byte(given), []byte(b.token)) != 1 {
 			http.Error(w, "403 forbidden: a missing or wrong token; open the URL `tasksessiond board` printed (it ends with ?token=...)", http.StatusForbidden)
 			return
-		}
-		if fromQuery {
-			http.SetCookie(w, &http.Cookie{Name: cookie, Value: b.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -252,7 +257,11 @@ func (b *Server) events(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
-	sub := b.hub.subscribe()
+	sub, err := b.hub.subscribe()
+	if err != nil {
+		http.Error(w, "503 service unavailable: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
 	defer b.hub.unsubscribe(sub)
 	w.WriteHeader(http.StatusOK)
 	keepAlive := time.NewTicker(15 * time.Second)

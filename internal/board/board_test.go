@@ -62,7 +62,7 @@ func TestBoardListsSessions(t *testing.T) {
 	assert.Contains(t, rows[1], "2 tasks: 1 pending, 0 in progress, 1 completed")
 	assert.Contains(t, rows[1], "active")
 	assert.Equal(t, "live", eval[string](t, ctx, `document.getElementById('conn').textContent`))
-	assert.NotContains(t, eval[string](t, ctx, `location.href`), "token", "the token leaves the address bar (the cookie keeps it)")
+	assert.NotContains(t, eval[string](t, ctx, `location.href`), "token", "the token leaves the address bar (the tab's sessionStorage keeps it)")
 
 	// A session created now shows up without a reload (the board looks
 	// for new ones every second).
@@ -183,25 +183,25 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 	require.NoError(t, err)
 
 	ctx := tab(t)
-	res, err := chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/"))
-	require.NoError(t, err)
-	assert.Equal(t, int64(http.StatusForbidden), res.Status)
+	// The page holds no data and is served; without a token it has none.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.base+"/#"+s.ID)))
+	waitFor(t, ctx, `document.getElementById('conn').textContent.includes('no token')`, 10*time.Second)
 	text := eval[string](t, ctx, `document.body.textContent`)
-	assert.Contains(t, text, "token")
 	assert.NotContains(t, text, "Secret")
-	res, err = chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/events"))
+	res, err := chromedp.Run(ctx, chromedp.NavigateResponse(f.base+"/events"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(http.StatusForbidden), res.Status)
 
 	for _, c := range []struct {
 		name, method, path, host string
-		cookie                   bool
+		token                    bool
 		code                     int
 		body                     string
 	}{
 		{"NoToken", "GET", "/api/board?id=" + s.ID, "", false, 403, "token"},
-		{"WrongToken", "GET", "/?token=" + strings.Repeat("0", len(f.token)), "", false, 403, "token"},
-		{"WrongTokenCookie", "GET", "/events?token=x", "", true, 403, "token"},
+		{"NoTokenEvents", "GET", "/events", "", false, 403, "token"},
+		{"WrongToken", "GET", "/api/board?id=" + s.ID + "&token=" + strings.Repeat("0", len(f.token)), "", false, 403, "token"},
+		{"WrongTokenInQuery", "GET", "/events?token=x", "", true, 403, "token"},
 		{"BadHost", "GET", "/?token=" + f.token, "attacker.example:" + f.port, false, 403, "Host"},
 		{"BadHostPort", "GET", "/?token=" + f.token, "127.0.0.1:1", false, 403, "Host"},
 		{"Post", "POST", "/?token=" + f.token, "", false, 405, "read-only"},
@@ -214,10 +214,11 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 		{"Script", "GET", "/assets/app.js", "", true, 200, "EventSource"},
 		{"TokenInQuery", "GET", "/?token=" + f.token, "", false, 200, "tasksessiond board"},
 		{"Localhost", "GET", "/", "localhost:" + f.port, true, 200, "tasksessiond board"},
-		{"Cookie", "GET", "/api/board?id=" + s.ID, "", true, 200, `"title":"Secret"`},
+		{"TokenHeader", "GET", "/api/board?id=" + s.ID, "", true, 200, `"title":"Secret"`},
+		{"TokenQuery", "GET", "/api/board?id=" + s.ID + "&token=" + f.token, "", false, 200, `"title":"Secret"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res, body := f.get(t, c.method, c.path, c.host, c.cookie)
+			res, body := f.get(t, c.method, c.path, c.host, c.token)
 			assert.Equal(t, c.code, res.StatusCode, body)
 			assert.Contains(t, body, c.body)
 			if c.code == 403 {
@@ -229,16 +230,85 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 			assert.NotEmpty(t, res.Header.Get("Content-Security-Policy"))
 		})
 	}
-	res2, _ := f.get(t, "GET", "/?token="+f.token, "", false)
-	var set bool
-	for _, ck := range res2.Cookies() {
-		if ck.Name == "tasksessiond-board-"+f.port {
-			set = true
-			assert.True(t, ck.HttpOnly)
-			assert.Equal(t, http.SameSiteStrictMode, ck.SameSite)
-		}
+}
+
+func TestBoardTokenIsNoCookie(t *testing.T) {
+	// Ensures the token never travels in a cookie, which a browser sends
+	// for 127.0.0.1 to every port there (any local user's server among
+	// them): opening the printed URL sets none, a cookie bearing the token
+	// opens nothing, and the page sends the token with each request.
+	t.Parallel()
+	f := startBoard(t)
+	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Secret"})
+	require.NoError(t, err)
+	for _, path := range []string{"/?token=" + f.token, "/api/board?id=" + s.ID + "&token=" + f.token} {
+		res, _ := f.get(t, "GET", path, "", false)
+		assert.Empty(t, res.Cookies(), path)
 	}
-	assert.True(t, set, "the token in the URL sets the cookie")
+	for _, name := range []string{"tasksessiond-board-" + f.port, "token"} {
+		req, err := http.NewRequest("GET", f.base+"/api/board?id="+s.ID, nil)
+		require.NoError(t, err)
+		req.AddCookie(&http.Cookie{Name: name, Value: f.token})
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusForbidden, res.StatusCode, "a cookie is no token")
+	}
+
+	ctx := tab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"#"+s.ID)))
+	waitFor(t, ctx, `document.body.dataset.ready === '1'`, 10*time.Second)
+	assert.Equal(t, "live", eval[string](t, ctx, `document.getElementById('conn').textContent`))
+	assert.Empty(t, eval[string](t, ctx, `document.cookie`))
+	// A reload, the token gone from the address bar, still works.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload()))
+	waitFor(t, ctx, `document.body.dataset.ready === '1' && document.getElementById('conn').textContent === 'live'`, 10*time.Second)
+}
+
+func TestBoardAnswersToTheAddressItListensOn(t *testing.T) {
+	// Ensures `board --addr 127.0.0.2:0` prints a URL that works: the Host
+	// check takes the address the board listens on.
+	t.Parallel()
+	f := startBoardAt(t, "127.0.0.2:0")
+	require.Contains(t, f.url, "http://127.0.0.2:")
+	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Here"})
+	require.NoError(t, err)
+	for _, u := range []string{f.url, f.base + "/api/board?id=" + s.ID + "&token=" + f.token} {
+		res, err := http.Get(u)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusOK, res.StatusCode, u)
+	}
+}
+
+func TestBoardBoundsItsStreams(t *testing.T) {
+	// Ensures at most MaxStreams event streams are open at once: the next
+	// is refused with 503 and a message saying why, and one that closes
+	// makes room.
+	t.Parallel()
+	f := startBoard(t)
+	var open []*http.Response
+	for range board.MaxStreams {
+		res, err := http.Get(f.base + "/events?token=" + f.token)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		open = append(open, res)
+	}
+	res, body := f.get(t, "GET", "/events", "", true)
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	assert.Contains(t, body, "at most 64 open pages")
+	open[0].Body.Close()
+	require.Eventually(t, func() bool {
+		res, err := http.Get(f.base + "/events?token=" + f.token)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}, 10*time.Second, 10*time.Millisecond)
+	for _, r := range open[1:] {
+		r.Body.Close()
+	}
 }
 
 func TestListenLoopbackOnly(t *testing.T) {

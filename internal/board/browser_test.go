@@ -122,12 +122,18 @@ type fixture struct {
 
 func startBoard(tb testing.TB) *fixture {
 	tb.Helper()
+	return startBoardAt(tb, "127.0.0.1:0")
+}
+
+// startBoardAt is startBoard listening on addr.
+func startBoardAt(tb testing.TB, addr string) *fixture {
+	tb.Helper()
 	d := testutil.StartDaemon(tb, testutil.MustOpenDB(tb))
 	b, err := board.New(board.Config{Dial: func(ctx context.Context) (*client.Client, error) {
 		return client.Dial(ctx, d.Socket)
 	}})
 	require.NoError(tb, err)
-	ln, err := board.Listen("127.0.0.1:0")
+	ln, err := board.Listen(addr)
 	require.NoError(tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -142,16 +148,18 @@ func startBoard(tb testing.TB) *fixture {
 	return f
 }
 
-// get makes a plain HTTP request to the board, with a Host header of choice.
-func (f *fixture) get(tb testing.TB, method, path, host string, cookie bool) (*http.Response, string) {
+// get makes a plain HTTP request to the board, with a Host header of
+// choice, and the token in its header when withToken is set (as the page
+// sends it).
+func (f *fixture) get(tb testing.TB, method, path, host string, withToken bool) (*http.Response, string) {
 	tb.Helper()
 	req, err := http.NewRequest(method, f.base+path, nil)
 	require.NoError(tb, err)
 	if host != "" {
 		req.Host = host
 	}
-	if cookie {
-		req.AddCookie(&http.Cookie{Name: "tasksessiond-board-" + f.port, Value: f.token})
+	if withToken {
+		req.Header.Set(board.TokenHeader, f.token)
 	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(tb, err)

@@ -41,7 +41,13 @@ const (
 	pollEvery      = time.Second            // new sessions are found this often (the daemon announces none)
 	listPage       = 1000
 	subscriberSize = 4096 // messages a page may fall behind by before its stream is closed
+	// MaxStreams bounds the event streams open at once: each holds a
+	// queue, and a stalled page holds it until its write times out.
+	MaxStreams = 64
 )
+
+// errTooManyStreams refuses a stream past MaxStreams.
+var errTooManyStreams = fmt.Errorf("the board serves at most %d open pages at once; close some of its tabs", MaxStreams)
 
 // errDaemonDown is what a page is told while the hub has no connection.
 var errDaemonDown = errors.New("cannot reach the daemon")
@@ -58,6 +64,9 @@ type hub struct {
 	down     string         // why it is disconnected, for the pages
 	sessions map[string]wire.Session
 	subs     map[*subscriber]struct{}
+	// reset is the reset message for the state as it is (nil: not built
+	// since the last change): the pages that open meanwhile share it.
+	reset []byte
 }
 
 // subscriber is one page's event stream: encoded server-sent events.
@@ -101,14 +110,14 @@ func (h *hub) run(ctx context.Context, first *client.Client) {
 		wait = 100 * time.Millisecond
 	}
 	h.mu.Lock()
-	h.c = nil
+	h.c, h.reset = nil, nil
 	h.mu.Unlock()
 }
 
 func (h *hub) setDown(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.c = nil
+	h.c, h.reset = nil, nil
 	msg := err.Error()
 	if msg == h.down {
 		return
@@ -142,7 +151,7 @@ func (h *hub) follow(ctx context.Context, c *client.Client) error {
 		return err
 	}
 	h.mu.Lock()
-	h.c, h.down, h.sessions = c, "", all
+	h.c, h.down, h.sessions, h.reset = c, "", all, nil
 	for s := range h.subs {
 		h.sendLocked(s, h.resetLocked())
 	}
@@ -323,6 +332,7 @@ func (h *hub) upsert(list []wire.Session) {
 		s.HeadID = "" // sessions/get sets it, sessions/list does not: keep one shape
 		h.sessions[s.ID] = s
 	}
+	h.reset = nil
 	sent := map[string]bool{}
 	for _, s := range list {
 		r := h.rowLocked(s.ID)
@@ -430,13 +440,17 @@ func (h *hub) board(ctx context.Context, id string) (Board, error) {
 }
 
 // subscribe adds a page's stream; its first message is the whole list.
-func (h *hub) subscribe() *subscriber {
+// Past MaxStreams it is refused.
+func (h *hub) subscribe() (*subscriber, error) {
 	s := &subscriber{ch: make(chan []byte, subscriberSize), gone: make(chan struct{})}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.subs) >= MaxStreams {
+		return nil, errTooManyStreams
+	}
 	h.subs[s] = struct{}{}
 	h.sendLocked(s, h.resetLocked())
-	return s
+	return s, nil
 }
 
 func (h *hub) unsubscribe(s *subscriber) {
@@ -449,13 +463,18 @@ func (h *hub) unsubscribe(s *subscriber) {
 }
 
 // resetLocked is the message that (re)starts a page: every row and whether
-// the daemon is reachable.
+// the daemon is reachable. It is built once per state, however many pages
+// (re)start in it.
 func (h *hub) resetLocked() []byte {
+	if h.reset != nil {
+		return h.reset
+	}
 	rows := h.rowsLocked()
 	if rows == nil {
 		rows = []Row{}
 	}
-	return sse("reset", map[string]any{"connected": h.c != nil, "message": h.down, "rows": rows})
+	h.reset = sse("reset", map[string]any{"connected": h.c != nil, "message": h.down, "rows": rows})
+	return h.reset
 }
 
 func (h *hub) broadcast(event string, v any) {

@@ -229,3 +229,102 @@ func TestWatchNeverLosesACompaction(t *testing.T) {
 	cancel()
 	assert.Equal(t, 0, <-done)
 }
+
+func TestWatchJSONNeverLosesAChange(t *testing.T) {
+	// Ensures watch --json prints every committed change once and in
+	// order, across compactions (the successor's first changes, made
+	// before the watch could follow it, included) and across lags (the
+	// daemon drops a watch one change behind its buffer, here of 4): what
+	// it could not print as events it prints as a "resync" line holding
+	// the whole list, and no event repeats one that list already holds.
+	ctx := context.Background()
+	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.WatchBuffer = 4 })
+	c := dm.Dial(t)
+	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "j1"})
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wout, werr testutil.SyncBuffer
+	done := make(chan int)
+	go func() {
+		done <- cli.Lookup("watch").Run(wctx, &cli.Env{Stdout: &wout, Stderr: &werr}, []string{"--socket", dm.Socket, "--json", "j1"})
+	}()
+	require.Eventually(t, func() bool { return dm.Srv.Watching() == 1 }, 10*time.Second, time.Millisecond)
+
+	var subjects []string
+	create := func(session, subject string) {
+		_, err := c.CallTool(ctx, client.ToolCall{SessionID: session, Name: "TaskCreate", Arguments: map[string]any{"subject": subject}})
+		require.NoError(t, err)
+		subjects = append(subjects, subject)
+	}
+	for i := range 10 {
+		create("j1", fmt.Sprintf("j1 %d", i))
+	}
+	_, err = c.Compact(ctx, client.Compact{SessionID: "j1", NewSessionID: "j2"})
+	require.NoError(t, err)
+	for i := range 3 {
+		create("j2", fmt.Sprintf("j2 first %d", i))
+	}
+	// A burst from several connections: the watch falls behind.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wc := dm.Dial(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 150 {
+				s := fmt.Sprintf("j2 burst %d-%d", w, i)
+				_, err := wc.CallTool(ctx, client.ToolCall{SessionID: "j2", Name: "TaskCreate", Arguments: map[string]any{"subject": s}})
+				assert.NoError(t, err)
+				mu.Lock()
+				subjects = append(subjects, s)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	_, err = c.Compact(ctx, client.Compact{SessionID: "j2", NewSessionID: "j3"})
+	require.NoError(t, err)
+	create("j3", "the last")
+	require.Eventually(t, func() bool { return strings.Contains(wout.String(), `"the last"`) }, 20*time.Second, 10*time.Millisecond,
+		"the watch printed the last change: %s", werr.String())
+	cancel()
+	assert.Equal(t, 0, <-done)
+
+	type line struct {
+		Method    string        `json:"method"`
+		SessionID string        `json:"sessionId"`
+		Seq       int64         `json:"seq"`
+		LastSeq   int64         `json:"lastSeq"`
+		Task      *client.Task  `json:"task"`
+		Tasks     []client.Task `json:"tasks"`
+	}
+	shown := map[string]bool{}
+	order := map[string]int{"j1": 1, "j2": 2, "j3": 3}
+	session, last, resyncs := "j1", int64(0), 0
+	for _, l := range strings.Split(strings.TrimSpace(wout.String()), "\n") {
+		var ln line
+		require.NoError(t, json.Unmarshal([]byte(l), &ln), l)
+		require.GreaterOrEqual(t, order[ln.SessionID], order[session], "sessions in lineage order: %s", l)
+		if ln.SessionID != session {
+			session, last = ln.SessionID, 0
+		}
+		switch ln.Method {
+		case "resync":
+			resyncs++
+			for _, task := range ln.Tasks {
+				shown[task.Subject] = true
+			}
+			last = max(last, ln.LastSeq)
+		case client.NotifyTasksChanged:
+			require.Greater(t, ln.Seq, last, "each change once, in order: %s", l)
+			last = ln.Seq
+			shown[ln.Task.Subject] = true
+		}
+	}
+	for _, s := range subjects {
+		assert.True(t, shown[s], "change %q was printed, as an event or in a resync's list", s)
+	}
+	t.Logf("%d resyncs", resyncs)
+}

@@ -17,7 +17,7 @@ import (
 
 var watchCmd = &Command{
 	Name: "watch", Args: "SESSION", Summary: "Show a session's task list live, redrawn after each change; follows compaction to the successor. Ctrl-C stops.",
-	Example: "  tasksessiond watch S\n  tasksessiond watch S --json     # one JSON event per line",
+	Example: "  tasksessiond watch S\n  tasksessiond watch S --json     # one JSON event per line; a \"resync\" line holds the whole list where events were missed",
 	nargs:   [2]int{1, 1}, Streams: true,
 	flags: func(fs *flag.FlagSet) func(context.Context, *Env, *client.Client, []string) error {
 		asJSON := fs.Bool("json", false, "print each event as a JSON line instead of redrawing the list")
@@ -45,6 +45,13 @@ type watching struct {
 	id     string
 	json   bool
 	tty    bool
+	// last is the seq of the newest change of id that --json has printed
+	// or that the list it started from (or last resynchronised with)
+	// holds: an event of no greater seq is not printed again.
+	last int64
+	// started is set once the first list has been read: with --json,
+	// every later read prints the list (a resync line).
+	started bool
 }
 
 func (w *watching) run(ctx context.Context, from string) error {
@@ -78,15 +85,19 @@ func (w *watching) run(ctx context.Context, from string) error {
 				return fmt.Errorf("stopped watching session %s: %w (is the daemon still running?)", w.id, err)
 			}
 		case n := <-w.events:
+			if w.json {
+				err := w.jsonEvent(ctx, n)
+				if errors.Is(err, client.ErrClosed) {
+					err = w.resync(ctx, "reconnected")
+				}
+				if err != nil {
+					return fmt.Errorf("stopped watching session %s: %w (is the daemon still running?)", w.id, err)
+				}
+				continue
+			}
 			ev, err := client.DecodeEvent(n)
 			if err != nil {
 				continue
-			}
-			if w.json {
-				json.NewEncoder(w.e.Stdout).Encode(struct {
-					Method string `json:"method"`
-					client.Event
-				}{n.Method, ev})
 			}
 			note := ""
 			switch n.Method {
@@ -175,15 +186,87 @@ func (w *watching) draw(ctx context.Context, note string) error {
 		if note == "" || !strings.Contains(note, s.ID) {
 			note = fmt.Sprintf("session %s was compacted; following the newest of its lineage, %s", w.id, s.ID)
 		}
-		w.id = s.ID
+		w.id, w.last = s.ID, 0
 		if err := w.c.Watch(ctx, w.id); err != nil {
 			return err
 		}
 	}
 	if w.json {
-		return nil
+		return w.sync(ctx, note)
 	}
 	return drawList(ctx, w.e.Stdout, w.c, w.id, note, w.tty)
+}
+
+// jsonEvent prints a notification as a JSON line (--json), unless the
+// list last read already holds it. A watch that missed notices (dropped
+// here, or by the daemon) first resynchronises with the whole list; a
+// compaction is followed to the successor at once.
+func (w *watching) jsonEvent(ctx context.Context, n client.Notification) error {
+	if w.missed.Swap(false) {
+		if err := w.draw(ctx, "missed changes; caught up"); err != nil {
+			return err
+		}
+	}
+	ev, err := client.DecodeEvent(n)
+	if err != nil {
+		return nil
+	}
+	switch n.Method {
+	case client.NotifyWatchLagged:
+		return w.resync(ctx, "fell behind; caught up")
+	case client.NotifySessionCompacted:
+		if ev.SessionID != w.id {
+			return nil // a session this watch has left
+		}
+		w.printEvent(n.Method, ev)
+		w.id, w.last = ev.SuccessorID, 0
+		if err := w.c.Watch(ctx, w.id); err != nil {
+			return err
+		}
+		return w.draw(ctx, "") // follows on if it was compacted again
+	case client.NotifyTasksChanged:
+		if ev.SessionID != w.id || ev.Seq <= w.last {
+			return nil
+		}
+		w.last = ev.Seq
+		w.printEvent(n.Method, ev)
+	}
+	return nil
+}
+
+func (w *watching) printEvent(method string, ev client.Event) {
+	json.NewEncoder(w.e.Stdout).Encode(struct {
+		Method string `json:"method"`
+		client.Event
+	}{method, ev})
+}
+
+// sync reads w.id's list, which a watch already set up will follow with
+// every later change. With --json it prints it as a "resync" line when
+// changes may have gone unprinted: after missed notices (note says why),
+// and after a compaction when the successor changed before this watch
+// followed it (its forced TaskList, seq 1, is its only call until then).
+func (w *watching) sync(ctx context.Context, note string) error {
+	r, err := w.c.ResumeSession(ctx, w.id)
+	if err != nil {
+		return err
+	}
+	first := !w.started
+	w.started = true
+	if note == "" && r.LastSeq > 1 && !first {
+		note = "the successor changed before this watch followed it"
+	}
+	if note != "" && !first {
+		json.NewEncoder(w.e.Stdout).Encode(struct {
+			Method    string        `json:"method"`
+			SessionID string        `json:"sessionId"`
+			LastSeq   int64         `json:"lastSeq"`
+			Note      string        `json:"note"`
+			Tasks     []client.Task `json:"tasks"`
+		}{"resync", w.id, r.LastSeq, note, r.Tasks})
+	}
+	w.last = max(w.last, r.LastSeq)
+	return nil
 }
 
 // drawList prints the session's list, clearing the screen first on a terminal.

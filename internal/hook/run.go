@@ -125,7 +125,7 @@ func (h *run) replay(ctx context.Context, id, path string) (client.Session, erro
 	if path == "" {
 		return client.Session{}, none
 	}
-	calls, err := transcript.Calls(path, h.cfg.Server)
+	calls, err := transcript.Calls(ctx, path, h.cfg.Server)
 	if err != nil {
 		return client.Session{}, fmt.Errorf("%w (%w)", none, err)
 	}
@@ -172,7 +172,7 @@ func (h *run) current(ctx context.Context, head, path string) (Output, error) {
 	intro := fmt.Sprintf("Your task list for this conversation, kept by tasksessiond. Keep it current with %s; the next %s gets #%d.",
 		h.names.Update, h.names.Create, snap.NextTaskid)
 	text := h.compose(intro, snap.Tasks, head)
-	if path != "" && transcript.Seen(path, marker(text)) {
+	if path != "" && transcript.Seen(ctx, path, marker(text)) {
 		return Output{}, fmt.Errorf("%w: the conversation already holds this list of %s", ErrNothing, head)
 	}
 	return output(text), nil

@@ -158,6 +158,9 @@ func (b *Bridge) do(ctx context.Context, fn func(*client.Client) error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if errors.Is(err, client.ErrUntrusted) {
+			return err // not the daemon: nothing to wait for
+		}
 		if time.Now().Add(delay).After(deadline) {
 			return unreachable{err}
 		}
@@ -354,7 +357,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 // tasks it had at the fork point), else empty.
 func (b *Bridge) create(ctx context.Context, c *client.Client) error {
 	if b.history != "" {
-		calls, err := transcript.Calls(b.history, b.cfg.Server)
+		calls, err := transcript.Calls(ctx, b.history, b.cfg.Server)
 		if err != nil {
 			b.log.Warn("cannot read the conversation's transcript; starting an empty list", slog.Any("err", err))
 		}
@@ -382,6 +385,10 @@ func (b *Bridge) explain(name string, err error) string {
 		b.log.Error("the daemon cannot be reached", slog.String("tool", name), slog.Any("err", u.err))
 		return fmt.Sprintf("%s was not done: the task list is unavailable because the tasksessiond daemon cannot be reached (%v). "+
 			"Ask the user to start it (tasksessiond serve); this tool reconnects by itself, so the same call can be retried then.", name, u.err)
+	}
+	if errors.Is(err, client.ErrUntrusted) {
+		b.log.Error("refused the socket", slog.String("tool", name), slog.Any("err", err))
+		return fmt.Sprintf("%s was not done: %v. Tell the user.", name, err)
 	}
 	var ce *client.Error
 	if errors.As(err, &ce) {

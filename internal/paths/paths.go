@@ -45,6 +45,10 @@ func Socket() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("tasksessiond-%d", os.Getuid()), "tasksessiond.sock")
 }
 
+// Owner returns the uid that owns the file fi describes (false where the
+// system does not say).
+func Owner(fi os.FileInfo) (int, bool) { return owner(fi) }
+
 // Private checks that dir is a directory of this user's that no one else
 // can enter: the socket, the daemon's log and the bindings live there.
 func Private(dir string) error {

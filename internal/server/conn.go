@@ -44,8 +44,8 @@ type conn struct {
 	dmu     sync.Mutex // orders read deadlines with stopReading
 	stopped bool
 
-	mu      sync.Mutex // guards watches
-	watches []func()   // cancels of this connection's sessions/watch subscriptions
+	mu      sync.Mutex        // guards watches
+	watches map[string]func() // cancels of this connection's subscriptions, by session (watchAllKey: sessions/watchAll)
 
 	ctx    context.Context // cancelled when the peer hangs up or the connection breaks
 	cancel context.CancelFunc
@@ -178,35 +178,60 @@ func (c *conn) handleLine(line []byte) {
 		c.send(jsonrpc.ErrorResponse(nil, perr))
 		return
 	}
-	resps := errs
+	if !batch && len(reqs) == 1 && !c.srv.closing.Load() {
+		if resp, ok := c.handle(&reqs[0]); ok {
+			c.queue(c.appendResponse(nil, resp))
+		}
+		return
+	}
+	if n := len(reqs) + len(errs); batch && n > c.srv.cfg.MaxBatch {
+		c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(wire.CodeInvalidRequest,
+			"invalid request: a batch holds at most %d requests and this one holds %d; nothing was done: send them in smaller batches", c.srv.cfg.MaxBatch, n)))
+		return
+	}
+	// The replies are encoded into the batch's array as they are made, not
+	// held twice, and bounded: past MaxBatchBytes, what is left is not done.
+	b := []byte{'['}
+	add := func(r jsonrpc.Response) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = c.appendResponse(b, r)
+	}
+	for _, r := range errs {
+		add(r)
+	}
 	for i := range reqs {
-		if c.srv.closing.Load() {
+		var refusal string
+		switch {
+		case c.srv.closing.Load():
 			// Shutting down: a batch's elements not yet started are not
 			// started; each is answered so, and what was applied is
 			// answered as usual.
+			refusal = fmt.Sprintf("the daemon is shutting down: %s was not started, nothing was done; send it again once the daemon is back", reqs[i].Method)
+		case len(b) > c.srv.cfg.MaxBatchBytes:
+			refusal = fmt.Sprintf("this batch's replies passed %d bytes before %s: it was not done; send it again, alone or in a smaller batch", c.srv.cfg.MaxBatchBytes, reqs[i].Method)
+		}
+		if refusal != "" {
 			if !reqs[i].IsNotification() {
-				resps = append(resps, jsonrpc.ErrorResponse(reqs[i].ID, jsonrpc.Errorf(wire.CodeStorageUnavailable,
-					"the daemon is shutting down: %s was not started, nothing was done; send it again once the daemon is back", reqs[i].Method)))
+				code := wire.CodeInvalidRequest
+				if c.srv.closing.Load() {
+					code = wire.CodeStorageUnavailable
+				}
+				add(jsonrpc.ErrorResponse(reqs[i].ID, jsonrpc.Errorf(code, "%s", refusal)))
 			}
 			continue
 		}
 		if resp, ok := c.handle(&reqs[i]); ok {
-			resps = append(resps, resp)
+			add(resp)
 		}
 	}
 	switch {
-	case len(resps) == 0:
+	case len(b) == 1:
 	case batch:
-		b := []byte{'['}
-		for i, r := range resps {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = c.appendResponse(b, r)
-		}
 		c.queue(append(b, ']'))
-	default:
-		c.queue(c.appendResponse(nil, resps[0]))
+	default: // one request's error, not in an array
+		c.queue(b[1:])
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
+	"github.com/tasksessiond/tasksessiond/internal/peercred"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -37,7 +38,24 @@ type Config struct {
 	// WatchBuffer is how many changes a watcher may fall behind by before
 	// it is told so and closed (default DefaultWatchBuffer).
 	WatchBuffer int
+	// MaxWatches bounds the sessions one connection watches at once
+	// (default DefaultMaxWatches); watching a session it already watches
+	// adds nothing.
+	MaxWatches int
+	// MaxBatch bounds the requests of one batch (default DefaultMaxBatch),
+	// and MaxBatchBytes its replies (default DefaultMaxBatchBytes): the
+	// requests after the one whose reply passed it are not done, and are
+	// answered so.
+	MaxBatch      int
+	MaxBatchBytes int
 }
+
+// Defaults of the bounds on what one connection may ask.
+const (
+	DefaultMaxWatches    = 256
+	DefaultMaxBatch      = 4096
+	DefaultMaxBatchBytes = 64 << 20
+)
 
 // Server accepts connections and serves each on its own goroutine.
 type Server struct {
@@ -79,10 +97,19 @@ func New(mgr *session.Manager, cfg Config) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
+	if cfg.MaxWatches <= 0 {
+		cfg.MaxWatches = DefaultMaxWatches
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.MaxBatchBytes <= 0 {
+		cfg.MaxBatchBytes = DefaultMaxBatchBytes
+	}
 	if len(cfg.AllowUIDs) == 0 {
 		cfg.AllowUIDs = []int{os.Getuid()}
 	}
-	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peerUID}
+	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peercred.UID}
 	s.handlers, s.params = map[string]handler{}, map[string]jsonrpc.ParamsDecoder{}
 	for name, m := range s.methods() {
 		s.handlers[name] = m.h

@@ -79,15 +79,35 @@ func (s *Server) sessionsWatch(method string) handler {
 }
 
 func (s *Server) watch(ctx context.Context, c *conn, p wire.SessionRef) (any, error) {
+	if err := c.canWatch(p.SessionID); err != nil {
+		return nil, err
+	}
+	if c.watching(p.SessionID) {
+		return struct{}{}, nil // one subscription, however often asked
+	}
 	w := &watcher{c: c, session: p.SessionID, events: make(chan session.Event, s.cfg.WatchBuffer)}
 	cancel, err := s.mgr.Watch(ctx, p.SessionID, w)
 	if err != nil {
 		return nil, err
 	}
 	w.cancel = cancel
-	c.addWatch(cancel)
+	c.addWatch(p.SessionID, cancel)
 	go w.run(c.dead)
 	return struct{}{}, nil
+}
+
+// Watching returns how many subscriptions (sessions/watch and
+// sessions/watchAll) the server's connections hold.
+func (s *Server) Watching() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		c.mu.Lock()
+		n += len(c.watches)
+		c.mu.Unlock()
+	}
+	return n
 }
 
 // notify queues a notification; false when the connection is gone.
@@ -95,9 +115,36 @@ func (c *conn) notify(method string, params any) bool {
 	return c.send(jsonrpc.Notification{JSONRPC: "2.0", Method: method, Params: params})
 }
 
-func (c *conn) addWatch(cancel func()) {
+// watchAllKey is sessions/watchAll's key among a connection's watches.
+const watchAllKey = "\x00all"
+
+// watching reports whether the connection already watches key.
+func (c *conn) watching(key string) bool {
 	c.mu.Lock()
-	c.watches = append(c.watches, cancel)
+	defer c.mu.Unlock()
+	_, ok := c.watches[key]
+	return ok
+}
+
+// canWatch refuses a new watch past the connection's bound; one it
+// already has is no new watch.
+func (c *conn) canWatch(key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.watches[key]; ok || len(c.watches) < c.srv.cfg.MaxWatches {
+		return nil
+	}
+	return jsonrpc.Errorf(wire.CodeInvalidRequest,
+		"invalid request: this connection already watches %d sessions, the most one may; nothing was done: "+
+			"watch every session with one sessions/watchAll, or open another connection", len(c.watches))
+}
+
+func (c *conn) addWatch(key string, cancel func()) {
+	c.mu.Lock()
+	if c.watches == nil {
+		c.watches = map[string]func(){}
+	}
+	c.watches[key] = cancel
 	c.mu.Unlock()
 }
 

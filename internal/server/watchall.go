@@ -17,9 +17,15 @@ func (s *Server) sessionsWatchAll(method string) handler {
 		if err := decode(method, req.Params, &p); err != nil {
 			return nil, err
 		}
+		if err := c.canWatch(watchAllKey); err != nil {
+			return nil, err
+		}
+		if c.watching(watchAllKey) {
+			return struct{}{}, nil // one subscription, however often asked
+		}
 		w := &watcher{c: c, events: make(chan session.Event, s.cfg.WatchBuffer)}
 		w.cancel = s.mgr.WatchAll(w)
-		c.addWatch(w.cancel)
+		c.addWatch(watchAllKey, w.cancel)
 		go w.run(c.dead)
 		return struct{}{}, nil
 	}

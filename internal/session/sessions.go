@@ -152,7 +152,7 @@ func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
 }
 
 func (m *Manager) resumed(s *session, msgs []record.Message) Resumed {
-	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs,
+	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, LastSeq: s.nextSeq - 1,
 		Replay: wire.ReplayReport{Applied: s.report.Applied, SkippedErrors: s.report.SkippedErrors,
 			SkippedInvalid: s.report.SkippedInvalid, Divergent: s.report.Divergent}}
 	if s.forced != nil {

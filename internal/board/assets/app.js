@@ -23,11 +23,17 @@
     });
   };
 
-  // The token came in the URL; the cookie now carries it, so take it out
-  // of the address bar (and of anything copied from it).
-  if (new URLSearchParams(location.search).has('token')) {
+  // The token came in the URL. It is kept in this tab's sessionStorage
+  // (which, unlike a cookie, no other port of this host can read) and
+  // sent with each request; it leaves the address bar (and anything
+  // copied from it).
+  const query = new URLSearchParams(location.search);
+  if (query.has('token')) {
+    sessionStorage.setItem('token', query.get('token'));
     history.replaceState(null, '', location.pathname + location.hash);
   }
+  const token = sessionStorage.getItem('token') || '';
+  const noToken = 'no token: open the URL that `tasksessiond board` printed (it ends with ?token=…)';
 
   // ---- announcements for screen readers, coalesced so a burst is one.
   let announceTimer = 0, announceMsg = '', announceN = 0;
@@ -362,7 +368,7 @@
     let data;
     try {
       timing.fetchStart = performance.now();
-      const res = await fetch(`api/board?id=${encodeURIComponent(id)}`, { cache: 'no-store' });
+      const res = await fetch(`api/board?id=${encodeURIComponent(id)}`, { cache: 'no-store', headers: { 'X-Board-Token': token } });
       data = await res.json().catch(() => ({ error: res.statusText }));
       timing.fetchEnd = performance.now();
       if (!res.ok) throw new Error(data.error || res.statusText);
@@ -428,7 +434,11 @@
     c.textContent = text;
   }
   function connect() {
-    const es = new EventSource('events');
+    if (!token) {
+      setConn('down', noToken);
+      return;
+    }
+    const es = new EventSource(`events?token=${encodeURIComponent(token)}`);
     es.addEventListener('reset', (e) => {
       const d = JSON.parse(e.data);
       renderRows(d.rows);

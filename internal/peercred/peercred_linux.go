@@ -1,4 +1,4 @@
-package server
+package peercred
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"syscall"
 )
 
-// peerUID returns the uid of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
+// UID returns the uid of the process at the other end of c.
+func UID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, fmt.Errorf("peer credentials: %w", err)

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package server
+package peercred
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerUID returns the uid of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
+// UID returns the uid of the process at the other end of c.
+func UID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, fmt.Errorf("peer credentials: %w", err)
