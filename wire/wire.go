@@ -385,6 +385,9 @@ type Status struct {
 	CallsServed int64 `json:"callsServed"`
 	// WAL is the write-ahead log as the daemon's last checkpoint found it.
 	WAL WAL `json:"wal"`
+	// Problem is what is wrong with the database as a whole (its file
+	// deleted under the daemon, say); absent when nothing is.
+	Problem string `json:"problem,omitempty"`
 }
 
 // WAL is the write-ahead log's state.

@@ -517,3 +517,35 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestADeletedDatabaseTakesNoWrites(t *testing.T) {
+	// Ensures a database file deleted under a running daemon is noticed:
+	// the next write is refused with a clear error instead of being
+	// acknowledged into the unlinked file, status says so, and so does
+	// the daemon's log.
+	dbPath := filepath.Join(t.TempDir(), "gone.db")
+	sock := testutil.SocketPath(t)
+	p := startDaemon(t, dbPath, sock)
+	_, _, code := cli(t, sock, "new", "--id", "g")
+	require.Equal(t, 0, code)
+	_, _, code = cli(t, sock, "call", "g", "TaskCreate", `{"subject":"a"}`)
+	require.Equal(t, 0, code)
+	out, _, code := cli(t, sock, "status")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "PROBLEM")
+
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		require.NoError(t, os.Remove(dbPath+suffix))
+	}
+	out, errOut, code := cli(t, sock, "call", "g", "TaskCreate", `{"subject":"b"}`)
+	assert.NotEqual(t, 0, code, out)
+	assert.Contains(t, errOut+out, dbPath+" was deleted, moved or replaced")
+	out, _, code = cli(t, sock, "status")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "PROBLEM")
+	assert.Contains(t, out, "was deleted, moved or replaced")
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	p.cmd.Wait()
+	assert.Contains(t, p.stderr.String(), "the database file is gone; refusing writes")
+}

@@ -207,6 +207,9 @@ var statusCmd = &Command{
 			fmt.Fprintf(tw, "sessions\t%d loaded, %d in total\n", st.Sessions.Loaded, st.Sessions.Total)
 			fmt.Fprintf(tw, "calls served\t%d\n", st.CallsServed)
 			fmt.Fprintf(tw, "wal\t%d bytes, %d of %d frames checkpointed\n", st.WAL.Bytes, st.WAL.Checkpointed, st.WAL.Frames)
+			if st.Problem != "" {
+				fmt.Fprintf(tw, "PROBLEM\t%s\n", st.Problem)
+			}
 			return tw.Flush()
 		}
 	},

@@ -242,6 +242,9 @@ var ErrSealed = errors.New("session already compacted")
 // session's log replayed), its messages and its forced first call, and
 // seals the old session, in one transaction.
 func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
+	if err := d.checkFile(); err != nil {
+		return fmt.Errorf("compact %s: %w", c.Old, err)
+	}
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("compact %s: begin: %w", c.Old, err)

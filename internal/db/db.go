@@ -88,6 +88,7 @@ type DB struct {
 	log     *slog.Logger
 	lock    *os.File                 // held while open: one writing process
 	key     string                   // the file's device and inode, in held
+	gone    atomic.Pointer[string]   // why the file at path is not the one open, once it is not
 	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
 	walWarn int64
 
@@ -112,6 +113,11 @@ type writerState struct {
 }
 
 var errClosed = errors.New("database closed")
+
+// ErrVanished means the file at the database's path is no longer the one
+// the daemon opened (deleted, moved or replaced): a write would go into
+// a file no one can open again, so none is taken.
+var ErrVanished = errors.New("the database file is gone")
 
 // Errors the queries return, for callers to branch on.
 var (
@@ -514,3 +520,33 @@ const versionTable = "goose_db_version"
 
 // applicationID is "TSKD", which migration 00007 writes into the header.
 const applicationID = 0x54534B44
+
+// checkFile returns ErrVanished once the file at the database's path is
+// not the one this daemon opened (same device and inode), and says so in
+// the log the first time. A stat a commit: cheap beside its fsync.
+func (d *DB) checkFile() error {
+	if why := d.gone.Load(); why != nil {
+		return fmt.Errorf("%w: %s", ErrVanished, *why)
+	}
+	if d.key == "" {
+		return nil // a platform without inodes: nothing to compare
+	}
+	key, ok := fileKey(d.path)
+	if ok && key == d.key {
+		return nil
+	}
+	why := d.path + " was deleted, moved or replaced while the daemon had it open; writes are refused so that none is lost: restore the file (or move it back) and restart the daemon"
+	if d.gone.CompareAndSwap(nil, &why) {
+		d.log.Error("the database file is gone; refusing writes", slog.String("database", d.path))
+	}
+	return fmt.Errorf("%w: %s", ErrVanished, why)
+}
+
+// Problem says what is wrong with the database as a whole ("" when
+// nothing is): for daemon/status.
+func (d *DB) Problem() string {
+	if err := d.checkFile(); err != nil {
+		return err.Error()
+	}
+	return ""
+}

@@ -795,3 +795,34 @@ func TestMigrationFrom10ComputesSnapshotsFromTheLog(t *testing.T) {
 		assert.Zero(t, n, "%s is dropped", gone)
 	}
 }
+
+func TestAFileGoneFromUnderTheDaemonTakesNoWrites(t *testing.T) {
+	// Ensures that once the file at the database's path is not the one
+	// open (deleted, or another put in its place), every write is
+	// refused with ErrVanished — a commit would go where no one can read
+	// it back — and Problem says so; before that, it says nothing.
+	for _, how := range []string{"deleted", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "v.db")
+			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+			require.NoError(t, err)
+			defer d.Close()
+			require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+			writeTask(t, d, "s", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
+			assert.Empty(t, d.Problem())
+
+			require.NoError(t, os.Rename(path, path+".moved"))
+			if how == "replaced" {
+				require.NoError(t, os.WriteFile(path, nil, 0o600))
+			}
+			task := store.Task{Taskid: 2, Status: store.Pending, Subject: "b"}
+			err = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: 2, Name: "TaskCreate",
+				Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task, SetSubject: true, SetDescription: true}})
+			require.ErrorIs(t, err, db.ErrVanished)
+			assert.ErrorContains(t, err, path+" was deleted, moved or replaced")
+			assert.ErrorIs(t, d.CreateSession(ctx, &record.Session{ID: "t"}), db.ErrVanished)
+			assert.ErrorIs(t, d.Compact(ctx, compaction("s", "s2", store.Snapshot{NextTaskid: 2})), db.ErrVanished)
+			assert.Contains(t, d.Problem(), "was deleted, moved or replaced")
+		})
+	}
+}

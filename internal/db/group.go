@@ -107,6 +107,9 @@ func (d *DB) commitGroup(group []*appendReq) {
 }
 
 func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
+	if err := d.checkFile(); err != nil {
+		return fmt.Errorf("append calls: %w", err)
+	}
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("append calls: begin: %w", err)

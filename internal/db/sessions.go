@@ -59,6 +59,9 @@ func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
 		// Its tasks are its parent's: only Compact, which writes both, makes one.
 		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
 	}
+	if err := d.checkFile(); err != nil {
+		return fmt.Errorf("create session %s: %w", s.ID, err)
+	}
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)

@@ -26,6 +26,9 @@ type ckptWatch struct {
 }
 
 func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
+	if d.checkFile() != nil {
+		return // said once; a checkpoint into the unlinked file helps no one
+	}
 	st, err := d.checkpoint(ctx)
 	switch {
 	case err != nil && err.Error() != w.lastErr:

@@ -150,6 +150,10 @@ func (d *DB) Now() time.Time { return d.now() }
 // WAL is SQLite's; PostgreSQL's is its own business.
 func (d *DB) WAL() db.WALStats { return db.WALStats{} }
 
+// Problem is "": a fleet's database is reached over the network, and its
+// failures are each call's.
+func (d *DB) Problem() string { return "" }
+
 // Close stops renewing, gives up every lease this daemon holds (so that
 // another daemon may serve its sessions at once) and closes the pool.
 func (d *DB) Close() error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -46,6 +47,9 @@ func unavailable(what string, err error) *Error {
 	if errors.As(err, &held) {
 		return &Error{Code: wire.CodeSessionLeased, Lease: held, Err: err,
 			Message: what + " failed: " + held.Error() + "; nothing was changed: send the call to that daemon, or retry once the lease has expired"}
+	}
+	if errors.Is(err, db.ErrVanished) {
+		return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: " + err.Error() + "; nothing was changed", Err: err}
 	}
 	return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }

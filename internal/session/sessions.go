@@ -242,6 +242,7 @@ type Stats struct {
 	Total       int         `json:"total"`
 	CallsServed int64       `json:"callsServed"`
 	WAL         db.WALStats `json:"wal"`
+	Problem     string      `json:"problem,omitempty"`
 }
 
 // Stats counts loaded and stored sessions. The stored count is read from the
@@ -267,7 +268,7 @@ func (m *Manager) Stats(ctx context.Context) (Stats, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load(), WAL: m.db.WAL()}, nil
+	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load(), WAL: m.db.WAL(), Problem: m.db.Problem()}, nil
 }
 
 // created counts a new session in the kept total.

@@ -41,6 +41,9 @@ type Storage interface {
 	Compact(ctx context.Context, c record.Compaction) error
 
 	WAL() db.WALStats
+	// Problem says what is wrong with the database as a whole, "" when
+	// nothing is (daemon/status).
+	Problem() string
 }
 
 var _ Storage = (*db.DB)(nil)
