@@ -3,6 +3,7 @@ package docs_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -39,5 +40,50 @@ func TestLinksStayInTheRepository(t *testing.T) {
 			_, err = os.Stat(abs)
 			assert.NoError(t, err, "%s links to a missing file: %s", filepath.Base(f), m[1])
 		}
+	}
+}
+
+// tableEntry matches a package named in the first column of DESIGN.md's
+// package table ("e2e/…" stands for every package under e2e/).
+var tableEntry = regexp.MustCompile("`((?:internal|cmd|e2e)/[^`]*|wire|client|migrations[^`]*)`")
+
+func TestDesignNamesEveryPackage(t *testing.T) {
+	// Ensures DESIGN.md's package table, the one table of the packages,
+	// names each package `go list` finds and none that is gone.
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	list := exec.Command("go", "list", "-f", "{{.ImportPath}}", "./...")
+	list.Dir = root
+	out, err := list.Output()
+	require.NoError(t, err)
+	const module = "github.com/tasksessiond/tasksessiond/"
+	listed := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		p = strings.TrimPrefix(p, module)
+		switch {
+		case p == "docs", strings.HasPrefix(p, "migrations"):
+			continue // this test's own package; the migrations are SQL
+		case strings.HasPrefix(p, "e2e/"):
+			p = "e2e/…"
+		}
+		listed[p] = true
+	}
+	design, err := os.ReadFile(filepath.Join(root, "docs", "DESIGN.md"))
+	require.NoError(t, err)
+	named := map[string]bool{}
+	for _, line := range strings.Split(string(design), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+		for _, m := range tableEntry.FindAllStringSubmatch(first, -1) {
+			named[m[1]] = true
+		}
+	}
+	for p := range listed {
+		assert.True(t, named[p], "DESIGN.md's package table does not name %s", p)
+	}
+	for p := range named {
+		assert.True(t, listed[p], "DESIGN.md's package table names %s, which go list does not find", p)
 	}
 }
