@@ -216,16 +216,21 @@ type Got struct {
 	Task   Task   `json:"task"`
 }
 
-// Listing is TaskList's structured result: the counts, then every task in
-// taskid order (an empty list is [], never absent). A list too long for
-// the host's limit is shortened: Note says so, Omitted folds closed tasks
-// into id ranges by status, and MoreOpen counts open tasks left out.
+// Listing is TaskList's structured result: the counts, then every task,
+// the open ones first and then the closed ones, each in taskid order (an
+// empty list is [], never absent), so that a host that cuts a long result
+// from its end cuts closed tasks first. A list too long for the host's
+// limit is shortened: Note says so; Brief lists the tasks shown without
+// their descriptions, as lines "#id [status] subject" (open first, after
+// those in Tasks); MoreOpen counts open tasks left out, and Omitted folds
+// closed tasks into id ranges by status.
 type Listing struct {
 	Counts   Counts            `json:"counts"`
 	Note     string            `json:"note,omitempty"`
 	Tasks    []Task            `json:"tasks"`
-	Omitted  map[string]string `json:"omitted,omitempty"`
+	Brief    []string          `json:"brief,omitempty"`
 	MoreOpen int               `json:"moreOpen,omitempty"`
+	Omitted  map[string]string `json:"omitted,omitempty"`
 }
 
 // CallToolResult is the result of tools/call: an MCP CallToolResult.

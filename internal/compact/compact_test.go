@@ -45,7 +45,7 @@ func TestBuild(t *testing.T) {
 		StructuredContent tools.Listing `json:"structuredContent"`
 	}
 	require.NoError(t, json.Unmarshal(c.Result, &res))
-	assert.Equal(t, st.List(), res.StructuredContent.Tasks)
+	assert.ElementsMatch(t, st.List(), res.StructuredContent.Tasks)
 
 	noSummary, err := compact.Build(old, st, "new", "")
 	require.NoError(t, err)

@@ -102,15 +102,24 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 	return ErrorResult(fmt.Sprintf("unknown tool %q", c.Name)), nil
 }
 
-// ListResult is TaskList's result: every task, in taskid order, within
-// MaxResultChars in its text and in its structured JSON alike.
+// ListResult is TaskList's result: the counts, then every open task, then
+// every closed one (each in taskid order), within MaxResultChars in its
+// text and in its structured JSON alike.
 func ListResult(st *store.Store) Result {
-	v := fitList(st.List(), MaxResultChars, PlainNames, Length, listingLength)
+	return ListResultWithin(st.List(), MaxResultChars, Length)
+}
+
+// ListResultWithin is ListResult for tasks (in taskid order) within max as
+// measure counts it, in its text and in its structured JSON alike: for a
+// host with a smaller budget (Codex CLI cuts a tool's output past 10,000
+// bytes for a model outside its catalog).
+func ListResultWithin(tasks []store.Task, max int, measure func(string) int) Result {
+	v := fitList(tasks, max, PlainNames, measure, func(v view) int { return listingLength(v, measure) })
 	return Result{Content: []Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
 }
 
 func (v view) listing() Listing {
-	l := Listing{Counts: v.counts, Tasks: v.tasks, MoreOpen: v.moreOpen}
+	l := Listing{Counts: v.counts, Tasks: v.tasks, Brief: v.brief, MoreOpen: v.moreOpen}
 	if l.Tasks == nil {
 		l.Tasks = []store.Task{}
 	}
@@ -127,12 +136,12 @@ func (v view) listing() Listing {
 }
 
 // listingLength is the length of v's structured result as JSON text.
-func listingLength(v view) int {
+func listingLength(v view, measure func(string) int) int {
 	b, err := json.Marshal(v.listing())
 	if err != nil {
 		return math.MaxInt
 	}
-	return Length(string(b))
+	return measure(string(b))
 }
 
 // RenderList is the full text rendering of a store: the counts, then every
