@@ -39,11 +39,11 @@ var Methods = []struct {
 	{MethodToolsList, ToolsList{}, ToolsListResult{}},
 	{MethodToolsCall, ToolCall{}, CallToolResult{}},
 	{MethodSessionsCreate, CreateSession{}, SessionResult{}},
-	{MethodSessionsResume, SessionRef{}, Resumed{}},
+	{MethodSessionsResume, SessionText{}, Resumed{}},
 	{MethodSessionsGet, SessionRef{}, SessionResult{}},
 	{MethodSessionsList, ListSessions{}, ListSessionsResult{}},
 	{MethodSessionsReplay, ReplaySession{}, Resumed{}},
-	{MethodSessionsSnapshot, SessionRef{}, Snapshot{}},
+	{MethodSessionsSnapshot, SessionText{}, Snapshot{}},
 	{MethodSessionsCompact, Compact{}, Compacted{}},
 	{MethodSessionsWatch, SessionRef{}, struct{}{}},
 	{MethodSessionsWatchAll, struct{}{}, struct{}{}},
@@ -292,6 +292,18 @@ type CreateSession struct {
 // SessionRef is the params of the methods that name one session.
 type SessionRef struct {
 	SessionID string `json:"sessionId"`
+}
+
+// SessionText is the params of sessions/resume and sessions/snapshot: the
+// session, and the most characters (UTF-16 code units, as JavaScript
+// counts them) of list text a host can give the model (0: the whole
+// list). A text over it (the snapshot's text, a task_snapshot message) is
+// fitted with the ladder of the hooks: whole when it fits, else closed
+// tasks and long descriptions shortened first, every open task's id,
+// status and subject kept as long as there is room.
+type SessionText struct {
+	SessionID string `json:"sessionId"`
+	MaxChars  int    `json:"maxChars,omitempty"`
 }
 
 // SessionResult is the result of sessions/create and sessions/get.

@@ -168,6 +168,60 @@ func WriteList(b *strings.Builder, st *store.Store) {
 
 const emptyList = "The task list is empty. Use TaskCreate to plan the work."
 
+// ParseList reads back the tasks of a text WriteList wrote (in the order
+// written), and whether text is such a text: a subject is one line, and
+// each line of a description is indented, so the text says where each
+// task and each description begins and ends.
+func ParseList(text string) ([]store.Task, bool) {
+	if text == emptyList {
+		return []store.Task{}, true
+	}
+	head, body, ok := strings.Cut(text, "\n")
+	if !ok || !strings.HasPrefix(head, "Tasks: ") {
+		return nil, false
+	}
+	if body == "" {
+		return []store.Task{}, true
+	}
+	body, ok = strings.CutPrefix(body, "\n")
+	if !ok {
+		return nil, false
+	}
+	var tasks []store.Task
+	var desc []string
+	end := func() {
+		if len(tasks) > 0 && desc != nil {
+			tasks[len(tasks)-1].Description = strings.Join(desc, "\n")
+		}
+		desc = nil
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "    "); ok && len(tasks) > 0 {
+			desc = append(desc, d)
+			continue
+		}
+		// "#id [status] subject"
+		rest, ok := strings.CutPrefix(line, "#")
+		if !ok {
+			return nil, false
+		}
+		id, rest, ok := strings.Cut(rest, " [")
+		if !ok {
+			return nil, false
+		}
+		status, subject, ok := strings.Cut(rest, "] ")
+		n, err := strconv.Atoi(id)
+		st, serr := store.ParseStatus(status)
+		if !ok || err != nil || serr != nil || n < 1 {
+			return nil, false
+		}
+		end()
+		tasks = append(tasks, store.Task{Taskid: n, Status: st, Subject: subject})
+	}
+	end()
+	return tasks, true
+}
+
 // ListSize is about the length of RenderList's text, to size a buffer once
 // (a long list would otherwise be copied a dozen times as it grows).
 func ListSize(st *store.Store) int {
