@@ -232,6 +232,13 @@ const DESCRIPTIONS = {
 
 const WRITES = new Set(["TaskCreate", "TaskUpdate"])
 
+// MAX_CHARS bounds the list the plugin puts in front of the model after a
+// compaction (and in the summariser's prompt), as the hooks bound theirs:
+// OpenCode has no limit of its own for this text. The daemon fits it
+// (maxChars): whole when it fits, else closed tasks and long descriptions
+// shortened first, every open task's id, status and subject kept.
+const MAX_CHARS = 9_500
+
 export const TasksessiondPlugin: Plugin = async ({ client }) => {
   const z = tool.schema
 
@@ -330,7 +337,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
     if (snapshots.has(compactionMessageID)) return snapshots.get(compactionMessageID)!
     let text: string | null = null
     try {
-      const r = await rpc("sessions/resume", { sessionId: successorOf(list, compactionMessageID) })
+      const r = await rpc("sessions/resume", { sessionId: successorOf(list, compactionMessageID), maxChars: MAX_CHARS })
       text = r?.messages?.find((m: any) => m.kind === "task_snapshot")?.content ?? null
     } catch (err) {
       if (!(err instanceof RPCError && err.code === CODE_NOT_FOUND)) throw err
@@ -400,29 +407,26 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         const h = await head(list)
         if (!h) return // no list yet: nothing to carry
         if (info.parentID) {
-          const snap = await rpc("sessions/snapshot", { sessionId: h })
+          const snap = await rpc("sessions/snapshot", { sessionId: h, maxChars: MAX_CHARS })
           if (snap?.text) output.context.push(snap.text)
           return
         }
         const compaction = await lastCompaction(input.sessionID)
         if (!compaction) return
         const successor = successorOf(list, compaction)
-        let text: string | undefined
         if (h !== successor) {
           try {
-            const r = await rpc("sessions/compact", { sessionId: h, newSessionId: successor })
-            text = r?.messages?.[0]?.content
+            await rpc("sessions/compact", { sessionId: h, newSessionId: successor })
           } catch (err) {
             // Compacted already (this compaction run twice, or a retry
             // after a lost reply): fine if it made our successor.
             if (!(err instanceof RPCError) || (await head(list)) !== successor) throw err
           }
         }
-        text ??= (await snapshotOf(list, compaction)) ?? undefined
-        if (text) {
-          snapshots.set(compaction, text)
-          output.context.push(text)
-        }
+        // The list as the successor starts with it, fitted: what the
+        // model will read after the compaction too.
+        const text = await snapshotOf(list, compaction)
+        if (text) output.context.push(text)
       } catch (err: any) {
         await log("warn", `could not carry the task list across compaction: ${err?.message ?? err}`, { sessionID: input.sessionID })
       }
@@ -430,10 +434,13 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
 
     // After a compaction, the model's context starts from the summary.
     // Put the list as it was at the compaction (the snapshot the daemon
-    // made) in front of the model, once: in the compaction message itself
-    // (which the model reads as "What did we do so far?"), before the
-    // summary that answers it. It is added to every request after the
-    // compaction, at the same place, as if OpenCode had stored it there.
+    // made, fitted to MAX_CHARS) in front of the model, once: in the
+    // compaction message itself (which the model reads as "What did we do
+    // so far?"), before the summary that answers it. It is added to every
+    // request after the compaction, at the same place and the same text,
+    // as if OpenCode had stored it there (as Claude Code and Codex store a
+    // hook's context): one copy in each request, and the requests' prefix
+    // unchanged for the provider's cache.
     "experimental.chat.messages.transform": async (_input, output) => {
       try {
         const msgs = output.messages
