@@ -277,3 +277,17 @@ func (d *Daemon) call(tb testing.TB, c *client.Client, ctx context.Context, id, 
 		tb.Fatalf("harness: %s in %s: %s", name, id, res.Text())
 	}
 }
+
+// LoseDatabase stops the daemon, moves its database (and the database's
+// -wal and -shm files) aside, as a user who lost it, and starts it again
+// on an empty one at the same path.
+func (d *Daemon) LoseDatabase(tb testing.TB) {
+	tb.Helper()
+	d.Stop(tb)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(d.DB+suffix, d.DB+suffix+".lost"); err != nil && !os.IsNotExist(err) {
+			tb.Fatalf("harness: move the database aside: %v", err)
+		}
+	}
+	d.Start(tb)
+}

@@ -11,8 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
 )
@@ -22,11 +27,15 @@ const maxTranscript = 256 << 20
 
 // entry is the part of a transcript line read here.
 type entry struct {
-	Type        string `json:"type"`
-	IsSidechain bool   `json:"isSidechain"`
-	Message     struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Message   struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
+	// ToolUseResult is what a tool returned, as Claude Code keeps it: the
+	// Agent tool's names the subagent (agentId) whose transcript is
+	// <session>/subagents/agent-<agentId>.jsonl.
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
 }
 
 type block struct {
@@ -38,62 +47,130 @@ type block struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// Calls returns the Task tool calls of the transcript at path, in order,
-// each with whether its result was an error, for sessions/replay. The
-// tools are those of the MCP server named server ("" takes any server's
-// tools of those names). A call with no result (the turn was cut off) is
-// left out: the model never learned what it did.
+// Calls returns the Task tool calls of the conversation whose transcript
+// is at path, in the order they were made, each with whether its result
+// was an error, for sessions/replay: the conversation's own and its
+// subagents' (Claude Code 2.1 writes a subagent's turns to
+// <session>/subagents/agent-<id>.jsonl, and marks them isSidechain), whose
+// writes went to the same list. A fork's transcript is a copy of its
+// source's history; the subagents it names are found in the source's
+// directory. The tools are those of the MCP server named server ("" takes
+// any server's tools of those names). A call with no result (the turn was
+// cut off) is left out: the model never learned what it did.
 func Calls(path, server string) ([]client.TranscriptCall, error) {
+	r := reader{server: server, at: map[string]int{}, done: map[string]bool{}, failed: map[string]bool{}, agents: map[string]bool{}}
+	if err := r.file(path, true); err != nil {
+		return nil, err
+	}
+	read := map[string]bool{}
+	own, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents", "agent-*.jsonl"))
+	for _, f := range own {
+		read[strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".jsonl")] = true
+		if err := r.file(f, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.agents)) {
+		if read[id] || strings.ContainsAny(id, `/\*?[`) {
+			continue
+		}
+		// A fork's: in its source conversation's directory.
+		found, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*", "subagents", "agent-"+id+".jsonl"))
+		for _, f := range found {
+			if err := r.file(f, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// In the order made: a subagent's calls come while the call that
+	// started it runs (or, in the background, beside its parent's).
+	sort.SliceStable(r.calls, func(i, j int) bool { return r.calls[i].at.Before(r.calls[j].at) })
+	out := make([]client.TranscriptCall, 0, len(r.calls))
+	for _, c := range r.calls {
+		id := strings.TrimPrefix(c.call.CallID, "claude-")
+		if !r.done[id] {
+			continue
+		}
+		c.call.IsError = r.failed[id]
+		out = append(out, c.call)
+	}
+	return out, nil
+}
+
+// reader gathers the Task calls of a conversation's transcript files.
+type reader struct {
+	server string
+	calls  []timed
+	at     map[string]int  // tool_use id -> index in calls
+	done   map[string]bool // tool_use ids with a result
+	failed map[string]bool // ... whose result was an error
+	agents map[string]bool // the subagents the conversation started
+}
+
+// timed is a call and when it was made.
+type timed struct {
+	call client.TranscriptCall
+	at   time.Time
+}
+
+// file reads one transcript file (main: the conversation's own, which
+// names its subagents).
+func (r *reader) file(path string, main bool) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read transcript: %w", err)
+		return fmt.Errorf("read transcript: %w", err)
 	}
 	defer f.Close()
-	var calls []client.TranscriptCall
-	at := map[string]int{}      // tool_use id -> index in calls
-	done := map[string]bool{}   // tool_use ids with a result
-	failed := map[string]bool{} // ... whose result was an error
-	r := bufio.NewReader(io.LimitReader(f, maxTranscript))
+	br := bufio.NewReader(io.LimitReader(f, maxTranscript))
+	var last time.Time
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 && bytes.Contains(line, []byte(`"tool_`)) {
 			var e entry
-			if json.Unmarshal(line, &e) == nil && !e.IsSidechain {
-				var blocks []block
-				_ = json.Unmarshal(e.Message.Content, &blocks) // a string content has no blocks
-				for _, b := range blocks {
-					switch {
-					case b.Type == "tool_use":
-						name, ok := taskTool(b.Name, server)
-						if _, dup := at[b.ID]; !ok || dup {
-							continue
-						}
-						at[b.ID] = len(calls)
-						calls = append(calls, client.TranscriptCall{Name: name, Arguments: b.Input, CallID: "claude-" + b.ID})
-					case b.Type == "tool_result":
-						done[b.ToolUseID] = true
-						failed[b.ToolUseID] = failed[b.ToolUseID] || b.IsError
-					}
+			if json.Unmarshal(line, &e) == nil {
+				if e.Timestamp.IsZero() {
+					e.Timestamp = last // keeps its place after the line before
 				}
+				last = e.Timestamp
+				r.entry(e, main)
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read transcript: %w", err)
+			return fmt.Errorf("read transcript: %w", err)
 		}
 	}
-	out := calls[:0]
-	for _, c := range calls {
-		id := strings.TrimPrefix(c.CallID, "claude-")
-		if !done[id] {
-			continue
+}
+
+func (r *reader) entry(e entry, main bool) {
+	var blocks []block
+	_ = json.Unmarshal(e.Message.Content, &blocks) // a string content has no blocks
+	for _, b := range blocks {
+		switch {
+		case b.Type == "tool_use":
+			name, ok := taskTool(b.Name, r.server)
+			// A subagent that is a fork of its parent has a copy of its
+			// parent's history: a call is counted once.
+			if _, dup := r.at[b.ID]; !ok || dup {
+				continue
+			}
+			r.at[b.ID] = len(r.calls)
+			r.calls = append(r.calls, timed{client.TranscriptCall{Name: name, Arguments: b.Input, CallID: "claude-" + b.ID}, e.Timestamp})
+		case b.Type == "tool_result":
+			r.done[b.ToolUseID] = true
+			r.failed[b.ToolUseID] = r.failed[b.ToolUseID] || b.IsError
 		}
-		c.IsError = failed[id]
-		out = append(out, c)
 	}
-	return out, nil
+	if main && len(e.ToolUseResult) > 0 && bytes.Contains(e.ToolUseResult, []byte(`"agentId"`)) {
+		var res struct {
+			AgentID string `json:"agentId"`
+		}
+		if json.Unmarshal(e.ToolUseResult, &res) == nil && res.AgentID != "" {
+			r.agents[res.AgentID] = true
+		}
+	}
 }
 
 // taskTool returns the Task tool that Claude Code's name for it
