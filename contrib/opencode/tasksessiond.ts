@@ -191,11 +191,26 @@ function listOf(root: SessionInfo): string {
 }
 
 // ensure returns the head of root's list (listOf), creating the session on
-// first use.
-async function ensure(root: SessionInfo): Promise<string> {
+// first use. A root session the daemon does not know but whose history
+// holds Task writes (history: a fork's copied messages, or a list lost
+// with its database) is rebuilt from them (sessions/replay), as the Claude
+// Code hook rebuilds one from its transcript.
+async function ensure(root: SessionInfo, history?: (id: string) => Promise<any[]>): Promise<string> {
   const id = listOf(root)
   const h = await head(id)
   if (h) return h
+  if (history && id === root.id) {
+    const calls = await history(root.id)
+    if (calls.length > 0) {
+      try {
+        await rpc("sessions/replay", { sessionId: id, calls })
+      } catch (err) {
+        // Made meanwhile (a call beside this one): that one stands.
+        if (!(err instanceof RPCError && err.code === CODE_EXISTS)) throw err
+      }
+      return (await head(id)) ?? id
+    }
+  }
   try {
     await rpc("sessions/create", {
       sessionId: id,
@@ -269,6 +284,43 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
     return info
   }
 
+  // history returns the Task writes of OpenCode session id's messages and
+  // of its subagents' (child sessions, and those its task calls name: a
+  // fork's copied messages name its source's), in the order made, as
+  // sessions/replay takes them. A call that failed is marked, and skipped
+  // by the replay; one still running is left out.
+  async function history(id: string): Promise<any[]> {
+    const found: { at: number; call: any }[] = []
+    const seen = new Set<string>()
+    const visit = async (sid: string, depth: number) => {
+      if (seen.has(sid) || depth > 8) return
+      seen.add(sid)
+      const res: any = await client.session.messages({ path: { id: sid } })
+      const kids = new Set<string>()
+      for (const m of res?.data ?? res ?? []) {
+        for (const p of m?.parts ?? []) {
+          if (p?.type !== "tool") continue
+          const st = p.state ?? {}
+          const child = st.metadata?.sessionId ?? p.metadata?.sessionId
+          if (p.tool === "task" && typeof child === "string") kids.add(child)
+          if (!WRITES.has(p.tool) || (st.status !== "completed" && st.status !== "error")) continue
+          found.push({
+            at: st.time?.start ?? 0,
+            call: { name: p.tool, arguments: st.input ?? {}, callId: `opencode:${p.messageID}:${p.callID}`, ...(st.status === "error" ? { isError: true } : {}) },
+          })
+        }
+      }
+      try {
+        const c: any = await client.session.children({ path: { id: sid } })
+        for (const k of c?.data ?? c ?? []) if (typeof k?.id === "string") kids.add(k.id)
+      } catch {}
+      for (const k of kids) await visit(k, depth + 1)
+    }
+    await visit(id, 0)
+    found.sort((a, b) => a.at - b.at) // stable: a message's parts keep their order
+    return found.map((f) => f.call)
+  }
+
   async function log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>) {
     try {
       await client.app.log({ body: { service: "tasksessiond", level, message: `tasksessiond: ${message}`, extra } })
@@ -287,7 +339,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         ? `opencode:${ctx.messageID}:${ctx.callID}`
         : `opencode:${randomUUID()}`
       : undefined
-    let sessionId = await ensure(root)
+    let sessionId = await ensure(root, history)
     for (let attempt = 0; ; attempt++) {
       let result: any
       try {
@@ -305,7 +357,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
           continue
         }
         if (err.code === CODE_NOT_FOUND) {
-          sessionId = await ensure(root)
+          sessionId = await ensure(root, history)
           continue
         }
         throw new Error(`tasksessiond: ${err.message} (code ${err.code})`)

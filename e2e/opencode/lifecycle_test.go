@@ -302,3 +302,68 @@ func TestCompactionLargeList(t *testing.T) {
 	assert.Contains(t, prompt, snapshot, "the summariser gets the fitted list")
 	assert.NotContains(t, prompt, "Description of task 150", "the summariser does not get the whole list")
 }
+
+// TestForkAndLostDatabase ensures a session the daemon does not know is
+// rebuilt from the OpenCode session's own messages and its subagents'
+// (child sessions): a fork ("run --session A --fork", a new session whose
+// history is a copy of A's) keeps the tasks it had at the fork point, its
+// subagent's writes included, and goes on from there while A keeps its
+// own; and A, after the database was moved away, has its list back.
+func TestForkAndLostDatabase(t *testing.T) {
+	t.Parallel()
+	const prompt = "Start the parser and add its review."
+	var p phases
+	h := opencode.New(t, opencode.Options{Respond: p.Respond})
+	plan := p.set(modelapi.NewScript(
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"}),
+		modelapi.Call("task", map[string]any{"description": "Extend the plan", "prompt": prompt, "subagent_type": "general"}),
+		// the subagent
+		modelapi.Call("TaskUpdate", map[string]any{"taskid": 1, "status": "inprogress"}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Review the parser"}),
+		modelapi.Text("Started #1, added #3."),
+		// the parent
+		modelapi.Text("Planned."),
+	))
+	a := h.Run(t, "Plan the parser work.").SessionID
+	require.True(t, plan.Done(), h.API.Dump())
+	want := []string{"1 inprogress Write the parser", "2 pending Test the parser", "3 pending Review the parser"}
+	require.Equal(t, want, subjects(t, h, a))
+
+	// The fork.
+	n := len(h.API.Main())
+	fork := p.set(modelapi.NewScript(
+		modelapi.Call("TaskList", nil),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it from the fork"}),
+		modelapi.Text("Forked."),
+	))
+	f := h.Run(t, "Go on in a fork.", "--session", a, "--fork").SessionID
+	require.True(t, fork.Done(), h.API.Dump())
+	require.NotEqual(t, a, f, "--fork kept the session id")
+	got := since(h, n)
+	require.Len(t, got, 3, h.API.Dump())
+	listed := result(t, got[1], "TaskList")
+	t.Logf("the fork's TaskList: %q", listed)
+	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
+	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it from the fork"`)
+	assert.Equal(t, append(want, "4 pending Ship it from the fork"), subjects(t, h, f))
+	assert.Equal(t, want, subjects(t, h, a), "the source keeps its own list")
+
+	// The database lost: A's list is rebuilt from its messages.
+	h.Daemon.LoseDatabase(t)
+	n = len(h.API.Main())
+	back := p.set(modelapi.NewScript(
+		modelapi.Call("TaskList", nil),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
+		modelapi.Text("Back."),
+	))
+	h.Run(t, "Go on.", "--session", a)
+	require.True(t, back.Done(), h.API.Dump())
+	got = since(h, n)
+	require.Len(t, got, 3, h.API.Dump())
+	listed = result(t, got[1], "TaskList")
+	t.Logf("after the database was lost, TaskList: %q", listed)
+	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
+	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it"`)
+	assert.Equal(t, append(want, "4 pending Ship it"), subjects(t, h, a))
+}
