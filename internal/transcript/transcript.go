@@ -1,7 +1,7 @@
-// Package transcript reads a Claude Code transcript (its JSONL file): the
-// Task calls it holds, for rebuilding a conversation's list by replay (the
-// seed's own way to restore one), and whether a text is already in the
-// model's context.
+// Package transcript reads a Claude Code transcript or a Codex CLI rollout
+// (JSONL files): the Task calls they hold, for rebuilding a conversation's
+// list by replay (the seed's own way to restore one), and whether a text is
+// already in the model's context.
 package transcript
 
 import (
@@ -36,6 +36,22 @@ type entry struct {
 	// Agent tool's names the subagent (agentId) whose transcript is
 	// <session>/subagents/agent-<agentId>.jsonl.
 	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	// Payload is a Codex CLI rollout line's: an "item_completed" event
+	// holds an MCP tool call whole, arguments, status and result.
+	Payload struct {
+		Type string `json:"type"`
+		Item struct {
+			Type      string          `json:"type"`
+			ID        string          `json:"id"`
+			Server    string          `json:"server"`
+			Tool      string          `json:"tool"`
+			Arguments json.RawMessage `json:"arguments"`
+			Status    string          `json:"status"`
+			Result    struct {
+				IsError bool `json:"isError"`
+			} `json:"result"`
+		} `json:"item"`
+	} `json:"payload"`
 }
 
 type block struct {
@@ -48,8 +64,9 @@ type block struct {
 }
 
 // Calls returns the Task tool calls of the conversation whose transcript
-// is at path, in the order they were made, each with whether its result
-// was an error, for sessions/replay: the conversation's own and its
+// (Claude Code's, or Codex CLI's rollout) is at path, in the order they
+// were made, each with whether its result was an error, for
+// sessions/replay: the conversation's own and its
 // subagents' (Claude Code 2.1 writes a subagent's turns to
 // <session>/subagents/agent-<id>.jsonl, and marks them isSidechain), whose
 // writes went to the same list. A fork's transcript is a copy of its
@@ -87,11 +104,10 @@ func Calls(path, server string) ([]client.TranscriptCall, error) {
 	sort.SliceStable(r.calls, func(i, j int) bool { return r.calls[i].at.Before(r.calls[j].at) })
 	out := make([]client.TranscriptCall, 0, len(r.calls))
 	for _, c := range r.calls {
-		id := strings.TrimPrefix(c.call.CallID, "claude-")
-		if !r.done[id] {
+		if !r.done[c.id] {
 			continue
 		}
-		c.call.IsError = r.failed[id]
+		c.call.IsError = r.failed[c.id]
 		out = append(out, c.call)
 	}
 	return out, nil
@@ -107,9 +123,10 @@ type reader struct {
 	agents map[string]bool // the subagents the conversation started
 }
 
-// timed is a call and when it was made.
+// timed is a call, its host's id for it, and when it was made.
 type timed struct {
 	call client.TranscriptCall
+	id   string
 	at   time.Time
 }
 
@@ -125,7 +142,7 @@ func (r *reader) file(path string, main bool) error {
 	var last time.Time
 	for {
 		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 && bytes.Contains(line, []byte(`"tool_`)) {
+		if len(bytes.TrimSpace(line)) > 0 && (bytes.Contains(line, []byte(`"tool_`)) || bytes.Contains(line, []byte(`"McpToolCall"`))) {
 			var e entry
 			if json.Unmarshal(line, &e) == nil {
 				if e.Timestamp.IsZero() {
@@ -157,10 +174,20 @@ func (r *reader) entry(e entry, main bool) {
 				continue
 			}
 			r.at[b.ID] = len(r.calls)
-			r.calls = append(r.calls, timed{client.TranscriptCall{Name: name, Arguments: b.Input, CallID: "claude-" + b.ID}, e.Timestamp})
+			r.calls = append(r.calls, timed{client.TranscriptCall{Name: name, Arguments: b.Input, CallID: "claude-" + b.ID}, b.ID, e.Timestamp})
 		case b.Type == "tool_result":
 			r.done[b.ToolUseID] = true
 			r.failed[b.ToolUseID] = r.failed[b.ToolUseID] || b.IsError
+		}
+	}
+	if it := e.Payload.Item; e.Type == "event_msg" && e.Payload.Type == "item_completed" && it.Type == "McpToolCall" && it.ID != "" {
+		// Codex CLI: the call and its outcome in one event.
+		name, ok := taskTool("mcp__"+it.Server+"__"+it.Tool, r.server)
+		if _, dup := r.at[it.ID]; ok && !dup {
+			r.at[it.ID] = len(r.calls)
+			r.calls = append(r.calls, timed{client.TranscriptCall{Name: name, Arguments: it.Arguments, CallID: "codex-" + it.ID}, it.ID, e.Timestamp})
+			r.done[it.ID] = it.Status == "completed" || it.Status == "failed"
+			r.failed[it.ID] = it.Status == "failed" || it.Result.IsError
 		}
 	}
 	if main && len(e.ToolUseResult) > 0 && bytes.Contains(e.ToolUseResult, []byte(`"agentId"`)) {
@@ -189,6 +216,12 @@ func taskTool(name, server string) (string, bool) {
 		return tool, true
 	}
 	return "", false
+}
+
+// Holds reports whether the transcript at path holds s anywhere.
+func Holds(path, s string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && len(b) <= maxTranscript && bytes.Contains(b, []byte(s))
 }
 
 // Seen reports whether the transcript at path holds marker after its last

@@ -94,3 +94,32 @@ func TestCallsIncludeSubagents(t *testing.T) {
 	)
 	assert.Equal(t, []string{`TaskCreate {"subject":"One"}`, `TaskCreate {"subject":"Two"}`}, names(t, old))
 }
+
+func TestCallsFromACodexRollout(t *testing.T) {
+	// Ensures the Task calls of a Codex CLI rollout are read from its
+	// item_completed events (an MCP call whole: server, tool, arguments,
+	// status), the failed ones marked, other servers' and tools' left out.
+	item := func(at, id, server, tool, args, status string, isError bool) string {
+		return fmt.Sprintf(`{"timestamp":"2026-12-04T16:53:%s","type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":%q,"server":%q,"tool":%q,"arguments":%s,"status":%q,"result":{"content":[],"isError":%v}}}}`,
+			at, id, server, tool, args, status, isError)
+	}
+	path := filepath.Join(t.TempDir(), "rollout-2026-12-04T16-53-13-x.jsonl")
+	write(t, path,
+		`{"timestamp":"2026-12-04T16:53:01.000Z","type":"response_item","payload":{"type":"function_call","name":"TaskCreate","namespace":"mcp__tasks","arguments":"{\"subject\":\"One\"}","call_id":"call_1"}}`,
+		item("01.100Z", "call_1", "tasks", "TaskCreate", `{"subject":"One"}`, "completed", false),
+		item("02.100Z", "call_2", "tasks", "TaskUpdate", `{"taskid":9,"status":"completed"}`, "failed", true),
+		item("03.100Z", "call_3", "other", "TaskCreate", `{"subject":"not ours"}`, "completed", false),
+		item("04.100Z", "call_4", "tasks", "TaskUpdate", `{"taskid":1,"status":"inprogress"}`, "completed", false),
+	)
+	calls, err := transcript.Calls(path, "tasks")
+	require.NoError(t, err)
+	var got []string
+	for _, c := range calls {
+		got = append(got, fmt.Sprintf("%s %s %s %v", c.CallID, c.Name, c.Arguments, c.IsError))
+	}
+	assert.Equal(t, []string{
+		`codex-call_1 TaskCreate {"subject":"One"} false`,
+		`codex-call_2 TaskUpdate {"taskid":9,"status":"completed"} true`,
+		`codex-call_4 TaskUpdate {"taskid":1,"status":"inprogress"} false`,
+	}, got)
+}
