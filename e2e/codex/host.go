@@ -332,6 +332,13 @@ func (h *Host) Resume(tb testing.TB, id, prompt string, flags ...string) Result 
 	return h.run(tb, append(append([]string{"exec"}, h.execFlags()...), append(append([]string{"resume"}, flags...), id, prompt)...))
 }
 
+// Fork runs "codex exec fork --json ID PROMPT": a new thread whose
+// history is a copy of ID's.
+func (h *Host) Fork(tb testing.TB, id, prompt string, flags ...string) Result {
+	tb.Helper()
+	return h.run(tb, append(append([]string{"exec"}, h.execFlags()...), append(append([]string{"fork"}, flags...), id, prompt)...))
+}
+
 func (h *Host) execFlags() []string {
 	return []string{"--json", "--skip-git-repo-check", "-C", h.Project, "--color", "never"}
 }

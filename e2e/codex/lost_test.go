@@ -80,3 +80,41 @@ func TestLostDatabaseNothingToRebuild(t *testing.T) {
 	assert.Contains(t, note, "The task list of this conversation was lost (tasksessiond session "+a+")")
 	assert.Contains(t, note, "gets #1")
 }
+
+// TestFork ensures "codex exec fork A" (a new thread over a copy of A's
+// history) starts with the list A had at the fork point, rebuilt from the
+// copied rollout: the fork's TaskList shows it and its TaskCreate goes on
+// from there, while A keeps its own list.
+func TestFork(t *testing.T) {
+	t.Parallel()
+	var p phases
+	h := codex.New(t, codex.Options{Respond: p.Respond})
+	p.set(modelapi.NewScript(
+		loadTools,
+		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
+		modelapi.Call(taskCreate, map[string]any{"subject": "Test the parser"}),
+		modelapi.Call(taskUpdate, map[string]any{"taskid": 1, "status": "inprogress"}),
+		modelapi.Text("Planned."),
+	))
+	a := h.Exec(t, "Plan the parser work.").ThreadID
+	want := []string{"1 inprogress Write the parser", "2 pending Test the parser"}
+
+	n := len(h.API.Main())
+	fork := p.set(modelapi.NewScript(
+		modelapi.Call(taskList, nil),
+		modelapi.Call(taskCreate, map[string]any{"subject": "Ship it from the fork"}),
+		modelapi.Text("Forked."),
+	))
+	f := h.Fork(t, a, "Go on in a fork.").ThreadID
+	require.True(t, fork.Done(), h.API.Dump())
+	require.NotEqual(t, a, f, "the fork kept the thread id")
+	hook := lastHook(t, h)
+	t.Logf("fork: SessionStart source=%q session_id=%s (A=%s), rollout %s", hook.Source, hook.SessionID, a, hook.TranscriptPath)
+	main := since(h, n)
+	require.Len(t, main, 3, h.API.Dump())
+	t.Logf("the fork's TaskList: %s", codex.ToolOutput(pending(t, main[1])))
+	assert.Equal(t, want, tasksOf(t, toolJSON(t, pending(t, main[1]))), "the fork's TaskList")
+	assert.Contains(t, toolJSON(t, pending(t, main[2]))["message"], "#3")
+	assert.Equal(t, append(want, "3 pending Ship it from the fork"), subjects(t, h.Daemon, f))
+	assert.Equal(t, want, subjects(t, h.Daemon, a), "the source keeps its own list")
+}

@@ -38,9 +38,16 @@ type entry struct {
 	ToolUseResult json.RawMessage `json:"toolUseResult"`
 	// Payload is a Codex CLI rollout line's: an "item_completed" event
 	// holds an MCP tool call whole, arguments, status and result.
+	// Ordinal numbers a rollout's lines; a fork's session_meta names the
+	// thread it was forked from and the first line of that thread's
+	// rollout it does not share (Codex CLI 0.169 does not copy the
+	// history into the fork's rollout).
+	Ordinal int64 `json:"ordinal"`
 	Payload struct {
-		Type string `json:"type"`
-		Item struct {
+		Type              string `json:"type"`
+		ForkedFromID      string `json:"forked_from_id"`
+		ForkedFromOrdinal int64  `json:"forked_from_ordinal_exclusive"`
+		Item              struct {
 			Type      string          `json:"type"`
 			ID        string          `json:"id"`
 			Server    string          `json:"server"`
@@ -76,14 +83,31 @@ type block struct {
 // cut off) is left out: the model never learned what it did.
 func Calls(path, server string) ([]client.TranscriptCall, error) {
 	r := reader{server: server, at: map[string]int{}, done: map[string]bool{}, failed: map[string]bool{}, agents: map[string]bool{}}
-	if err := r.file(path, true); err != nil {
+	if err := r.file(path, true, 0); err != nil {
 		return nil, err
+	}
+	// A Codex fork: its source's rollout up to the fork point, and so on
+	// up a fork of a fork.
+	for depth := 0; r.forkedFrom.id != "" && depth < 8; depth++ {
+		from := r.forkedFrom
+		r.forkedFrom = fork{}
+		if strings.ContainsAny(from.id, `/\*?[`) {
+			break
+		}
+		sessions := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(path)))) // sessions/YYYY/MM/DD/rollout-...
+		found, _ := filepath.Glob(filepath.Join(sessions, "*", "*", "*", "rollout-*-"+from.id+".jsonl"))
+		if len(found) == 0 {
+			break
+		}
+		if err := r.file(found[0], true, from.before); err != nil {
+			return nil, err
+		}
 	}
 	read := map[string]bool{}
 	own, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents", "agent-*.jsonl"))
 	for _, f := range own {
 		read[strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".jsonl")] = true
-		if err := r.file(f, false); err != nil {
+		if err := r.file(f, false, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -94,7 +118,7 @@ func Calls(path, server string) ([]client.TranscriptCall, error) {
 		// A fork's: in its source conversation's directory.
 		found, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*", "subagents", "agent-"+id+".jsonl"))
 		for _, f := range found {
-			if err := r.file(f, false); err != nil {
+			if err := r.file(f, false, 0); err != nil {
 				return nil, err
 			}
 		}
@@ -121,6 +145,15 @@ type reader struct {
 	done   map[string]bool // tool_use ids with a result
 	failed map[string]bool // ... whose result was an error
 	agents map[string]bool // the subagents the conversation started
+	// forkedFrom is the Codex thread the last rollout read was forked from.
+	forkedFrom fork
+}
+
+// fork names a Codex thread and the first ordinal of its rollout that a
+// fork of it does not share.
+type fork struct {
+	id     string
+	before int64
 }
 
 // timed is a call, its host's id for it, and when it was made.
@@ -131,8 +164,8 @@ type timed struct {
 }
 
 // file reads one transcript file (main: the conversation's own, which
-// names its subagents).
-func (r *reader) file(path string, main bool) error {
+// names its subagents), up to the line numbered before (0: all of it).
+func (r *reader) file(path string, main bool, before int64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read transcript: %w", err)
@@ -142,9 +175,13 @@ func (r *reader) file(path string, main bool) error {
 	var last time.Time
 	for {
 		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 && (bytes.Contains(line, []byte(`"tool_`)) || bytes.Contains(line, []byte(`"McpToolCall"`))) {
+		if len(bytes.TrimSpace(line)) > 0 && (bytes.Contains(line, []byte(`"tool_`)) || bytes.Contains(line, []byte(`"McpToolCall"`)) ||
+			bytes.Contains(line, []byte(`"forked_from_id"`))) {
 			var e entry
-			if json.Unmarshal(line, &e) == nil {
+			if json.Unmarshal(line, &e) == nil && (before <= 0 || e.Ordinal < before) {
+				if e.Type == "session_meta" && e.Payload.ForkedFromID != "" {
+					r.forkedFrom = fork{e.Payload.ForkedFromID, e.Payload.ForkedFromOrdinal}
+				}
 				if e.Timestamp.IsZero() {
 					e.Timestamp = last // keeps its place after the line before
 				}

@@ -123,3 +123,34 @@ func TestCallsFromACodexRollout(t *testing.T) {
 		`codex-call_4 TaskUpdate {"taskid":1,"status":"inprogress"} false`,
 	}, got)
 }
+
+func TestCallsOfACodexFork(t *testing.T) {
+	// Ensures a Codex fork's rollout, which names its source thread and
+	// the first line of the source's rollout it does not share
+	// (session_meta forked_from_id, forked_from_ordinal_exclusive), is read
+	// with the source's calls before the fork point, and its own after.
+	item := func(ordinal int, at, id, args string) string {
+		return fmt.Sprintf(`{"timestamp":"2026-12-04T16:53:%s","ordinal":%d,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"McpToolCall","id":%q,"server":"tasks","tool":"TaskCreate","arguments":%s,"status":"completed","result":{"isError":false}}}}`,
+			at, ordinal, id, args)
+	}
+	sessions := t.TempDir()
+	source := filepath.Join(sessions, "2026", "12", "03", "rollout-2026-12-03T10-00-00-AAA.jsonl")
+	write(t, source,
+		`{"timestamp":"2026-12-03T10:00:00.000Z","ordinal":1,"type":"session_meta","payload":{"id":"AAA"}}`,
+		item(2, "01.000Z", "c1", `{"subject":"One"}`),
+		item(3, "02.000Z", "c2", `{"subject":"Two"}`),
+		item(5, "05.000Z", "c5", `{"subject":"after the fork, in the source"}`),
+	)
+	fork := filepath.Join(sessions, "2026", "12", "04", "rollout-2026-12-04T10-00-00-BBB.jsonl")
+	write(t, fork,
+		`{"timestamp":"2026-12-04T16:53:06.000Z","ordinal":4,"type":"session_meta","payload":{"id":"BBB","forked_from_id":"AAA","forked_from_ordinal_exclusive":4}}`,
+		item(6, "07.000Z", "c7", `{"subject":"in the fork"}`),
+	)
+	calls, err := transcript.Calls(fork, "tasks")
+	require.NoError(t, err)
+	var got []string
+	for _, c := range calls {
+		got = append(got, fmt.Sprintf("%s", c.Arguments))
+	}
+	assert.Equal(t, []string{`{"subject":"One"}`, `{"subject":"Two"}`, `{"subject":"in the fork"}`}, got)
+}
