@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -116,4 +117,46 @@ func TestSubagentWritesSurviveRebuilds(t *testing.T) {
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, got[1].PendingToolResults()[0])), "TaskList after the database was lost")
 	assert.Contains(t, toolJSON(t, got[2].PendingToolResults()[0])["message"], "#3")
 	assert.Equal(t, append(want, "3 pending Three"), subjects(t, h, a))
+}
+
+// TestBackgroundSubagentWritesSurviveAFork is TestSubagentWritesSurviveRebuilds's
+// fork with the subagent in the background (the Agent tool's default):
+// its calls interleave with its parent's by time, and the fork's rebuild
+// replays them in that order.
+func TestBackgroundSubagentWritesSurviveAFork(t *testing.T) {
+	t.Parallel()
+	var s split
+	h := claudecode.New(t, claudecode.Options{Respond: s.Respond})
+	a := uuid.NewString()
+	sub := modelapi.NewScript(
+		loadTools,
+		modelapi.Call(taskUpdate, map[string]any{"taskid": 1, "status": "inprogress"}),
+		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
+		modelapi.Text("Started #1, added #2."),
+	)
+	main := modelapi.NewScript(
+		loadTools,
+		modelapi.Call(taskCreate, map[string]any{"subject": "One"}),
+		modelapi.Call("Agent", map[string]any{"description": "Extend the plan", "prompt": subagentPrompt, "subagent_type": "general-purpose"}),
+	)
+	main.Final = modelapi.Text("Noted.") // the turn, and the one the agent's end may start
+	s.set(main, sub)
+	h.Print(t, "Plan.", "--session-id", a)
+	h.API.Wait(t, 60*time.Second, "the background subagent's last turn", func([]*modelapi.Request) bool { return sub.Done() })
+	want := []string{"1 inprogress One", "2 pending Two"}
+	require.Equal(t, want, subjects(t, h, a), "the background subagent wrote to its parent's list")
+
+	n := len(h.API.Main())
+	fork := modelapi.NewScript(
+		modelapi.Call(taskList, nil),
+		modelapi.Call(taskCreate, map[string]any{"subject": "Three in the fork"}),
+		modelapi.Text("Forked."),
+	)
+	s.set(fork, nil)
+	f := h.Print(t, "Go on in a fork.", "--resume", a, "--fork-session").SessionID
+	require.True(t, fork.Done(), h.API.Dump())
+	got := since(h, n)
+	require.Len(t, got, 3, h.API.Dump())
+	assert.Equal(t, want, tasksOf(t, toolJSON(t, got[1].PendingToolResults()[0])), "the fork's TaskList")
+	assert.Equal(t, append(want, "3 pending Three in the fork"), subjects(t, h, f))
 }
