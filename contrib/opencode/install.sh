@@ -32,7 +32,7 @@ command -v node >/dev/null 2>&1 || {
 target=$conf/opencode.json
 [ -f "$conf/opencode.jsonc" ] && target=$conf/opencode.jsonc
 
-mkdir -p "$conf/plugin"
+mkdir -p "$conf"
 new=$(mktemp "$conf/.tasksessiond-install.XXXXXX")
 trap 'rm -f "$new" "$conf/plugin/tasksessiond.ts.tmp"' EXIT
 node - "$here/opencode.json" "$target" "$new" <<'NODE'
@@ -168,6 +168,7 @@ for (const [at, del, ins] of edits) result = result.slice(0, at) + ins + result.
 fs.writeFileSync(out, result)
 NODE
 
+mkdir -p "$conf/plugin"
 cp "$here/tasksessiond.ts" "$conf/plugin/tasksessiond.ts.tmp"
 mv "$conf/plugin/tasksessiond.ts.tmp" "$conf/plugin/tasksessiond.ts"
 if [ -s "$new" ]; then

@@ -145,11 +145,9 @@ func TestInstallScript(t *testing.T) {
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() {
-			names = append(names, e.Name())
-		}
+		names = append(names, e.Name())
 	}
-	assert.Equal(t, []string{"opencode.json"}, names, "no file left behind")
+	assert.Equal(t, []string{"opencode.json"}, names, "nothing left behind")
 	after, err = os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, `{"model": "x" /* unclosed`, string(after))
