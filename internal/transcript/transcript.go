@@ -73,14 +73,16 @@ type block struct {
 // Calls returns the Task tool calls of the conversation whose transcript
 // (Claude Code's, or Codex CLI's rollout) is at path, in the order they
 // were made, each with whether its result was an error, for
-// sessions/replay: the conversation's own and its
-// subagents' (Claude Code 2.1 writes a subagent's turns to
-// <session>/subagents/agent-<id>.jsonl, and marks them isSidechain), whose
-// writes went to the same list. A fork's transcript is a copy of its
-// source's history; the subagents it names are found in the source's
-// directory. The tools are those of the MCP server named server ("" takes
-// any server's tools of those names). A call with no result (the turn was
-// cut off) is left out: the model never learned what it did.
+// sessions/replay: the conversation's own and its subagents' (Claude Code
+// 2.1 writes a subagent's turns to <session>/subagents/agent-<id>.jsonl,
+// and marks them isSidechain), whose writes went to the same list. A
+// Claude Code fork's transcript is a copy of its source's history, and the
+// subagents it names are found in the source's directory; a Codex fork's
+// rollout names its source thread and the fork point, and the source's
+// rollout is read up to there. The tools are those of the MCP server named
+// server ("" takes any server's tools of those names). A call with no
+// result (the turn was cut off) is left out: the model never learned what
+// it did.
 func Calls(path, server string) ([]client.TranscriptCall, error) {
 	r := reader{server: server, at: map[string]int{}, done: map[string]bool{}, failed: map[string]bool{}, agents: map[string]bool{}}
 	if err := r.file(path, true, 0); err != nil {
