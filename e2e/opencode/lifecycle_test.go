@@ -107,6 +107,16 @@ func TestCompaction(t *testing.T) {
 	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#1 [completed] Write the parser", "the open tasks, then the closed ones")
 	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #4 "Release it"`)
 	assert.Len(t, h.API.Of(modelapi.KindCompact), 1, "no second compaction")
+
+	// The database lost: the list is rebuilt from the session's messages,
+	// those before the compaction too (OpenCode keeps them).
+	h.Daemon.LoseDatabase(t)
+	n = len(h.API.Main())
+	p.set(modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("Four tasks still.")))
+	h.Run(t, "Go on.", "--session", a)
+	main = since(h, n)
+	require.Len(t, main, 2, h.API.Dump())
+	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#4 [pending] Release it\n#1 [completed] Write the parser")
 }
 
 // TestSubagent ensures a subagent (OpenCode's task tool runs it in a child
