@@ -39,11 +39,11 @@ var Methods = []struct {
 	{MethodToolsList, ToolsList{}, ToolsListResult{}},
 	{MethodToolsCall, ToolCall{}, CallToolResult{}},
 	{MethodSessionsCreate, CreateSession{}, SessionResult{}},
-	{MethodSessionsResume, SessionRef{}, Resumed{}},
+	{MethodSessionsResume, SessionText{}, Resumed{}},
 	{MethodSessionsGet, SessionRef{}, SessionResult{}},
 	{MethodSessionsList, ListSessions{}, ListSessionsResult{}},
 	{MethodSessionsReplay, ReplaySession{}, Resumed{}},
-	{MethodSessionsSnapshot, SessionRef{}, Snapshot{}},
+	{MethodSessionsSnapshot, SessionText{}, Snapshot{}},
 	{MethodSessionsCompact, Compact{}, Compacted{}},
 	{MethodSessionsWatch, SessionRef{}, struct{}{}},
 	{MethodSessionsWatchAll, struct{}{}, struct{}{}},
@@ -216,16 +216,21 @@ type Got struct {
 	Task   Task   `json:"task"`
 }
 
-// Listing is TaskList's structured result: the counts, then every task in
-// taskid order (an empty list is [], never absent). A list too long for
-// the host's limit is shortened: Note says so, Omitted folds closed tasks
-// into id ranges by status, and MoreOpen counts open tasks left out.
+// Listing is TaskList's structured result: the counts, then every task,
+// the open ones first and then the closed ones, each in taskid order (an
+// empty list is [], never absent), so that a host that cuts a long result
+// from its end cuts closed tasks first. A list too long for the host's
+// limit is shortened: Note says so; Brief lists the tasks shown without
+// their descriptions, as lines "#id [status] subject" (open first, after
+// those in Tasks); MoreOpen counts open tasks left out, and Omitted folds
+// closed tasks into id ranges by status.
 type Listing struct {
 	Counts   Counts            `json:"counts"`
 	Note     string            `json:"note,omitempty"`
 	Tasks    []Task            `json:"tasks"`
-	Omitted  map[string]string `json:"omitted,omitempty"`
+	Brief    []string          `json:"brief,omitempty"`
 	MoreOpen int               `json:"moreOpen,omitempty"`
+	Omitted  map[string]string `json:"omitted,omitempty"`
 }
 
 // CallToolResult is the result of tools/call: an MCP CallToolResult.
@@ -287,6 +292,18 @@ type CreateSession struct {
 // SessionRef is the params of the methods that name one session.
 type SessionRef struct {
 	SessionID string `json:"sessionId"`
+}
+
+// SessionText is the params of sessions/resume and sessions/snapshot: the
+// session, and the most characters (UTF-16 code units, as JavaScript
+// counts them) of list text a host can give the model (0: the whole
+// list). A text over it (the snapshot's text, a task_snapshot message) is
+// fitted with the ladder of the hooks: whole when it fits, else closed
+// tasks and long descriptions shortened first, every open task's id,
+// status and subject kept as long as there is room.
+type SessionText struct {
+	SessionID string `json:"sessionId"`
+	MaxChars  int    `json:"maxChars,omitempty"`
 }
 
 // SessionResult is the result of sessions/create and sessions/get.

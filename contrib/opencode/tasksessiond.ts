@@ -191,11 +191,26 @@ function listOf(root: SessionInfo): string {
 }
 
 // ensure returns the head of root's list (listOf), creating the session on
-// first use.
-async function ensure(root: SessionInfo): Promise<string> {
+// first use. A root session the daemon does not know but whose history
+// holds Task writes (history: a fork's copied messages, or a list lost
+// with its database) is rebuilt from them (sessions/replay), as the Claude
+// Code hook rebuilds one from its transcript.
+async function ensure(root: SessionInfo, history?: (id: string) => Promise<any[]>): Promise<string> {
   const id = listOf(root)
   const h = await head(id)
   if (h) return h
+  if (history && id === root.id) {
+    const calls = await history(root.id)
+    if (calls.length > 0) {
+      try {
+        await rpc("sessions/replay", { sessionId: id, calls })
+      } catch (err) {
+        // Made meanwhile (a call beside this one): that one stands.
+        if (!(err instanceof RPCError && err.code === CODE_EXISTS)) throw err
+      }
+      return (await head(id)) ?? id
+    }
+  }
   try {
     await rpc("sessions/create", {
       sessionId: id,
@@ -232,6 +247,13 @@ const DESCRIPTIONS = {
 
 const WRITES = new Set(["TaskCreate", "TaskUpdate"])
 
+// MAX_CHARS bounds the list the plugin puts in front of the model after a
+// compaction (and in the summariser's prompt), as the hooks bound theirs:
+// OpenCode has no limit of its own for this text. The daemon fits it
+// (maxChars): whole when it fits, else closed tasks and long descriptions
+// shortened first, every open task's id, status and subject kept.
+const MAX_CHARS = 9_500
+
 export const TasksessiondPlugin: Plugin = async ({ client }) => {
   const z = tool.schema
 
@@ -262,6 +284,43 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
     return info
   }
 
+  // history returns the Task writes of OpenCode session id's messages and
+  // of its subagents' (child sessions, and those its task calls name: a
+  // fork's copied messages name its source's), in the order made, as
+  // sessions/replay takes them. A call that failed is marked, and skipped
+  // by the replay; one still running is left out.
+  async function history(id: string): Promise<any[]> {
+    const found: { at: number; call: any }[] = []
+    const seen = new Set<string>()
+    const visit = async (sid: string, depth: number) => {
+      if (seen.has(sid) || depth > 8) return
+      seen.add(sid)
+      const res: any = await client.session.messages({ path: { id: sid } })
+      const kids = new Set<string>()
+      for (const m of res?.data ?? res ?? []) {
+        for (const p of m?.parts ?? []) {
+          if (p?.type !== "tool") continue
+          const st = p.state ?? {}
+          const child = st.metadata?.sessionId ?? p.metadata?.sessionId
+          if (p.tool === "task" && typeof child === "string") kids.add(child)
+          if (!WRITES.has(p.tool) || (st.status !== "completed" && st.status !== "error")) continue
+          found.push({
+            at: st.time?.start ?? 0,
+            call: { name: p.tool, arguments: st.input ?? {}, callId: `opencode:${p.messageID}:${p.callID}`, ...(st.status === "error" ? { isError: true } : {}) },
+          })
+        }
+      }
+      try {
+        const c: any = await client.session.children({ path: { id: sid } })
+        for (const k of c?.data ?? c ?? []) if (typeof k?.id === "string") kids.add(k.id)
+      } catch {}
+      for (const k of kids) await visit(k, depth + 1)
+    }
+    await visit(id, 0)
+    found.sort((a, b) => a.at - b.at) // stable: a message's parts keep their order
+    return found.map((f) => f.call)
+  }
+
   async function log(level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>) {
     try {
       await client.app.log({ body: { service: "tasksessiond", level, message: `tasksessiond: ${message}`, extra } })
@@ -280,7 +339,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         ? `opencode:${ctx.messageID}:${ctx.callID}`
         : `opencode:${randomUUID()}`
       : undefined
-    let sessionId = await ensure(root)
+    let sessionId = await ensure(root, history)
     for (let attempt = 0; ; attempt++) {
       let result: any
       try {
@@ -298,7 +357,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
           continue
         }
         if (err.code === CODE_NOT_FOUND) {
-          sessionId = await ensure(root)
+          sessionId = await ensure(root, history)
           continue
         }
         throw new Error(`tasksessiond: ${err.message} (code ${err.code})`)
@@ -330,7 +389,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
     if (snapshots.has(compactionMessageID)) return snapshots.get(compactionMessageID)!
     let text: string | null = null
     try {
-      const r = await rpc("sessions/resume", { sessionId: successorOf(list, compactionMessageID) })
+      const r = await rpc("sessions/resume", { sessionId: successorOf(list, compactionMessageID), maxChars: MAX_CHARS })
       text = r?.messages?.find((m: any) => m.kind === "task_snapshot")?.content ?? null
     } catch (err) {
       if (!(err instanceof RPCError && err.code === CODE_NOT_FOUND)) throw err
@@ -400,29 +459,26 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         const h = await head(list)
         if (!h) return // no list yet: nothing to carry
         if (info.parentID) {
-          const snap = await rpc("sessions/snapshot", { sessionId: h })
+          const snap = await rpc("sessions/snapshot", { sessionId: h, maxChars: MAX_CHARS })
           if (snap?.text) output.context.push(snap.text)
           return
         }
         const compaction = await lastCompaction(input.sessionID)
         if (!compaction) return
         const successor = successorOf(list, compaction)
-        let text: string | undefined
         if (h !== successor) {
           try {
-            const r = await rpc("sessions/compact", { sessionId: h, newSessionId: successor })
-            text = r?.messages?.[0]?.content
+            await rpc("sessions/compact", { sessionId: h, newSessionId: successor })
           } catch (err) {
             // Compacted already (this compaction run twice, or a retry
             // after a lost reply): fine if it made our successor.
             if (!(err instanceof RPCError) || (await head(list)) !== successor) throw err
           }
         }
-        text ??= (await snapshotOf(list, compaction)) ?? undefined
-        if (text) {
-          snapshots.set(compaction, text)
-          output.context.push(text)
-        }
+        // The list as the successor starts with it, fitted: what the
+        // model will read after the compaction too.
+        const text = await snapshotOf(list, compaction)
+        if (text) output.context.push(text)
       } catch (err: any) {
         await log("warn", `could not carry the task list across compaction: ${err?.message ?? err}`, { sessionID: input.sessionID })
       }
@@ -430,10 +486,13 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
 
     // After a compaction, the model's context starts from the summary.
     // Put the list as it was at the compaction (the snapshot the daemon
-    // made) in front of the model, once: in the compaction message itself
-    // (which the model reads as "What did we do so far?"), before the
-    // summary that answers it. It is added to every request after the
-    // compaction, at the same place, as if OpenCode had stored it there.
+    // made, fitted to MAX_CHARS) in front of the model, once: in the
+    // compaction message itself (which the model reads as "What did we do
+    // so far?"), before the summary that answers it. It is added to every
+    // request after the compaction, at the same place and the same text,
+    // as if OpenCode had stored it there (as Claude Code and Codex store a
+    // hook's context): one copy in each request, and the requests' prefix
+    // unchanged for the provider's cache.
     "experimental.chat.messages.transform": async (_input, output) => {
       try {
         const msgs = output.messages

@@ -1,18 +1,15 @@
 package claudecode_test
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
@@ -111,31 +108,13 @@ func lastHook(t *testing.T, h *claudecode.Host) claudecode.HookRun {
 // not through the model (fast), with descriptions of descLen characters.
 func createTasks(t *testing.T, h *claudecode.Host, id string, n, descLen int) {
 	t.Helper()
-	c := h.Daemon.Client(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := c.Head(ctx, id); err != nil {
-		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id, Title: "e2e"})
-		require.NoError(t, err)
-	}
-	for i := 1; i <= n; i++ {
-		desc := fmt.Sprintf("Description of task %03d: ", i)
-		desc += strings.Repeat("abcdefghij", descLen/10+1)[:descLen-len(desc)]
-		res, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskCreate",
-			Arguments: map[string]any{"subject": fmt.Sprintf("Task number %03d", i), "description": desc}})
-		require.NoError(t, err)
-		require.False(t, res.IsError, res.Text())
-	}
+	h.Daemon.CreateTasks(t, id, n, descLen, "Task number %03d")
 }
 
 // callTool makes one Task call in session id through the daemon's client.
 func callTool(t *testing.T, h *claudecode.Host, id, name string, args map[string]any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := h.Daemon.Client(t).CallTool(ctx, client.ToolCall{SessionID: id, Name: name, Arguments: args})
-	require.NoError(t, err)
-	require.False(t, res.IsError, res.Text())
+	h.Daemon.Call(t, id, name, args)
 }
 
 // subjects returns "taskid status subject" of each task the daemon holds in session id.

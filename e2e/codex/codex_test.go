@@ -1,19 +1,16 @@
 package codex_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/e2e/codex"
 	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
@@ -171,21 +168,7 @@ func createTasks(t *testing.T, d *harness.Daemon, id string, n, descLen int) {
 // createTasksNamed is createTasks with the subjects given by a format of the task's number.
 func createTasksNamed(t *testing.T, d *harness.Daemon, id string, n, descLen int, subject string) {
 	t.Helper()
-	c := d.Client(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := c.Head(ctx, id); err != nil {
-		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id, Title: "e2e"})
-		require.NoError(t, err)
-	}
-	for i := 1; i <= n; i++ {
-		desc := fmt.Sprintf("Description of task %03d: ", i)
-		desc += strings.Repeat("abcdefghij", descLen/10+1)[:descLen-len(desc)]
-		res, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskCreate",
-			Arguments: map[string]any{"subject": fmt.Sprintf(subject, i), "description": desc}})
-		require.NoError(t, err)
-		require.False(t, res.IsError, res.Text())
-	}
+	d.CreateTasks(t, id, n, descLen, subject)
 }
 
 // TestFourTools ensures each Task tool called by the model through the MCP

@@ -72,6 +72,10 @@ type Options struct {
 	// Config is more config.toml, appended (top-level keys only, e.g.
 	// "model_auto_compact_token_limit = 20000").
 	Config string
+	// Model is the model config.toml names (default Model, of Codex's
+	// catalog). A model outside the catalog gets Codex's fallback
+	// metadata: tool output cut past 10,000 bytes, MCP tools not deferred.
+	Model string
 	// Noisy allows the bridge and the hook to write to stderr; by
 	// default a test whose bridge or hook said anything there fails.
 	Noisy bool
@@ -154,7 +158,11 @@ func (h *Host) hookCommandLine() string { return shq(h.hookCommand()) }
 func (h *Host) writeConfig(opts Options) {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	p(`model = %s`, tq(Model))
+	model := Model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	p(`model = %s`, tq(model))
 	p(`model_provider = "e2e"`)
 	p(`approval_policy = "never"`)
 	p(`sandbox_mode = "read-only"`)
@@ -322,6 +330,13 @@ func (h *Host) Exec(tb testing.TB, prompt string, flags ...string) Result {
 func (h *Host) Resume(tb testing.TB, id, prompt string, flags ...string) Result {
 	tb.Helper()
 	return h.run(tb, append(append([]string{"exec"}, h.execFlags()...), append(append([]string{"resume"}, flags...), id, prompt)...))
+}
+
+// Fork runs "codex exec fork --json ID PROMPT": a new thread whose
+// history is a copy of ID's.
+func (h *Host) Fork(tb testing.TB, id, prompt string, flags ...string) Result {
+	tb.Helper()
+	return h.run(tb, append(append([]string{"exec"}, h.execFlags()...), append(append([]string{"fork"}, flags...), id, prompt)...))
 }
 
 func (h *Host) execFlags() []string {

@@ -122,3 +122,49 @@ func TestLargeTaskList(t *testing.T) {
 	assert.True(t, i >= 0 && i < 200, "the counts are not near the start of the result (at %d)", i)
 	assert.Len(t, toolJSON(t, res)["tasks"], 40, "every task is listed (descriptions may be shortened)")
 }
+
+// TestLargeTaskListUnknownModel ensures a TaskList of 300 tasks with
+// 500-character descriptions (120 closed, 180 open) reaches the model
+// whole under a model outside Codex's catalog, whose tool output Codex
+// cuts in the middle past 10,000 bytes (its fallback truncation policy):
+// the result is within that, the counts come first, then every open task,
+// named, then the closed ones folded into id ranges.
+func TestLargeTaskListUnknownModel(t *testing.T) {
+	t.Parallel()
+	var p phases
+	h := codex.New(t, codex.Options{Respond: p.Respond, Model: "e2e-custom-model"})
+	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	a := h.Exec(t, "Hello.").ThreadID
+	createTasks(t, h.Daemon, a, 300, 500)
+	for i := 1; i <= 120; i++ {
+		h.Daemon.Call(t, a, "TaskUpdate", map[string]any{"taskid": i, "status": "completed"})
+	}
+	n := len(h.API.Main())
+	// Outside the catalog the MCP tools are offered as they are (no
+	// tool_search), under their namespaced names.
+	p.set(modelapi.NewScript(modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
+	h.Resume(t, a, "List.")
+	main := since(h, n)
+	require.Len(t, main, 2, h.API.Dump())
+	res := pending(t, main[1])
+	text := codex.ToolOutput(res)
+	t.Logf("the TaskList result that reached the model: %d bytes (%d with Codex's header), starting %.300q", len(text), len(res.Text), text)
+	if !assertWhole(t, "the TaskList result", res.Text) {
+		return
+	}
+	assert.LessOrEqual(t, len(res.Text), 10_000, "Codex's budget for a model outside its catalog")
+	v := toolJSON(t, res)
+	i := strings.Index(text, `"counts"`)
+	assert.True(t, i >= 0 && i < 20, "the counts are not at the start of the result (at %d)", i)
+	last := -1
+	for id := 121; id <= 300; id++ {
+		at := strings.Index(text, fmt.Sprintf("#%d [pending] Task number %03d", id, id))
+		if !assert.GreaterOrEqual(t, at, 0, "open task #%d is not named", id) {
+			continue
+		}
+		assert.Greater(t, at, last, "open task #%d out of order", id)
+		last = at
+	}
+	assert.Equal(t, map[string]any{"completed": "#1-#120"}, v["omitted"], "the closed tasks, folded, after the open ones")
+	assert.Greater(t, strings.Index(text, `"omitted"`), last, "the closed tasks come after the open ones")
+}

@@ -3,9 +3,11 @@ package harness
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -233,4 +235,59 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// CreateTasks creates n tasks in session id (created when missing)
+// through the daemon's client, not through a model (fast): subjects by
+// format of the task's number ("Task number %03d"), descriptions of
+// descLen characters starting "Description of task NNN: ".
+func (d *Daemon) CreateTasks(tb testing.TB, id string, n, descLen int, format string) {
+	tb.Helper()
+	c := d.Client(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := c.Head(ctx, id); err != nil {
+		if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id, Title: "e2e"}); err != nil {
+			tb.Fatalf("harness: create session %s: %v", id, err)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		desc := fmt.Sprintf("Description of task %03d: ", i)
+		desc += strings.Repeat("abcdefghij", descLen/10+1)[:max(0, descLen-len(desc))]
+		d.call(tb, c, ctx, id, "TaskCreate", map[string]any{"subject": fmt.Sprintf(format, i), "description": desc})
+	}
+}
+
+// Call makes one Task tool call in session id through the daemon's client,
+// failing the test unless it succeeds.
+func (d *Daemon) Call(tb testing.TB, id, name string, args map[string]any) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d.call(tb, d.Client(tb), ctx, id, name, args)
+}
+
+func (d *Daemon) call(tb testing.TB, c *client.Client, ctx context.Context, id, name string, args map[string]any) {
+	tb.Helper()
+	res, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: name, Arguments: args})
+	if err != nil {
+		tb.Fatalf("harness: %s in %s: %v", name, id, err)
+	}
+	if res.IsError {
+		tb.Fatalf("harness: %s in %s: %s", name, id, res.Text())
+	}
+}
+
+// LoseDatabase stops the daemon, moves its database (and the database's
+// -wal and -shm files) aside, as a user who lost it, and starts it again
+// on an empty one at the same path.
+func (d *Daemon) LoseDatabase(tb testing.TB) {
+	tb.Helper()
+	d.Stop(tb)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(d.DB+suffix, d.DB+suffix+".lost"); err != nil && !os.IsNotExist(err) {
+			tb.Fatalf("harness: move the database aside: %v", err)
+		}
+	}
+	d.Start(tb)
 }

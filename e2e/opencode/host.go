@@ -73,6 +73,9 @@ type Options struct {
 	Config map[string]any
 	// Env is added to every run's environment.
 	Env []string
+	// Commented seeds opencode.json as JSONC, as a user may keep it (a
+	// comment on top, a trailing comma), before the installer edits it.
+	Commented bool
 	// KeepTodo takes the installer's "tools" fragment back out of
 	// opencode.json, so OpenCode offers its own to-do tools (a control).
 	KeepTodo bool
@@ -133,6 +136,17 @@ func New(tb testing.TB, opts Options) *Host {
 		tb.Fatal(err)
 	}
 	h.writeJSON(filepath.Join(h.Config, "opencode.json"), h.config())
+	if opts.Commented {
+		path := filepath.Join(h.Config, "opencode.json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		jsonc := "// OpenCode settings (JSONC: comments and trailing commas)\n" + strings.TrimSuffix(string(b), "\n}") + ", // the last setting\n}\n"
+		if err := os.WriteFile(path, []byte(jsonc), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	h.install(deps)
 	if opts.KeepTodo {
 		var c map[string]any

@@ -26,11 +26,16 @@ func TestInstallScript(t *testing.T) {
 	root, err := harness.RepoRoot()
 	require.NoError(t, err)
 	script := filepath.Join(root, "contrib", "opencode", "install.sh")
-	install := func(xdg string) {
+	run := func(xdg string) (string, error) {
 		t.Helper()
 		cmd := exec.Command("sh", script)
 		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + xdg}
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	install := func(xdg string) {
+		t.Helper()
+		out, err := run(xdg)
 		require.NoError(t, err, "%s", out)
 	}
 	read := func(path string) map[string]any {
@@ -71,4 +76,79 @@ func TestInstallScript(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "a second install changed opencode.json")
+
+	// A config with comments and trailing commas (JSONC, which OpenCode
+	// reads): edited in place, every comment and setting kept; a second
+	// run changes nothing.
+	commented := t.TempDir()
+	path = filepath.Join(commented, "opencode", "opencode.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	const jsonc = `// my OpenCode settings
+{
+  /* the model I use */
+  "model": "anthropic/claude-sonnet-4-6", // keep it
+  "tools": {
+    "bash": true, // yes
+    "todowrite": true,
+  },
+  "mcp": {},
+}
+`
+	require.NoError(t, os.WriteFile(path, []byte(jsonc), 0o600))
+	install(commented)
+	after, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, `// my OpenCode settings
+{
+  /* the model I use */
+  "model": "anthropic/claude-sonnet-4-6", // keep it
+  "tools": {
+    "bash": true, // yes
+    "todowrite": false,
+    "todoread": false
+  },
+  "mcp": {},
+}
+`, string(after))
+	install(commented)
+	again, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(after), string(again), "a second install changed opencode.json")
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the file's mode is kept")
+	_, err = os.Stat(filepath.Join(commented, "opencode", "plugin", "tasksessiond.ts"))
+	assert.NoError(t, err, "the plugin is installed")
+
+	// opencode.jsonc (which OpenCode reads last) is the one edited.
+	jc := t.TempDir()
+	path = filepath.Join(jc, "opencode", "opencode.jsonc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte("{\n  // empty\n}\n"), 0o600))
+	install(jc)
+	after, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  // empty\n  \"tools\": {\n    \"todowrite\": false,\n    \"todoread\": false\n  }\n}\n", string(after))
+	assert.NoFileExists(t, filepath.Join(jc, "opencode", "opencode.json"))
+
+	// A config it cannot read: it stops before changing anything (the
+	// plugin not copied either), saying why.
+	broken := t.TempDir()
+	path = filepath.Join(broken, "opencode", "opencode.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(`{"model": "x" /* unclosed`), 0o600))
+	out, err := run(broken)
+	require.Error(t, err)
+	assert.Contains(t, out, "nothing was changed")
+	assert.NoFileExists(t, filepath.Join(broken, "opencode", "plugin", "tasksessiond.ts"))
+	entries, err := os.ReadDir(filepath.Join(broken, "opencode"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"opencode.json"}, names, "nothing left behind")
+	after, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, `{"model": "x" /* unclosed`, string(after))
 }

@@ -2,6 +2,7 @@ package opencode_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -103,9 +104,19 @@ func TestCompaction(t *testing.T) {
 	for _, r := range main {
 		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
 	}
-	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [completed] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Ship it")
+	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#1 [completed] Write the parser", "the open tasks, then the closed ones")
 	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #4 "Release it"`)
 	assert.Len(t, h.API.Of(modelapi.KindCompact), 1, "no second compaction")
+
+	// The database lost: the list is rebuilt from the session's messages,
+	// those before the compaction too (OpenCode keeps them).
+	h.Daemon.LoseDatabase(t)
+	n = len(h.API.Main())
+	p.set(modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("Four tasks still.")))
+	h.Run(t, "Go on.", "--session", a)
+	main = since(h, n)
+	require.Len(t, main, 2, h.API.Dump())
+	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#4 [pending] Release it\n#1 [completed] Write the parser")
 }
 
 // TestSubagent ensures a subagent (OpenCode's task tool runs it in a child
@@ -249,4 +260,120 @@ func TestAutostartOff(t *testing.T) {
 	assert.Error(t, err, "a daemon was started")
 	_, err = os.Stat(h.Daemon.AutostartLog())
 	assert.True(t, os.IsNotExist(err), "the plugin started a daemon: %v", err)
+}
+
+// TestCompactionLargeList ensures a compaction of a long list (300 tasks
+// with 500-character descriptions, 100 of them completed: 170 KB whole)
+// puts the list in front of the model within 9,500 characters, fitted as
+// the hooks fit it (every open task's id, status and subject named, the
+// completed ones folded), once in each request after it; and gives the
+// summariser the same text, not the whole list.
+func TestCompactionLargeList(t *testing.T) {
+	t.Parallel()
+	const budget = 9_500
+	var p phases
+	h := opencode.New(t, opencode.Options{Respond: p.Respond})
+	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	a := h.Run(t, "Hello.").SessionID
+	h.Daemon.CreateTasks(t, a, 300, 500, "Task number %03d")
+	for i := 1; i <= 100; i++ {
+		h.Daemon.Call(t, a, "TaskUpdate", map[string]any{"taskid": i, "status": "completed"})
+	}
+	full := modelapi.Call("TaskGet", map[string]any{"taskid": 101})
+	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
+	n := len(h.API.Main())
+	p.set(modelapi.NewScript(full, modelapi.Call("TaskGet", map[string]any{"taskid": 102}), modelapi.Text("Done.")))
+	h.Run(t, "Go on.", "--session", a)
+
+	compacts := h.API.Of(modelapi.KindCompact)
+	require.Len(t, compacts, 1, "OpenCode did not compact:\n%s", h.API.Dump())
+	var after []*modelapi.Request
+	for _, r := range since(h, n) {
+		if r.Seq > compacts[0].Seq {
+			after = append(after, r)
+		}
+	}
+	require.Len(t, after, 2, h.API.Dump())
+	m0 := after[0].Messages[0]
+	require.NotEmpty(t, m0.Blocks)
+	snapshot := m0.Blocks[0].Text
+	t.Logf("after the compaction: the list %d characters; the first request %d bytes, the next %d; the summariser's prompt %d characters",
+		len([]rune(snapshot)), len(after[0].Raw), len(after[1].Raw), len([]rune(compacts[0].LastUserText())))
+	assert.True(t, strings.HasPrefix(snapshot, "Task list carried over"), "%.200q", snapshot)
+	assert.LessOrEqual(t, len([]rune(snapshot)), budget)
+	for i := 101; i <= 300; i++ {
+		assert.Contains(t, snapshot, fmt.Sprintf("\n#%d [pending] Task number %03d", i, i), "open task #%d", i)
+	}
+	assert.Contains(t, snapshot, "completed: #1-#100")
+	for _, r := range after {
+		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
+	}
+	prompt := compacts[0].LastUserText()
+	assert.Contains(t, prompt, snapshot, "the summariser gets the fitted list")
+	assert.NotContains(t, prompt, "Description of task 150", "the summariser does not get the whole list")
+}
+
+// TestForkAndLostDatabase ensures a session the daemon does not know is
+// rebuilt from the OpenCode session's own messages and its subagents'
+// (child sessions): a fork ("run --session A --fork", a new session whose
+// history is a copy of A's) keeps the tasks it had at the fork point, its
+// subagent's writes included, and goes on from there while A keeps its
+// own; and A, after the database was moved away, has its list back.
+func TestForkAndLostDatabase(t *testing.T) {
+	t.Parallel()
+	const prompt = "Start the parser and add its review."
+	var p phases
+	h := opencode.New(t, opencode.Options{Respond: p.Respond})
+	plan := p.set(modelapi.NewScript(
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"}),
+		modelapi.Call("task", map[string]any{"description": "Extend the plan", "prompt": prompt, "subagent_type": "general"}),
+		// the subagent
+		modelapi.Call("TaskUpdate", map[string]any{"taskid": 1, "status": "inprogress"}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Review the parser"}),
+		modelapi.Text("Started #1, added #3."),
+		// the parent
+		modelapi.Text("Planned."),
+	))
+	a := h.Run(t, "Plan the parser work.").SessionID
+	require.True(t, plan.Done(), h.API.Dump())
+	want := []string{"1 inprogress Write the parser", "2 pending Test the parser", "3 pending Review the parser"}
+	require.Equal(t, want, subjects(t, h, a))
+
+	// The fork.
+	n := len(h.API.Main())
+	fork := p.set(modelapi.NewScript(
+		modelapi.Call("TaskList", nil),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it from the fork"}),
+		modelapi.Text("Forked."),
+	))
+	f := h.Run(t, "Go on in a fork.", "--session", a, "--fork").SessionID
+	require.True(t, fork.Done(), h.API.Dump())
+	require.NotEqual(t, a, f, "--fork kept the session id")
+	got := since(h, n)
+	require.Len(t, got, 3, h.API.Dump())
+	listed := result(t, got[1], "TaskList")
+	t.Logf("the fork's TaskList: %q", listed)
+	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
+	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it from the fork"`)
+	assert.Equal(t, append(want, "4 pending Ship it from the fork"), subjects(t, h, f))
+	assert.Equal(t, want, subjects(t, h, a), "the source keeps its own list")
+
+	// The database lost: A's list is rebuilt from its messages.
+	h.Daemon.LoseDatabase(t)
+	n = len(h.API.Main())
+	back := p.set(modelapi.NewScript(
+		modelapi.Call("TaskList", nil),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
+		modelapi.Text("Back."),
+	))
+	h.Run(t, "Go on.", "--session", a)
+	require.True(t, back.Done(), h.API.Dump())
+	got = since(h, n)
+	require.Len(t, got, 3, h.API.Dump())
+	listed = result(t, got[1], "TaskList")
+	t.Logf("after the database was lost, TaskList: %q", listed)
+	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
+	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it"`)
+	assert.Equal(t, append(want, "4 pending Ship it"), subjects(t, h, a))
 }

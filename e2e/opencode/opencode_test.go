@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +95,13 @@ func TestFourTools(t *testing.T) {
 		modelapi.Call("TaskList", nil),
 		modelapi.Text("Two tasks planned."),
 	)
-	h := opencode.New(t, opencode.Options{Respond: script.Respond})
+	// The user's opencode.json has comments (JSONC): install.sh edits it
+	// in place, and OpenCode reads the result (no todowrite below).
+	h := opencode.New(t, opencode.Options{Respond: script.Respond, Commented: true})
+	cfg, err := os.ReadFile(filepath.Join(h.Config, "opencode.json"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(cfg), "// OpenCode settings"), "the comment is kept:\n%s", cfg)
+	assert.Contains(t, string(cfg), `"todowrite": false`)
 	run := h.Run(t, "Plan the parser work.")
 	assert.Equal(t, "Two tasks planned.", run.Text)
 	require.True(t, script.Done(), "the script was not played to its end:\n%s", h.API.Dump())

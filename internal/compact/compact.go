@@ -7,6 +7,7 @@ package compact
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/record"
@@ -24,12 +25,41 @@ const (
 // sessions/snapshot hands to the compact worker. It is deterministic.
 func Text(st *store.Store) string {
 	var b strings.Builder
-	head := fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same "+
-		"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n", st.NextTaskid())
+	head := fmt.Sprintf(carriedOver, st.NextTaskid())
 	b.Grow(len(head) + tools.ListSize(st))
 	b.WriteString(head)
 	tools.WriteList(&b, st)
 	return b.String()
+}
+
+// TextWithin is Text for tasks (in taskid order) and the next taskid,
+// with the list fitted to max characters (tools.Length) as the hooks fit
+// it: whole when it fits, else closed tasks and long descriptions
+// shortened first, every open task's id, status and subject kept as long
+// as there is room.
+func TextWithin(tasks []store.Task, next, max int) string {
+	head := fmt.Sprintf(carriedOver, next)
+	return head + tools.RenderWithin(tasks, max-tools.Length(head), tools.PlainNames)
+}
+
+const carriedOver = "Task list carried over from before the context was compacted: the same tasks with the same " +
+	"taskids. Keep updating them with TaskUpdate; the next TaskCreate gets #%d.\n\n"
+
+// FitText fits a text Text made (a task_snapshot message: the list as it
+// was at the compaction) to max characters, as TextWithin does; a text it
+// cannot read is cut to its first paragraph.
+func FitText(text string, max int) string {
+	if tools.Length(text) <= max {
+		return text
+	}
+	head, list, _ := strings.Cut(text, "\n\n")
+	var next int
+	_, err := fmt.Sscanf(head[strings.LastIndex(head, "#")+1:], "%d", &next)
+	if tasks, ok := tools.ParseList(list); ok && err == nil && next > 0 {
+		slices.SortFunc(tasks, func(a, b store.Task) int { return a.Taskid - b.Taskid })
+		return TextWithin(tasks, next, max)
+	}
+	return head + "\n\n(The list is too long to show here: call TaskList.)"
 }
 
 // ForcedCallID is the callId of the TaskList fired at the start of a

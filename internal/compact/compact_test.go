@@ -2,6 +2,8 @@ package compact_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +47,7 @@ func TestBuild(t *testing.T) {
 		StructuredContent tools.Listing `json:"structuredContent"`
 	}
 	require.NoError(t, json.Unmarshal(c.Result, &res))
-	assert.Equal(t, st.List(), res.StructuredContent.Tasks)
+	assert.ElementsMatch(t, st.List(), res.StructuredContent.Tasks)
 
 	noSummary, err := compact.Build(old, st, "new", "")
 	require.NoError(t, err)
@@ -79,4 +81,42 @@ func TestForcedTaskListIsEncodedLikeEveryResult(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(p.Forced.Call.Result))
 	assert.Contains(t, string(p.Forced.Call.Result), "fix <a> & <b>")
+}
+
+func TestFitText(t *testing.T) {
+	// Ensures a snapshot's text (the list as it was at a compaction) is
+	// read back and fitted to a budget with the hooks' ladder: whole when
+	// it fits; else within the budget, the head kept, every open task
+	// named; and that tools.ParseList reads back what WriteList wrote.
+	st := store.New()
+	for i := 1; i <= 300; i++ {
+		desc := strings.Repeat("d", 500)
+		if i%7 == 0 {
+			desc = "line one\n\n  indented line\n#not a task"
+		}
+		st.Create(fmt.Sprintf("Task %03d [x] #%d", i, i), desc)
+	}
+	done := store.Completed
+	for i := 1; i <= 100; i++ {
+		_, err := st.Update(i, store.Patch{Status: &done})
+		require.NoError(t, err)
+	}
+	text := compact.Text(st)
+	_, list, _ := strings.Cut(text, "\n\n")
+	back, ok := tools.ParseList(list)
+	require.True(t, ok)
+	assert.Equal(t, st.List(), back, "read back as written")
+
+	assert.Equal(t, text, compact.FitText(text, len(text)), "whole when it fits")
+	fitted := compact.FitText(text, tools.MaxHookChars)
+	assert.LessOrEqual(t, tools.Length(fitted), tools.MaxHookChars)
+	assert.True(t, strings.HasPrefix(fitted, "Task list carried over"), fitted)
+	assert.Contains(t, fitted, "the next TaskCreate gets #301.")
+	for i := 101; i <= 300; i++ {
+		assert.Contains(t, fitted, fmt.Sprintf("\n#%d [pending] Task %03d [x] #%d", i, i, i))
+	}
+	assert.Contains(t, fitted, "completed: #1-#100")
+	assert.Equal(t, compact.TextWithin(st.List(), 301, tools.MaxHookChars), fitted)
+
+	assert.Contains(t, compact.FitText("Head #3.\n\nnot a list "+strings.Repeat("x", 100), 50), "call TaskList")
 }

@@ -100,6 +100,19 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 		// a new id over a copy of the history), or a list lost with its
 		// database. The transcript holds the Task calls that made the list.
 		s, err = h.replay(ctx, id, in.TranscriptPath)
+		if errors.Is(err, ErrNothing) && in.TranscriptPath != "" && transcript.Holds(ctx, in.TranscriptPath, markerHead) {
+			// The conversation was shown a list (a hook's marker), but
+			// the daemon has none and the history holds no Task calls
+			// to rebuild it from (tasks made elsewhere, a rollout cut):
+			// said plainly, once, rather than an empty list the history
+			// contradicts.
+			if transcript.Seen(ctx, in.TranscriptPath, lostNote) {
+				return Output{}, fmt.Errorf("%w: the conversation was told its list %s was lost", ErrNothing, id)
+			}
+			return output(fmt.Sprintf("%s (tasksessiond session %s): the daemon's database no longer has it, and this conversation's "+
+				"history holds no Task calls to rebuild it from. %s shows an empty list and the next %s gets #1; "+
+				"recreate the tasks that are still open from the conversation, if any.", lostNote, id, h.names.List, h.names.Create)), nil
+		}
 	}
 	if err != nil {
 		return Output{}, err
@@ -188,7 +201,7 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 	}
 	// The marker hashes the tasks, not the fitted rendering, so a change
 	// that the shortening hides still counts as a change.
-	tail := "\n\n(tasksessiond session " + session + ", list " + version(st) + ")"
+	tail := "\n\n" + markerHead + session + ", list " + version(st) + ")"
 	budget := h.cfg.MaxChars - h.cfg.Measure(intro) - h.cfg.Measure(tail) - 2
 	if budget < minListChars {
 		// Not even the counts fit beside the intro: the bare list, cut
@@ -202,6 +215,13 @@ func (h *run) compose(intro string, tasks []client.Task, session string) string 
 	}
 	return intro + "\n\n" + tools.RenderWithinBy(st, budget, h.names, h.cfg.Measure) + tail
 }
+
+// markerHead begins the marker of every list a hook adds; lostNote begins
+// what it says when that list is lost.
+const (
+	markerHead = "(tasksessiond session "
+	lostNote   = "The task list of this conversation was lost"
+)
 
 // minListChars is the least room worth giving the list beside the intro.
 const minListChars = 200

@@ -410,6 +410,27 @@ func TestRunForkReplaysTheTranscript(t *testing.T) {
 	}
 }
 
+func TestRunSaysALostListPlainly(t *testing.T) {
+	// Ensures a conversation that was shown a list (a hook's marker in its
+	// history) whose session the daemon no longer has and whose history
+	// holds no Task calls to rebuild it from (tasks made elsewhere) is
+	// told so plainly, once, instead of meeting an empty list its history
+	// contradicts; and that nothing is made in the daemon.
+	f := newFixture(t)
+	shown := "Your task list for this conversation, kept by tasksessiond.\n\n#1 [pending] Write the parser\n\n(tasksessiond session gone, list 1234)"
+	path := writeTranscript(t, userLine, hookContext(shown))
+	out, err := hook.Run(ctx, f.cfg, start("gone", "resume", path))
+	require.NoError(t, err)
+	text := added(t, out)
+	assert.Contains(t, text, "The task list of this conversation was lost (tasksessiond session gone)")
+	assert.Contains(t, text, "mcp__tasks__TaskCreate gets #1")
+	_, err = f.c.GetSession(ctx, "gone")
+	require.ErrorIs(t, err, client.ErrSessionNotFound, "nothing was made")
+
+	_, err = hook.Run(ctx, f.cfg, start("gone", "resume", writeTranscript(t, userLine, hookContext(shown), hookContext(text))))
+	require.ErrorIs(t, err, hook.ErrNothing, "said once")
+}
+
 func TestRunNamesTheConfiguredServer(t *testing.T) {
 	// Ensures Config.Server names the tools as the model knows them
 	// (mcp__<server>__…) in the added context, and picks that server's

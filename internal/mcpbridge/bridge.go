@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -225,10 +226,18 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		if b.cfg.FollowMeta {
 			meta = conversationOf(req.Params.Meta)
 		}
+		budget := 0
+		if name == tools.TaskList && (meta != "" || isCodex(req.Session)) {
+			budget = CodexResultBytes
+		}
 		var res *client.CallToolResult
 		err := b.do(ctx, func(c *client.Client) error {
 			var err error
-			res, err = b.call(ctx, c, call, writes, meta)
+			var session string
+			res, session, err = b.call(ctx, c, call, writes, meta)
+			if err == nil && budget > 0 {
+				res, err = refit(ctx, c, res, session, budget)
+			}
 			return err
 		})
 		if err != nil {
@@ -243,6 +252,50 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		}
 		return out, nil
 	}
+}
+
+// CodexResultBytes bounds a TaskList result under Codex CLI, in bytes of
+// its structured JSON (what Codex shows the model). Codex cuts a tool's
+// output in the middle past its model's truncation policy: 10,000 bytes
+// for a model outside its catalog (codex-rs models-manager,
+// model_info_from_slug: TruncationPolicyConfig::bytes(10_000)), any custom
+// provider's model; the rest of the 10,000 is for the "Wall time ...
+// Output:" lines Codex puts before it.
+const CodexResultBytes = 9_500
+
+// isCodex reports whether the MCP client is Codex CLI ("codex-mcp-client").
+func isCodex(s *mcp.ServerSession) bool {
+	if s == nil {
+		return false
+	}
+	p := s.InitializeParams()
+	return p != nil && p.ClientInfo != nil && strings.Contains(strings.ToLower(p.ClientInfo.Name), "codex")
+}
+
+// refit renders a TaskList result of session again within budget bytes
+// when the daemon's (fitted to its own, larger limit) is longer: from the
+// session's whole list, with the daemon's ladder.
+func refit(ctx context.Context, c *client.Client, res *client.CallToolResult, session string, budget int) (*client.CallToolResult, error) {
+	var raw struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if res.IsError || json.Unmarshal(res.Raw, &raw) != nil || len(raw.StructuredContent) <= budget {
+		return res, nil
+	}
+	snap, err := c.Snapshot(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	fitted, err := json.Marshal(tools.ListResultWithin(snap.Tasks, budget, func(s string) int { return len(s) }))
+	if err != nil {
+		return nil, fmt.Errorf("encode the fitted TaskList: %w", err)
+	}
+	out := &client.CallToolResult{Raw: fitted}
+	if err := json.Unmarshal(fitted, out); err != nil {
+		return nil, fmt.Errorf("decode the fitted TaskList: %w", err)
+	}
+	out.Raw = fitted
+	return out, nil
 }
 
 // conversationOf returns the conversation a call's _meta names: Codex CLI
@@ -260,12 +313,12 @@ func conversationOf(meta mcp.Meta) string {
 // call makes one tool call on c in the session the bridge serves: it
 // creates the session on first use, sends reads to the head of the lineage
 // and follows a write refused by a sealed session to its successor.
-func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*client.CallToolResult, error) {
+func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*client.CallToolResult, string, error) {
 	// The session this call goes to is settled once, here: another call
 	// (another Codex thread) may rebind the bridge meanwhile.
 	session, err := b.ensure(ctx, c, meta)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	for range maxFollow {
 		if !writes {
@@ -273,7 +326,7 @@ func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCal
 			// at compaction; the head has every change since.
 			s, err := c.Head(ctx, session)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			if s.ID != session {
 				b.follow(session, s.ID)
@@ -288,9 +341,9 @@ func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCal
 			session = ce.SuccessorID()
 			continue
 		}
-		return res, err
+		return res, session, err
 	}
-	return nil, fmt.Errorf("session %s: more than %d compactions to follow in one call", session, maxFollow)
+	return nil, "", fmt.Errorf("session %s: more than %d compactions to follow in one call", session, maxFollow)
 }
 
 func (b *Bridge) follow(from, to string) {

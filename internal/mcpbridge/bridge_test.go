@@ -466,3 +466,45 @@ type structured struct {
 	client.Change
 	Tasks []client.Task `json:"tasks"`
 }
+
+func TestCodexTaskListFitsItsBudget(t *testing.T) {
+	// Ensures a TaskList under Codex CLI (its MCP client's name), with a
+	// fixed session as well as one named by _meta, is within Codex's
+	// budget for a model outside its catalog (10,000 bytes of output),
+	// every open task named; another client gets the daemon's own.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	dc := d.Dial(t)
+	_, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "big", Title: "big"})
+	require.NoError(t, err)
+	for i := 1; i <= 300; i++ {
+		_, err := dc.CallTool(ctx, client.ToolCall{SessionID: "big", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Task %03d", i), "description": strings.Repeat("d", 500)}})
+		require.NoError(t, err)
+		if i <= 100 {
+			_, err = dc.CallTool(ctx, client.ToolCall{SessionID: "big", Name: "TaskUpdate", Arguments: map[string]any{"taskid": i, "status": "completed"}})
+			require.NoError(t, err)
+		}
+	}
+	size := func(name string, cfg mcpbridge.Config, meta mcp.Meta, brief bool) int {
+		b, err := mcpbridge.New(cfg)
+		require.NoError(t, err)
+		ct, st := mcp.NewInMemoryTransports()
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go b.Run(runCtx, st)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, nil)
+		require.NoError(t, err)
+		defer cs.Close()
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: "TaskList", Arguments: map[string]any{}})
+		require.NoError(t, err)
+		require.False(t, r.IsError, text(r))
+		sc, err := json.Marshal(r.StructuredContent)
+		require.NoError(t, err)
+		for i := 101; i <= 300 && brief; i++ {
+			assert.Contains(t, string(sc), fmt.Sprintf("#%d [pending] Task %03d", i, i), "%s: open task #%d", name, i)
+		}
+		return len(sc)
+	}
+	assert.LessOrEqual(t, size("codex-mcp-client", mcpbridge.Config{Socket: d.Socket, SessionID: "big"}, nil, true), mcpbridge.CodexResultBytes)
+	assert.LessOrEqual(t, size("some-host", mcpbridge.Config{Socket: d.Socket, FollowMeta: true}, mcp.Meta{"threadId": "big"}, true), mcpbridge.CodexResultBytes)
+	assert.Greater(t, size("some-host", mcpbridge.Config{Socket: d.Socket, SessionID: "big"}, nil, false), mcpbridge.CodexResultBytes)
+}

@@ -11,6 +11,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -35,8 +36,17 @@ func (s *Server) methods() map[string]method {
 			info, err := s.mgr.Create(ctx, p)
 			return wire.SessionResult{Session: info}, err
 		}),
-		wire.MethodSessionsResume: with(func(ctx context.Context, p wire.SessionRef) (wire.Resumed, error) {
-			return s.mgr.Resume(ctx, p.SessionID)
+		wire.MethodSessionsResume: with(func(ctx context.Context, p wire.SessionText) (wire.Resumed, error) {
+			r, err := s.mgr.Resume(ctx, p.SessionID)
+			if err == nil && p.MaxChars > 0 {
+				r.Messages = slices.Clone(r.Messages) // the session's own may be shared
+				for i, m := range r.Messages {
+					if m.Kind == compact.KindTaskSnapshot {
+						r.Messages[i].Content = compact.FitText(m.Content, p.MaxChars)
+					}
+				}
+			}
+			return r, err
 		}),
 		wire.MethodSessionsGet: with(func(ctx context.Context, p wire.SessionRef) (wire.SessionResult, error) {
 			info, err := s.mgr.Get(ctx, p.SessionID)
@@ -44,8 +54,12 @@ func (s *Server) methods() map[string]method {
 		}),
 		wire.MethodSessionsList:   with(s.sessionsList),
 		wire.MethodSessionsReplay: with(s.mgr.Replay),
-		wire.MethodSessionsSnapshot: with(func(ctx context.Context, p wire.SessionRef) (wire.Snapshot, error) {
-			return s.mgr.Snapshot(ctx, p.SessionID)
+		wire.MethodSessionsSnapshot: with(func(ctx context.Context, p wire.SessionText) (wire.Snapshot, error) {
+			snap, err := s.mgr.Snapshot(ctx, p.SessionID)
+			if err == nil && p.MaxChars > 0 && tools.Length(snap.Text) > p.MaxChars {
+				snap.Text = compact.TextWithin(snap.Tasks, snap.NextTaskid, p.MaxChars)
+			}
+			return snap, err
 		}),
 		wire.MethodSessionsCompact:  with(s.mgr.Compact),
 		wire.MethodSessionsWatch:    plain(s.sessionsWatch),

@@ -24,6 +24,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
@@ -427,7 +428,7 @@ func TestThousandsOfTasks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, n, must(r.Listing()).Counts.Total)
 	assert.LessOrEqual(t, len(r.Raw), 2*tools.MaxResultChars+1000, "text and structured, each within the limit")
-	assert.NotEmpty(t, must(r.Listing()).Tasks)
+	assert.NotEmpty(t, must(r.Listing()).Brief, "tasks listed brief: without their descriptions")
 	got, err := cl.ResumeSession(ctx, info.ID)
 	require.NoError(t, err)
 	require.Len(t, got.Tasks, n)
@@ -670,4 +671,35 @@ func TestResultsAreNotHTMLEscaped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(line), "check a < b && b > c")
 	assert.NotContains(t, string(line), `\u003c`)
+}
+
+func TestSnapshotAndResumeFitMaxChars(t *testing.T) {
+	// Ensures sessions/snapshot and sessions/resume given maxChars fit the
+	// list's text (the snapshot's text, the task_snapshot message of a
+	// compaction's successor) to it, every open task named, and without it
+	// carry the whole list.
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	cl := d.Dial(t)
+	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	require.NoError(t, err)
+	for i := 1; i <= 300; i++ {
+		_, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Task %03d", i), "description": strings.Repeat("d", 500)}})
+		require.NoError(t, err)
+	}
+	out, err := cl.Compact(ctx, client.Compact{SessionID: info.ID})
+	require.NoError(t, err)
+	var snap wire.Snapshot
+	require.NoError(t, cl.Call(ctx, wire.MethodSessionsSnapshot, wire.SessionText{SessionID: out.Session.ID, MaxChars: tools.MaxHookChars}, &snap))
+	var resumed wire.Resumed
+	require.NoError(t, cl.Call(ctx, wire.MethodSessionsResume, wire.SessionText{SessionID: out.Session.ID, MaxChars: tools.MaxHookChars}, &resumed))
+	require.NotEmpty(t, resumed.Messages)
+	for _, text := range []string{snap.Text, resumed.Messages[0].Content} {
+		assert.LessOrEqual(t, tools.Length(text), tools.MaxHookChars)
+		for i := 1; i <= 300; i++ {
+			assert.Contains(t, text, fmt.Sprintf("\n#%d [pending] Task %03d", i, i))
+		}
+	}
+	whole, err := cl.ResumeSession(ctx, out.Session.ID)
+	require.NoError(t, err)
+	assert.Greater(t, len(whole.Messages[0].Content), 150_000, "without maxChars, the whole list")
 }

@@ -80,9 +80,10 @@ const (
 		`"required":["task","counts"],"additionalProperties":false}`
 	listingSchema = schemaHead + `"properties":{"counts":` + countsSchema +
 		`,"note":{"type":"string","description":"Set when the list was shortened to fit: what was left out and how to read it."}` +
-		`,"tasks":{"type":"array","items":` + taskSchema + `,"description":"Every task, in taskid order (long descriptions shortened when the list is long)."}` +
-		`,"omitted":{"type":"object","additionalProperties":{"type":"string"},"description":"Closed tasks left out of tasks to fit, by status, as id ranges (\"#1-#4, #7\")."}` +
-		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out of tasks to fit."}},` +
+		`,"tasks":{"type":"array","items":` + taskSchema + `,"description":"Every task, the open ones first, then the closed ones, each in taskid order (long descriptions shortened when the list is long)."}` +
+		`,"brief":{"type":"array","items":{"type":"string"},"description":"When the list is long: the tasks shown without their descriptions, as \"#id [status] subject\", the open ones first."}` +
+		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out to fit."}` +
+		`,"omitted":{"type":"object","additionalProperties":{"type":"string"},"description":"Closed tasks left out to fit, by status, as id ranges (\"#1-#4, #7\")."}},` +
 		`"required":["tasks","counts"],"additionalProperties":false}`
 )
 

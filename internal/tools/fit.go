@@ -51,18 +51,23 @@ var ladder = []fitLevel{
 	{openDesc: 2000, closedDesc: 0, subject: -1, openMax: -1},
 	{openDesc: 500, closedDesc: 0, subject: -1, openMax: -1},
 	{openDesc: 160, closedDesc: 0, subject: -1, openMax: -1},
-	{openDesc: 0, closedDesc: 0, subject: -1, openMax: -1}, // every id, status and subject
-	{openDesc: 0, closedDesc: 0, subject: 80, openMax: -1},
-	{openDesc: 0, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
+	// Closed tasks are folded into id ranges before an open task's
+	// description goes, and long before its subject is cut.
+	{openDesc: 160, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
+	{openDesc: 60, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
+	{openDesc: 0, closedDesc: 0, subject: -1, ranges: true, openMax: -1}, // every open task's id, status and subject
 	{openDesc: 0, closedDesc: 0, subject: 80, ranges: true, openMax: -1},
 	{openDesc: 0, closedDesc: 0, subject: 40, ranges: true, openMax: -1},
 }
 
 // RenderWithin renders tasks (in taskid order) in at most max characters
-// (as Length counts them). It shows the whole list when it fits; else it
+// (as Length counts them): the counts, then the open tasks, then the
+// closed ones, so that whatever a host cuts from the end, the open tasks
+// are the last to go. It shows the whole list when it fits; else it
 // shortens it step by step: descriptions of closed tasks, then of open
-// ones, then long subjects, then closed tasks folded into id ranges; and
-// at last only the counts and as many open tasks as fit. What it shortens
+// ones, then closed tasks folded into id ranges, then the rest of the open
+// tasks' descriptions, then long subjects; and at last only the counts
+// and as many open tasks as fit. What it shortens
 // it says, and how to read a task in full (TaskGet), using the names in
 // names (the host's names for the tools).
 func RenderWithin(tasks []store.Task, max int, names ToolNames) string {
@@ -92,7 +97,8 @@ func PrefixedNames(prefix string) ToolNames {
 // the closed tasks folded into id ranges, and the open ones left out.
 type view struct {
 	counts    store.Counts
-	tasks     []store.Task
+	tasks     []store.Task            // shown with their descriptions
+	brief     []string                // shown without: "#id [status] subject"
 	omitted   map[store.Status]string // status -> "#1-#4, #7"
 	moreOpen  int
 	shortened bool
@@ -271,24 +277,20 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 		b.WriteString(" shows any task in full.)")
 	}
 	b.WriteString("\n")
+	// The open tasks first, then the closed ones: a host that cuts a long
+	// text from its end (or the model that stops reading) loses the
+	// closed tasks, not the plan ahead.
 	listed := 0
 	for _, t := range tasks {
-		closed := !t.Status.Open()
-		if closed && lv.ranges {
+		if !t.Status.Open() {
 			continue
 		}
-		if !closed {
-			if lv.openMax >= 0 && listed >= lv.openMax {
-				continue
-			}
-			listed++
+		if lv.openMax >= 0 && listed >= lv.openMax {
+			break
 		}
-		desc := lv.openDesc
-		if closed {
-			desc = lv.closedDesc
-		}
+		listed++
 		b.WriteString("\n")
-		v.tasks = append(v.tasks, writeShort(&b, t, lv.subject, desc))
+		v.add(writeShort(&b, t, lv.subject, lv.openDesc))
 	}
 	if all := c.Pending + c.InProgress; lv.openMax >= 0 && listed < all {
 		v.moreOpen = all - listed
@@ -297,6 +299,15 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 		b.WriteString(" more open tasks, left out to fit (")
 		b.WriteString(names.Get)
 		b.WriteString(" shows any task by its taskid)")
+	}
+	if !lv.ranges {
+		for _, t := range tasks {
+			if t.Status.Open() {
+				continue
+			}
+			b.WriteString("\n")
+			v.add(writeShort(&b, t, lv.subject, lv.closedDesc))
+		}
 	}
 	if lv.ranges {
 		folded := ranges()
@@ -318,27 +329,39 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 }
 
 // writeShort is writeTask with the subject cut to subject characters and
-// the description to desc (-1: whole), saying what was cut. It returns the
-// task as shown.
-func writeShort(b *strings.Builder, t store.Task, subject, desc int) store.Task {
+// the description to desc (-1: whole; 0: left out), saying what was cut.
+// It returns the task as shown, and whether it is shown brief (without
+// its description).
+func writeShort(b *strings.Builder, t store.Task, subject, desc int) (store.Task, bool) {
 	if subject >= 0 {
 		t.Subject = cut(t.Subject, subject)
 	}
 	switch {
-	case desc < 0 || t.Description == "":
-		writeTask(b, t)
-		return t
 	case desc == 0:
 		// The header says the list was shortened and how to read a task
 		// whole; a marker on every line would cost more than it tells.
 		t.Description = ""
 		writeTask(b, t)
-		t.Description = "(left out to fit)"
-		return t
+		return t, true
+	case desc > 0:
+		t.Description = shorten(t.Description, desc)
 	}
-	t.Description = shorten(t.Description, desc)
 	writeTask(b, t)
-	return t
+	return t, false
+}
+
+// add lists t in the structured result: with its description, or brief, as
+// a line "#id [status] subject" (a third of the JSON of an object without
+// its description: a list of hundreds of open tasks fits a host's budget
+// of 10,000 bytes).
+func (v *view) add(t store.Task, brief bool) {
+	if !brief {
+		v.tasks = append(v.tasks, t)
+		return
+	}
+	var b strings.Builder
+	writeTask(&b, t)
+	v.brief = append(v.brief, b.String())
 }
 
 // shorten cuts a description to n characters, saying how long it was.

@@ -91,6 +91,69 @@ func TestListOfAlternatingClosedTasksFits(t *testing.T) {
 		assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%d tasks: text", n)
 		l := res.StructuredContent.(tools.Listing)
 		assert.Contains(t, l.Omitted["completed"], "more", "%d tasks: the ranges say what they leave out", n)
-		assert.Len(t, l.Tasks, n/100, "%d tasks: every open task is listed", n)
+		assert.Len(t, append(l.Tasks, make([]store.Task, len(l.Brief))...), n/100, "%d tasks: every open task is listed", n)
+	}
+}
+
+func TestOpenTasksComeFirst(t *testing.T) {
+	// Ensures a list puts the counts, then every open task, then the closed
+	// ones, in its text and in its structured JSON, at every budget: what
+	// a host cuts from the end is closed tasks, never the plan ahead. And
+	// that ListResultWithin holds a list of 300 tasks with 500-character
+	// descriptions to Codex CLI's 10,000 bytes for a model outside its
+	// catalog with every open task named.
+	st := store.New()
+	for i := 1; i <= 300; i++ {
+		st.Create(fmt.Sprintf("Task number %03d", i), strings.Repeat("x", 500))
+	}
+	done, gone := store.Completed, store.Deleted
+	for i := 1; i <= 120; i++ {
+		p := store.Patch{Status: &done}
+		if i%10 == 0 {
+			p.Status = &gone
+		}
+		_, err := st.Update(i, p)
+		require.NoError(t, err)
+	}
+	bytes := func(s string) int { return len(s) }
+	for _, budget := range []int{tools.MaxResultChars, 20_000, 9_500, 6_000} {
+		res := tools.ListResultWithin(st.List(), budget, bytes)
+		sc, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(sc), budget, "budget %d: structured", budget)
+		assert.LessOrEqual(t, len(res.Text()), budget, "budget %d: text", budget)
+		l := res.StructuredContent.(tools.Listing)
+		seenClosed := false
+		for _, task := range l.Tasks {
+			if !task.Status.Open() {
+				seenClosed = true
+			} else {
+				assert.False(t, seenClosed, "budget %d: open #%d after a closed task", budget, task.Taskid)
+			}
+		}
+		for _, line := range l.Brief {
+			if !strings.Contains(line, "[pending]") {
+				seenClosed = true
+			} else {
+				assert.False(t, seenClosed, "budget %d: open %q after a closed task", budget, line)
+			}
+		}
+		t.Logf("budget %d: text %d bytes, JSON %d bytes, %d tasks with descriptions, %d brief", budget, len(res.Text()), len(sc), len(l.Tasks), len(l.Brief))
+		text := res.Text()
+		assert.True(t, strings.HasPrefix(text, "Tasks: 300 tasks"), "budget %d: counts first", budget)
+		first := strings.Index(text, "\n#121 [pending]")
+		require.GreaterOrEqual(t, first, 0, "budget %d", budget)
+		if i := strings.Index(text, "[completed]"); i >= 0 {
+			assert.Greater(t, i, first, "budget %d: closed tasks after the open ones", budget)
+		}
+		if budget >= 9_500 {
+			for i := 121; i <= 300; i++ {
+				assert.Contains(t, text, fmt.Sprintf("\n#%d [pending] Task number %03d", i, i), "budget %d: every open task named", budget)
+				if !strings.Contains(string(sc), fmt.Sprintf(`"taskid":%d,`, i)) {
+					assert.Contains(t, string(sc), fmt.Sprintf(`"#%d [pending] Task number %03d"`, i, i), "budget %d: every open task in the JSON", budget)
+				}
+			}
+		}
+		assert.Less(t, strings.Index(string(sc), `"counts"`), 10)
 	}
 }

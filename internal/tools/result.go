@@ -102,15 +102,24 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 	return ErrorResult(fmt.Sprintf("unknown tool %q", c.Name)), nil
 }
 
-// ListResult is TaskList's result: every task, in taskid order, within
-// MaxResultChars in its text and in its structured JSON alike.
+// ListResult is TaskList's result: the counts, then every open task, then
+// every closed one (each in taskid order), within MaxResultChars in its
+// text and in its structured JSON alike.
 func ListResult(st *store.Store) Result {
-	v := fitList(st.List(), MaxResultChars, PlainNames, Length, listingLength)
+	return ListResultWithin(st.List(), MaxResultChars, Length)
+}
+
+// ListResultWithin is ListResult for tasks (in taskid order) within max as
+// measure counts it, in its text and in its structured JSON alike: for a
+// host with a smaller budget (Codex CLI cuts a tool's output past 10,000
+// bytes for a model outside its catalog).
+func ListResultWithin(tasks []store.Task, max int, measure func(string) int) Result {
+	v := fitList(tasks, max, PlainNames, measure, func(v view) int { return listingLength(v, measure) })
 	return Result{Content: []Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
 }
 
 func (v view) listing() Listing {
-	l := Listing{Counts: v.counts, Tasks: v.tasks, MoreOpen: v.moreOpen}
+	l := Listing{Counts: v.counts, Tasks: v.tasks, Brief: v.brief, MoreOpen: v.moreOpen}
 	if l.Tasks == nil {
 		l.Tasks = []store.Task{}
 	}
@@ -127,12 +136,12 @@ func (v view) listing() Listing {
 }
 
 // listingLength is the length of v's structured result as JSON text.
-func listingLength(v view) int {
+func listingLength(v view, measure func(string) int) int {
 	b, err := json.Marshal(v.listing())
 	if err != nil {
 		return math.MaxInt
 	}
-	return Length(string(b))
+	return measure(string(b))
 }
 
 // RenderList is the full text rendering of a store: the counts, then every
@@ -158,6 +167,60 @@ func WriteList(b *strings.Builder, st *store.Store) {
 }
 
 const emptyList = "The task list is empty. Use TaskCreate to plan the work."
+
+// ParseList reads back the tasks of a text WriteList wrote (in the order
+// written), and whether text is such a text: a subject is one line, and
+// each line of a description is indented, so the text says where each
+// task and each description begins and ends.
+func ParseList(text string) ([]store.Task, bool) {
+	if text == emptyList {
+		return []store.Task{}, true
+	}
+	head, body, ok := strings.Cut(text, "\n")
+	if !ok || !strings.HasPrefix(head, "Tasks: ") {
+		return nil, false
+	}
+	if body == "" {
+		return []store.Task{}, true
+	}
+	body, ok = strings.CutPrefix(body, "\n")
+	if !ok {
+		return nil, false
+	}
+	var tasks []store.Task
+	var desc []string
+	end := func() {
+		if len(tasks) > 0 && desc != nil {
+			tasks[len(tasks)-1].Description = strings.Join(desc, "\n")
+		}
+		desc = nil
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "    "); ok && len(tasks) > 0 {
+			desc = append(desc, d)
+			continue
+		}
+		// "#id [status] subject"
+		rest, ok := strings.CutPrefix(line, "#")
+		if !ok {
+			return nil, false
+		}
+		id, rest, ok := strings.Cut(rest, " [")
+		if !ok {
+			return nil, false
+		}
+		status, subject, ok := strings.Cut(rest, "] ")
+		n, err := strconv.Atoi(id)
+		st, serr := store.ParseStatus(status)
+		if !ok || err != nil || serr != nil || n < 1 {
+			return nil, false
+		}
+		end()
+		tasks = append(tasks, store.Task{Taskid: n, Status: st, Subject: subject})
+	}
+	end()
+	return tasks, true
+}
 
 // ListSize is about the length of RenderList's text, to size a buffer once
 // (a long list would otherwise be copied a dozen times as it grows).
