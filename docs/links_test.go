@@ -87,3 +87,16 @@ func TestDesignNamesEveryPackage(t *testing.T) {
 		assert.True(t, listed[p], "DESIGN.md's package table names %s, which go list does not find", p)
 	}
 }
+
+func TestDocsStayShort(t *testing.T) {
+	// Ensures the README stays a page for someone who wants to use the
+	// daemon (the rest is in docs/, per reader), and BENCHMARKS.md the
+	// latest run, how to read it and the targets (older runs are in git).
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	for name, most := range map[string]int{"README.md": 200, "BENCHMARKS.md": 400} {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		require.NoError(t, err)
+		assert.LessOrEqual(t, strings.Count(string(b), "\n"), most, "%s has more lines than its readers should wade through", name)
+	}
+}

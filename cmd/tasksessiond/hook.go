@@ -61,7 +61,7 @@ Flags:
 `)
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), `
-Example, in ~/.claude/settings.json (see the README's "Claude Code" section):
+Example, in ~/.claude/settings.json (see docs/HOSTS.md, "Claude Code"):
   {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}
 Try it by hand:
   echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook claude-code

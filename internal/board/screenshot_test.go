@@ -19,7 +19,7 @@ import (
 const envScreenshot = "TASKSESSIOND_SCREENSHOT"
 
 func TestScreenshot(t *testing.T) {
-	// Ensures the README's picture of the board is made by the page itself,
+	// Ensures docs/OPERATIONS.md's picture of the board is made by the page itself,
 	// from a few sessions as agents leave them.
 	path := os.Getenv(envScreenshot)
 	if path == "" {

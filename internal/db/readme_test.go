@@ -14,11 +14,11 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
-// TestReadmeQueries runs every statement of the README's sql blocks
+// TestReadmeQueries runs every statement of docs/OPERATIONS.md's sql blocks
 // against a real database holding a session, a compaction and a failed
 // call, and checks each returns rows.
 func TestReadmeQueries(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/OPERATIONS.md")
 	require.NoError(t, err)
 	var queries []string
 	for _, block := range regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
@@ -28,7 +28,7 @@ func TestReadmeQueries(t *testing.T) {
 			}
 		}
 	}
-	require.GreaterOrEqual(t, len(queries), 5, "the README's queries")
+	require.GreaterOrEqual(t, len(queries), 5, "docs/OPERATIONS.md's queries")
 
 	path := t.TempDir() + "/readme.db"
 	d := testutil.MustOpenDBAt(t, path)
