@@ -149,14 +149,16 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := open(ctx, path, opts)
+	// The file's key, taken before the writer starts: it compares the
+	// file at the path with this one before each commit.
+	key, _ := fileKey(path)
+	d, err := open(ctx, path, opts, key)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	d.lock = lock
-	if key, ok := fileKey(path); ok {
-		d.key = key
+	if key != "" {
 		held.Store(key, struct{}{})
 	}
 	return d, nil
@@ -193,7 +195,7 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	return d, nil
 }
 
-func open(ctx context.Context, path string, opts Options) (*DB, error) {
+func open(ctx context.Context, path string, opts Options, key string) (*DB, error) {
 	w, err := sqlx.Open("sqlite", WriterDSN(path, opts))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -216,7 +218,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	reads := newPreparedReads(r)
-	d := &DB{path: path, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
+	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
 		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout},
 		appends: make(chan *appendReq), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
