@@ -118,23 +118,27 @@ ALTER TABLE tool_calls_new RENAME TO tool_calls;
 ALTER TABLE snapshots_new RENAME TO snapshots;
 ALTER TABLE sessions DROP COLUMN projected_seq;
 
--- Each task's changes, in order: the tasks view reads a session's through
--- it, and finds which of a snapshot's tasks the log has changed.
-CREATE INDEX tool_calls_task ON tool_calls (session_id, taskid, seq) WHERE taskid IS NOT NULL;
+-- Each task's changes, in order, with what the tasks view reads of them:
+-- the view is answered from this index alone (a log row, its result
+-- included, is ten times the size), and finds by it which of a snapshot's
+-- tasks the log has changed.
+CREATE INDEX tool_calls_task ON tool_calls (session_id, taskid, seq, status, created_at, subject, description) WHERE taskid IS NOT NULL;
 
 -- Each session's tasks, computed from the log whenever it is read: a task
 -- the log changed takes its status from its last change and its subject
 -- and description from the last change that set them (or its snapshot);
 -- a snapshot's task the log never changed is as the snapshot has it.
 -- Written without CTEs, so that SQLite pushes a session_id = ? filter into
--- both arms and reads that session's rows only.
+-- both arms and reads that session's rows only; each change is read from
+-- tool_calls_task (named: the planner would take the log's key, and read
+-- the whole row).
 CREATE VIEW tasks AS
 SELECT x.session_id, x.taskid,
-       (SELECT f.status FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq) AS status,
-       coalesce((SELECT f.subject FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.subject_seq), b.subject) AS subject,
-       coalesce((SELECT f.description FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.description_seq), b.description) AS description,
-       coalesce(b.created_at, (SELECT f.created_at FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.first_seq)) AS created_at,
-       (SELECT f.created_at FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq) AS updated_at
+       (SELECT f.status FROM tool_calls f INDEXED BY tool_calls_task WHERE f.session_id = x.session_id AND f.taskid = x.taskid AND f.seq = x.last_seq) AS status,
+       coalesce((SELECT f.subject FROM tool_calls f INDEXED BY tool_calls_task WHERE f.session_id = x.session_id AND f.taskid = x.taskid AND f.seq = x.subject_seq), b.subject) AS subject,
+       coalesce((SELECT f.description FROM tool_calls f INDEXED BY tool_calls_task WHERE f.session_id = x.session_id AND f.taskid = x.taskid AND f.seq = x.description_seq), b.description) AS description,
+       coalesce(b.created_at, (SELECT f.created_at FROM tool_calls f INDEXED BY tool_calls_task WHERE f.session_id = x.session_id AND f.taskid = x.taskid AND f.seq = x.first_seq)) AS created_at,
+       (SELECT f.created_at FROM tool_calls f INDEXED BY tool_calls_task WHERE f.session_id = x.session_id AND f.taskid = x.taskid AND f.seq = x.last_seq) AS updated_at
 FROM (
     SELECT session_id, taskid, max(seq) AS last_seq, min(seq) AS first_seq,
            max(CASE WHEN subject IS NOT NULL THEN seq END) AS subject_seq,
