@@ -77,11 +77,24 @@ const snapshotTag = "<state_snapshot>"
 // RunGemini does what the hook does for a Gemini CLI event and returns
 // what to print (nil: nothing for the model).
 func RunGemini(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
+	if cfg.Server == "" {
+		cfg.Server = "tasks"
+	}
+	if cfg.ToolPrefix == "" {
+		cfg.ToolPrefix = "mcp_" + cfg.Server + "_" // mcp_tasks_TaskCreate
+	}
 	switch in.HookEventName {
 	case "SessionStart":
-		// Gemini CLI keeps no Task calls in a form the transcript reader
-		// knows, and has no fork: the list is the daemon's.
-		in.Input.TranscriptPath = ""
+		// Gemini CLI has no fork, and its transcript (one JSON document)
+		// is no record the bridge could rebuild a list from: the binding
+		// names the session only. The transcript still tells a resume
+		// whether the conversation already holds the list.
+		if bind := cfg.Bind; bind != nil {
+			cfg.Bind = func(c binding.Conversation) error {
+				c.Transcript = ""
+				return bind(c)
+			}
+		}
 		out, err := Run(ctx, cfg, in.Input)
 		if err != nil {
 			return nil, err
@@ -135,9 +148,6 @@ func beforeModel(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 	if cfg.Measure == nil {
 		cfg.Measure = tools.Length
 	}
-	if cfg.Server == "" {
-		cfg.Server = "tasks"
-	}
 	c, err := cfg.Dial(ctx)
 	if err != nil {
 		return nil, err
@@ -157,7 +167,7 @@ func beforeModel(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the tasks of %s: %w", s.ID, err)
 	}
-	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames("mcp_" + cfg.Server + "_")}
+	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames(cfg.ToolPrefix)}
 	intro := fmt.Sprintf("Task list carried over from before the context was compressed, kept by tasksessiond: the same tasks with the same taskids. "+
 		"Keep it current with %s; the next %s gets #%d.", h.names.Update, h.names.Create, snap.NextTaskid)
 	text := h.compose(intro, snap.Tasks, s.ID)
