@@ -195,7 +195,6 @@ func (h *Host) Env() []string {
 		"GOOGLE_GEMINI_BASE_URL=" + h.API.URL,
 		"GEMINI_CLI_NO_RELAUNCH=true",
 		"NO_COLOR=1",
-		"CI=1",
 	}, h.ExtraEnv...)
 }
 
@@ -268,6 +267,22 @@ func (h *Host) Run(tb testing.TB, prompt string, flags ...string) Result {
 		tb.Fatalf("gemini: no init event with a session_id\nstdout:\n%s\nstderr:\n%s", tail(res.Stdout, 80), tail(res.Stderr, 80))
 	}
 	return res
+}
+
+// Interactive starts the interactive CLI in a terminal (tmux) and waits
+// for its prompt.
+func (h *Host) Interactive(tb testing.TB, flags ...string) *harness.Term {
+	tb.Helper()
+	var env []string
+	for _, e := range h.Env() {
+		if !strings.HasPrefix(e, "TERM=") {
+			env = append(env, e)
+		}
+	}
+	env = append(env, "TERM=xterm-256color")
+	t := harness.NewTerm(tb, h.Project, env, 120, 40, append([]string{h.Gemini}, flags...)...)
+	t.WaitFor(60*time.Second, "the prompt", func(s string) bool { return strings.Contains(s, "Type your message") })
+	return t
 }
 
 func errOrOK(err error) any {
