@@ -263,6 +263,9 @@ func (h *Host) Run(tb testing.TB, prompt string, flags ...string) Result {
 	if err != nil {
 		tb.Fatalf("gemini: %v\nstdout:\n%s\nstderr:\n%s", err, tail(res.Stdout, 80), tail(res.Stderr, 80))
 	}
+	if strings.Contains(res.Stderr, "strict mode:") {
+		tb.Errorf("gemini's schema validator warned about a tool schema:\n%s", res.Stderr)
+	}
 	if res.SessionID == "" {
 		tb.Fatalf("gemini: no init event with a session_id\nstdout:\n%s\nstderr:\n%s", tail(res.Stdout, 80), tail(res.Stderr, 80))
 	}

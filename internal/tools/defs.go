@@ -90,7 +90,10 @@ const (
 // takes (decodeTaskid), an integer or a string such as "2" or "#2". Hosts
 // such as Gemini CLI check a call against the schema before it reaches
 // us, so the schema must not be narrower than the decoder.
-const taskidIn = `"type":["integer","string"],"minimum":1,"pattern":"^\\s*#?[0-9]+\\s*$",`
+//
+// anyOf, not a type array: Gemini CLI's validator (Ajv, strict) warns on
+// the terminal about a union type.
+const taskidIn = `"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\s*#?[0-9]+\\s*$"}],`
 
 var defs = []Def{
 	{

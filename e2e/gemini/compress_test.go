@@ -1,0 +1,72 @@
+package gemini_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/e2e/gemini"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// listMarker is the last line of the list the hooks add: it names the
+// session, so a request holds the list as many times as it holds this.
+func listMarker(session string) string { return "(tasksessiond session " + session + ", list " }
+
+// A reply reporting 600,000 prompt tokens (over half of gemini-2.5-pro's
+// 1,048,576) makes Gemini CLI compress the history before the next request,
+// in the middle of the turn: the summarizer's <state_snapshot> replaces the
+// old history, and the BeforeModel hook appends the list to it, so every
+// request after it holds the list once; ids go on.
+func TestAutoCompression(t *testing.T) {
+	var p phases
+	h := gemini.New(t, gemini.Options{Respond: p.Respond})
+	// A first turn: Gemini CLI compresses only up to a user message that
+	// starts a turn, so a compression within the session's first turn has
+	// nothing to compress.
+	p.set(modelapi.NewScript(modelapi.Text("Hello.")))
+	id := h.Run(t, "Hello.").SessionID
+	n := len(h.API.Main())
+	p.set(modelapi.NewScript(
+		modelapi.Calls(
+			call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"}),
+			call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"}),
+		),
+		modelapi.Reply{
+			ToolUses: []modelapi.ToolUse{call(gemini.TaskUpdate, map[string]any{"taskid": 1, "status": "in_progress"})},
+			Usage:    &modelapi.Usage{InputTokens: 600_000, OutputTokens: 20},
+		},
+		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha three"})),
+		modelapi.Text("Done."),
+	))
+	h.Run(t, "Plan and start.", "--resume", id)
+
+	compact := h.API.Of(modelapi.KindCompact)
+	require.NotEmpty(t, compact, "Gemini CLI compressed the history:\n%s", h.API.Dump())
+	main := h.API.Main()[n:]
+	require.Len(t, main, 4, h.API.Dump())
+	for i, r := range main[:2] {
+		assert.NotContains(t, r.ConversationText(), "<state_snapshot>", "request %d is before the compression", i+1)
+		assert.NotContains(t, r.ConversationText(), listMarker(id), "request %d: no list is added before a compression", i+1)
+	}
+	after := main[2]
+	require.Greater(t, after.Seq, compact[len(compact)-1].Seq, "the compression came between the second and third request of the turn")
+	text := after.ConversationText()
+	assert.Contains(t, text, "<state_snapshot>")
+	assert.NotContains(t, text, "Hello.", "the old history is gone")
+	assert.Equal(t, 1, strings.Count(text, listMarker(id)), "the list once, after the compression:\n%s", text)
+	assert.Contains(t, text, "#1 [inprogress] Alpha one")
+	assert.Contains(t, text, "#2 [pending] Alpha two")
+	assert.Contains(t, text, "next mcp_tasks_TaskCreate gets #3")
+	for _, m := range after.Messages {
+		if strings.Contains(m.Text(), listMarker(id)) {
+			assert.Contains(t, m.Text(), "<state_snapshot>", "the list is in the summary's message")
+		}
+	}
+	assert.Contains(t, result(t, main[3], gemini.TaskCreate), "Created task #3")
+	assert.Equal(t, 1, strings.Count(main[3].ConversationText(), listMarker(id)), "and in every request after it, once")
+
+	assert.Equal(t, []string{"#1 inprogress Alpha one", "#2 pending Alpha two", "#3 pending Alpha three"}, tasks(h.Daemon.Resume(t, id).Tasks))
+}
