@@ -171,8 +171,11 @@ func beforeModel(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 	intro := fmt.Sprintf("Task list carried over from before the context was compressed, kept by tasksessiond: the same tasks with the same taskids. "+
 		"Keep it current with %s; the next %s gets #%d.", h.names.Update, h.names.Create, snap.NextTaskid)
 	text := h.compose(intro, snap.Tasks, s.ID)
-	if strings.Contains(msgs[at].Content, marker(text)) {
-		return nil, fmt.Errorf("%w: the request already holds this list", ErrNothing)
+	for _, m := range msgs {
+		// A resume's hook context (kept in the tail) holds it already.
+		if strings.Contains(m.Content, marker(text)) {
+			return nil, fmt.Errorf("%w: the request already holds this list", ErrNothing)
+		}
 	}
 	var out BeforeModelOutput
 	out.HookSpecificOutput.HookEventName = "BeforeModel"
