@@ -3,6 +3,7 @@ package gemini_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,4 +70,49 @@ func TestAutoCompression(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(main[3].ConversationText(), listMarker(id)), "and in every request after it, once")
 
 	assert.Equal(t, []string{"#1 inprogress Alpha one", "#2 pending Alpha two", "#3 pending Alpha three"}, tasks(h.Daemon.Resume(t, id).Tasks))
+}
+
+// /compress (interactive, tmux) compresses the whole history: the summary
+// and its acknowledgement replace it, and the next request holds the list
+// once, in the summary's message; ids go on.
+func TestCompressCommand(t *testing.T) {
+	h := gemini.New(t, gemini.Options{Respond: modelapi.Steps(
+		&modelapi.Step{Match: modelapi.LastUserContains("Plan A."), Once: true, Reply: func(*modelapi.Request) modelapi.Reply {
+			return modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"}), call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"}))
+		}},
+		&modelapi.Step{Match: modelapi.LastUserContains("Next."), Once: true, Reply: func(*modelapi.Request) modelapi.Reply {
+			return modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha three"}))
+		}},
+		&modelapi.Step{Match: modelapi.IsKind(modelapi.KindMain), Reply: func(*modelapi.Request) modelapi.Reply { return modelapi.Text("Noted.") }},
+	)})
+	term := h.Interactive(t)
+	submit(t, term, "Plan A.", func() bool { return len(h.API.Main()) > 0 })
+	term.WaitForText(60*time.Second, "Noted.")
+	id := h.Hooks("SessionStart")[0].SessionID
+
+	submit(t, term, "/compress", func() bool { return len(h.API.Of(modelapi.KindCompact)) > 0 })
+	term.WaitForText(60*time.Second, "compressed from")
+	for i, r := range h.API.Main() {
+		assert.NotContains(t, r.ConversationText(), listMarker(id), "request %d: no list before the compression", i+1)
+	}
+
+	n := len(h.API.Main())
+	submit(t, term, "Next.", func() bool { return len(h.API.Main()) > n })
+	h.API.Wait(t, 60*time.Second, "TaskCreate #3's result", func(rs []*modelapi.Request) bool {
+		for _, r := range rs[n:] {
+			if len(pending(r)[gemini.TaskCreate]) > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	m := h.API.Main()[n:]
+	require.GreaterOrEqual(t, len(m), 2)
+	text := m[0].ConversationText()
+	assert.Contains(t, text, "<state_snapshot>")
+	assert.NotContains(t, text, "Plan A.", "the old history is gone")
+	assert.Equal(t, 1, strings.Count(text, listMarker(id)), "the list once after /compress:\n%s", text)
+	assert.Contains(t, text, "#2 [pending] Alpha two")
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #3")
+	assert.Equal(t, 1, strings.Count(m[1].ConversationText(), listMarker(id)))
 }
