@@ -71,6 +71,8 @@ type Options struct {
 	NoHook bool
 	// MCPArgs are added to the bridge's arguments (after --socket).
 	MCPArgs []string
+	// HookArgs are added to the hook's arguments, e.g. --session NAME.
+	HookArgs []string
 	// Settings are merged into settings.json at the top level.
 	Settings map[string]any
 	// Noisy allows the bridge and the hook to write to stderr.
@@ -123,7 +125,7 @@ func New(tb testing.TB, opts Options) *Host {
 			tb.Fatal(err)
 		}
 	}
-	h.writeWrappers()
+	h.writeWrappers(opts.HookArgs)
 	h.writeSettings(opts)
 	tb.Cleanup(func() {
 		if !tb.Failed() && !opts.Noisy {

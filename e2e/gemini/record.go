@@ -21,13 +21,17 @@ func (h *Host) mcpCommand() string  { return filepath.Join(h.Root, "bin", "mcp.s
 // shq quotes s for sh.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-func (h *Host) writeWrappers() {
+func (h *Host) writeWrappers(hookArgs []string) {
+	var extra string
+	for _, a := range hookArgs {
+		extra += " " + shq(a)
+	}
 	hook := `#!/bin/sh
 # Records a hook run for the test, then passes its output on.
 d=` + shq(h.hookDir) + `/$(date +%s%N)-$$
 cat >"$d.in"
 printf 'GEMINI_SESSION_ID=%s\nPPID=%s\n' "$GEMINI_SESSION_ID" "$PPID" >"$d.env"
-` + shq(h.TSD) + ` hook gemini --socket ` + shq(h.Daemon.Socket) + ` --db ` + shq(h.Daemon.DB) + ` <"$d.in" >"$d.out" 2>"$d.err"
+` + shq(h.TSD) + ` hook gemini --socket ` + shq(h.Daemon.Socket) + ` --db ` + shq(h.Daemon.DB) + extra + ` <"$d.in" >"$d.out" 2>"$d.err"
 cat "$d.out"
 `
 	mcp := `#!/bin/sh
