@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,6 +95,7 @@ type Host struct {
 	hookDir string
 	mcpLog  string
 	mcpErr  string
+	runsMu  sync.Mutex // runs may run at once
 	runs    []string
 
 	tb testing.TB
@@ -134,7 +136,9 @@ func New(tb testing.TB, opts Options) *Host {
 		if !tb.Failed() {
 			return
 		}
+		h.runsMu.Lock()
 		tb.Logf("gemini runs:\n%s", strings.Join(h.runs, "\n"))
+		h.runsMu.Unlock()
 		tb.Logf("hook runs:\n%s", h.dumpHooks())
 		tb.Logf("model requests:\n%s", h.API.Dump())
 	})
@@ -239,7 +243,9 @@ func (h *Host) Run(tb testing.TB, prompt string, flags ...string) Result {
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
 	line := fmt.Sprintf("gemini %s: %v in %v", strings.Join(quoteArgs(args), " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
 	tb.Log(line)
+	h.runsMu.Lock()
 	h.runs = append(h.runs, line+"\nstdout:\n"+tail(res.Stdout, 60)+"\nstderr:\n"+tail(res.Stderr, 60))
+	h.runsMu.Unlock()
 	sc := bufio.NewScanner(strings.NewReader(res.Stdout))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	var msg []string

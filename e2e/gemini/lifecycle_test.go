@@ -115,3 +115,39 @@ func TestNewSessionAndResume(t *testing.T) {
 	assert.Equal(t, []string{"#1 pending Alpha one", "#2 pending Alpha two", "#3 pending Alpha three"}, tasks(h.Daemon.Resume(t, a.SessionID).Tasks))
 	assert.Equal(t, []string{"#1 pending Beta one"}, tasks(h.Daemon.Resume(t, b.SessionID).Tasks))
 }
+
+// Two sessions at once (two gemini processes, each with its bridge, one
+// daemon): each list is its own session's, ids from #1 in both.
+func TestTwoSessionsAtOnce(t *testing.T) {
+	h := gemini.New(t, gemini.Options{Respond: modelapi.Steps(
+		&modelapi.Step{Match: func(r *modelapi.Request) bool { return r.Kind == modelapi.KindMain && len(r.PendingToolResults()) > 0 },
+			Reply: func(*modelapi.Request) modelapi.Reply { return modelapi.Text("ok") }},
+		&modelapi.Step{Match: modelapi.IsKind(modelapi.KindMain), Reply: func(r *modelapi.Request) modelapi.Reply {
+			who := "Alpha"
+			if strings.Contains(r.LastUserText(), "Plan B.") {
+				who = "Beta"
+			}
+			return modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": who + " one"}), call(gemini.TaskCreate, map[string]any{"subject": who + " two"}))
+		}},
+	)})
+	ids := map[string]string{}
+	var mu sync.Mutex
+	t.Run("both", func(t *testing.T) {
+		for _, who := range []string{"A", "B"} {
+			t.Run(who, func(t *testing.T) {
+				t.Parallel()
+				id := h.Run(t, "Plan "+who+".").SessionID
+				mu.Lock()
+				ids[who] = id
+				mu.Unlock()
+			})
+		}
+	})
+	require.Len(t, ids, 2)
+	require.NotEqual(t, ids["A"], ids["B"])
+	assert.Equal(t, []string{"#1 pending Alpha one", "#2 pending Alpha two"}, tasks(h.Daemon.Resume(t, ids["A"]).Tasks))
+	assert.Equal(t, []string{"#1 pending Beta one", "#2 pending Beta two"}, tasks(h.Daemon.Resume(t, ids["B"]).Tasks))
+	servers := h.MCPServers()
+	require.Len(t, servers, 2)
+	assert.NotEqual(t, servers[0].PPID, servers[1].PPID, "each process its own bridge")
+}
