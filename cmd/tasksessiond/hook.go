@@ -35,7 +35,7 @@ func hookCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (printing nothing) after this long")
 	verbose := fs.Bool("verbose", false, "say on stderr why nothing was added, too (by default only what is wrong)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: tasksessiond hook claude-code|codex [flags] < hook-input.json
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond hook claude-code|codex|gemini [flags] < hook-input.json
 
 A Claude Code hook command for SessionStart: it keeps the conversation's task
 list with the conversation. It reads the hook's JSON on standard input and
