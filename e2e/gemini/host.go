@@ -199,7 +199,6 @@ func (h *Host) Env() []string {
 		"TMPDIR=" + os.TempDir(),
 		"GEMINI_API_KEY=e2e-dummy-key",
 		"GOOGLE_GEMINI_BASE_URL=" + h.API.URL,
-		"GEMINI_CLI_NO_RELAUNCH=true",
 		"NO_COLOR=1",
 	}, h.ExtraEnv...)
 }
