@@ -70,6 +70,18 @@ func TestAutoCompression(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(main[3].ConversationText(), listMarker(id)), "and in every request after it, once")
 
 	assert.Equal(t, []string{"#1 inprogress Alpha one", "#2 pending Alpha two", "#3 pending Alpha three"}, tasks(h.Daemon.Resume(t, id).Tasks))
+
+	// Resumed after the compression: the resume hook's list and the
+	// summary are both in the history, the list still once.
+	n = len(h.API.Main())
+	p.set(modelapi.NewScript(modelapi.Text("ok")))
+	h.Run(t, "Go on.", "--resume", id)
+	m := h.API.Main()[n:]
+	require.Len(t, m, 1)
+	text = m[0].ConversationText()
+	assert.Contains(t, text, "<state_snapshot>")
+	assert.Contains(t, m[0].LastUserText(), "#3 [pending] Alpha three")
+	assert.Equal(t, 1, strings.Count(text, listMarker(id)), "the list once after a resume of a compressed session:\n%s", text)
 }
 
 // /compress (interactive, tmux) compresses the whole history: the summary
