@@ -156,9 +156,9 @@ func (h *Host) writeSettings(opts Options) {
 	type obj = map[string]any
 	args := append([]string{"--socket", h.Daemon.Socket}, opts.MCPArgs...)
 	s := obj{
-		"security": obj{"auth": obj{"selectedType": "gemini-api-key"}, "folderTrust": obj{"enabled": false}},
-		"general":  obj{"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-		"privacy":  obj{"usageStatisticsEnabled": false},
+		"security":  obj{"auth": obj{"selectedType": "gemini-api-key"}, "folderTrust": obj{"enabled": false}},
+		"general":   obj{"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+		"privacy":   obj{"usageStatisticsEnabled": false},
 		"telemetry": obj{"enabled": false},
 		"model":     obj{"name": Model},
 		"mcpServers": obj{Server: obj{

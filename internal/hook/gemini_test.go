@@ -81,7 +81,9 @@ func TestGeminiBeforeModelLargeList(t *testing.T) {
 		all     bool
 	}{
 		{"ShortSubjects", func(i int) string { return fmt.Sprintf("Step %d", i) }, true},
-		{"LongSubjects", func(i int) string { return fmt.Sprintf("Task number %d of the big plan, with a subject of some length", i) }, false},
+		{"LongSubjects", func(i int) string {
+			return fmt.Sprintf("Task number %d of the big plan, with a subject of some length", i)
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
