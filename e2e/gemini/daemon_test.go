@@ -76,3 +76,21 @@ func TestLargeListResume(t *testing.T) {
 	require.Len(t, starts, 2)
 	assert.Equal(t, ctx, starts[1].Context, "verbatim, as the hook gave it")
 }
+
+// No daemon and no hook: Gemini CLI lists the four tools anyway (the
+// bridge's definitions are built in), and the first TaskCreate starts the
+// daemon on the configured socket and database.
+func TestNoDaemonNoHook(t *testing.T) {
+	h := gemini.New(t, gemini.Options{NoDaemon: true, NoHook: true, Respond: modelapi.NewScript(
+		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"})),
+		modelapi.Text("ok"),
+	).Respond})
+	h.Run(t, "Plan.")
+	m := h.API.Main()
+	require.Len(t, m, 2)
+	for _, name := range []string{gemini.TaskCreate, gemini.TaskList, gemini.TaskGet, gemini.TaskUpdate} {
+		assert.True(t, m[0].HasTool(name), name)
+	}
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #1")
+	assert.Equal(t, h.Daemon.DB, h.Daemon.Status(t).Database)
+}
