@@ -18,6 +18,7 @@ import (
 // the bridge, whose next calls go to the new session's empty list; the old
 // list stays whole for its own resume.
 func TestClear(t *testing.T) {
+	t.Parallel()
 	h := gemini.New(t, gemini.Options{Respond: modelapi.Steps(
 		&modelapi.Step{Match: modelapi.LastUserContains("Plan A."), Once: true, Reply: func(*modelapi.Request) modelapi.Reply {
 			return modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"}))

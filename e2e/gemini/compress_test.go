@@ -22,6 +22,7 @@ func listMarker(session string) string { return "(tasksessiond session " + sessi
 // old history, and the BeforeModel hook appends the list to it, so every
 // request after it holds the list once; ids go on.
 func TestAutoCompression(t *testing.T) {
+	t.Parallel()
 	var p phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond})
 	// A first turn: Gemini CLI compresses only up to a user message that
@@ -88,6 +89,7 @@ func TestAutoCompression(t *testing.T) {
 // and its acknowledgement replace it, and the next request holds the list
 // once, in the summary's message; ids go on.
 func TestCompressCommand(t *testing.T) {
+	t.Parallel()
 	h := gemini.New(t, gemini.Options{Respond: modelapi.Steps(
 		&modelapi.Step{Match: modelapi.LastUserContains("Plan A."), Once: true, Reply: func(*modelapi.Request) modelapi.Reply {
 			return modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"}), call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"}))

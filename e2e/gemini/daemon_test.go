@@ -19,6 +19,7 @@ import (
 // between two runs: the resumed run's hook starts it again, the list is
 // there and the next TaskCreate gets the next id.
 func TestDaemonDownAndKilled(t *testing.T) {
+	t.Parallel()
 	var p phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond, NoDaemon: true})
 	p.set(modelapi.NewScript(modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"})), modelapi.Text("ok")))
@@ -46,6 +47,7 @@ func TestDaemonDownAndKilled(t *testing.T) {
 // at resume the hook's context reaches the model within 9,500 characters,
 // naming every open task with its status and subject.
 func TestLargeListResume(t *testing.T) {
+	t.Parallel()
 	var p phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond})
 	p.set(modelapi.NewScript(modelapi.Text("ok")))
@@ -81,6 +83,7 @@ func TestLargeListResume(t *testing.T) {
 // bridge's definitions are built in), and the first TaskCreate starts the
 // daemon on the configured socket and database.
 func TestNoDaemonNoHook(t *testing.T) {
+	t.Parallel()
 	h := gemini.New(t, gemini.Options{NoDaemon: true, NoHook: true, Respond: modelapi.NewScript(
 		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"})),
 		modelapi.Text("ok"),

@@ -46,6 +46,7 @@ func pending(r *modelapi.Request) map[string][]modelapi.Block {
 }
 
 func TestFourTools(t *testing.T) {
+	t.Parallel()
 	h := gemini.New(t, gemini.Options{Respond: modelapi.NewScript(
 		modelapi.Calls(
 			call(gemini.TaskCreate, map[string]any{"subject": "Write the parser"}),

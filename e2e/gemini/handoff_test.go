@@ -17,6 +17,7 @@ import (
 // TaskList returns them, its TaskCreate gets #3; nothing is kept under the
 // Gemini session's own id.
 func TestHandoffFromCodex(t *testing.T) {
+	t.Parallel()
 	const name = "e2e-handoff-gemini"
 	ch := codex.New(t, codex.Options{
 		Respond: modelapi.NewScript(

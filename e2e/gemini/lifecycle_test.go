@@ -50,6 +50,7 @@ func result(t *testing.T, r *modelapi.Request, name string) string {
 // back (the SessionStart hook's context before the prompt) and its ids go
 // on; the other session's list is untouched.
 func TestNewSessionAndResume(t *testing.T) {
+	t.Parallel()
 	var p phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond})
 
@@ -119,6 +120,7 @@ func TestNewSessionAndResume(t *testing.T) {
 // Two sessions at once (two gemini processes, each with its bridge, one
 // daemon): each list is its own session's, ids from #1 in both.
 func TestTwoSessionsAtOnce(t *testing.T) {
+	t.Parallel()
 	h := gemini.New(t, gemini.Options{Respond: modelapi.Steps(
 		&modelapi.Step{Match: func(r *modelapi.Request) bool { return r.Kind == modelapi.KindMain && len(r.PendingToolResults()) > 0 },
 			Reply: func(*modelapi.Request) modelapi.Reply { return modelapi.Text("ok") }},
