@@ -18,10 +18,11 @@ hosts=(
   "claude-code @anthropic-ai/claude-code 2.1.328 .bin/claude"
   "codex @openai/codex 0.169.0 .bin/codex"
   "opencode opencode-ai 1.18.33 .bin/opencode"
+  "gemini @google/gemini-cli 0.61.0 .bin/gemini"
 )
 
 # check DIR VERSION BIN: the binary runs and its --version names VERSION
-# ("2.1.328 (Claude Code)", "codex-cli 0.169.0", "1.18.33").
+# ("2.1.328 (Claude Code)", "codex-cli 0.169.0", "1.18.33", "0.61.0").
 check() {
   local out
   out=$("$1/node_modules/$3" --version 2>/dev/null) || return 1

@@ -35,7 +35,7 @@ func hookCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	timeout := fs.Duration("timeout", 10*time.Second, "give up (printing nothing) after this long")
 	verbose := fs.Bool("verbose", false, "say on stderr why nothing was added, too (by default only what is wrong)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: tasksessiond hook claude-code|codex [flags] < hook-input.json
+		fmt.Fprint(fs.Output(), `Usage: tasksessiond hook claude-code|codex|gemini [flags] < hook-input.json
 
 A Claude Code hook command for SessionStart: it keeps the conversation's task
 list with the conversation. It reads the hook's JSON on standard input and
@@ -57,6 +57,10 @@ stderr, and exits 0: the hook never breaks a session.
 "tasksessiond hook codex" does the same for Codex CLI, whose hooks get the
 same JSON (session_id is the thread id, which the bridge binds each call to).
 
+"tasksessiond hook gemini" is Gemini CLI's hook, for SessionStart (as above;
+the binding is keyed by the Gemini CLI process) and BeforeModel: a request
+whose history was compressed gets the list appended to the summary.
+
 Flags:
 `)
 		fs.PrintDefaults()
@@ -67,13 +71,13 @@ Try it by hand:
   echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook claude-code
 `)
 	}
-	if len(args) == 0 || (args[0] != "claude-code" && args[0] != "codex") {
+	if len(args) == 0 || (args[0] != "claude-code" && args[0] != "codex" && args[0] != "gemini") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			fs.SetOutput(stdout)
 			fs.Usage()
 			return 0
 		}
-		fmt.Fprintln(stderr, `tasksessiond hook: name the host: "tasksessiond hook claude-code" or "tasksessiond hook codex"`)
+		fmt.Fprintln(stderr, `tasksessiond hook: name the host: "tasksessiond hook claude-code", "tasksessiond hook codex" or "tasksessiond hook gemini"`)
 		return 2
 	}
 	host := args[0]
@@ -82,6 +86,10 @@ Try it by hand:
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	if host == "gemini" {
+		return geminiHook(ctx, hook.Config{SessionID: *session, Server: *server, MaxChars: *maxChars},
+			starter(*socket, *dbPath, *noStart), filepath.Dir(*socket), *verbose, stdin, stdout, stderr)
+	}
 	in, err := hook.ReadInput(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond hook: %v\n", err)

@@ -74,7 +74,7 @@ func commands() []*cli.Command {
 			Main: func(ctx context.Context, e *cli.Env, args []string) int { return serve(ctx, args, e.Stdout, e.Stderr) }},
 		{Name: "mcp", Group: groupDaemon, Summary: "an MCP server on stdio that forwards the Task tools to the daemon",
 			Main: func(ctx context.Context, e *cli.Env, args []string) int { return mcpCmd(ctx, args, e.Stdout, e.Stderr) }},
-		{Name: "hook", Group: groupDaemon, Summary: "the SessionStart hook of Claude Code or Codex CLI: the list follows the conversation",
+		{Name: "hook", Group: groupDaemon, Summary: "the hook of Claude Code, Codex CLI or Gemini CLI: the list follows the conversation",
 			Main: func(ctx context.Context, e *cli.Env, args []string) int {
 				return hookCmd(ctx, args, e.Stdin, e.Stdout, e.Stderr)
 			}},

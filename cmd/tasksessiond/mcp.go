@@ -56,8 +56,9 @@ the model can read, never a broken server.
 The session: --session, else $`+envSession+`. With neither, the host's
 conversation: under Claude Code its id ($`+envClaudeSession+`), followed
 through /clear and forks (the SessionStart hook tells the bridge the new id);
-under Codex CLI the thread each call's _meta names (threadId); each created on
-first use. Else a new session. A compacted session is followed to its
+under Codex CLI the thread each call's _meta names (threadId); under Gemini
+CLI ($GEMINI_CLI=1) the session its SessionStart hook last recorded for the
+bridge's parent; each created on first use. Else a new session. A compacted session is followed to its
 successor.
 
 Flags:
@@ -88,6 +89,8 @@ Examples:
 		if id := os.Getenv(envClaudeSession); id != "" {
 			cfg.SessionID, cfg.Create = id, true
 			cfg.Bound = claudeBinding(*socket)
+		} else if os.Getenv(envGeminiCLI) == "1" {
+			cfg.Bound = geminiBinding(*socket)
 		}
 	}
 	start := starter(*socket, *dbPath, *noStart)
@@ -130,6 +133,22 @@ func claudeBinding(socket string) func() binding.Conversation {
 		return nil
 	}
 	k := binding.KeyOf(hook.BindingHost, pid)
+	dir := filepath.Dir(socket)
+	return func() binding.Conversation { return binding.Read(dir, k) }
+}
+
+// envGeminiCLI is set to 1 by Gemini CLI for the MCP servers it starts.
+const envGeminiCLI = "GEMINI_CLI"
+
+// geminiBinding follows the Gemini CLI process the bridge serves (its
+// parent) through the sessions its SessionStart hook records: startup,
+// resume and /clear each name the session the list belongs to.
+func geminiBinding(socket string) func() binding.Conversation {
+	pid := os.Getppid()
+	if pid <= 1 {
+		return nil
+	}
+	k := binding.KeyOf(hook.BindingHostGemini, pid)
 	dir := filepath.Dir(socket)
 	return func() binding.Conversation { return binding.Read(dir, k) }
 }

@@ -60,6 +60,7 @@ func New(tb testing.TB, cfg Config) *Server {
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
 	mux.HandleFunc("POST /v1/responses", s.turn("responses", responses{})) // Codex CLI
 	mux.HandleFunc("POST /v1/chat/completions", s.turn("chat", chat{}))    // OpenCode
+	mux.HandleFunc("POST /v1beta/models/{op}", s.geminiModels())           // Gemini CLI
 	mux.HandleFunc("/", s.other)
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL

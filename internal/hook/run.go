@@ -26,6 +26,9 @@ type Config struct {
 	// Server is the MCP server's name in the host's configuration: the
 	// model knows the tools as mcp__<Server>__TaskList and so on.
 	Server string
+	// ToolPrefix is what the host puts before a tool's name ("" : Claude
+	// Code's "mcp__<Server>__"; Gemini CLI's is "mcp_<Server>_").
+	ToolPrefix string
 	// MaxChars bounds the context added (0: tools.MaxHookChars), as
 	// Measure counts it (nil: characters, as Claude Code counts them).
 	MaxChars int
@@ -93,7 +96,10 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 		return Output{}, err
 	}
 	defer c.Close()
-	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames("mcp__" + cfg.Server + "__")}
+	if cfg.ToolPrefix == "" {
+		cfg.ToolPrefix = "mcp__" + cfg.Server + "__"
+	}
+	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames(cfg.ToolPrefix)}
 	s, err := c.Head(ctx, id)
 	if errors.Is(err, client.ErrSessionNotFound) {
 		// A conversation the daemon does not know: a fork (source "fork",

@@ -302,10 +302,15 @@ func decodeTaskid(v json.RawMessage) (int, error) {
 	return int(n), nil
 }
 
+// hostArgs are arguments a host adds to every tool's schema for itself,
+// which reach the tool with the call: Gemini CLI's wait_for_previous (run
+// this call after the ones before it in the turn). They are ignored.
+var hostArgs = []string{"wait_for_previous"}
+
 func unknownKeys(args map[string]json.RawMessage, params []string) []string {
 	var unknown []string
 	for k := range args {
-		if !slices.Contains(params, k) {
+		if !slices.Contains(params, k) && !slices.Contains(hostArgs, k) {
 			unknown = append(unknown, k)
 		}
 	}

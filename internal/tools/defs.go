@@ -87,6 +87,15 @@ const (
 		`"required":["tasks","counts"],"additionalProperties":false}`
 )
 
+// taskidIn is the start of a taskid argument's schema: what the decoder
+// takes (decodeTaskid), an integer or a string such as "2" or "#2". Hosts
+// such as Gemini CLI check a call against the schema before it reaches
+// us, so the schema must not be narrower than the decoder.
+//
+// anyOf, not a type array: Gemini CLI's validator (Ajv, strict) warns on
+// the terminal about a union type.
+const taskidIn = `"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\s*#?[0-9]+\\s*$"}],`
+
 var defs = []Def{
 	{
 		Name:  TaskCreate,
@@ -118,7 +127,7 @@ var defs = []Def{
 		Title:       "Get task",
 		Description: "Show one task of this session's task list by its taskid, with its full description.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-			`"properties":{"taskid":{"type":"integer","minimum":1,"description":"The taskid that TaskCreate returned."}},` +
+			`"properties":{"taskid":{` + taskidIn + `"description":"The taskid that TaskCreate returned."}},` +
 			`"required":["taskid"],"additionalProperties":false}`),
 		OutputSchema: json.RawMessage(gotSchema),
 		Idempotent:   true,
@@ -132,8 +141,8 @@ var defs = []Def{
 			"set status to deleted to withdraw a task that is no longer needed (it stays in the list, marked deleted). " +
 			"The taskid identifies the task and cannot be changed.",
 		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-			`"properties":{"taskid":{"type":"integer","minimum":1,"description":"The taskid of the task to change."},` +
-			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted"],"description":"New status."},` +
+			`"properties":{"taskid":{` + taskidIn + `"description":"The taskid of the task to change."},` +
+			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted","in_progress","in-progress"],"description":"New status (in_progress and in-progress mean inprogress)."},` +
 			`"subject":{"type":"string","minLength":1,"maxLength":500,"description":"New one-line title."},` +
 			`"description":{"type":"string","maxLength":16000,"description":"New details (replaces the old ones)."}},` +
 			`"required":["taskid"],"additionalProperties":false}`),
