@@ -175,6 +175,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err != nil {
 		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
 	}
+	began := time.Now() // before the successor's lease is written
 	tx, err := d.x.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("compact %s: begin: %w", c.Old, err)
@@ -221,6 +222,6 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
 	}
-	d.hold(c.New.ID)
+	d.hold(c.New.ID, began)
 	return nil
 }

@@ -62,10 +62,11 @@ type DB struct {
 	owner, ownerInfo string
 	lease            time.Duration
 
-	mu      sync.Mutex
-	held    map[string]struct{}
-	onLost  func(string)
-	renewed time.Time // when the last renewal that succeeded began
+	mu sync.Mutex
+	// held: the leases this daemon holds, each with when the statement
+	// that last took or renewed it began, by this daemon's monotonic clock.
+	held   map[string]time.Time
+	onLost func(string)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -115,8 +116,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	clock := opts.Now
 	d := &DB{x: x, where: where, log: opts.Logger,
 		now:   func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
-		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]struct{}{},
-		renewed: time.Now(), closed: make(chan struct{}), done: make(chan struct{})}
+		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]time.Time{},
+		closed: make(chan struct{}), done: make(chan struct{})}
 	d.ownerInfo = fmt.Sprintf("daemon %s on %s, pid %d", d.owner, host, os.Getpid())
 	go d.renewer()
 	return d, nil

@@ -47,5 +47,11 @@ func unavailable(what string, err error) *Error {
 		return &Error{Code: wire.CodeSessionLeased, Lease: held, Err: err,
 			Message: what + " failed: " + held.Error() + "; nothing was changed: send the call to that daemon, or retry once the lease has expired"}
 	}
+	if errors.Is(err, ErrLeaseExpired) {
+		// Not the database failing: this daemon lost the session's lease
+		// (it paused, or could not reach the database, for a lease).
+		return &Error{Code: wire.CodeStorageUnavailable, Err: err,
+			Message: what + " failed: this daemon's lease on the session expired before the call could be answered (the daemon was paused or cut off from the database for longer than the lease), and no other daemon has taken it since; nothing was changed: retry the call, which loads the session afresh"}
+	}
 	return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }

@@ -116,6 +116,19 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 			s.mu.Unlock()
 			continue
 		}
+		if s.loaded {
+			// In fleet mode, memory is answered from only while this
+			// daemon surely holds the lease.
+			lost, err := m.confirmLease(ctx, s)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			if lost {
+				s.mu.Unlock()
+				continue // loaded afresh, or refused with who holds it
+			}
+		}
 		if !s.loaded {
 			if err := m.load(ctx, s); err != nil {
 				m.drop(s)
@@ -363,6 +376,11 @@ func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json
 	// dropped; a client hanging up must not cancel that half-way.
 	rows := []record.Append{row}
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
+		if isLeaseError(err) {
+			// Whatever the call, a lost lease means memory may be stale.
+			m.lose(s, err)
+			return nil, unavailable(p.Name, err)
+		}
 		if changed == nil {
 			// A failed call changed nothing, so memory still equals the
 			// database: answer it unlogged rather than fail it because
