@@ -219,6 +219,17 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("compact %s: %w", c.Old, db.ErrSealed)
 	}
+	// Nobody could take the lease while the row was locked, but it may have
+	// expired meanwhile (this daemon paused): a compaction commits only
+	// under a lease still running, as an append does.
+	err = tx.GetContext(ctx, &one, `SELECT 1 FROM leases WHERE session_id = $1 AND owner = $2 AND expires_at > clock_timestamp()`, c.Old, d.owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		d.unhold(c.Old)
+		return fmt.Errorf("compact %s: %w (it ran out during the compaction)", c.Old, ErrLeaseExpired)
+	}
+	if err != nil {
+		return fmt.Errorf("compact %s: lease: %w", c.Old, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
 	}

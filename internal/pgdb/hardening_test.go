@@ -2,7 +2,8 @@ package pgdb_test
 
 import (
 	"context"
-	"strings"
+	"database/sql"
+		"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
+	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -85,4 +88,110 @@ func TestFleetRenewalSkipsLockedRow(t *testing.T) {
 	raw2, err := call(t, ca, "free", "TaskList", `{}`, "")
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(raw2), "x"))
+}
+
+func TestFleetConnectionsBounded(t *testing.T) {
+	// Ensures the daemon's connections carry the bounds derived from the
+	// lease (pgdb.Settings), and that a connection string's own value wins.
+	url := pgtest.NewDB(t)
+	const lease = 600 * time.Millisecond
+	a := openDB(t, url+"&lock_timeout=123", lease)
+	want := pgdb.Settings(lease)
+	want["lock_timeout"] = "123"
+	for k, v := range want {
+		var got string
+		require.NoError(t, a.SQL().QueryRowContext(context.Background(), "SHOW "+k).Scan(&got))
+		if strings.HasPrefix(k, "tcp_") {
+			continue // 0 on a Unix socket, where they do not apply
+		}
+		n, unit := strings.TrimRight(got, "ms"), strings.TrimLeft(got, "0123456789")
+		if unit == "s" {
+			n += "000"
+		}
+		assert.Equal(t, v, n, "%s = %s", k, got)
+	}
+}
+
+func TestFleetFrozenHolderTransactionBounded(t *testing.T) {
+	// Ensures a holder frozen inside a transaction that locks its lease row
+	// (as a compaction does) delays another daemon's takeover by about a
+	// lease, not for as long as it stays frozen: with the settings the
+	// daemon gives its connections, the server ends the idle transaction,
+	// and the waiting Acquire is itself bounded and retried.
+	url := pgtest.NewDB(t)
+	const lease = 600 * time.Millisecond
+	ctx := context.Background()
+	b := openDB(t, url, lease)
+	s := record.Session{ID: "frozen"}
+	require.NoError(t, b.CreateSession(ctx, &s))
+	// The frozen holder: a connection as a daemon's, its lease row taken
+	// and locked in a transaction, then nothing more.
+	q := ""
+	for k, v := range pgdb.Settings(lease) {
+		q += "&" + k + "=" + v
+	}
+	frozen, err := sql.Open("pgx", url+q)
+	require.NoError(t, err)
+	defer frozen.Close()
+	_, err = frozen.ExecContext(ctx, `INSERT INTO leases (session_id, owner, owner_info, expires_at) VALUES ('frozen', 'f', 'frozen daemon', clock_timestamp() + interval '600 milliseconds')`)
+	require.NoError(t, err)
+	tx, err := frozen.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `SELECT 1 FROM leases WHERE session_id = 'frozen' FOR SHARE`)
+	require.NoError(t, err)
+	start := time.Now()
+
+	done := make(chan error, 1)
+	go func() {
+		for {
+			err := b.Acquire(ctx, "frozen")
+			if err == nil || time.Since(start) > time.Minute {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+		assert.Less(t, time.Since(start), 3*lease, "took over after %s", time.Since(start))
+	case <-time.After(30 * time.Second):
+		t.Fatal("the takeover waited on the frozen holder's transaction without bound")
+	}
+}
+
+func TestFleetAcquireBoundedOnLockedRow(t *testing.T) {
+	// Ensures Acquire returns within about a lease even when the lease row
+	// is locked by a transaction that never ends and that the server does
+	// not end either (a connection of someone else's, without timeouts).
+	url := pgtest.NewDB(t)
+	const lease = 600 * time.Millisecond
+	ctx := context.Background()
+	a := openDB(t, url, lease)
+	s := record.Session{ID: "held"}
+	require.NoError(t, a.CreateSession(ctx, &s))
+	require.NoError(t, a.Acquire(ctx, "held"))
+	_, err := a.SQL().ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = 'held'`)
+	require.NoError(t, err)
+	plain, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer plain.Close()
+	tx, err := plain.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `SELECT 1 FROM leases WHERE session_id = 'held' FOR UPDATE`)
+	require.NoError(t, err)
+
+	b := openDB(t, url, lease)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- b.Acquire(ctx, "held") }()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Less(t, time.Since(start), 3*lease)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Acquire waited on a locked row without bound")
+	}
 }

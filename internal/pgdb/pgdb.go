@@ -13,14 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib" // and the "pgx" database/sql driver
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -88,14 +88,18 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	where := dsn
-	if u, err := url.Parse(dsn); err == nil {
-		where = u.Redacted()
+	where := Redact(dsn)
+	// Migrations first, on a pool of their own without the timeouts below
+	// (a migration may take longer than a lease).
+	if err := migrateAt(ctx, dsn, where); err != nil {
+		return nil, err
 	}
-	x, err := sqlx.Open("pgx", dsn)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
+	bound(cfg, opts.Lease)
+	x := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
 	x.SetMaxOpenConns(opts.MaxConns)
 	x.SetMaxIdleConns(opts.MaxConns)
 	// A server restarted under us leaves dead connections in the pool:
@@ -105,10 +109,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err := x.PingContext(ctx); err != nil {
 		x.Close()
 		return nil, fmt.Errorf("connect to %s: %w", where, err)
-	}
-	if err := migrate(ctx, x.DB); err != nil {
-		x.Close()
-		return nil, fmt.Errorf("migrate %s: %w", where, err)
 	}
 	id := make([]byte, 8)
 	rand.Read(id)
@@ -121,6 +121,21 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	d.ownerInfo = fmt.Sprintf("daemon %s on %s, pid %d", d.owner, host, os.Getpid())
 	go d.renewer()
 	return d, nil
+}
+
+func migrateAt(ctx context.Context, dsn, where string) error {
+	x, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", where, err)
+	}
+	defer x.Close()
+	if err := x.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", where, err)
+	}
+	if err := migrate(ctx, x); err != nil {
+		return fmt.Errorf("migrate %s: %w", where, err)
+	}
+	return nil
 }
 
 func migrate(ctx context.Context, x *sql.DB) error {
