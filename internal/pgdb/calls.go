@@ -99,7 +99,11 @@ func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append
 // EachCall streams a session's log in seq order to fn. The Arguments and
 // Result passed are valid only during the call to fn.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
-	rows, err := d.x.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
+	return eachCall(ctx, d.x, sessionID, fn)
+}
+
+func eachCall(ctx context.Context, q sqlx.QueryerContext, sessionID string, fn func(*record.Call) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}

@@ -195,3 +195,53 @@ func TestFleetAcquireBoundedOnLockedRow(t *testing.T) {
 		t.Fatal("Acquire waited on a locked row without bound")
 	}
 }
+
+func TestFleetLookingTakesNoLease(t *testing.T) {
+	// Ensures that looking at a session from a daemon that does not serve
+	// it (tasks, export, the board: sessions/resume; sessions/snapshot; a
+	// read tool call) answers from the database and takes no lease: the
+	// session's own host goes on writing at its daemon, idle or not.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, time.Minute)
+	b := startFleetDaemon(t, url, time.Minute)
+	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	ctx := context.Background()
+	_, err := cb.CreateSession(ctx, client.CreateSession{SessionID: "look"})
+	require.NoError(t, err)
+	_, err = call(t, cb, "look", "TaskCreate", `{"subject":"one"}`, "")
+	require.NoError(t, err)
+	raw := openDB(t, url, 0).SQL()
+	leases := func() int {
+		var n int
+		require.NoError(t, raw.QueryRowContext(ctx, `SELECT count(*) FROM leases WHERE session_id = 'look'`).Scan(&n))
+		return n
+	}
+	for _, idle := range []bool{false, true} {
+		if idle {
+			require.Equal(t, 1, b.Manager().EvictIdle(0), "b's host is idle: b gives the lease up")
+			require.Equal(t, 0, leases())
+		}
+		r, err := ca.ResumeSession(ctx, "look")
+		require.NoError(t, err)
+		require.NotEmpty(t, r.Tasks)
+		assert.Equal(t, "one", r.Tasks[0].Subject)
+		snap, err := ca.Snapshot(ctx, "look")
+		require.NoError(t, err)
+		assert.Len(t, snap.Tasks, len(r.Tasks))
+		list, err := call(t, ca, "look", "TaskList", `{}`, "")
+		require.NoError(t, err)
+		assert.Contains(t, string(list), "one")
+		st, err := ca.Status(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 0, st.Sessions.Loaded, "a keeps no copy")
+		if idle {
+			assert.Equal(t, 0, leases(), "nobody took the lease by looking")
+		}
+		// b's host writes on, at b.
+		_, err = call(t, cb, "look", "TaskCreate", `{"subject":"more"}`, "")
+		require.NoError(t, err)
+	}
+	r, err := ca.ResumeSession(ctx, "look")
+	require.NoError(t, err)
+	assert.Len(t, r.Tasks, 3, "a reads the current list")
+}

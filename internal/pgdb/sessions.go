@@ -92,8 +92,12 @@ func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error)
 }
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
+	return getSession(ctx, d.x, id, columns)
+}
+
+func getSession(ctx context.Context, q sqlx.QueryerContext, id, columns string) (record.Session, error) {
 	var r sessionRow
-	err := d.x.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
+	err := sqlx.GetContext(ctx, q, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return record.Session{}, fmt.Errorf("session %s: %w", id, errNotFound)
 	}
@@ -239,12 +243,16 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) 
 
 // Messages returns a session's injected messages in order.
 func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+	return messages(ctx, d.x, sessionID)
+}
+
+func messages(ctx context.Context, q sqlx.QueryerContext, sessionID string) ([]record.Message, error) {
 	var rows []struct {
 		Role    string `db:"role"`
 		Kind    string `db:"kind"`
 		Content string `db:"content"`
 	}
-	if err := d.x.SelectContext(ctx, &rows, `SELECT role, kind, content FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT role, kind, content FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
 	}
 	out := make([]record.Message, len(rows))

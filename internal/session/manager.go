@@ -34,7 +34,8 @@ type Manager struct {
 	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
 
-	leases Leaser // nil unless the storage is shared by a fleet of daemons
+	leases Leaser           // nil unless the storage is shared by a fleet of daemons
+	reader ConsistentReader // with leases: reads of sessions this daemon does not hold
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -81,6 +82,7 @@ func NewManager(d Storage, log *slog.Logger) *Manager {
 	if l, ok := d.(Leaser); ok {
 		m.leases = l
 		l.OnLost(m.lostLease)
+		m.reader, _ = d.(ConsistentReader)
 	}
 	return m
 }
@@ -169,6 +171,18 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	if err := m.takeLease(ctx, s.id); err != nil {
 		return err
 	}
+	if err := m.fill(ctx, s, m.db); err != nil {
+		return err
+	}
+	if err := m.inherit(ctx, s); err != nil {
+		return err
+	}
+	s.loaded = true
+	return nil
+}
+
+// fill rebuilds s from src: its snapshot and its log replayed.
+func (m *Manager) fill(ctx context.Context, s *session, src replay.Source) error {
 	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
@@ -185,7 +199,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 		last = row.Seq
 	}
 	// The log is the truth: a session is its snapshot and its log replayed.
-	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: each})
+	l, err := replay.Session(ctx, src, s.id, replay.Options{Each: each})
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
@@ -205,10 +219,6 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			slog.Int("skippedInvalid", report.SkippedInvalid), slog.Int("divergent", report.Divergent))
 	}
 	s.rec, s.st, s.report = l.Session, l.Store, report
-	if err := m.inherit(ctx, s); err != nil {
-		return err
-	}
-	s.loaded = true
 	return nil
 }
 
@@ -267,6 +277,9 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 	if err != nil {
 		return nil, err
 	}
+	if role == tools.RoleCompactWorker || !def.Writes {
+		return m.read(ctx, p, role, def, args)
+	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
@@ -283,16 +296,6 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 	}()
 	m.calls.Add(1)
 
-	switch {
-	case role == tools.RoleCompactWorker && def.Writes:
-		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
-	case role == tools.RoleCompactWorker || !def.Writes:
-		// A read (the compact worker's calls are all reads) changes nothing
-		// replay needs: it is answered from memory and not logged, so it
-		// never grows the database nor waits on the writer, and a retry
-		// simply reads again.
-		return marshal(m.execute(s, p.Name, p.Arguments, args))
-	}
 	raw := tools.Canonical(p.Arguments)
 	if out, seen, err := m.retried(ctx, s, p, raw); seen || err != nil {
 		return out, err
@@ -304,6 +307,88 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 		return nil, err
 	}
 	return m.write(ctx, s, p, raw, args)
+}
+
+// read answers a read (the compact worker's calls are all reads): it
+// changes nothing replay needs, so it is answered from memory and not
+// logged, so it never grows the database nor waits on the writer, and a
+// retry simply reads again. In fleet mode, a session this daemon does not
+// hold is read from the database, without taking its lease.
+func (m *Manager) read(ctx context.Context, p CallParams, role tools.Role, def tools.Def, args *tools.Decoded) (json.RawMessage, error) {
+	s, _, release, err := m.acquireRead(ctx, p.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	m.calls.Add(1)
+	if role == tools.RoleCompactWorker && def.Writes {
+		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
+	}
+	return marshal(m.execute(s, p.Name, p.Arguments, args))
+}
+
+// acquireRead returns a session to read: the one in memory when this
+// daemon serves it (its lease confirmed), else, in fleet mode, a copy read
+// from the database by one consistent read, which takes no lease and is
+// not kept (with its messages when asked). On SQLite it is acquire. The
+// caller must call release.
+func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool) (s *session, msgs []record.Message, release func(), err error) {
+	if m.reader == nil {
+		s, err := m.acquire(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s, nil, s.release, nil
+	}
+	if err := validID(id); err != nil {
+		return nil, nil, nil, err
+	}
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	m.mu.Unlock()
+	if ok {
+		if err := s.mu.Lock(ctx); err != nil {
+			return nil, nil, nil, err
+		}
+		if !s.dead && s.loaded {
+			lost, err := m.confirmLease(ctx, s)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, nil, nil, err
+			}
+			if !lost {
+				if withMessages {
+					if msgs, err = m.db.Messages(ctx, id); err != nil {
+						s.mu.Unlock()
+						return nil, nil, nil, unavailable("reading messages", err)
+					}
+				}
+				return s, msgs, s.release, nil
+			}
+		}
+		s.mu.Unlock()
+	}
+	t := &session{id: id, clock: m.now}
+	err = m.reader.ReadConsistent(ctx, func(src ReadSource) error {
+		if err := m.fill(ctx, t, src); err != nil {
+			return err
+		}
+		if withMessages {
+			var err error
+			if msgs, err = src.Messages(ctx, id); err != nil {
+				return unavailable("reading messages", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			err = unavailable("reading session "+id, err)
+		}
+		return nil, nil, nil, err
+	}
+	return t, msgs, func() {}, nil
 }
 
 // decode is the call p.Arguments make: args when given, else decoded now.

@@ -138,7 +138,18 @@ type Resumed = wire.Resumed
 
 // Resume loads a session (by replay when it is not in memory) and returns
 // its tasks, injected messages and the report of the replay that loaded it.
+// In fleet mode a daemon that does not serve the session reads it from the
+// database without taking its lease (the session's host may be writing it
+// at another daemon).
 func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
+	if m.reader != nil {
+		s, msgs, release, err := m.acquireRead(ctx, id, true)
+		if err != nil {
+			return Resumed{}, err
+		}
+		defer release()
+		return m.resumed(s, msgs), nil
+	}
 	s, err := m.acquire(ctx, id)
 	if err != nil {
 		return Resumed{}, err

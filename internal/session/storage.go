@@ -9,6 +9,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -68,6 +69,19 @@ type Leaser interface {
 	// Release gives the lease up, if this daemon holds it.
 	Release(ctx context.Context, sessionID string)
 	OnLost(func(sessionID string))
+}
+
+// ReadSource is what a consistent read of one session reads.
+type ReadSource interface {
+	replay.Source
+	Messages(ctx context.Context, sessionID string) ([]record.Message, error)
+}
+
+// ConsistentReader is implemented by a storage with leases: fn reads from
+// one consistent view of the database, without taking any lease, so that
+// a daemon that does not serve a session can still show it.
+type ConsistentReader interface {
+	ReadConsistent(ctx context.Context, fn func(ReadSource) error) error
 }
 
 // ErrLeaseExpired is an append or a confirmation by a daemon whose lease
