@@ -3,7 +3,9 @@ package pgdb_test
 import (
 	"context"
 	"database/sql"
-		"strings"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,4 +246,117 @@ func TestFleetLookingTakesNoLease(t *testing.T) {
 	r, err := ca.ResumeSession(ctx, "look")
 	require.NoError(t, err)
 	assert.Len(t, r.Tasks, 3, "a reads the current list")
+}
+
+func TestFleetWatchToldOfTakeover(t *testing.T) {
+	// Ensures a watch at the daemon that served a session is ended, with a
+	// reason, once another daemon takes the session over, instead of going
+	// silent; and that a watch asked of a daemon while another serves the
+	// session is refused with -32006, naming it.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, 600*time.Millisecond)
+	b := startFleetDaemon(t, url, 600*time.Millisecond)
+	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "w"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "w", "TaskCreate", `{"subject":"a1"}`, "")
+	require.NoError(t, err)
+	events := make(chan client.Notification, 16)
+	ca.OnNotification(func(n client.Notification) { events <- n })
+	require.NoError(t, ca.Watch(ctx, "w"))
+	require.ErrorIs(t, cb.Watch(ctx, "w"), client.ErrSessionLeased, "a serves it: watch it there")
+
+	_, err = call(t, ca, "w", "TaskCreate", `{"subject":"a2"}`, "")
+	require.NoError(t, err)
+	n := <-events
+	assert.Equal(t, client.NotifyTasksChanged, n.Method)
+
+	raw := openDB(t, url, 0).SQL()
+	_, err = raw.ExecContext(ctx, `UPDATE leases SET owner = 'elsewhere', owner_info = 'daemon b2', expires_at = clock_timestamp() + interval '1 hour' WHERE session_id = 'w'`)
+	require.NoError(t, err)
+	select {
+	case n := <-events:
+		assert.Equal(t, "notifications/sessions/watchEnded", n.Method)
+		e, err := client.DecodeEvent(n)
+		require.NoError(t, err)
+		assert.Contains(t, e.Message, "no longer served by this daemon")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the watch went silent after the takeover")
+	}
+}
+
+func TestFleetStatusShowsLeases(t *testing.T) {
+	// Ensures status in fleet mode shows the daemon's lease id and how many
+	// leases it holds, not SQLite's WAL, and no password.
+	url := pgtest.NewDB(t)
+	withPassword := url + "&password=s3cret"
+	a := startFleetDaemon(t, withPassword, 0)
+	ca := testutil.DialSocket(t, a.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "st"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "st", "TaskCreate", `{"subject":"x"}`, "")
+	require.NoError(t, err)
+	st, err := ca.Status(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, st.WAL)
+	require.NotNil(t, st.Fleet)
+	assert.Contains(t, st.Fleet.LeaseOwner, fmt.Sprintf("pid %d", os.Getpid()))
+	assert.Equal(t, 1, st.Fleet.LeasesHeld)
+	assert.NotContains(t, st.Database, "s3cret")
+}
+
+func TestFleetLostLeaseErrorSaysSo(t *testing.T) {
+	// Ensures a write after this daemon's lease ran out, with nobody else
+	// holding the session, says that the lease was lost (not that storage
+	// is unavailable), and that a retry then succeeds.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, time.Minute)
+	ca := testutil.DialSocket(t, a.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "x"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "x", "TaskCreate", `{"subject":"one"}`, "")
+	require.NoError(t, err)
+	raw := openDB(t, url, 0).SQL()
+	_, err = raw.ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = 'x'`)
+	require.NoError(t, err)
+	_, err = call(t, ca, "x", "TaskCreate", `{"subject":"two"}`, "k")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lease on the session expired")
+	assert.NotContains(t, err.Error(), "storage is unavailable")
+	_, err = call(t, ca, "x", "TaskCreate", `{"subject":"two"}`, "k")
+	require.NoError(t, err)
+}
+
+func TestFleetFailedErrorResultRetriedAnswersSame(t *testing.T) {
+	// Ensures a write whose row cannot be written (an outage) is not
+	// acknowledged even when its result is an error that changed nothing,
+	// so that a retry with its callId never answers differently from an
+	// answer the client already had.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, 0)
+	ca := testutil.DialSocket(t, a.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "o"})
+	require.NoError(t, err)
+	_, err = call(t, ca, "o", "TaskCreate", `{"subject":"one"}`, "")
+	require.NoError(t, err)
+	raw := openDB(t, url, 0).SQL()
+	_, err = raw.ExecContext(ctx, `ALTER TABLE tool_calls ADD CONSTRAINT outage CHECK (false) NOT VALID`)
+	require.NoError(t, err)
+	first, ferr := call(t, ca, "o", "TaskUpdate", `{"taskid":2,"status":"completed"}`, "k")
+	t.Logf("first: %s %v", first, ferr)
+	_, err = raw.ExecContext(ctx, `ALTER TABLE tool_calls DROP CONSTRAINT outage`)
+	require.NoError(t, err)
+	_, err = call(t, ca, "o", "TaskCreate", `{"subject":"two"}`, "")
+	require.NoError(t, err)
+	again, err := call(t, ca, "o", "TaskUpdate", `{"taskid":2,"status":"completed"}`, "k")
+	require.NoError(t, err)
+	if ferr == nil {
+		assert.Equal(t, string(first), string(again), "the retry answers as the acknowledged call did")
+	} else {
+		require.ErrorIs(t, ferr, client.ErrStorageUnavailable)
+	}
 }

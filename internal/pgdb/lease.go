@@ -207,6 +207,28 @@ func (d *DB) unhold(sessionID string) {
 	d.mu.Unlock()
 }
 
+// Lease is how long a lease lasts unless renewed.
+func (d *DB) Lease() time.Duration { return d.lease }
+
+// Holder is who holds a session's live lease if another daemon does.
+func (d *DB) Holder(ctx context.Context, sessionID string) (*session.LeaseHeldError, error) {
+	var r struct {
+		Owner     string    `db:"owner"`
+		Info      string    `db:"owner_info"`
+		ExpiresAt time.Time `db:"expires_at"`
+	}
+	err := d.x.GetContext(ctx, &r, `SELECT owner, owner_info, expires_at FROM leases WHERE session_id = $1 AND expires_at > clock_timestamp()`, sessionID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("who holds session %s: %w", sessionID, err)
+	case r.Owner == d.owner:
+		return nil, nil
+	}
+	return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}, nil
+}
+
 // Held is how many leases this daemon holds.
 func (d *DB) Held() int {
 	d.mu.Lock()

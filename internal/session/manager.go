@@ -68,6 +68,9 @@ type session struct {
 	ancestors []string
 	report    replay.Report
 	forced    *record.Call // the TaskList fired at compaction, for a successor session
+	// unlogged are the error results answered though their row could not
+	// be written (SQLite's disk full), by callId: a retry answers the same.
+	unlogged map[string]unloggedCall
 
 	lastUsed atomic.Int64 // when the last holder released it, in Unix nanoseconds
 	clock    func() time.Time
@@ -158,6 +161,13 @@ func (m *Manager) drop(s *session) {
 	}
 	m.mu.Unlock()
 	m.giveLease(s.id)
+}
+
+// unloggedCall is an answered call whose row could not be written.
+type unloggedCall struct {
+	name string
+	args json.RawMessage
+	out  json.RawMessage
 }
 
 // callRef is where a call is logged.
@@ -423,6 +433,12 @@ func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args js
 	if p.CallID == "" {
 		return nil, false, nil
 	}
+	if u, ok := s.unlogged[p.CallID]; ok {
+		if u.name != p.Name || !sameJSON(u.args, args) {
+			return nil, true, errorf(wire.CodeCallIDConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", p.CallID, s.id, u.name, u.args)
+		}
+		return u.out, true, nil
+	}
 	if seq, ok := s.callIDs[p.CallID]; ok {
 		out, err := m.recorded(ctx, s.id, p.Name, args, p.CallID, seq)
 		return out, true, err
@@ -466,12 +482,26 @@ func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json
 			m.lose(s, err)
 			return nil, unavailable(p.Name, err)
 		}
-		if changed == nil {
+		if changed == nil && m.leases == nil {
 			// A failed call changed nothing, so memory still equals the
 			// database: answer it unlogged rather than fail it because
-			// the disk is full.
+			// the disk is full, and keep the answer, so that a retry with
+			// its callId gets the same one while the session is loaded.
 			m.log.Warn("could not log a call that changed nothing; answering it unlogged", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
+			if p.CallID != "" {
+				if s.unlogged == nil {
+					s.unlogged = map[string]unloggedCall{}
+				}
+				s.unlogged[p.CallID] = unloggedCall{name: p.Name, args: args, out: out}
+			}
 			return out, nil
+		}
+		if changed == nil {
+			// Fleet mode: another daemon may serve the session next, and it
+			// would not know of an answer kept here. Unanswered, the call
+			// is simply run again when retried. Memory is unchanged.
+			m.log.Warn("could not log a call that changed nothing; refused, to be retried", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
+			return nil, unavailable(p.Name, err)
 		}
 		m.drop(s)
 		m.log.Error("append failed; session dropped from memory", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))

@@ -249,10 +249,11 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 
 // Stats is what daemon/status reports of the sessions.
 type Stats struct {
-	Loaded      int         `json:"loaded"`
-	Total       int         `json:"total"`
-	CallsServed int64       `json:"callsServed"`
-	WAL         db.WALStats `json:"wal"`
+	Loaded      int               `json:"loaded"`
+	Total       int               `json:"total"`
+	CallsServed int64             `json:"callsServed"`
+	WAL         *db.WALStats      `json:"wal,omitempty"`
+	Fleet       *wire.FleetStatus `json:"fleet,omitempty"`
 }
 
 // Stats counts loaded and stored sessions. The stored count is read from the
@@ -276,9 +277,17 @@ func (m *Manager) Stats(ctx context.Context) (Stats, error) {
 		}
 		m.mu.Unlock()
 	}
+	st := Stats{CallsServed: m.calls.Load()}
+	if m.leases != nil {
+		st.Fleet = &wire.FleetStatus{LeaseOwner: m.leases.Owner(), LeasesHeld: m.leases.Held(), Lease: m.leases.Lease().String()}
+	} else {
+		wal := m.db.WAL()
+		st.WAL = &wal
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load(), WAL: m.db.WAL()}, nil
+	st.Loaded, st.Total = len(m.sessions), m.total
+	return st, nil
 }
 
 // created counts a new session in the kept total.

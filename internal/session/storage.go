@@ -69,6 +69,13 @@ type Leaser interface {
 	// Release gives the lease up, if this daemon holds it.
 	Release(ctx context.Context, sessionID string)
 	OnLost(func(sessionID string))
+	// Holder is who holds a session's live lease when another daemon
+	// does; nil when this daemon or nobody does.
+	Holder(ctx context.Context, sessionID string) (*LeaseHeldError, error)
+
+	Owner() string        // this daemon as a lease holder: id, host and pid
+	Held() int            // how many leases it holds
+	Lease() time.Duration // how long a lease lasts unless renewed
 }
 
 // ReadSource is what a consistent read of one session reads.
@@ -185,4 +192,5 @@ func (m *Manager) lostLease(id string) {
 // lose drops s, whose lease this daemon lost, from memory. s is locked.
 func (m *Manager) lose(s *session, err error) {
 	m.drop(s)
+	m.endWatches(s.id, nil, "session "+s.id+" is no longer served by this daemon: its lease was lost (another daemon took it over, or this one could not renew it in time); this daemon no longer sees its changes: watch it at the daemon that serves it now")
 }
