@@ -45,6 +45,10 @@ func Settings(lease time.Duration) map[string]string {
 		"tcp_keepalives_interval":             secs(lease / 3),
 		"tcp_keepalives_count":                "3",
 		"tcp_user_timeout":                    ms(lease),
+		// Not a wait, but one all the same: the daemon's queries are short
+		// and indexed, and compiling one that the planner costs high (a
+		// table not yet analysed) took seconds.
+		"jit": "off",
 	}
 }
 

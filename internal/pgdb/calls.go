@@ -200,6 +200,13 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, string(snap)); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
 	}
+	// And as rows, which the tasks view reads session by session.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshot_tasks (session_id, taskid, status, subject, description, created_at)
+		SELECT $1, (t ->> 'taskid')::int, t ->> 'status', coalesce(t ->> 'subject', ''), t ->> 'description', $3::timestamptz
+		FROM json_array_elements(CASE json_typeof($2::json -> 'tasks') WHEN 'array' THEN $2::json -> 'tasks' ELSE '[]' END) t`,
+		c.New.ID, string(snap), now); err != nil {
+		return fmt.Errorf("compact %s: snapshot tasks: %w", c.Old, err)
+	}
 	for i, m := range c.Messages {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 			c.New.ID, i+1, m.Role, m.Kind, m.Content, now); err != nil {

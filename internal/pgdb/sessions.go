@@ -190,6 +190,24 @@ func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, er
 	return all[sessionID], err
 }
 
+// countsSQL counts the tasks of the sessions asked for by status, as the
+// tasks view does, one session after the other: each session's log is
+// read through tool_calls_task and its first tasks through snapshot_tasks'
+// key, so the cost follows those sessions, whatever the plan the view
+// would get. Parameter: the session ids.
+const countsSQL = `SELECT i.id AS session_id, t.status, count(*) AS n
+	FROM unnest($1::text[]) AS i(id)
+	CROSS JOIN LATERAL (
+		SELECT (SELECT f.status FROM tool_calls f WHERE f.session_id = i.id AND f.seq = x.last_seq) AS status
+		FROM (SELECT c.taskid, max(c.seq) AS last_seq FROM tool_calls c
+		      WHERE c.session_id = i.id AND c.taskid IS NOT NULL AND NOT c.is_error GROUP BY c.taskid) x
+		UNION ALL
+		SELECT b.status FROM snapshot_tasks b
+		WHERE b.session_id = i.id
+		  AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = i.id AND c.taskid = b.taskid AND NOT c.is_error)
+	) t
+	GROUP BY i.id, t.status`
+
 // TaskCountsOf returns several sessions' counts in one query (a session
 // without tasks is absent from the map).
 func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.Counts, error) {
@@ -202,7 +220,7 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 		Status    string `db:"status"`
 		N         int    `db:"n"`
 	}
-	if err := d.x.SelectContext(ctx, &rows, `SELECT session_id, status, count(*) AS n FROM tasks WHERE session_id = ANY($1) GROUP BY session_id, status`, ids); err != nil {
+	if err := d.x.SelectContext(ctx, &rows, countsSQL, ids); err != nil {
 		return nil, fmt.Errorf("count tasks: %w", err)
 	}
 	for _, r := range rows {
