@@ -40,6 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print a line per cycle")
 	postgres := fs.String("postgres", "", "fleet mode: a postgres:// URL of an empty database; two daemons serve it, the one serving the sessions is killed each cycle and the other takes over")
 	lease := fs.Duration("lease", time.Second, "fleet mode: the daemons' --lease")
+	fault := fs.String("fault", crashtest.FaultKill, "fleet mode: kill (SIGKILL the daemon serving the sessions), pause (SIGSTOP it past its lease, let the other take over and write, then SIGCONT it and check that no read it answers is stale) or mixed (the two in turn)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: go run ./cmd/crashtest [flags]
 
@@ -54,7 +55,7 @@ Exits 1 on any fault.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --lease 1s   # fleet mode\n")
+		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --lease 1s   # fleet mode\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --fault pause\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -80,7 +81,7 @@ Flags:
 			return 1
 		}
 	}
-	cfg := crashtest.Config{Binary: bin, Dir: work, Cycles: *cycles, Clients: *clients, Seed: *seed, MaxRun: *maxRun, Sync: *syncMode, Postgres: *postgres, Lease: *lease}
+	cfg := crashtest.Config{Binary: bin, Dir: work, Cycles: *cycles, Clients: *clients, Seed: *seed, MaxRun: *maxRun, Sync: *syncMode, Postgres: *postgres, Lease: *lease, Fault: *fault}
 	if *verbose {
 		cfg.Log = stderr
 	}
@@ -97,6 +98,9 @@ Flags:
 			r.Cycles, r.Acknowledged, r.InFlight, r.InFlightLanded, r.Retried, r.Compactions)
 		if r.Takeovers > 0 {
 			fmt.Fprintf(stdout, "takeovers %d, longest from kill to first answer %d ms\n", r.Takeovers, r.TakeoverMaxMs)
+		}
+		if r.Pauses > 0 {
+			fmt.Fprintf(stdout, "pauses %d, reads at the paused daemon %d (refused %d), stale %d\n", r.Pauses, r.PausedReads, r.PausedRefused, r.Stale)
 		}
 		fmt.Fprintf(stdout, "lost %d, doubled %d, store mismatches %d, result mismatches %d, fsck problems %d (%s)\n",
 			r.Lost, r.Doubled, r.StoreMismatches, r.ResultMismatches, r.FsckProblems, time.Since(start).Round(time.Millisecond))

@@ -38,3 +38,27 @@ func TestFleetCrashHarness(t *testing.T) {
 	assert.Positive(t, r.Retried)
 	assert.GreaterOrEqual(t, r.TakeoverMaxMs, int64(300), "a takeover waits for the lease to expire")
 }
+
+func TestFleetCrashHarnessPause(t *testing.T) {
+	// Ensures, in fleet mode, that when the daemon serving 8 sessions under
+	// load is SIGSTOPped past its lease, the other takes them over with
+	// nothing acknowledged lost or doubled, and that once the paused one
+	// runs again, no read it answers (sent while it was stopped, after the
+	// takeover's writes were acknowledged) is stale; each daemon paused in
+	// its turn, three times.
+	srv := pgtest.StartFor(t, pgtest.Options{})
+	url, err := srv.CreateDB(context.Background(), "pause")
+	require.NoError(t, err)
+	dir, err := os.MkdirTemp("", "tsdp")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	seed := uint64(time.Now().UnixNano())
+	r, err := crashtest.Run(context.Background(), crashtest.Config{Binary: binary, Dir: dir, Cycles: 3, Clients: 8, Seed: seed,
+		MaxRun: 250 * time.Millisecond, Postgres: url, Lease: 600 * time.Millisecond, Fault: crashtest.FaultPause})
+	require.NoError(t, err, "seed %d", seed)
+	t.Logf("seed %d: %+v", seed, r)
+	assert.True(t, r.OK(), "%+v", r)
+	assert.Equal(t, 3, r.Pauses)
+	assert.Equal(t, 3*8, r.PausedReads)
+	assert.Zero(t, r.Stale)
+}
