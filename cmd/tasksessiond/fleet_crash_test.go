@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -61,4 +62,29 @@ func TestFleetCrashHarnessPause(t *testing.T) {
 	assert.Equal(t, 3, r.Pauses)
 	assert.Equal(t, 3*8, r.PausedReads)
 	assert.Zero(t, r.Stale)
+}
+
+func TestFleetFaultTable(t *testing.T) {
+	// The fault table for docs/FLEET.md: each fault for many cycles. Long;
+	// run with TASKSESSIOND_FAULT_TABLE=cycles (e.g. 30).
+	cycles, _ := strconv.Atoi(os.Getenv("TASKSESSIOND_FAULT_TABLE"))
+	if cycles <= 0 {
+		t.Skip("set TASKSESSIOND_FAULT_TABLE=cycles to build the fault table")
+	}
+	srv := pgtest.StartFor(t, pgtest.Options{Durable: true})
+	t.Log("| fault | rounds | acknowledged | lost | doubled | stale | reads at the paused daemon (refused) | longest takeover |")
+	t.Log("|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, fault := range []string{crashtest.FaultKill, crashtest.FaultPause} {
+		url, err := srv.CreateDB(context.Background(), "table"+fault)
+		require.NoError(t, err)
+		dir, err := os.MkdirTemp("", "tsdt")
+		require.NoError(t, err)
+		defer os.RemoveAll(dir)
+		seed := uint64(time.Now().UnixNano())
+		r, err := crashtest.Run(context.Background(), crashtest.Config{Binary: binary, Dir: dir, Cycles: cycles, Clients: 8, Seed: seed,
+			MaxRun: 300 * time.Millisecond, Postgres: url, Lease: time.Second, Fault: fault})
+		require.NoError(t, err, "seed %d", seed)
+		assert.True(t, r.OK(), "%+v", r)
+		t.Logf("| %s | %d | %d | %d | %d | %d | %d (%d) | %d ms |", fault, r.Cycles, r.Acknowledged, r.Lost, r.Doubled, r.Stale, r.PausedReads, r.PausedRefused, r.TakeoverMaxMs)
+	}
 }
