@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"strconv"
 	"testing"
@@ -74,7 +75,15 @@ func TestFleetFaultTable(t *testing.T) {
 	srv := pgtest.StartFor(t, pgtest.Options{Durable: true})
 	t.Log("| fault | rounds | acknowledged | lost | doubled | stale | reads at the paused daemon (refused) | longest takeover |")
 	t.Log("|---|---:|---:|---:|---:|---:|---:|---:|")
-	for _, fault := range []string{crashtest.FaultKill, crashtest.FaultPause} {
+	faults := []string{crashtest.FaultKill, crashtest.FaultPause}
+	if f := os.Getenv("TASKSESSIOND_FAULT"); f != "" {
+		faults = []string{f}
+	}
+	var logw io.Writer
+	if testing.Verbose() {
+		logw = os.Stderr
+	}
+	for _, fault := range faults {
 		url, err := srv.CreateDB(context.Background(), "table"+fault)
 		require.NoError(t, err)
 		dir, err := os.MkdirTemp("", "tsdt")
@@ -82,7 +91,7 @@ func TestFleetFaultTable(t *testing.T) {
 		defer os.RemoveAll(dir)
 		seed := uint64(time.Now().UnixNano())
 		r, err := crashtest.Run(context.Background(), crashtest.Config{Binary: binary, Dir: dir, Cycles: cycles, Clients: 8, Seed: seed,
-			MaxRun: 300 * time.Millisecond, Postgres: url, Lease: time.Second, Fault: fault})
+			MaxRun: 300 * time.Millisecond, Postgres: url, Lease: time.Second, Fault: fault, Log: logw})
 		require.NoError(t, err, "seed %d", seed)
 		assert.True(t, r.OK(), "%+v", r)
 		t.Logf("| %s | %d | %d | %d | %d | %d | %d (%d) | %d ms |", fault, r.Cycles, r.Acknowledged, r.Lost, r.Doubled, r.Stale, r.PausedReads, r.PausedRefused, r.TakeoverMaxMs)

@@ -66,8 +66,9 @@ func bound(cfg *pgx.ConnConfig, lease time.Duration) {
 		}
 		cfg.RuntimeParams[k] = v
 	}
-	if cfg.ConnectTimeout <= 0 || cfg.ConnectTimeout > lease {
-		cfg.ConnectTimeout = max(lease, time.Second)
+	if cfg.ConnectTimeout <= 0 {
+		// At least 5 s: forking a backend on a loaded server takes a while.
+		cfg.ConnectTimeout = max(lease, 5*time.Second)
 	}
 	d := &net.Dialer{
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: max(lease/3, time.Second), Interval: max(lease/3, time.Second), Count: 3},

@@ -41,7 +41,7 @@ const acquireSQL = `INSERT INTO leases (session_id, owner, owner_info, expires_a
 // locked must not hold up a takeover for longer (the statement's
 // lock_timeout and statement_timeout bound it on the server too).
 func (d *DB) Acquire(ctx context.Context, sessionID string) error {
-	ctx, cancel := context.WithTimeout(ctx, d.lease)
+	ctx, cancel := context.WithTimeout(ctx, d.wait(d.lease))
 	defer cancel()
 	for try := 0; ; try++ {
 		var owner string
@@ -86,6 +86,12 @@ func (d *DB) Valid(sessionID string) bool {
 	return ok && time.Since(since) < d.lease-d.margin()
 }
 
+// wait bounds one of the daemon's own waits on the database: at least d,
+// and at least two seconds, which a new connection to a loaded server can
+// take (the server's lock_timeout bounds a wait on a lock to half a lease
+// whatever this says).
+func (d *DB) wait(x time.Duration) time.Duration { return max(x, 2*time.Second) }
+
 // margin is how much of a lease the daemon does not count on: a third.
 // The renewer renews every third, so normally a lease is confirmed in
 // memory; one that is not (the daemon was paused, or the database slow)
@@ -101,7 +107,7 @@ func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 	if d.Valid(sessionID) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.lease/3)
+	ctx, cancel := context.WithTimeout(ctx, d.wait(d.lease/3))
 	defer cancel()
 	began := time.Now()
 	var id string
@@ -275,7 +281,7 @@ func (d *DB) renew() {
 		return
 	}
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), d.lease/3)
+	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
 	defer cancel()
 	var kept []string
 	err := d.x.SelectContext(ctx, &kept, renewSQL, d.owner, ids, d.lease.Microseconds())
@@ -335,7 +341,7 @@ func (d *DB) renew() {
 // renewOne renews one lease whose row was locked at the last renewal,
 // waiting on that row only, and for a third of the lease at most.
 func (d *DB) renewOne(id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), d.lease/3)
+	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
 	defer cancel()
 	began := time.Now()
 	var got string
