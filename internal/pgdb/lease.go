@@ -341,6 +341,18 @@ func (d *DB) renew() {
 // renewOne renews one lease whose row was locked at the last renewal,
 // waiting on that row only, and for a third of the lease at most.
 func (d *DB) renewOne(id string) {
+	d.mu.Lock()
+	if d.renewing[id] {
+		d.mu.Unlock()
+		return // one at a time per row: a row locked for long holds one connection, not one per tick
+	}
+	d.renewing[id] = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.renewing, id)
+		d.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
 	defer cancel()
 	began := time.Now()

@@ -65,8 +65,9 @@ type DB struct {
 	mu sync.Mutex
 	// held: the leases this daemon holds, each with when the statement
 	// that last took or renewed it began, by this daemon's monotonic clock.
-	held   map[string]time.Time
-	onLost func(string)
+	held     map[string]time.Time
+	renewing map[string]bool // the leases being renewed one by one (renewOne)
+	onLost   func(string)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -116,7 +117,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	clock := opts.Now
 	d := &DB{x: x, where: where, log: opts.Logger,
 		now:   func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
-		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]time.Time{},
+		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]time.Time{}, renewing: map[string]bool{},
 		closed: make(chan struct{}), done: make(chan struct{})}
 	d.ownerInfo = fmt.Sprintf("daemon %s on %s, pid %d", d.owner, host, os.Getpid())
 	go d.renewer()
