@@ -18,6 +18,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
+	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	binary := fs.String("binary", "", "the tasksessiond binary to test (default: built from this module into the work directory)")
 	verbose := fs.Bool("v", false, "print a line per cycle")
-	postgres := fs.String("postgres", "", "fleet mode: a postgres:// URL of an empty database; two daemons serve it, the one serving the sessions is killed each cycle and the other takes over")
+	postgres := fs.String("postgres", "", "fleet mode: a postgres:// URL of an empty database, or \"scratch\" for a PostgreSQL started from the installed binaries for this run (durable); two daemons serve it, the one serving the sessions is killed each cycle and the other takes over")
 	lease := fs.Duration("lease", time.Second, "fleet mode: the daemons' --lease")
 	fault := fs.String("fault", crashtest.FaultKill, "fleet mode: kill (SIGKILL the daemon serving the sessions), pause (SIGSTOP it past its lease, let the other take over and write, then SIGCONT it and check that no read it answers is stale) or mixed (the two in turn)")
 	fs.Usage = func() {
@@ -78,6 +79,18 @@ Flags:
 		build.Stdout, build.Stderr = stderr, stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintf(stderr, "crashtest: build tasksessiond (or pass --binary): %v\n", err)
+			return 1
+		}
+	}
+	if *postgres == "scratch" {
+		srv, err := pgtest.Start(pgtest.Options{Durable: true})
+		if err != nil {
+			fmt.Fprintf(stderr, "crashtest: %v\n", err)
+			return 1
+		}
+		defer srv.Close()
+		if *postgres, err = srv.CreateDB(ctx, "crash"); err != nil {
+			fmt.Fprintf(stderr, "crashtest: %v\n", err)
 			return 1
 		}
 	}
