@@ -360,3 +360,33 @@ func TestFleetFailedErrorResultRetriedAnswersSame(t *testing.T) {
 		require.ErrorIs(t, ferr, client.ErrStorageUnavailable)
 	}
 }
+
+func TestFleetRetryAnsweredWhereverServed(t *testing.T) {
+	// Ensures a write retried with a callId already in the session's log is
+	// answered with the recorded result at a daemon that does not serve
+	// the session, even while another serves it and after it was sealed,
+	// and takes no lease there.
+	url := pgtest.NewDB(t)
+	a := startFleetDaemon(t, url, time.Minute)
+	b := startFleetDaemon(t, url, time.Minute)
+	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	ctx := context.Background()
+	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "r"})
+	require.NoError(t, err)
+	first, err := call(t, ca, "r", "TaskCreate", `{"subject":"once"}`, "k1")
+	require.NoError(t, err)
+	again, err := call(t, cb, "r", "TaskCreate", `{"subject":"once"}`, "k1")
+	require.NoError(t, err, "a serves it; b answers the retry from the log")
+	assert.Equal(t, string(first), string(again))
+	_, err = call(t, cb, "r", "TaskCreate", `{"subject":"other"}`, "k1")
+	require.ErrorIs(t, err, client.ErrCallIDConflict)
+
+	_, err = ca.Compact(ctx, client.Compact{SessionID: "r", NewSessionID: "r2"})
+	require.NoError(t, err)
+	again, err = call(t, cb, "r", "TaskCreate", `{"subject":"once"}`, "k1")
+	require.NoError(t, err, "sealed, and its lease a's")
+	assert.Equal(t, string(first), string(again))
+	// A new write there is refused, naming the daemon that serves it.
+	_, err = call(t, cb, "r", "TaskCreate", `{"subject":"new"}`, "k2")
+	require.ErrorIs(t, err, client.ErrSessionLeased)
+}

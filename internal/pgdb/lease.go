@@ -135,11 +135,6 @@ func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 // fenced says why this daemon may not write a session: who holds its
 // lease, or that this daemon's own has expired.
 func (d *DB) fenced(ctx context.Context, sessionID string) error {
-	var status string
-	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != record.StatusActive {
-		return fmt.Errorf("session %s: %w", sessionID, db.ErrSealed)
-	}
-	d.unhold(sessionID)
 	var r struct {
 		Owner     string    `db:"owner"`
 		Info      string    `db:"owner_info"`
@@ -147,15 +142,21 @@ func (d *DB) fenced(ctx context.Context, sessionID string) error {
 	}
 	err := d.x.GetContext(ctx, &r, `SELECT owner, owner_info, expires_at FROM leases WHERE session_id = $1 AND expires_at > clock_timestamp()`, sessionID)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
-	case err != nil:
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("session %s: %w (who holds it now could not be read: %w)", sessionID, ErrLeaseExpired, err)
-	case r.Owner == d.owner:
-		// Ours again meanwhile (a renewal raced this): a retry writes.
-		return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
+	case err == nil && r.Owner != d.owner:
+		// Another daemon serves it, sealed or not: send the call there.
+		d.unhold(sessionID)
+		return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
 	}
-	return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
+	var status string
+	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != record.StatusActive {
+		return fmt.Errorf("session %s: %w", sessionID, db.ErrSealed)
+	}
+	// Expired, or ours again meanwhile (a renewal raced this): a retry
+	// writes.
+	d.unhold(sessionID)
+	return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
 }
 
 // IsLeaseError reports whether err says this daemon does not hold a

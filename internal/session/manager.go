@@ -290,6 +290,9 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 	if role == tools.RoleCompactWorker || !def.Writes {
 		return m.read(ctx, p, role, def, args)
 	}
+	if out, seen, err := m.retriedUnheld(ctx, p); seen || err != nil {
+		return out, err
+	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
@@ -448,6 +451,37 @@ func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args js
 		return nil, false, err
 	}
 	out, err = m.recorded(ctx, ref.session, p.Name, args, p.CallID, ref.seq)
+	return out, true, err
+}
+
+// retriedUnheld answers, in fleet mode, a retried write for a session this
+// daemon does not hold from the log, without taking the lease: the callId
+// is in the session's log (a unique index), so the call is answered with
+// its recorded result wherever it is retried, even while another daemon
+// serves the session or after it was sealed. A callId logged in an
+// ancestor is found once the session is loaded, as before.
+func (m *Manager) retriedUnheld(ctx context.Context, p CallParams) (json.RawMessage, bool, error) {
+	if m.reader == nil || p.CallID == "" {
+		return nil, false, nil
+	}
+	if err := validID(p.SessionID); err != nil {
+		return nil, false, err
+	}
+	m.mu.Lock()
+	_, here := m.sessions[p.SessionID]
+	m.mu.Unlock()
+	if here {
+		return nil, false, nil
+	}
+	sid, seq, ok, err := m.db.FindCall(ctx, []string{p.SessionID}, p.CallID)
+	if err != nil {
+		return nil, false, unavailable("looking up callId "+p.CallID, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	m.calls.Add(1)
+	out, err := m.recorded(ctx, sid, p.Name, tools.Canonical(p.Arguments), p.CallID, seq)
 	return out, true, err
 }
 
