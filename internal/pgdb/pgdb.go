@@ -92,7 +92,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	where := Redact(dsn)
 	// Migrations first, on a pool of their own without the timeouts below
 	// (a migration may take longer than a lease).
-	if err := migrateAt(ctx, dsn, where); err != nil {
+	if err := migrateAt(ctx, dsn, where, opts.Lease); err != nil {
 		return nil, err
 	}
 	cfg, err := pgx.ParseConfig(dsn)
@@ -124,11 +124,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	return d, nil
 }
 
-func migrateAt(ctx context.Context, dsn, where string) error {
-	x, err := sql.Open("pgx", dsn)
+func migrateAt(ctx context.Context, dsn, where string, lease time.Duration) error {
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", where, err)
 	}
+	if cfg.ConnectTimeout <= 0 {
+		// A server that does not answer fails the start, not hangs it.
+		cfg.ConnectTimeout = max(lease, 5*time.Second)
+	}
+	x := stdlib.OpenDB(*cfg)
 	defer x.Close()
 	if err := x.PingContext(ctx); err != nil {
 		return fmt.Errorf("connect to %s: %w", where, err)
