@@ -187,8 +187,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			return h.report, fmt.Errorf("cycle %d: %w", cycle, err)
 		}
 		h.report.Cycles = cycle
-		fmt.Fprintf(cfg.Log, "cycle %d: %d acknowledged, %d in flight (%d landed), lost %d, doubled %d\n",
-			cycle, h.report.Acknowledged, h.report.InFlight, h.report.InFlightLanded, h.report.Lost, h.report.Doubled)
+		fmt.Fprintf(cfg.Log, "cycle %d: %d acknowledged, %d in flight (%d landed), lost %d, doubled %d, stale %d, takeover %s\n",
+			cycle, h.report.Acknowledged, h.report.InFlight, h.report.InFlightLanded, h.report.Lost, h.report.Doubled, h.report.Stale, h.lastTakeover.Round(time.Millisecond))
 		if !h.report.OK() {
 			return h.report, fmt.Errorf("cycle %d found a fault: %+v", cycle, h.report)
 		}
@@ -208,8 +208,11 @@ type harness struct {
 	cur     int    // the daemon the clients drive
 	socket  string // sockets[cur]
 	killed  time.Time
-	actors  []*actor
-	report  Report
+	// lastTakeover is the last cycle's time from its fault to the first
+	// answer at the other daemon, for the progress lines.
+	lastTakeover time.Duration
+	actors       []*actor
+	report       Report
 }
 
 func (h *harness) start(ctx context.Context, i int) error {
@@ -400,7 +403,8 @@ func (h *harness) retryLeased(f func() error) error {
 		retry := errors.Is(err, client.ErrSessionLeased) || (h.cfg.Postgres != "" && errors.Is(err, client.ErrStorageUnavailable))
 		if err == nil || !retry || time.Now().After(deadline) {
 			if err == nil && !h.killed.IsZero() && h.cfg.Postgres != "" {
-				h.report.TakeoverMaxMs = max(h.report.TakeoverMaxMs, time.Since(h.killed).Milliseconds())
+				h.lastTakeover = time.Since(h.killed)
+				h.report.TakeoverMaxMs = max(h.report.TakeoverMaxMs, h.lastTakeover.Milliseconds())
 				h.killed = time.Time{}
 			}
 			return err
