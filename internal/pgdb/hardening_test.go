@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -389,4 +391,27 @@ func TestFleetRetryAnsweredWhereverServed(t *testing.T) {
 	// A new write there is refused, naming the daemon that serves it.
 	_, err = call(t, cb, "r", "TaskCreate", `{"subject":"new"}`, "k2")
 	require.ErrorIs(t, err, client.ErrSessionLeased)
+}
+
+func TestFleetCompactionCommitsOnlyUnderLease(t *testing.T) {
+	// Ensures a compaction whose lease runs out while it runs (the daemon
+	// stalled inside it; here a statement made slow) does not commit: the
+	// lease is checked again just before the commit.
+	url := pgtest.NewDB(t)
+	const lease = 600 * time.Millisecond
+	ctx := context.Background()
+	a := openDB(t, url, lease)
+	s := record.Session{ID: "slow"}
+	require.NoError(t, a.CreateSession(ctx, &s))
+	require.NoError(t, a.Acquire(ctx, "slow"))
+	_, err := a.SQL().ExecContext(ctx, `CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$;
+		CREATE TRIGGER stall BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION stall()`)
+	require.NoError(t, err)
+	plan, err := compact.Build(s, store.New(), "slow2", "a summary")
+	require.NoError(t, err)
+	err = a.Compact(ctx, plan)
+	require.ErrorIs(t, err, pgdb.ErrLeaseExpired)
+	var status string
+	require.NoError(t, a.SQL().QueryRowContext(ctx, `SELECT status FROM sessions WHERE id = 'slow'`).Scan(&status))
+	assert.Equal(t, "active", status, "nothing of the compaction committed")
 }
