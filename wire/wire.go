@@ -56,6 +56,9 @@ const (
 	NotifyTasksChanged     = "notifications/tasks/changed"
 	NotifySessionCompacted = "notifications/sessions/compacted"
 	NotifyWatchLagged      = "notifications/sessions/watchLagged"
+	// NotifyWatchEnded ends one watch, with a Message saying why: in fleet
+	// mode, the session is now served by another daemon (watch it there).
+	NotifyWatchEnded = "notifications/sessions/watchEnded"
 )
 
 // ResponseHead is how every response the daemon writes begins, its id
@@ -400,11 +403,21 @@ type Status struct {
 		Total  int `json:"total"`
 	} `json:"sessions"`
 	CallsServed int64 `json:"callsServed"`
-	// WAL is the write-ahead log as the daemon's last checkpoint found it.
-	WAL WAL `json:"wal"`
+	// WAL is SQLite's write-ahead log as the daemon's last checkpoint
+	// found it; absent in fleet mode.
+	WAL *WAL `json:"wal,omitempty"`
+	// Fleet is this daemon as a lease holder, in fleet mode only.
+	Fleet *FleetStatus `json:"fleet,omitempty"`
 	// Problem is what is wrong with the database as a whole (its file
 	// deleted under the daemon, say); absent when nothing is.
 	Problem string `json:"problem,omitempty"`
+}
+
+// FleetStatus is a fleet daemon's leases.
+type FleetStatus struct {
+	LeaseOwner string `json:"leaseOwner"` // this daemon's lease id, host and pid, as -32006 names it
+	LeasesHeld int    `json:"leasesHeld"` // sessions whose lease it holds
+	Lease      string `json:"lease"`      // --lease
 }
 
 // WAL is the write-ahead log's state.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
+	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 )
 
 func main() {
@@ -38,8 +39,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	binary := fs.String("binary", "", "the tasksessiond binary to test (default: built from this module into the work directory)")
 	verbose := fs.Bool("v", false, "print a line per cycle")
-	postgres := fs.String("postgres", "", "fleet mode: a postgres:// URL of an empty database; two daemons serve it, the one serving the sessions is killed each cycle and the other takes over")
+	postgres := fs.String("postgres", "", "fleet mode: a postgres:// URL of an empty database, or \"scratch\" for a PostgreSQL started from the installed binaries for this run (durable); two daemons serve it, the one serving the sessions is killed each cycle and the other takes over")
 	lease := fs.Duration("lease", time.Second, "fleet mode: the daemons' --lease")
+	fault := fs.String("fault", crashtest.FaultKill, "fleet mode: kill (SIGKILL the daemon serving the sessions), pause (SIGSTOP it past its lease, let the other take over and write, then SIGCONT it and check that no read it answers is stale) or mixed (the two in turn)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: go run ./cmd/crashtest [flags]
 
@@ -54,7 +56,7 @@ Exits 1 on any fault.
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --lease 1s   # fleet mode\n")
+		fmt.Fprint(stderr, "\nExamples:\n  go run ./cmd/crashtest --cycles 20\n  go run ./cmd/crashtest --cycles 1000 --json\n  go run ./cmd/crashtest --binary ./tasksessiond\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --lease 1s   # fleet mode\n  go run ./cmd/crashtest --postgres postgres://localhost/crash --fault pause\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -80,7 +82,19 @@ Flags:
 			return 1
 		}
 	}
-	cfg := crashtest.Config{Binary: bin, Dir: work, Cycles: *cycles, Clients: *clients, Seed: *seed, MaxRun: *maxRun, Sync: *syncMode, Postgres: *postgres, Lease: *lease}
+	if *postgres == "scratch" {
+		srv, err := pgtest.Start(pgtest.Options{Durable: true})
+		if err != nil {
+			fmt.Fprintf(stderr, "crashtest: %v\n", err)
+			return 1
+		}
+		defer srv.Close()
+		if *postgres, err = srv.CreateDB(ctx, "crash"); err != nil {
+			fmt.Fprintf(stderr, "crashtest: %v\n", err)
+			return 1
+		}
+	}
+	cfg := crashtest.Config{Binary: bin, Dir: work, Cycles: *cycles, Clients: *clients, Seed: *seed, MaxRun: *maxRun, Sync: *syncMode, Postgres: *postgres, Lease: *lease, Fault: *fault}
 	if *verbose {
 		cfg.Log = stderr
 	}
@@ -97,6 +111,9 @@ Flags:
 			r.Cycles, r.Acknowledged, r.InFlight, r.InFlightLanded, r.Retried, r.Compactions)
 		if r.Takeovers > 0 {
 			fmt.Fprintf(stdout, "takeovers %d, longest from kill to first answer %d ms\n", r.Takeovers, r.TakeoverMaxMs)
+		}
+		if r.Pauses > 0 {
+			fmt.Fprintf(stdout, "pauses %d, reads at the paused daemon %d (refused %d), stale %d\n", r.Pauses, r.PausedReads, r.PausedRefused, r.Stale)
 		}
 		fmt.Fprintf(stdout, "lost %d, doubled %d, store mismatches %d, result mismatches %d, fsck problems %d (%s)\n",
 			r.Lost, r.Doubled, r.StoreMismatches, r.ResultMismatches, r.FsckProblems, time.Since(start).Round(time.Millisecond))

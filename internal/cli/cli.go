@@ -206,7 +206,13 @@ var statusCmd = &Command{
 			fmt.Fprintf(tw, "socket\t%s\n", st.Socket)
 			fmt.Fprintf(tw, "sessions\t%d loaded, %d in total\n", st.Sessions.Loaded, st.Sessions.Total)
 			fmt.Fprintf(tw, "calls served\t%d\n", st.CallsServed)
-			fmt.Fprintf(tw, "wal\t%d bytes, %d of %d frames checkpointed\n", st.WAL.Bytes, st.WAL.Checkpointed, st.WAL.Frames)
+			if st.WAL != nil {
+				fmt.Fprintf(tw, "wal\t%d bytes, %d of %d frames checkpointed\n", st.WAL.Bytes, st.WAL.Checkpointed, st.WAL.Frames)
+			}
+			if st.Fleet != nil {
+				fmt.Fprintf(tw, "lease owner\t%s\n", st.Fleet.LeaseOwner)
+				fmt.Fprintf(tw, "leases held\t%d (lease %s)\n", st.Fleet.LeasesHeld, st.Fleet.Lease)
+			}
 			if st.Problem != "" {
 				fmt.Fprintf(tw, "PROBLEM\t%s\n", st.Problem)
 			}

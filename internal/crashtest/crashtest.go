@@ -6,12 +6,14 @@
 package crashtest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -44,7 +46,19 @@ type Config struct {
 	// (then the killed one is restarted, to be killed in its turn).
 	Postgres string
 	Lease    time.Duration // fleet mode's --lease (default 1s)
+	// Fault, in fleet mode: "kill" (SIGKILL, the default), "pause"
+	// (SIGSTOP of the daemon serving the sessions until the other has
+	// taken them over and written each, then SIGCONT, and reads sent to
+	// it meanwhile must not be stale), or "mixed" (the two in turn).
+	Fault string
 }
+
+// Faults a fleet run injects.
+const (
+	FaultKill  = "kill"
+	FaultPause = "pause"
+	FaultMixed = "mixed"
+)
 
 // Report is what a run found. Lost and Doubled must be zero.
 type Report struct {
@@ -64,11 +78,20 @@ type Report struct {
 	// the longest time from a kill to its first answer for a session.
 	Takeovers     int   `json:"takeovers,omitempty"`
 	TakeoverMaxMs int64 `json:"takeoverMaxMs,omitempty"`
+	// The pause fault: the cycles that paused the daemon rather than
+	// killed it, the reads sent to it while paused (after the takeover's
+	// writes were acknowledged) and answered once it ran again, and of
+	// those the stale ones (a list other than the model's). Stale must be
+	// zero.
+	Pauses        int `json:"pauses,omitempty"`
+	PausedReads   int `json:"pausedReads,omitempty"`
+	PausedRefused int `json:"pausedRefused,omitempty"` // answered with an error (-32006, -32004) instead
+	Stale         int `json:"stale"`
 }
 
 // OK reports whether the run found nothing wrong.
 func (r Report) OK() bool {
-	return r.Lost == 0 && r.Doubled == 0 && r.StoreMismatches == 0 && r.FsckProblems == 0 && r.ResultMismatches == 0
+	return r.Lost == 0 && r.Doubled == 0 && r.StoreMismatches == 0 && r.FsckProblems == 0 && r.ResultMismatches == 0 && r.Stale == 0
 }
 
 // acked is an acknowledged call and its result as the daemon sent it.
@@ -117,6 +140,16 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = time.Second
 	}
+	switch cfg.Fault {
+	case "":
+		cfg.Fault = FaultKill
+	case FaultKill, FaultPause, FaultMixed:
+		if cfg.Postgres == "" && cfg.Fault != FaultKill {
+			return Report{}, fmt.Errorf("the %s fault is fleet mode's (--postgres)", cfg.Fault)
+		}
+	default:
+		return Report{}, fmt.Errorf("unknown fault %q: kill, pause or mixed", cfg.Fault)
+	}
 	h := &harness{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
 		dbPath: filepath.Join(cfg.Dir, "crash.db"), sockets: []string{filepath.Join(cfg.Dir, "crash.sock")}}
 	if cfg.Postgres != "" {
@@ -154,8 +187,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			return h.report, fmt.Errorf("cycle %d: %w", cycle, err)
 		}
 		h.report.Cycles = cycle
-		fmt.Fprintf(cfg.Log, "cycle %d: %d acknowledged, %d in flight (%d landed), lost %d, doubled %d\n",
-			cycle, h.report.Acknowledged, h.report.InFlight, h.report.InFlightLanded, h.report.Lost, h.report.Doubled)
+		fmt.Fprintf(cfg.Log, "cycle %d: %d acknowledged, %d in flight (%d landed), lost %d, doubled %d, stale %d, takeover %s\n",
+			cycle, h.report.Acknowledged, h.report.InFlight, h.report.InFlightLanded, h.report.Lost, h.report.Doubled, h.report.Stale, h.lastTakeover.Round(time.Millisecond))
 		if !h.report.OK() {
 			return h.report, fmt.Errorf("cycle %d found a fault: %+v", cycle, h.report)
 		}
@@ -175,8 +208,11 @@ type harness struct {
 	cur     int    // the daemon the clients drive
 	socket  string // sockets[cur]
 	killed  time.Time
-	actors  []*actor
-	report  Report
+	// lastTakeover is the last cycle's time from its fault to the first
+	// answer at the other daemon, for the progress lines.
+	lastTakeover time.Duration
+	actors       []*actor
+	report       Report
 }
 
 func (h *harness) start(ctx context.Context, i int) error {
@@ -221,15 +257,20 @@ func (h *harness) stop() {
 // cycle drives the clients until a random kill, restarts the daemon and verifies.
 func (h *harness) cycle(ctx context.Context) error {
 	runFor := time.Duration(h.rng.Int64N(int64(h.cfg.MaxRun))) + 5*time.Millisecond
+	pause := h.cfg.Fault == FaultPause || (h.cfg.Fault == FaultMixed && h.report.Cycles%2 == 1)
+	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, a := range h.actors {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a.drive(ctx, h.socket)
+			a.drive(ctx, h.socket, stop)
 		}()
 	}
 	time.Sleep(runFor) // the moment of the crash
+	if pause {
+		return h.pauseCycle(ctx, stop, &wg)
+	}
 	dead := h.cur
 	h.kill(dead)
 	h.killed = time.Now()
@@ -252,16 +293,120 @@ func (h *harness) cycle(ctx context.Context) error {
 	return h.start(ctx, dead)
 }
 
-// retryLeased runs f until it stops failing with -32006: in fleet mode, a
-// session of the killed daemon is served elsewhere once its lease expires.
-// The first success after a kill is the takeover time.
-func (h *harness) retryLeased(f func() error) error {
+// pauseCycle is a fleet cycle whose fault is a pause: the daemon serving
+// the sessions is SIGSTOPped (a frozen VM, a long stall) with calls in
+// flight; the other takes every session over once the leases expire and
+// writes each; reads are then sent to the stopped daemon, which is
+// SIGCONTed: none may answer from its old copy. It stays up, as the spare.
+func (h *harness) pauseCycle(ctx context.Context, stop chan struct{}, wg *sync.WaitGroup) error {
+	paused := h.cur
+	p := h.procs[paused]
+	// A connection per session to the paused daemon, made before it stops.
+	conns := make([]net.Conn, len(h.actors))
+	for i := range conns {
+		nc, err := net.Dial("unix", h.sockets[paused])
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		conns[i] = nc
+	}
+	if err := p.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			p.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	h.killed = time.Now()
+	close(stop) // the clients give up their calls in flight
+	wg.Wait()
+	h.report.Pauses++
+
+	h.cur = 1 - paused
+	h.socket = h.sockets[h.cur]
+	if err := h.verify(ctx, false); err != nil {
+		return err
+	}
+	h.report.Takeovers++
+	// Every session written at the new holder, acknowledged, so that the
+	// paused daemon's copy is behind the log.
+	c, err := client.Dial(ctx, h.socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, a := range h.actors {
+		a.next++
+		w := pending{callID: fmt.Sprintf("c%d-%d", a.n, a.next), name: tools.TaskCreate, args: fmt.Sprintf(`{"subject":"after pause %d"}`, h.report.Pauses)}
+		if err := h.retryLeased(true, func() error { return a.send(ctx, c, w) }); err != nil {
+			return fmt.Errorf("write after the takeover: %w", err)
+		}
+	}
+	// The reads reach the paused daemon's sockets before it runs again.
+	for i, a := range h.actors {
+		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+			"params": map[string]any{"sessionId": a.session, "name": tools.TaskList, "arguments": map[string]any{}}})
+		if _, err := conns[i].Write(append(req, '\n')); err != nil {
+			return fmt.Errorf("send a read to the paused daemon: %w", err)
+		}
+	}
+	if err := p.Process.Signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	stopped = false
+	for i, a := range h.actors {
+		conns[i].SetReadDeadline(time.Now().Add(10*h.cfg.Lease + 10*time.Second))
+		line, err := bufio.NewReader(conns[i]).ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("the paused daemon did not answer a read of %s after SIGCONT: %w", a.session, err)
+		}
+		var resp struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code    int64  `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(line, &resp); err != nil {
+			return fmt.Errorf("read of %s at the paused daemon: %w: %s", a.session, err, line)
+		}
+		h.report.PausedReads++
+		if resp.Error != nil {
+			if resp.Error.Code != client.ErrSessionLeased.Code && resp.Error.Code != client.ErrStorageUnavailable.Code {
+				return fmt.Errorf("read of %s at the paused daemon: %s", a.session, line)
+			}
+			h.report.PausedRefused++
+			continue
+		}
+		call, _ := tools.Decode(tools.TaskList, json.RawMessage(`{}`))
+		want, _ := tools.Execute(a.model, call)
+		if b, _, _ := tools.Encode(want); string(b) != string(resp.Result) {
+			h.report.Stale++
+			fmt.Fprintf(h.cfg.Log, "stale read of %s at the paused daemon: %s\n", a.session, resp.Result)
+		}
+	}
+	return nil
+}
+
+// retryLeased runs f until it stops failing with -32006 (or -32004: a
+// takeover waiting on a paused holder's lock gives up after lock_timeout):
+// in fleet mode, a session of the killed or paused daemon is served
+// elsewhere once its lease expires. The first success after a fault of a
+// call that must take the lease (measure: a write not in the log yet; a
+// read, or a retry the log already answers, needs none) is the takeover
+// time.
+func (h *harness) retryLeased(measure bool, f func() error) error {
 	deadline := time.Now().Add(10*h.cfg.Lease + 10*time.Second)
 	for {
 		err := f()
-		if err == nil || !errors.Is(err, client.ErrSessionLeased) || time.Now().After(deadline) {
-			if err == nil && !h.killed.IsZero() && h.cfg.Postgres != "" {
-				h.report.TakeoverMaxMs = max(h.report.TakeoverMaxMs, time.Since(h.killed).Milliseconds())
+		retry := errors.Is(err, client.ErrSessionLeased) || (h.cfg.Postgres != "" && errors.Is(err, client.ErrStorageUnavailable))
+		if err == nil || !retry || time.Now().After(deadline) {
+			if err == nil && measure && !h.killed.IsZero() && h.cfg.Postgres != "" {
+				h.lastTakeover = time.Since(h.killed)
+				h.report.TakeoverMaxMs = max(h.report.TakeoverMaxMs, h.lastTakeover.Milliseconds())
 				h.killed = time.Time{}
 			}
 			return err
@@ -285,13 +430,20 @@ func (h *harness) openLog(ctx context.Context) (logReader, error) {
 	return db.OpenReadOnly(ctx, h.dbPath)
 }
 
-// drive sends calls until the connection breaks.
-func (a *actor) drive(ctx context.Context, socket string) {
+// drive sends calls until the connection breaks or stop is closed.
+func (a *actor) drive(ctx context.Context, socket string, stop <-chan struct{}) {
 	c, err := client.Dial(ctx, socket)
 	if err != nil {
 		return
 	}
 	defer c.Close()
+	go func() {
+		select {
+		case <-stop:
+			c.Close()
+		case <-c.Done():
+		}
+	}()
 	for {
 		p := a.nextCall()
 		a.inflight = &p
@@ -385,6 +537,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		if p := a.inflight; p != nil {
 			// The call in flight at the kill is wholly present or absent...
 			h.report.InFlight++
+			landed := false
 			if p.compactTo == "" {
 				n, err := count(a.session, p.callID)
 				if err != nil {
@@ -393,14 +546,15 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 				if n > 1 {
 					h.report.Doubled++
 				}
-				if n == 1 {
-					h.report.InFlightLanded++
-				}
+				landed = n > 0
 			} else if s, err := d.GetSession(ctx, p.compactTo); err == nil && s.ParentID != "" {
+				landed = true
+			}
+			if landed {
 				h.report.InFlightLanded++
 			}
 			// ...and its retry by callId applies it exactly once.
-			if err := h.retryLeased(func() error { return a.send(ctx, c, *p) }); err != nil {
+			if err := h.retryLeased(!landed, func() error { return a.send(ctx, c, *p) }); err != nil {
 				return fmt.Errorf("retry in-flight call %s: %w", p.callID, err)
 			}
 			delete(counts, a.session)
@@ -430,7 +584,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 			id := a.order[a.rng.IntN(len(a.order))]
 			call := a.acked[id]
 			var raw json.RawMessage
-			if err := h.retryLeased(func() error {
+			if err := h.retryLeased(false, func() error {
 				return c.Call(ctx, "tools/call", map[string]any{"sessionId": a.where[id], "name": call.name, "arguments": json.RawMessage(call.args), "callId": id}, &raw)
 			}); err != nil {
 				return fmt.Errorf("retry %s: %w", id, err)
@@ -442,7 +596,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 		}
 		// The replayed store equals the model.
 		var r client.Resumed
-		err := h.retryLeased(func() (err error) {
+		err := h.retryLeased(false, func() (err error) {
 			r, err = c.ResumeSession(ctx, a.session)
 			return err
 		})

@@ -99,7 +99,11 @@ func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append
 // EachCall streams a session's log in seq order to fn. The Arguments and
 // Result passed are valid only during the call to fn.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
-	rows, err := d.x.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
+	return eachCall(ctx, d.x, sessionID, fn)
+}
+
+func eachCall(ctx context.Context, q sqlx.QueryerContext, sessionID string, fn func(*record.Call) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
@@ -175,6 +179,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if err != nil {
 		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
 	}
+	began := time.Now() // before the successor's lease is written
 	tx, err := d.x.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("compact %s: begin: %w", c.Old, err)
@@ -194,6 +199,13 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, string(snap)); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
+	}
+	// And as rows, which the tasks view reads session by session.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshot_tasks (session_id, taskid, status, subject, description, created_at)
+		SELECT $1, (t ->> 'taskid')::int, t ->> 'status', coalesce(t ->> 'subject', ''), t ->> 'description', $3::timestamptz
+		FROM json_array_elements(CASE json_typeof($2::json -> 'tasks') WHEN 'array' THEN $2::json -> 'tasks' ELSE '[]' END) t`,
+		c.New.ID, string(snap), now); err != nil {
+		return fmt.Errorf("compact %s: snapshot tasks: %w", c.Old, err)
 	}
 	for i, m := range c.Messages {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (session_id, seq, role, kind, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -218,9 +230,20 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("compact %s: %w", c.Old, db.ErrSealed)
 	}
+	// Nobody could take the lease while the row was locked, but it may have
+	// expired meanwhile (this daemon paused): a compaction commits only
+	// under a lease still running, as an append does.
+	err = tx.GetContext(ctx, &one, `SELECT 1 FROM leases WHERE session_id = $1 AND owner = $2 AND expires_at > clock_timestamp()`, c.Old, d.owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		d.unhold(c.Old)
+		return fmt.Errorf("compact %s: %w (it ran out during the compaction)", c.Old, ErrLeaseExpired)
+	}
+	if err != nil {
+		return fmt.Errorf("compact %s: lease: %w", c.Old, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
 	}
-	d.hold(c.New.ID)
+	d.hold(c.New.ID, began)
 	return nil
 }

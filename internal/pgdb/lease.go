@@ -24,7 +24,7 @@ var _ session.Leaser = (*DB)(nil)
 // ErrLeaseExpired is an append by a daemon whose lease ran out (it could
 // not renew in time) with no other daemon holding the session yet; the
 // manager drops the session and takes the lease afresh on its next use.
-var ErrLeaseExpired = errors.New("this daemon's lease on the session has expired")
+var ErrLeaseExpired = session.ErrLeaseExpired
 
 // acquireSQL takes the lease when it is free, expired or already ours.
 // ON CONFLICT locks the row, so two daemons racing for one session are
@@ -36,10 +36,16 @@ const acquireSQL = `INSERT INTO leases (session_id, owner, owner_info, expires_a
 	WHERE leases.owner = excluded.owner OR leases.expires_at <= clock_timestamp()
 	RETURNING owner`
 
-// Acquire takes or renews the lease of a session for this daemon.
+// Acquire takes or renews the lease of a session for this daemon. It
+// waits at most about one lease: a holder frozen with the lease row
+// locked must not hold up a takeover for longer (the statement's
+// lock_timeout and statement_timeout bound it on the server too).
 func (d *DB) Acquire(ctx context.Context, sessionID string) error {
+	ctx, cancel := context.WithTimeout(ctx, d.wait(d.lease))
+	defer cancel()
 	for try := 0; ; try++ {
 		var owner string
+		began := time.Now()
 		err := d.x.GetContext(ctx, &owner, acquireSQL, sessionID, d.owner, d.ownerInfo, d.lease.Microseconds())
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -53,21 +59,82 @@ func (d *DB) Acquire(ctx context.Context, sessionID string) error {
 		case err != nil:
 			return fmt.Errorf("lease session %s: %w", sessionID, err)
 		}
-		d.hold(sessionID)
+		d.hold(sessionID, began)
 		return nil
 	}
+}
+
+// confirmSQL renews a lease only if this daemon still owns its row,
+// expired or not: no other daemon can have written the session without
+// taking the row (a takeover sets owner), so a row still ours proves that
+// memory still equals the log. Parameters: session_id, owner, lease in
+// microseconds.
+const confirmSQL = `UPDATE leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
+	WHERE session_id = $1 AND owner = $2 RETURNING session_id`
+
+// Valid reports whether this daemon may answer for a session from memory
+// without asking the database: its own monotonic clock says the lease,
+// as last taken or renewed, still has more than a third of its length to
+// run. The lease was set to expire a lease after a moment later than the
+// one the daemon noted before asking, by the database's clock; so while
+// the daemon's clock is within a lease of that note, no other daemon can
+// have taken the session (clock rates assumed alike to within the margin).
+func (d *DB) Valid(sessionID string) bool {
+	d.mu.Lock()
+	since, ok := d.held[sessionID]
+	d.mu.Unlock()
+	return ok && time.Since(since) < d.lease-d.margin()
+}
+
+// wait bounds one of the daemon's own waits on the database: at least d,
+// and at least two seconds, which a new connection to a loaded server can
+// take (the server's lock_timeout bounds a wait on a lock to half a lease
+// whatever this says).
+func (d *DB) wait(x time.Duration) time.Duration { return max(x, 2*time.Second) }
+
+// margin is how much of a lease the daemon does not count on: a third.
+// The renewer renews every third, so normally a lease is confirmed in
+// memory; one that is not (the daemon was paused, or the database slow)
+// is confirmed by a round trip first.
+func (d *DB) margin() time.Duration { return d.lease / 3 }
+
+// Confirm makes sure this daemon still holds a session's lease before it
+// answers from memory: at once when Valid, else by renewing it (confirmSQL)
+// within a bounded wait. When the lease is lost, the session is no longer
+// held and the error says who holds it (*session.LeaseHeldError) or that
+// the lease was lost (ErrLeaseExpired); the caller drops the session.
+func (d *DB) Confirm(ctx context.Context, sessionID string) error {
+	if d.Valid(sessionID) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.wait(d.lease/3))
+	defer cancel()
+	began := time.Now()
+	var id string
+	err := d.x.GetContext(ctx, &id, confirmSQL, sessionID, d.owner, d.lease.Microseconds())
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		d.unhold(sessionID)
+		return d.fenced(ctx, sessionID)
+	case err != nil:
+		d.mu.Lock()
+		since, ok := d.held[sessionID]
+		d.mu.Unlock()
+		if ok && time.Since(since) < d.lease {
+			// Not confirmed, but still ours for sure: the caller may not
+			// answer from memory (the margin is spent) and says so.
+			return fmt.Errorf("confirm the lease of session %s: %w", sessionID, err)
+		}
+		d.unhold(sessionID)
+		return fmt.Errorf("session %s: %w (not renewed for a whole lease: %w)", sessionID, ErrLeaseExpired, err)
+	}
+	d.hold(sessionID, began)
+	return nil
 }
 
 // fenced says why this daemon may not write a session: who holds its
 // lease, or that this daemon's own has expired.
 func (d *DB) fenced(ctx context.Context, sessionID string) error {
-	var status string
-	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != record.StatusActive {
-		return fmt.Errorf("session %s: %w", sessionID, db.ErrSealed)
-	}
-	d.mu.Lock()
-	delete(d.held, sessionID)
-	d.mu.Unlock()
 	var r struct {
 		Owner     string    `db:"owner"`
 		Info      string    `db:"owner_info"`
@@ -75,15 +142,28 @@ func (d *DB) fenced(ctx context.Context, sessionID string) error {
 	}
 	err := d.x.GetContext(ctx, &r, `SELECT owner, owner_info, expires_at FROM leases WHERE session_id = $1 AND expires_at > clock_timestamp()`, sessionID)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
-	case err != nil:
-		return fmt.Errorf("session %s: who holds the lease: %w", sessionID, err)
-	case r.Owner == d.owner:
-		// Ours again meanwhile (a renewal raced this): a retry writes.
-		return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("session %s: %w (who holds it now could not be read: %w)", sessionID, ErrLeaseExpired, err)
+	case err == nil && r.Owner != d.owner:
+		// Another daemon serves it, sealed or not: send the call there.
+		d.unhold(sessionID)
+		return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
 	}
-	return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
+	var status string
+	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != record.StatusActive {
+		return fmt.Errorf("session %s: %w", sessionID, db.ErrSealed)
+	}
+	// Expired, or ours again meanwhile (a renewal raced this): a retry
+	// writes.
+	d.unhold(sessionID)
+	return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
+}
+
+// IsLeaseError reports whether err says this daemon does not hold a
+// session's lease (any more): another daemon does, or it expired.
+func IsLeaseError(err error) bool {
+	var held *session.LeaseHeldError
+	return errors.As(err, &held) || errors.Is(err, ErrLeaseExpired)
 }
 
 // Release gives up the lease of a session, if this daemon holds it.
@@ -108,10 +188,52 @@ func (d *DB) OnLost(fn func(sessionID string)) {
 	d.mu.Unlock()
 }
 
-func (d *DB) hold(sessionID string) {
+// hold notes that the lease of a session was taken or renewed by a
+// statement begun at began (this daemon's monotonic clock).
+func (d *DB) hold(sessionID string, began time.Time) {
 	d.mu.Lock()
-	d.held[sessionID] = struct{}{}
+	if prev, ok := d.held[sessionID]; !ok || began.After(prev) {
+		d.held[sessionID] = began
+	}
 	d.mu.Unlock()
+}
+
+// renewed is hold for a lease this daemon still counts as held: one given
+// up while its renewal was under way stays given up.
+func (d *DB) renewed(sessionID string, began time.Time) {
+	d.mu.Lock()
+	if prev, ok := d.held[sessionID]; ok && began.After(prev) {
+		d.held[sessionID] = began
+	}
+	d.mu.Unlock()
+}
+
+func (d *DB) unhold(sessionID string) {
+	d.mu.Lock()
+	delete(d.held, sessionID)
+	d.mu.Unlock()
+}
+
+// Lease is how long a lease lasts unless renewed.
+func (d *DB) Lease() time.Duration { return d.lease }
+
+// Holder is who holds a session's live lease if another daemon does.
+func (d *DB) Holder(ctx context.Context, sessionID string) (*session.LeaseHeldError, error) {
+	var r struct {
+		Owner     string    `db:"owner"`
+		Info      string    `db:"owner_info"`
+		ExpiresAt time.Time `db:"expires_at"`
+	}
+	err := d.x.GetContext(ctx, &r, `SELECT owner, owner_info, expires_at FROM leases WHERE session_id = $1 AND expires_at > clock_timestamp()`, sessionID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("who holds session %s: %w", sessionID, err)
+	case r.Owner == d.owner:
+		return nil, nil
+	}
+	return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}, nil
 }
 
 // Held is how many leases this daemon holds.
@@ -138,6 +260,17 @@ func (d *DB) renewer() {
 	}
 }
 
+// renewSQL renews, in one statement, those of this daemon's leases whose
+// rows no transaction has locked: SKIP LOCKED, so that one session's row
+// held by a long transaction (this daemon's compaction, or a frozen one)
+// never holds up the renewal of the others. Parameters: owner, session
+// ids, lease in microseconds.
+const renewSQL = `WITH free AS (
+		SELECT session_id FROM leases WHERE owner = $1 AND session_id = ANY($2) FOR NO KEY UPDATE SKIP LOCKED
+	)
+	UPDATE leases l SET expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
+	FROM free WHERE l.session_id = free.session_id RETURNING l.session_id`
+
 func (d *DB) renew() {
 	d.mu.Lock()
 	ids := make([]string, 0, len(d.held))
@@ -146,51 +279,115 @@ func (d *DB) renew() {
 	}
 	d.mu.Unlock()
 	if len(ids) == 0 {
-		d.mu.Lock()
-		d.renewed = time.Now()
-		d.mu.Unlock()
 		return
 	}
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), d.lease/3)
+	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
 	defer cancel()
 	var kept []string
-	err := d.x.SelectContext(ctx, &kept, `UPDATE leases SET expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
-		WHERE owner = $1 AND session_id = ANY($2) AND expires_at > clock_timestamp() RETURNING session_id`,
-		d.owner, ids, d.lease.Microseconds())
-	var lost []string
-	d.mu.Lock()
-	if err != nil {
-		if time.Since(d.renewed) < d.lease {
-			d.mu.Unlock()
-			d.log.Warn("renewing leases failed; retrying", slog.Int("leases", len(ids)), slog.Any("err", err))
-			return
-		}
-		// Not renewed for a whole lease: another daemon may serve these
-		// sessions by now.
-		lost = ids
-	} else {
-		d.renewed = began
+	err := d.x.SelectContext(ctx, &kept, renewSQL, d.owner, ids, d.lease.Microseconds())
+	var rest []string // not renewed: locked, or no longer ours
+	if err == nil {
 		ok := make(map[string]bool, len(kept))
 		for _, id := range kept {
 			ok[id] = true
+			d.renewed(id, began)
 		}
 		for _, id := range ids {
 			if !ok[id] {
-				lost = append(lost, id)
+				rest = append(rest, id)
+			}
+		}
+		if len(rest) > 0 {
+			// Which are still ours (their rows were locked) and which are
+			// gone: a plain read, which waits on no lock.
+			var mine []string
+			err = d.x.SelectContext(ctx, &mine, `SELECT session_id FROM leases WHERE owner = $1 AND session_id = ANY($2)`, d.owner, rest)
+			if err == nil {
+				still := make(map[string]bool, len(mine))
+				for _, id := range mine {
+					still[id] = true
+				}
+				var gone []string
+				for _, id := range rest {
+					if still[id] {
+						// Each on its own: it waits on its own row only.
+						go d.renewOne(id)
+					} else {
+						gone = append(gone, id)
+					}
+				}
+				d.lose(gone, nil)
+				return
 			}
 		}
 	}
-	for _, id := range lost {
+	if err != nil {
+		d.log.Warn("renewing leases failed; retrying", slog.Int("leases", len(ids)), slog.Any("err", err))
+		rest = ids
+	}
+	// Not renewed for a whole lease: another daemon may serve these
+	// sessions by now.
+	var lost []string
+	d.mu.Lock()
+	for _, id := range rest {
+		if since, ok := d.held[id]; ok && time.Since(since) >= d.lease {
+			lost = append(lost, id)
+		}
+	}
+	d.mu.Unlock()
+	d.lose(lost, err)
+}
+
+// renewOne renews one lease whose row was locked at the last renewal,
+// waiting on that row only, and for a third of the lease at most.
+func (d *DB) renewOne(id string) {
+	d.mu.Lock()
+	if d.renewing[id] {
+		d.mu.Unlock()
+		return // one at a time per row: a row locked for long holds one connection, not one per tick
+	}
+	d.renewing[id] = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.renewing, id)
+		d.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
+	defer cancel()
+	began := time.Now()
+	var got string
+	err := d.x.GetContext(ctx, &got, confirmSQL, id, d.owner, d.lease.Microseconds())
+	switch {
+	case err == nil:
+		d.renewed(id, began)
+	case errors.Is(err, sql.ErrNoRows):
+		d.lose([]string{id}, nil)
+	default:
+		d.mu.Lock()
+		since, ok := d.held[id]
+		d.mu.Unlock()
+		if ok && time.Since(since) >= d.lease {
+			d.lose([]string{id}, err)
+		}
+	}
+}
+
+// lose forgets leases this daemon no longer holds and tells the manager.
+func (d *DB) lose(ids []string, err error) {
+	if len(ids) == 0 {
+		return
+	}
+	d.mu.Lock()
+	for _, id := range ids {
 		delete(d.held, id)
 	}
 	fn := d.onLost
 	d.mu.Unlock()
-	if len(lost) > 0 {
-		d.log.Warn("leases lost", slog.Int("sessions", len(lost)), slog.Any("err", err))
-	}
+	d.log.Warn("leases lost", slog.Int("sessions", len(ids)), slog.Any("err", err))
 	if fn != nil {
-		for _, id := range lost {
+		for _, id := range ids {
 			fn(id)
 		}
 	}

@@ -13,14 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib" // and the "pgx" database/sql driver
 	"github.com/jmoiron/sqlx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -62,10 +62,12 @@ type DB struct {
 	owner, ownerInfo string
 	lease            time.Duration
 
-	mu      sync.Mutex
-	held    map[string]struct{}
-	onLost  func(string)
-	renewed time.Time // when the last renewal that succeeded began
+	mu sync.Mutex
+	// held: the leases this daemon holds, each with when the statement
+	// that last took or renewed it began, by this daemon's monotonic clock.
+	held     map[string]time.Time
+	renewing map[string]bool // the leases being renewed one by one (renewOne)
+	onLost   func(string)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -87,14 +89,18 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	where := dsn
-	if u, err := url.Parse(dsn); err == nil {
-		where = u.Redacted()
+	where := Redact(dsn)
+	// Migrations first, on a pool of their own without the timeouts below
+	// (a migration may take longer than a lease).
+	if err := migrateAt(ctx, dsn, where, opts.Lease); err != nil {
+		return nil, err
 	}
-	x, err := sqlx.Open("pgx", dsn)
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
+	bound(cfg, opts.Lease)
+	x := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
 	x.SetMaxOpenConns(opts.MaxConns)
 	x.SetMaxIdleConns(opts.MaxConns)
 	// A server restarted under us leaves dead connections in the pool:
@@ -105,21 +111,37 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		x.Close()
 		return nil, fmt.Errorf("connect to %s: %w", where, err)
 	}
-	if err := migrate(ctx, x.DB); err != nil {
-		x.Close()
-		return nil, fmt.Errorf("migrate %s: %w", where, err)
-	}
 	id := make([]byte, 8)
 	rand.Read(id)
 	host, _ := os.Hostname()
 	clock := opts.Now
 	d := &DB{x: x, where: where, log: opts.Logger,
 		now:   func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
-		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]struct{}{},
-		renewed: time.Now(), closed: make(chan struct{}), done: make(chan struct{})}
+		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]time.Time{}, renewing: map[string]bool{},
+		closed: make(chan struct{}), done: make(chan struct{})}
 	d.ownerInfo = fmt.Sprintf("daemon %s on %s, pid %d", d.owner, host, os.Getpid())
 	go d.renewer()
 	return d, nil
+}
+
+func migrateAt(ctx context.Context, dsn, where string, lease time.Duration) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", where, err)
+	}
+	if cfg.ConnectTimeout <= 0 {
+		// A server that does not answer fails the start, not hangs it.
+		cfg.ConnectTimeout = max(lease, 5*time.Second)
+	}
+	x := stdlib.OpenDB(*cfg)
+	defer x.Close()
+	if err := x.PingContext(ctx); err != nil {
+		return fmt.Errorf("connect to %s: %w", where, err)
+	}
+	if err := migrate(ctx, x); err != nil {
+		return fmt.Errorf("migrate %s: %w", where, err)
+	}
+	return nil
 }
 
 func migrate(ctx context.Context, x *sql.DB) error {

@@ -92,8 +92,12 @@ func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error)
 }
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
+	return getSession(ctx, d.x, id, columns)
+}
+
+func getSession(ctx context.Context, q sqlx.QueryerContext, id, columns string) (record.Session, error) {
 	var r sessionRow
-	err := d.x.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
+	err := sqlx.GetContext(ctx, q, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return record.Session{}, fmt.Errorf("session %s: %w", id, errNotFound)
 	}
@@ -186,6 +190,24 @@ func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, er
 	return all[sessionID], err
 }
 
+// countsSQL counts the tasks of the sessions asked for by status, as the
+// tasks view does, one session after the other: each session's log is
+// read through tool_calls_task and its first tasks through snapshot_tasks'
+// key, so the cost follows those sessions, whatever the plan the view
+// would get. Parameter: the session ids.
+const countsSQL = `SELECT i.id AS session_id, t.status, count(*) AS n
+	FROM unnest($1::text[]) AS i(id)
+	CROSS JOIN LATERAL (
+		SELECT (SELECT f.status FROM tool_calls f WHERE f.session_id = i.id AND f.seq = x.last_seq) AS status
+		FROM (SELECT c.taskid, max(c.seq) AS last_seq FROM tool_calls c
+		      WHERE c.session_id = i.id AND c.taskid IS NOT NULL AND NOT c.is_error GROUP BY c.taskid) x
+		UNION ALL
+		SELECT b.status FROM snapshot_tasks b
+		WHERE b.session_id = i.id
+		  AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = i.id AND c.taskid = b.taskid AND NOT c.is_error)
+	) t
+	GROUP BY i.id, t.status`
+
 // TaskCountsOf returns several sessions' counts in one query (a session
 // without tasks is absent from the map).
 func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.Counts, error) {
@@ -198,7 +220,7 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 		Status    string `db:"status"`
 		N         int    `db:"n"`
 	}
-	if err := d.x.SelectContext(ctx, &rows, `SELECT session_id, status, count(*) AS n FROM tasks WHERE session_id = ANY($1) GROUP BY session_id, status`, ids); err != nil {
+	if err := d.x.SelectContext(ctx, &rows, countsSQL, ids); err != nil {
 		return nil, fmt.Errorf("count tasks: %w", err)
 	}
 	for _, r := range rows {
@@ -239,12 +261,16 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) 
 
 // Messages returns a session's injected messages in order.
 func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+	return messages(ctx, d.x, sessionID)
+}
+
+func messages(ctx context.Context, q sqlx.QueryerContext, sessionID string) ([]record.Message, error) {
 	var rows []struct {
 		Role    string `db:"role"`
 		Kind    string `db:"kind"`
 		Content string `db:"content"`
 	}
-	if err := d.x.SelectContext(ctx, &rows, `SELECT role, kind, content FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT role, kind, content FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
 	}
 	out := make([]record.Message, len(rows))

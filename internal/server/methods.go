@@ -188,7 +188,7 @@ func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.Status, err
 	up := s.mgr.Uptime()
 	out := wire.Status{Version: s.cfg.Version, Uptime: up.Round(1e6).String(), UptimeSeconds: up.Seconds(),
 		Database: s.cfg.Database, Socket: s.cfg.Socket, PID: s.pid, CallsServed: st.CallsServed,
-		WAL: st.WAL, Problem: st.Problem}
+		WAL: st.WAL, Fleet: st.Fleet, Problem: st.Problem}
 	out.Sessions.Loaded, out.Sessions.Total = st.Loaded, st.Total
 	return out, nil
 }

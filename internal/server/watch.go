@@ -55,8 +55,16 @@ func (w *watcher) run(done <-chan struct{}) {
 				return
 			}
 			method := wire.NotifyTasksChanged
-			if e.Op == session.OpCompacted {
+			switch e.Op {
+			case session.OpCompacted:
 				method = wire.NotifySessionCompacted
+			case session.OpEnded:
+				// The last event of this watch (fleet mode: served elsewhere
+				// now); the connection stays open for the rest.
+				w.c.srv.log.Info("watch ended", slog.String("session", w.session), slog.String("why", e.Message))
+				w.c.notify(wire.NotifyWatchEnded, e)
+				w.cancel()
+				return
 			}
 			if !w.c.notify(method, e) {
 				return

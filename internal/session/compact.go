@@ -18,11 +18,11 @@ type Snapshot = wire.Snapshot
 // Snapshot returns a session's whole store and the text compaction would
 // inject. It changes nothing and works on a sealed session too.
 func (m *Manager) Snapshot(ctx context.Context, id string) (Snapshot, error) {
-	s, err := m.acquire(ctx, id)
+	s, _, release, err := m.acquireRead(ctx, id, false)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	defer s.release()
+	defer release()
 	return Snapshot{Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Text: compact.Text(s.st)}, nil
 }
 

@@ -51,5 +51,11 @@ func unavailable(what string, err error) *Error {
 	if errors.Is(err, db.ErrVanished) {
 		return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: " + err.Error() + "; nothing was changed", Err: err}
 	}
+	if errors.Is(err, ErrLeaseExpired) {
+		// Not the database failing: this daemon lost the session's lease
+		// (it paused, or could not reach the database, for a lease).
+		return &Error{Code: wire.CodeStorageUnavailable, Err: err,
+			Message: what + " failed: this daemon's lease on the session expired before the call could be answered (the daemon was paused or cut off from the database for longer than the lease), and no other daemon has taken it since; nothing was changed: retry the call, which loads the session afresh"}
+	}
 	return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }

@@ -125,3 +125,32 @@ func TestFileTurnsReadOnly(t *testing.T) {
 	res := call(t, m, id, tools.TaskCreate, `{"subject":"two"}`)
 	assert.Equal(t, 2, res.StructuredContent.Task.Taskid)
 }
+
+func TestUnloggedErrorResultRetriedAnswersSame(t *testing.T) {
+	// Ensures an error result answered though its row could not be written
+	// (the database locked elsewhere) is answered the same when retried
+	// with its callId, even once the call would now succeed.
+	path := filepath.Join(t.TempDir(), "unlogged.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, BusyTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer d.Close()
+	m := session.NewManager(d, nil)
+	id := newSession(t, m)
+	call(t, m, id, tools.TaskCreate, `{"subject":"one"}`)
+
+	raw := testutil.RawDB(t, path)
+	conn, err := raw.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	require.NoError(t, err)
+	p := session.CallParams{SessionID: id, Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":2,"status":"completed"}`), CallID: "k"}
+	first, err := m.Call(ctx, p)
+	require.NoError(t, err, "an error result is answered unlogged")
+	_, err = conn.ExecContext(context.Background(), `ROLLBACK`)
+	require.NoError(t, err)
+	call(t, m, id, tools.TaskCreate, `{"subject":"two"}`)
+	again, err := m.Call(ctx, p)
+	require.NoError(t, err)
+	assert.Equal(t, string(first), string(again))
+}

@@ -34,7 +34,8 @@ type Manager struct {
 	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
 
-	leases Leaser // nil unless the storage is shared by a fleet of daemons
+	leases Leaser           // nil unless the storage is shared by a fleet of daemons
+	reader ConsistentReader // with leases: reads of sessions this daemon does not hold
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -67,6 +68,9 @@ type session struct {
 	ancestors []string
 	report    replay.Report
 	forced    *record.Call // the TaskList fired at compaction, for a successor session
+	// unlogged are the error results answered though their row could not
+	// be written (SQLite's disk full), by callId: a retry answers the same.
+	unlogged map[string]unloggedCall
 
 	lastUsed atomic.Int64 // when the last holder released it, in Unix nanoseconds
 	clock    func() time.Time
@@ -81,6 +85,7 @@ func NewManager(d Storage, log *slog.Logger) *Manager {
 	if l, ok := d.(Leaser); ok {
 		m.leases = l
 		l.OnLost(m.lostLease)
+		m.reader, _ = d.(ConsistentReader)
 	}
 	return m
 }
@@ -116,6 +121,19 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 			s.mu.Unlock()
 			continue
 		}
+		if s.loaded {
+			// In fleet mode, memory is answered from only while this
+			// daemon surely holds the lease.
+			lost, err := m.confirmLease(ctx, s)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+			if lost {
+				s.mu.Unlock()
+				continue // loaded afresh, or refused with who holds it
+			}
+		}
 		if !s.loaded {
 			if err := m.load(ctx, s); err != nil {
 				m.drop(s)
@@ -145,6 +163,13 @@ func (m *Manager) drop(s *session) {
 	m.giveLease(s.id)
 }
 
+// unloggedCall is an answered call whose row could not be written.
+type unloggedCall struct {
+	name string
+	args json.RawMessage
+	out  json.RawMessage
+}
+
 // callRef is where a call is logged.
 type callRef struct {
 	session string
@@ -156,6 +181,18 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 	if err := m.takeLease(ctx, s.id); err != nil {
 		return err
 	}
+	if err := m.fill(ctx, s, m.db); err != nil {
+		return err
+	}
+	if err := m.inherit(ctx, s); err != nil {
+		return err
+	}
+	s.loaded = true
+	return nil
+}
+
+// fill rebuilds s from src: its snapshot and its log replayed.
+func (m *Manager) fill(ctx context.Context, s *session, src replay.Source) error {
 	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
@@ -172,7 +209,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 		last = row.Seq
 	}
 	// The log is the truth: a session is its snapshot and its log replayed.
-	l, err := replay.Session(ctx, m.db, s.id, replay.Options{Each: each})
+	l, err := replay.Session(ctx, src, s.id, replay.Options{Each: each})
 	switch {
 	case errors.Is(err, db.ErrNotFound):
 		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
@@ -192,10 +229,6 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 			slog.Int("skippedInvalid", report.SkippedInvalid), slog.Int("divergent", report.Divergent))
 	}
 	s.rec, s.st, s.report = l.Session, l.Store, report
-	if err := m.inherit(ctx, s); err != nil {
-		return err
-	}
-	s.loaded = true
 	return nil
 }
 
@@ -254,6 +287,12 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 	if err != nil {
 		return nil, err
 	}
+	if role == tools.RoleCompactWorker || !def.Writes {
+		return m.read(ctx, p, role, def, args)
+	}
+	if out, seen, err := m.retriedUnheld(ctx, p); seen || err != nil {
+		return out, err
+	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
@@ -270,16 +309,6 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 	}()
 	m.calls.Add(1)
 
-	switch {
-	case role == tools.RoleCompactWorker && def.Writes:
-		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
-	case role == tools.RoleCompactWorker || !def.Writes:
-		// A read (the compact worker's calls are all reads) changes nothing
-		// replay needs: it is answered from memory and not logged, so it
-		// never grows the database nor waits on the writer, and a retry
-		// simply reads again.
-		return marshal(m.execute(s, p.Name, p.Arguments, args))
-	}
 	raw := tools.Canonical(p.Arguments)
 	if out, seen, err := m.retried(ctx, s, p, raw); seen || err != nil {
 		return out, err
@@ -291,6 +320,88 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 		return nil, err
 	}
 	return m.write(ctx, s, p, raw, args)
+}
+
+// read answers a read (the compact worker's calls are all reads): it
+// changes nothing replay needs, so it is answered from memory and not
+// logged, so it never grows the database nor waits on the writer, and a
+// retry simply reads again. In fleet mode, a session this daemon does not
+// hold is read from the database, without taking its lease.
+func (m *Manager) read(ctx context.Context, p CallParams, role tools.Role, def tools.Def, args *tools.Decoded) (json.RawMessage, error) {
+	s, _, release, err := m.acquireRead(ctx, p.SessionID, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	m.calls.Add(1)
+	if role == tools.RoleCompactWorker && def.Writes {
+		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
+	}
+	return marshal(m.execute(s, p.Name, p.Arguments, args))
+}
+
+// acquireRead returns a session to read: the one in memory when this
+// daemon serves it (its lease confirmed), else, in fleet mode, a copy read
+// from the database by one consistent read, which takes no lease and is
+// not kept (with its messages when asked). On SQLite it is acquire. The
+// caller must call release.
+func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool) (s *session, msgs []record.Message, release func(), err error) {
+	if m.reader == nil {
+		s, err := m.acquire(ctx, id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s, nil, s.release, nil
+	}
+	if err := validID(id); err != nil {
+		return nil, nil, nil, err
+	}
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	m.mu.Unlock()
+	if ok {
+		if err := s.mu.Lock(ctx); err != nil {
+			return nil, nil, nil, err
+		}
+		if !s.dead && s.loaded {
+			lost, err := m.confirmLease(ctx, s)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, nil, nil, err
+			}
+			if !lost {
+				if withMessages {
+					if msgs, err = m.db.Messages(ctx, id); err != nil {
+						s.mu.Unlock()
+						return nil, nil, nil, unavailable("reading messages", err)
+					}
+				}
+				return s, msgs, s.release, nil
+			}
+		}
+		s.mu.Unlock()
+	}
+	t := &session{id: id, clock: m.now}
+	err = m.reader.ReadConsistent(ctx, func(src ReadSource) error {
+		if err := m.fill(ctx, t, src); err != nil {
+			return err
+		}
+		if withMessages {
+			var err error
+			if msgs, err = src.Messages(ctx, id); err != nil {
+				return unavailable("reading messages", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			err = unavailable("reading session "+id, err)
+		}
+		return nil, nil, nil, err
+	}
+	return t, msgs, func() {}, nil
 }
 
 // decode is the call p.Arguments make: args when given, else decoded now.
@@ -325,6 +436,12 @@ func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args js
 	if p.CallID == "" {
 		return nil, false, nil
 	}
+	if u, ok := s.unlogged[p.CallID]; ok {
+		if u.name != p.Name || !sameJSON(u.args, args) {
+			return nil, true, errorf(wire.CodeCallIDConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", p.CallID, s.id, u.name, u.args)
+		}
+		return u.out, true, nil
+	}
 	if seq, ok := s.callIDs[p.CallID]; ok {
 		out, err := m.recorded(ctx, s.id, p.Name, args, p.CallID, seq)
 		return out, true, err
@@ -334,6 +451,37 @@ func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args js
 		return nil, false, err
 	}
 	out, err = m.recorded(ctx, ref.session, p.Name, args, p.CallID, ref.seq)
+	return out, true, err
+}
+
+// retriedUnheld answers, in fleet mode, a retried write for a session this
+// daemon does not hold from the log, without taking the lease: the callId
+// is in the session's log (a unique index), so the call is answered with
+// its recorded result wherever it is retried, even while another daemon
+// serves the session or after it was sealed. A callId logged in an
+// ancestor is found once the session is loaded, as before.
+func (m *Manager) retriedUnheld(ctx context.Context, p CallParams) (json.RawMessage, bool, error) {
+	if m.reader == nil || p.CallID == "" {
+		return nil, false, nil
+	}
+	if err := validID(p.SessionID); err != nil {
+		return nil, false, err
+	}
+	m.mu.Lock()
+	_, here := m.sessions[p.SessionID]
+	m.mu.Unlock()
+	if here {
+		return nil, false, nil
+	}
+	sid, seq, ok, err := m.db.FindCall(ctx, []string{p.SessionID}, p.CallID)
+	if err != nil {
+		return nil, false, unavailable("looking up callId "+p.CallID, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	m.calls.Add(1)
+	out, err := m.recorded(ctx, sid, p.Name, tools.Canonical(p.Arguments), p.CallID, seq)
 	return out, true, err
 }
 
@@ -363,12 +511,31 @@ func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json
 	// dropped; a client hanging up must not cancel that half-way.
 	rows := []record.Append{row}
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
-		if changed == nil {
+		if isLeaseError(err) {
+			// Whatever the call, a lost lease means memory may be stale.
+			m.lose(s, err)
+			return nil, unavailable(p.Name, err)
+		}
+		if changed == nil && m.leases == nil {
 			// A failed call changed nothing, so memory still equals the
 			// database: answer it unlogged rather than fail it because
-			// the disk is full.
+			// the disk is full, and keep the answer, so that a retry with
+			// its callId gets the same one while the session is loaded.
 			m.log.Warn("could not log a call that changed nothing; answering it unlogged", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
+			if p.CallID != "" {
+				if s.unlogged == nil {
+					s.unlogged = map[string]unloggedCall{}
+				}
+				s.unlogged[p.CallID] = unloggedCall{name: p.Name, args: args, out: out}
+			}
 			return out, nil
+		}
+		if changed == nil {
+			// Fleet mode: another daemon may serve the session next, and it
+			// would not know of an answer kept here. Unanswered, the call
+			// is simply run again when retried. Memory is unchanged.
+			m.log.Warn("could not log a call that changed nothing; refused, to be retried", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))
+			return nil, unavailable(p.Name, err)
 		}
 		m.drop(s)
 		m.log.Error("append failed; session dropped from memory", slog.String(keySession, s.id), slog.String(keyTool, p.Name), slog.Any("err", err))

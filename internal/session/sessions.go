@@ -138,7 +138,18 @@ type Resumed = wire.Resumed
 
 // Resume loads a session (by replay when it is not in memory) and returns
 // its tasks, injected messages and the report of the replay that loaded it.
+// In fleet mode a daemon that does not serve the session reads it from the
+// database without taking its lease (the session's host may be writing it
+// at another daemon).
 func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
+	if m.reader != nil {
+		s, msgs, release, err := m.acquireRead(ctx, id, true)
+		if err != nil {
+			return Resumed{}, err
+		}
+		defer release()
+		return m.resumed(s, msgs), nil
+	}
 	s, err := m.acquire(ctx, id)
 	if err != nil {
 		return Resumed{}, err
@@ -238,11 +249,12 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 
 // Stats is what daemon/status reports of the sessions.
 type Stats struct {
-	Loaded      int         `json:"loaded"`
-	Total       int         `json:"total"`
-	CallsServed int64       `json:"callsServed"`
-	WAL         db.WALStats `json:"wal"`
-	Problem     string      `json:"problem,omitempty"`
+	Loaded      int               `json:"loaded"`
+	Total       int               `json:"total"`
+	CallsServed int64             `json:"callsServed"`
+	WAL         *db.WALStats      `json:"wal,omitempty"`
+	Fleet       *wire.FleetStatus `json:"fleet,omitempty"`
+	Problem     string            `json:"problem,omitempty"`
 }
 
 // Stats counts loaded and stored sessions. The stored count is read from the
@@ -266,9 +278,17 @@ func (m *Manager) Stats(ctx context.Context) (Stats, error) {
 		}
 		m.mu.Unlock()
 	}
+	st := Stats{CallsServed: m.calls.Load()}
+	if m.leases != nil {
+		st.Fleet = &wire.FleetStatus{LeaseOwner: m.leases.Owner(), LeasesHeld: m.leases.Held(), Lease: m.leases.Lease().String()}
+	} else {
+		wal := m.db.WAL()
+		st.WAL = &wal
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Stats{Loaded: len(m.sessions), Total: m.total, CallsServed: m.calls.Load(), WAL: m.db.WAL(), Problem: m.db.Problem()}, nil
+	st.Loaded, st.Total, st.Problem = len(m.sessions), m.total, m.db.Problem()
+	return st, nil
 }
 
 // created counts a new session in the kept total.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -61,9 +62,48 @@ type Leaser interface {
 	// when a live daemon elsewhere holds it, db.ErrNotFound when there is
 	// no such session.
 	Acquire(ctx context.Context, sessionID string) error
+	// Confirm makes sure, before the manager answers for a session from
+	// memory, that this daemon still holds its lease: at once while its
+	// own monotonic clock says the lease is valid with a margin, else by
+	// renewing it in the database, which proves nobody took it meanwhile.
+	// A *LeaseHeldError or ErrLeaseExpired when the lease is lost (the
+	// manager drops the session), another error when it could not tell.
+	Confirm(ctx context.Context, sessionID string) error
 	// Release gives the lease up, if this daemon holds it.
 	Release(ctx context.Context, sessionID string)
 	OnLost(func(sessionID string))
+	// Holder is who holds a session's live lease when another daemon
+	// does; nil when this daemon or nobody does.
+	Holder(ctx context.Context, sessionID string) (*LeaseHeldError, error)
+
+	Owner() string        // this daemon as a lease holder: id, host and pid
+	Held() int            // how many leases it holds
+	Lease() time.Duration // how long a lease lasts unless renewed
+}
+
+// ReadSource is what a consistent read of one session reads.
+type ReadSource interface {
+	replay.Source
+	Messages(ctx context.Context, sessionID string) ([]record.Message, error)
+}
+
+// ConsistentReader is implemented by a storage with leases: fn reads from
+// one consistent view of the database, without taking any lease, so that
+// a daemon that does not serve a session can still show it.
+type ConsistentReader interface {
+	ReadConsistent(ctx context.Context, fn func(ReadSource) error) error
+}
+
+// ErrLeaseExpired is an append or a confirmation by a daemon whose lease
+// ran out (it could not renew in time) with no other daemon holding the
+// session yet: memory may be stale, so the manager drops the session.
+var ErrLeaseExpired = errors.New("this daemon's lease on the session has expired")
+
+// isLeaseError reports whether err says this daemon no longer holds a
+// session's lease: whatever the call, its copy in memory must go.
+func isLeaseError(err error) bool {
+	var held *LeaseHeldError
+	return errors.As(err, &held) || errors.Is(err, ErrLeaseExpired)
 }
 
 // LeaseHeldError is a session served by another daemon. Appends return
@@ -98,6 +138,25 @@ func (m *Manager) takeLease(ctx context.Context, id string) error {
 	return unavailable("leasing session "+id, err)
 }
 
+// confirmLease makes sure this daemon still holds s's lease before s is
+// answered for from memory. A lost lease drops s (the caller looks again);
+// the error is then nil and lost true.
+func (m *Manager) confirmLease(ctx context.Context, s *session) (lost bool, err error) {
+	if m.leases == nil {
+		return false, nil
+	}
+	err = m.leases.Confirm(ctx, s.id)
+	switch {
+	case err == nil:
+		return false, nil
+	case isLeaseError(err):
+		m.log.Warn("lease lost; session dropped from memory", slog.String(keySession, s.id), slog.Any("err", err))
+		m.lose(s, err)
+		return true, nil
+	}
+	return false, unavailable("confirming the lease of session "+s.id, err)
+}
+
 // giveLease releases id's lease when the storage has leases. The caller
 // has dropped the session from memory.
 func (m *Manager) giveLease(id string) {
@@ -119,7 +178,8 @@ func (m *Manager) lostLease(id string) {
 		return
 	}
 	// Not under the renewer's feet: a call holding the session finishes
-	// first (its append fails, fenced, if it writes).
+	// first (its append fails, fenced, if it writes; it confirms the lease
+	// before it answers from memory).
 	go func() {
 		if err := s.mu.Lock(context.Background()); err != nil {
 			return
@@ -127,12 +187,13 @@ func (m *Manager) lostLease(id string) {
 		defer s.mu.Unlock()
 		if !s.dead {
 			m.log.Warn("lease lost; session dropped from memory", slog.String(keySession, id))
-			s.dead = true
-			m.mu.Lock()
-			if m.sessions[id] == s {
-				delete(m.sessions, id)
-			}
-			m.mu.Unlock()
+			m.lose(s, ErrLeaseExpired)
 		}
 	}()
+}
+
+// lose drops s, whose lease this daemon lost, from memory. s is locked.
+func (m *Manager) lose(s *session, err error) {
+	m.drop(s)
+	m.endWatches(s.id, nil, "session "+s.id+" is no longer served by this daemon: its lease was lost (another daemon took it over, or this one could not renew it in time); this daemon no longer sees its changes: watch it at the daemon that serves it now")
 }

@@ -1,0 +1,51 @@
+package pgdb_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/pgtest"
+	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/migrations/postgres"
+)
+
+func TestMigrationSnapshotTasks(t *testing.T) {
+	// Ensures schema 2 moves the first tasks of the successors made under
+	// schema 1 (one JSON document each) into snapshot_tasks, so that the
+	// tasks view and the counts read them as before, session by session.
+	url := pgtest.NewDB(t)
+	ctx := context.Background()
+	raw, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer raw.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, raw, postgres.FS)
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 1)
+	require.NoError(t, err)
+	now := time.Now()
+	for _, q := range []string{
+		`INSERT INTO sessions (id, status, created_at, updated_at) VALUES ('old', 'compacted', $1, $1)`,
+		`INSERT INTO sessions (id, parent_id, created_at, updated_at) VALUES ('new', 'old', $1, $1)`,
+		`INSERT INTO sessions (id, parent_id, created_at, updated_at) VALUES ('empty', 'old', $1, $1)`,
+	} {
+		_, err := raw.ExecContext(ctx, q, now)
+		require.NoError(t, err)
+	}
+	_, err = raw.ExecContext(ctx, `INSERT INTO snapshots VALUES ('new', '{"tasks":[{"taskid":1,"status":"completed","subject":"a","description":"da"},{"taskid":2,"status":"pending","subject":"b","description":""}],"nextTaskid":3}'), ('empty', '{"tasks":null,"nextTaskid":1}')`)
+	require.NoError(t, err)
+
+	d := openDB(t, url, 0) // migrates to the newest schema
+	tasks, err := d.Tasks(ctx, "new")
+	require.NoError(t, err)
+	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a", Description: "da"}, {Taskid: 2, Status: store.Pending, Subject: "b"}}, tasks)
+	counts, err := d.TaskCountsOf(ctx, []string{"new", "empty", "old"})
+	require.NoError(t, err)
+	assert.Equal(t, store.Counts{Total: 2, Pending: 1, Completed: 1}, counts["new"])
+	assert.Zero(t, counts["empty"].Total)
+}
