@@ -370,7 +370,8 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
     }
   }
 
-  const taskid = () => z.number().int().min(1)
+  // As the daemon's schemas have them: what its decoder takes.
+  const taskid = () => z.union([z.number().int().min(1), z.string().regex(/^\s*#?[0-9]+\s*$/)])
   const subject = () => z.string().min(1).max(500)
   const details = () => z.string().max(16000)
 
@@ -439,7 +440,10 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
         description: DESCRIPTIONS.TaskUpdate,
         args: {
           taskid: taskid().describe("The taskid of the task to change."),
-          status: z.enum(["pending", "inprogress", "completed", "deleted"]).optional().describe("New status."),
+          status: z
+            .enum(["pending", "inprogress", "completed", "deleted", "in_progress", "in-progress"])
+            .optional()
+            .describe("New status (in_progress and in-progress mean inprogress)."),
           subject: subject().optional().describe("New one-line title."),
           description: details().optional().describe("New details (replaces the old ones)."),
         },
