@@ -106,11 +106,15 @@ func (d *DB) prepare(ctx context.Context) error {
 // an error): the taskid, the task's status after the call, and the subject
 // and description only when the call set them. Both storages write them.
 func ChangeColumns(a *record.Append) (taskid sql.NullInt64, status, subject, description sql.NullString) {
-	if t := a.Task; t != nil {
-		taskid = sql.NullInt64{Int64: int64(t.Taskid), Valid: true}
-		status = sql.NullString{String: string(t.Status), Valid: true}
-		subject = sql.NullString{String: t.Subject, Valid: a.SetSubject}
-		description = sql.NullString{String: t.Description, Valid: a.SetDescription}
+	if ch := a.Change(); ch != nil {
+		taskid = sql.NullInt64{Int64: int64(ch.Taskid), Valid: true}
+		status = sql.NullString{String: string(ch.Status), Valid: true}
+		if ch.Subject != nil {
+			subject = sql.NullString{String: *ch.Subject, Valid: true}
+		}
+		if ch.Description != nil {
+			description = sql.NullString{String: *ch.Description, Valid: true}
+		}
 	}
 	return taskid, status, subject, description
 }

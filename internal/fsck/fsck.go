@@ -214,15 +214,15 @@ func (c *checker) row(row *record.Call) {
 		task = step.Task
 	}
 	fix := step.Call.Append(record.Call{SessionID: row.SessionID, Seq: row.Seq}, task)
-	want := change(fix)
+	want := fix.Change()
 	switch {
 	case step.Divergence != nil:
 		c.out.Problems = append(c.out.Problems, "replay diverges at "+step.Divergence.String())
-	case !sameChange(row.Change, want):
+	case !row.Change.Equal(want):
 		c.out.Problems = append(c.out.Problems, fmt.Sprintf("seq %d: its change columns hold %s, its arguments replay to %s (tasksessiond fsck --repair rewrites them)",
 			row.Seq, describe(row.Change), describe(want)))
 	}
-	if !sameChange(row.Change, want) {
+	if !row.Change.Equal(want) {
 		c.fixes = append(c.fixes, fix)
 	}
 }
@@ -274,36 +274,6 @@ func (c *checker) finish(ctx context.Context, d *db.DB) (Session, error) {
 		}
 	}
 	return out, nil
-}
-
-// change is the change columns an append writes.
-func change(a record.Append) *record.Change {
-	t := a.Task
-	if t == nil {
-		return nil
-	}
-	ch := &record.Change{Taskid: t.Taskid, Status: t.Status}
-	if a.SetSubject {
-		ch.Subject = &t.Subject
-	}
-	if a.SetDescription {
-		ch.Description = &t.Description
-	}
-	return ch
-}
-
-func sameChange(a, b *record.Change) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Taskid == b.Taskid && a.Status == b.Status && samePtr(a.Subject, b.Subject) && samePtr(a.Description, b.Description)
-}
-
-func samePtr(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 func describe(ch *record.Change) string {

@@ -84,6 +84,32 @@ type Compaction struct {
 	Forced   *Append
 }
 
+// Change is what the log's change columns hold for a: nil for a read or an
+// error, else the task's id and status and the text fields the call set.
+func (a *Append) Change() *Change {
+	t := a.Task
+	if t == nil {
+		return nil
+	}
+	ch := &Change{Taskid: t.Taskid, Status: t.Status}
+	if a.SetSubject {
+		ch.Subject = &t.Subject
+	}
+	if a.SetDescription {
+		ch.Description = &t.Description
+	}
+	return ch
+}
+
+// Equal reports whether c and o record the same change (both nil: none).
+func (c *Change) Equal(o *Change) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	same := func(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	return c.Taskid == o.Taskid && c.Status == o.Status && same(c.Subject, o.Subject) && same(c.Description, o.Description)
+}
+
 func (c *Change) String() string {
 	s := fmt.Sprintf("task %d %s", c.Taskid, c.Status)
 	if c.Subject != nil {
