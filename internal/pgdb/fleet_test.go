@@ -36,6 +36,15 @@ type fleetDaemon struct {
 	served chan error
 }
 
+// twoDaemons starts two daemons of a minute's lease on a new database, and
+// a client of each.
+func twoDaemons(t *testing.T) (url string, a, b *fleetDaemon, ca, cb *client.Client) {
+	t.Helper()
+	url = pgtest.NewDB(t)
+	a, b = startFleetDaemon(t, url, time.Minute), startFleetDaemon(t, url, time.Minute)
+	return url, a, b, testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+}
+
 func startFleetDaemon(t *testing.T, url string, lease time.Duration) *fleetDaemon {
 	t.Helper()
 	dm, err := daemon.Open(context.Background(), daemon.Config{DB: url, Socket: testutil.SocketPath(t), Version: "test", Lease: lease, Logger: testLogger()})
@@ -521,10 +530,7 @@ func TestFleetUnreachableDropsSessions(t *testing.T) {
 func TestFleetEvictionGivesLeaseUp(t *testing.T) {
 	// Ensures a session that leaves a daemon's memory (idle) is free for
 	// another daemon at once, without waiting for its lease to expire.
-	url := pgtest.NewDB(t)
-	a := startFleetDaemon(t, url, time.Minute)
-	b := startFleetDaemon(t, url, time.Minute)
-	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	_, a, _, ca, cb := twoDaemons(t)
 	ctx := context.Background()
 	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "e"})
 	require.NoError(t, err)

@@ -27,10 +27,7 @@ func TestFleetFencedErrorResultDropsSession(t *testing.T) {
 	// does not go on answering from its stale copy. Here the lease is lost
 	// between renewals (expired by the database's clock) and taken over by
 	// another daemon, which writes; this daemon's clock still trusts it.
-	url := pgtest.NewDB(t)
-	a := startFleetDaemon(t, url, time.Minute)
-	b := startFleetDaemon(t, url, time.Minute)
-	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	url, _, _, ca, cb := twoDaemons(t)
 	ctx := context.Background()
 	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "e"})
 	require.NoError(t, err)
@@ -205,10 +202,7 @@ func TestFleetLookingTakesNoLease(t *testing.T) {
 	// it (tasks, export, the board: sessions/resume; sessions/snapshot; a
 	// read tool call) answers from the database and takes no lease: the
 	// session's own host goes on writing at its daemon, idle or not.
-	url := pgtest.NewDB(t)
-	a := startFleetDaemon(t, url, time.Minute)
-	b := startFleetDaemon(t, url, time.Minute)
-	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	url, _, b, ca, cb := twoDaemons(t)
 	ctx := context.Background()
 	_, err := cb.CreateSession(ctx, client.CreateSession{SessionID: "look"})
 	require.NoError(t, err)
@@ -368,10 +362,7 @@ func TestFleetRetryAnsweredWhereverServed(t *testing.T) {
 	// answered with the recorded result at a daemon that does not serve
 	// the session, even while another serves it and after it was sealed,
 	// and takes no lease there.
-	url := pgtest.NewDB(t)
-	a := startFleetDaemon(t, url, time.Minute)
-	b := startFleetDaemon(t, url, time.Minute)
-	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
+	_, _, _, ca, cb := twoDaemons(t)
 	ctx := context.Background()
 	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "r"})
 	require.NoError(t, err)
