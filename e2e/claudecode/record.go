@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 )
 
 // The hook and the MCP server run through small shell wrappers that record
@@ -107,28 +109,11 @@ type MCPServer struct {
 
 // MCPServers returns the MCP servers Claude Code started so far, in order.
 func (h *Host) MCPServers() []MCPServer {
-	b, _ := os.ReadFile(h.mcpLog)
 	var out []MCPServer
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		s := MCPServer{}
-		for _, kv := range f {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "pid":
-				s.PID, _ = strconv.Atoi(v)
-			case "ppid":
-				s.PPID, _ = strconv.Atoi(v)
-			case "CLAUDE_PID":
-				s.ClaudePID = v
-			case "CLAUDE_CODE_SESSION_ID":
-				s.EnvSessionID = v
-			}
-		}
-		out = append(out, s)
+	for _, r := range harness.Records(h.mcpLog) {
+		pid, _ := strconv.Atoi(r["pid"])
+		ppid, _ := strconv.Atoi(r["ppid"])
+		out = append(out, MCPServer{PID: pid, PPID: ppid, ClaudePID: r["CLAUDE_PID"], EnvSessionID: r["CLAUDE_CODE_SESSION_ID"]})
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 )
 
 // The hook and the MCP server run through small shell wrappers that record
@@ -112,28 +114,11 @@ type MCPServer struct {
 
 // MCPServers returns the MCP servers Codex started so far, in order.
 func (h *Host) MCPServers() []MCPServer {
-	b, _ := os.ReadFile(h.mcpLog)
 	var out []MCPServer
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		var s MCPServer
-		for _, kv := range f {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "pid":
-				s.PID, _ = strconv.Atoi(v)
-			case "ppid":
-				s.PPID, _ = strconv.Atoi(v)
-			case "TASKSESSIOND_SOCKET":
-				s.Socket = v
-			case "TASKSESSIOND_DB":
-				s.DB = v
-			}
-		}
-		out = append(out, s)
+	for _, r := range harness.Records(h.mcpLog) {
+		pid, _ := strconv.Atoi(r["pid"])
+		ppid, _ := strconv.Atoi(r["ppid"])
+		out = append(out, MCPServer{PID: pid, PPID: ppid, Socket: r["TASKSESSIOND_SOCKET"], DB: r["TASKSESSIOND_DB"]})
 	}
 	return out
 }

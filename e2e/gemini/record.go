@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 )
 
 // The hook and the MCP server run through small shell wrappers that record
@@ -109,25 +111,11 @@ type MCPServer struct {
 
 // MCPServers returns the MCP servers started so far, in order.
 func (h *Host) MCPServers() []MCPServer {
-	b, _ := os.ReadFile(h.mcpLog)
 	var out []MCPServer
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var s MCPServer
-		for _, kv := range strings.Fields(line) {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "pid":
-				s.PID, _ = strconv.Atoi(v)
-			case "ppid":
-				s.PPID, _ = strconv.Atoi(v)
-			case "GEMINI_CLI":
-				s.GeminiCLI = v
-			}
-		}
-		out = append(out, s)
+	for _, r := range harness.Records(h.mcpLog) {
+		pid, _ := strconv.Atoi(r["pid"])
+		ppid, _ := strconv.Atoi(r["ppid"])
+		out = append(out, MCPServer{PID: pid, PPID: ppid, GeminiCLI: r["GEMINI_CLI"]})
 	}
 	return out
 }

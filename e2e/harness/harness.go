@@ -203,3 +203,23 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// Records reads a log the hosts' recording wrappers write: a line per
+// start, each field key=value. A missing file has none.
+func Records(path string) []map[string]string {
+	b, _ := os.ReadFile(path)
+	var out []map[string]string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		r := make(map[string]string, len(f))
+		for _, kv := range f {
+			k, v, _ := strings.Cut(kv, "=")
+			r[k] = v
+		}
+		out = append(out, r)
+	}
+	return out
+}
