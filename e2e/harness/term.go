@@ -21,8 +21,8 @@ type Term struct {
 	pid    int // the program's
 }
 
-// NewTerm starts argv in a width×height terminal, in dir, with env added
-// to tmux's environment. The program and its tmux server are killed at the
+// NewTerm starts argv in a width×height terminal, in dir, with env as its
+// environment (and PATH). The program and its tmux server are killed at the
 // end of the test; on failure the screen is logged.
 func NewTerm(tb testing.TB, dir string, env []string, width, height int, argv ...string) *Term {
 	tb.Helper()
@@ -60,7 +60,10 @@ func NewTerm(tb testing.TB, dir string, env []string, width, height int, argv ..
 
 func (t *Term) tmux(args ...string) (string, error) {
 	cmd := exec.Command("tmux", append([]string{"-S", t.socket}, args...)...)
-	cmd.Env = append(os.Environ(), "TMUX=")
+	// The tmux server, started by the first command, passes its environment
+	// to the program: only PATH, so the program sees what the test gave it
+	// and nothing of the runner's (CI=true turns Gemini CLI headless).
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMUX="}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
