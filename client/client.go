@@ -12,10 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	jsonv2 "github.com/go-json-experiment/json"
 	"net"
 	"strconv"
 	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/tasksessiond/tasksessiond/wire"
 )

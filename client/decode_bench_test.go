@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkDecodeResponse(b *testing.B) {
 	for i := range 10_000 {
 		fmt.Fprintf(&list, "\n#%d [pending] Step %d: write the parser tests\n    Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8; run them under -race.", i+1, i+1)
 	}
-	result, err := json.Marshal(wire.Compacted{Messages: []wire.Message{{Role: "system", Kind: "task_snapshot", Content: list.String()}}})
+	result, err := json.Marshal(wire.Compacted{Messages: []tasksessiond.Message{{Role: "system", Kind: "task_snapshot", Content: list.String()}}})
 	if err != nil {
 		b.Fatal(err)
 	}

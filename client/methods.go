@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // The wire's types, under the names this package has always used.
 type (
-	Task           = wire.Task
-	Counts         = wire.Counts
-	Session        = wire.Session
-	Message        = wire.Message
+	Task           = tasksessiond.Task
+	Counts         = tasksessiond.Counts
+	Session        = tasksessiond.Session
+	Message        = tasksessiond.Message
 	ReplayReport   = wire.ReplayReport
 	Resumed        = wire.Resumed
 	Content        = wire.Content

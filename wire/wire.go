@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // Methods, as sent in a request's "method".
@@ -93,48 +93,6 @@ type SealedData struct {
 	SuccessorID string `json:"successorId"`
 }
 
-// Task is one entry of a session's task list: the domain's own type, so
-// that what the daemon holds and what the wire carries are one.
-type Task = store.Task
-
-// TaskStatus is a task's status: pending, inprogress, completed or
-// deleted.
-type TaskStatus = store.Status
-
-// The statuses.
-const (
-	Pending    = store.Pending
-	InProgress = store.InProgress
-	Completed  = store.Completed
-	Deleted    = store.Deleted
-)
-
-// Counts are the number of tasks in each status.
-type Counts = store.Counts
-
-// Session is a session's record.
-type Session struct {
-	ID          string          `json:"id"`
-	Title       string          `json:"title"`
-	Metadata    json.RawMessage `json:"metadata"`
-	Status      string          `json:"status"` // active or compacted
-	ParentID    string          `json:"parentId,omitempty"`
-	SuccessorID string          `json:"successorId,omitempty"`
-	// HeadID is the newest session of the lineage, the one that takes
-	// writes; sessions/get sets it (to ID unless the session was compacted).
-	HeadID    string    `json:"headId,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	Counts    Counts    `json:"counts"`
-}
-
-// Message is a message to place at the start of a session's history.
-type Message struct {
-	Role    string `json:"role"`
-	Kind    string `json:"kind"` // task_snapshot or summary
-	Content string `json:"content"`
-}
-
 // ReplayReport says what rebuilding a store by replay did.
 type ReplayReport struct {
 	Applied        int `json:"applied"`
@@ -194,29 +152,29 @@ type Content struct {
 type Change struct {
 	Message string `json:"message"`
 	Overview
-	Task Task `json:"task"`
+	Task tasksessiond.Task `json:"task"`
 }
 
 // Overview is the list after a change: the counts by status and the open
 // tasks that keep the model oriented (those in progress, then the next
 // few pending), with the number of open tasks left out.
 type Overview struct {
-	Counts   Counts  `json:"counts"`
-	Open     []Brief `json:"open"`
-	MoreOpen int     `json:"moreOpen"`
+	Counts   tasksessiond.Counts `json:"counts"`
+	Open     []Brief             `json:"open"`
+	MoreOpen int                 `json:"moreOpen"`
 }
 
 // Brief is an open task as a write's overview lists it.
 type Brief struct {
-	Taskid  int        `json:"taskid"`
-	Status  TaskStatus `json:"status"`
-	Subject string     `json:"subject"`
+	Taskid  int                 `json:"taskid"`
+	Status  tasksessiond.Status `json:"status"`
+	Subject string              `json:"subject"`
 }
 
 // Got is TaskGet's structured result.
 type Got struct {
-	Counts Counts `json:"counts"`
-	Task   Task   `json:"task"`
+	Counts tasksessiond.Counts `json:"counts"`
+	Task   tasksessiond.Task   `json:"task"`
 }
 
 // Listing is TaskList's structured result: the counts, then every task,
@@ -228,12 +186,12 @@ type Got struct {
 // those in Tasks); MoreOpen counts open tasks left out, and Omitted folds
 // closed tasks into id ranges by status.
 type Listing struct {
-	Counts   Counts            `json:"counts"`
-	Note     string            `json:"note,omitempty"`
-	Tasks    []Task            `json:"tasks"`
-	Brief    []string          `json:"brief,omitempty"`
-	MoreOpen int               `json:"moreOpen,omitempty"`
-	Omitted  map[string]string `json:"omitted,omitempty"`
+	Counts   tasksessiond.Counts `json:"counts"`
+	Note     string              `json:"note,omitempty"`
+	Tasks    []tasksessiond.Task `json:"tasks"`
+	Brief    []string            `json:"brief,omitempty"`
+	MoreOpen int                 `json:"moreOpen,omitempty"`
+	Omitted  map[string]string   `json:"omitted,omitempty"`
 }
 
 // CallToolResult is the result of tools/call: an MCP CallToolResult.
@@ -311,7 +269,7 @@ type SessionText struct {
 
 // SessionResult is the result of sessions/create and sessions/get.
 type SessionResult struct {
-	Session Session `json:"session"`
+	Session tasksessiond.Session `json:"session"`
 }
 
 // ListSessions is the params of sessions/list.
@@ -323,16 +281,16 @@ type ListSessions struct {
 
 // ListSessionsResult is the result of sessions/list, newest first.
 type ListSessionsResult struct {
-	Sessions   []Session `json:"sessions"`
-	NextCursor string    `json:"nextCursor,omitempty"` // "" on the last page
+	Sessions   []tasksessiond.Session `json:"sessions"`
+	NextCursor string                 `json:"nextCursor,omitempty"` // "" on the last page
 }
 
 // Resumed is the result of sessions/resume and sessions/replay.
 type Resumed struct {
-	Session    Session   `json:"session"`
-	Tasks      []Task    `json:"tasks"`
-	NextTaskid int       `json:"nextTaskid"`
-	Messages   []Message `json:"messages"`
+	Session    tasksessiond.Session   `json:"session"`
+	Tasks      []tasksessiond.Task    `json:"tasks"`
+	NextTaskid int                    `json:"nextTaskid"`
+	Messages   []tasksessiond.Message `json:"messages"`
 	// ForcedCall is set for a session made by compaction.
 	ForcedCall *ForcedCall  `json:"forcedCall,omitempty"`
 	Replay     ReplayReport `json:"replay"`
@@ -359,9 +317,9 @@ type ReplaySession struct {
 // Snapshot is the result of sessions/snapshot: the whole store, for a
 // compact worker.
 type Snapshot struct {
-	Tasks      []Task `json:"tasks"`
-	NextTaskid int    `json:"nextTaskid"`
-	Text       string `json:"text"` // the rendering compaction injects
+	Tasks      []tasksessiond.Task `json:"tasks"`
+	NextTaskid int                 `json:"nextTaskid"`
+	Text       string              `json:"text"` // the rendering compaction injects
 }
 
 // Compact is the params of sessions/compact.
@@ -373,21 +331,21 @@ type Compact struct {
 
 // Compacted is the result of sessions/compact.
 type Compacted struct {
-	Session    Session    `json:"session"`  // the successor, which the host continues with
-	Messages   []Message  `json:"messages"` // first in the successor's history
-	ForcedCall ForcedCall `json:"forcedCall"`
+	Session    tasksessiond.Session   `json:"session"`  // the successor, which the host continues with
+	Messages   []tasksessiond.Message `json:"messages"` // first in the successor's history
+	ForcedCall ForcedCall             `json:"forcedCall"`
 }
 
 // Event is the params of a watch notification: a committed change (Op
 // create or update, with Task), a compaction (Op compacted, with
 // SuccessorID), or, for watchLagged, Message.
 type Event struct {
-	SessionID   string `json:"sessionId"`
-	Seq         int64  `json:"seq,omitempty"`
-	Op          string `json:"op,omitempty"`
-	Task        *Task  `json:"task,omitempty"`
-	SuccessorID string `json:"successorId,omitempty"`
-	Message     string `json:"message,omitempty"`
+	SessionID   string             `json:"sessionId"`
+	Seq         int64              `json:"seq,omitempty"`
+	Op          string             `json:"op,omitempty"`
+	Task        *tasksessiond.Task `json:"task,omitempty"`
+	SuccessorID string             `json:"successorId,omitempty"`
+	Message     string             `json:"message,omitempty"`
 }
 
 // Status is the result of daemon/status.
@@ -405,7 +363,7 @@ type Status struct {
 	CallsServed int64 `json:"callsServed"`
 	// WAL is SQLite's write-ahead log as the daemon's last checkpoint
 	// found it; absent in fleet mode.
-	WAL *WAL `json:"wal,omitempty"`
+	WAL *tasksessiond.WAL `json:"wal,omitempty"`
 	// Fleet is this daemon as a lease holder, in fleet mode only.
 	Fleet *FleetStatus `json:"fleet,omitempty"`
 	// Problem is what is wrong with the database as a whole (its file
@@ -418,11 +376,4 @@ type FleetStatus struct {
 	LeaseOwner string `json:"leaseOwner"` // this daemon's lease id, host and pid, as -32006 names it
 	LeasesHeld int    `json:"leasesHeld"` // sessions whose lease it holds
 	Lease      string `json:"lease"`      // --lease
-}
-
-// WAL is the write-ahead log's state.
-type WAL struct {
-	Bytes        int64 `json:"bytes"`        // the -wal file's size
-	Frames       int   `json:"frames"`       // frames in the log
-	Checkpointed int   `json:"checkpointed"` // of which copied back into the database
 }

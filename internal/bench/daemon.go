@@ -309,7 +309,7 @@ func (b *bencher) inProcess(ctx context.Context, r *Results) error {
 	}
 	defer d.Close()
 	m := session.NewManager(d, nil)
-	s, err := m.Create(ctx, session.CreateParams{})
+	s, err := m.Create(ctx, wire.CreateSession{})
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (b *bencher) inProcess(ctx context.Context, r *Results) error {
 	begin := time.Now()
 	for i := 0; time.Since(begin) < b.sz.phase; i++ {
 		name, args := workloadCall(i)
-		p := session.CallParams{SessionID: s.ID, Name: name, Arguments: args, CallID: fmt.Sprint("p-", i)}
+		p := wire.ToolCall{SessionID: s.ID, Name: name, Arguments: args, CallID: fmt.Sprint("p-", i)}
 		t0 := time.Now()
 		res, err := m.Call(ctx, p)
 		if err != nil {

@@ -307,7 +307,7 @@ func seedLog(ctx context.Context, url string, calls int) error {
 		return err
 	}
 	defer d.Close() // gives the lease up
-	_, err = session.NewManager(d, nil).Replay(ctx, session.ReplayParams{SessionID: "takeover", Calls: transcript(calls, 1000)})
+	_, err = session.NewManager(d, nil).Replay(ctx, wire.ReplaySession{SessionID: "takeover", Calls: transcript(calls, 1000)})
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // compaction times sessions/compact of stores of several sizes, the
@@ -26,12 +27,12 @@ func (b *bencher) compaction(ctx context.Context, r *Results) error {
 	m := session.NewManager(d, nil)
 	for _, n := range b.sz.compactTasks {
 		id := fmt.Sprint("c", n)
-		if _, err := m.Replay(ctx, session.ReplayParams{SessionID: id, Calls: transcript(n, n)}); err != nil {
+		if _, err := m.Replay(ctx, wire.ReplaySession{SessionID: id, Calls: transcript(n, n)}); err != nil {
 			return err
 		}
 		compact := func() (time.Duration, error) {
 			t0 := time.Now()
-			out, err := m.Compact(ctx, session.CompactParams{SessionID: id})
+			out, err := m.Compact(ctx, wire.Compact{SessionID: id})
 			id = out.Session.ID
 			return time.Since(t0), err
 		}
@@ -69,10 +70,10 @@ func (b *bencher) resume(ctx context.Context, r *Results) error {
 	var succ [2]string
 	for i, n := range []int{long, short} {
 		id := fmt.Sprint("anc", i)
-		if _, err := m.Replay(ctx, session.ReplayParams{SessionID: id, Calls: transcript(n, tasks)}); err != nil {
+		if _, err := m.Replay(ctx, wire.ReplaySession{SessionID: id, Calls: transcript(n, tasks)}); err != nil {
 			return err
 		}
-		out, err := m.Compact(ctx, session.CompactParams{SessionID: id})
+		out, err := m.Compact(ctx, wire.Compact{SessionID: id})
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // memory measures the Go heap held by loaded sessions: with no tasks, and
@@ -23,10 +24,10 @@ func (b *bencher) memory(ctx context.Context, r *Results) error {
 	n := b.sz.memSessions
 	seed := session.NewManager(d, nil)
 	for i := range n {
-		if _, err := seed.Create(ctx, session.CreateParams{SessionID: fmt.Sprint("empty-", i)}); err != nil {
+		if _, err := seed.Create(ctx, wire.CreateSession{SessionID: fmt.Sprint("empty-", i)}); err != nil {
 			return err
 		}
-		if _, err := seed.Replay(ctx, session.ReplayParams{SessionID: fmt.Sprint("full-", i), Calls: transcript(perSession*3, perSession)}); err != nil {
+		if _, err := seed.Replay(ctx, wire.ReplaySession{SessionID: fmt.Sprint("full-", i), Calls: transcript(perSession*3, perSession)}); err != nil {
 			return err
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 )
 
 // raw measures SQLite alone: the same log rows through the same prepared
@@ -30,7 +30,7 @@ func (b *bencher) rawOnce(ctx context.Context, sync db.Sync, batches []int, r *R
 		if err != nil {
 			return err
 		}
-		if err := d.CreateSession(ctx, &record.Session{ID: "raw"}); err != nil {
+		if err := d.CreateSession(ctx, &tasksessiond.Session{ID: "raw"}); err != nil {
 			return err
 		}
 		d.Close()

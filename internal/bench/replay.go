@@ -9,18 +9,19 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // transcript is n calls: creates, then updates cycling over them.
-func transcript(n, tasks int) []session.TranscriptCall {
-	calls := make([]session.TranscriptCall, n)
+func transcript(n, tasks int) []wire.TranscriptCall {
+	calls := make([]wire.TranscriptCall, n)
 	for i := range calls {
 		if i < tasks {
-			calls[i] = session.TranscriptCall{Name: "TaskCreate", CallID: fmt.Sprintf("toolu_%024d", i), Arguments: json.RawMessage(rowArgs)}
+			calls[i] = wire.TranscriptCall{Name: "TaskCreate", CallID: fmt.Sprintf("toolu_%024d", i), Arguments: json.RawMessage(rowArgs)}
 			continue
 		}
 		status := []string{"inprogress", "pending", "completed"}[i%3]
-		calls[i] = session.TranscriptCall{Name: "TaskUpdate", CallID: fmt.Sprintf("toolu_%024d", i), Arguments: json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":%q}`, i%tasks+1, status))}
+		calls[i] = wire.TranscriptCall{Name: "TaskUpdate", CallID: fmt.Sprintf("toolu_%024d", i), Arguments: json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":%q}`, i%tasks+1, status))}
 	}
 	return calls
 }
@@ -35,7 +36,7 @@ func (b *bencher) replay(ctx context.Context, r *Results) error {
 	}
 	defer d.Close()
 	rows := b.sz.replayRows
-	if _, err := session.NewManager(d, nil).Replay(ctx, session.ReplayParams{SessionID: "big", Calls: transcript(rows, rows/10)}); err != nil {
+	if _, err := session.NewManager(d, nil).Replay(ctx, wire.ReplaySession{SessionID: "big", Calls: transcript(rows, rows/10)}); err != nil {
 		return err
 	}
 	raw, err := sql.Open("sqlite", db.WriterDSN(path, db.Options{Sync: db.SyncNormal}))

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -74,7 +74,7 @@ func (b *bencher) storage(ctx context.Context, r *Results) error {
 				return err
 			}
 			for s := range storageSessions {
-				if err := d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", s)}); err != nil {
+				if err := d.CreateSession(ctx, &tasksessiond.Session{ID: fmt.Sprint("s", s)}); err != nil {
 					d.Close()
 					return err
 				}

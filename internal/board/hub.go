@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
-	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Row is a lineage of sessions folded into one row of the page's list: its
@@ -21,18 +21,18 @@ import (
 type Row struct {
 	// Key is the lineage's first known session: it stays the same across
 	// compactions, so the page updates the row in place.
-	Key         string       `json:"key"`
-	Started     time.Time    `json:"started"` // the first session's creation: the list is newest first by it
-	Head        wire.Session `json:"head"`
-	Lineage     []string     `json:"lineage"` // oldest first, the head last
-	Compactions int          `json:"compactions"`
+	Key         string               `json:"key"`
+	Started     time.Time            `json:"started"` // the first session's creation: the list is newest first by it
+	Head        tasksessiond.Session `json:"head"`
+	Lineage     []string             `json:"lineage"` // oldest first, the head last
+	Compactions int                  `json:"compactions"`
 }
 
 // Board is one session's board as the page draws it.
 type Board struct {
-	Session wire.Session `json:"session"`
-	Tasks   []wire.Task  `json:"tasks"`
-	Lineage []string     `json:"lineage"`
+	Session tasksessiond.Session `json:"session"`
+	Tasks   []tasksessiond.Task  `json:"tasks"`
+	Lineage []string             `json:"lineage"`
 }
 
 // Timings of the hub.
@@ -62,7 +62,7 @@ type hub struct {
 	mu       sync.Mutex
 	c        *client.Client // nil while disconnected
 	down     string         // why it is disconnected, for the pages
-	sessions map[string]wire.Session
+	sessions map[string]tasksessiond.Session
 	subs     map[*subscriber]struct{}
 	// reset is the reset message for the state as it is (nil: not built
 	// since the last change): the pages that open meanwhile share it.
@@ -76,7 +76,7 @@ type subscriber struct {
 }
 
 func newHub(dial func(context.Context) (*client.Client, error), log *slog.Logger) *hub {
-	return &hub{dial: dial, log: log, down: "connecting to the daemon", sessions: map[string]wire.Session{}, subs: map[*subscriber]struct{}{}}
+	return &hub{dial: dial, log: log, down: "connecting to the daemon", sessions: map[string]tasksessiond.Session{}, subs: map[*subscriber]struct{}{}}
 }
 
 // run follows the daemon until ctx ends, reconnecting (with the same dial,
@@ -251,8 +251,8 @@ func (h *hub) reread(ctx context.Context, c *client.Client, dirty *dirtySet) err
 }
 
 // listAll reads every session, newest first.
-func listAll(ctx context.Context, c *client.Client) (map[string]wire.Session, error) {
-	all := map[string]wire.Session{}
+func listAll(ctx context.Context, c *client.Client) (map[string]tasksessiond.Session, error) {
+	all := map[string]tasksessiond.Session{}
 	cursor := ""
 	for {
 		page, next, err := c.ListSessions(ctx, client.ListSessions{Limit: listPage, Cursor: cursor})
@@ -272,7 +272,7 @@ func listAll(ctx context.Context, c *client.Client) (map[string]wire.Session, er
 // refresh re-reads the changed sessions (their counts, status, successor)
 // and sends the pages their rows.
 func (h *hub) refresh(ctx context.Context, c *client.Client, ids map[string]bool) error {
-	var got []wire.Session
+	var got []tasksessiond.Session
 	for id := range ids {
 		s, err := c.GetSession(ctx, id)
 		if errors.Is(err, client.ErrSessionNotFound) {
@@ -290,7 +290,7 @@ func (h *hub) refresh(ctx context.Context, c *client.Client, ids map[string]bool
 // pollNew finds sessions created since the last look: the newest pages of
 // sessions/list, until one it already knew. Changed ones are updated too.
 func (h *hub) pollNew(ctx context.Context, c *client.Client) error {
-	var got []wire.Session
+	var got []tasksessiond.Session
 	cursor := ""
 	for {
 		page, next, err := c.ListSessions(ctx, client.ListSessions{Limit: 20, Cursor: cursor})
@@ -316,13 +316,13 @@ func (h *hub) pollNew(ctx context.Context, c *client.Client) error {
 	return nil
 }
 
-func sameSession(a, b wire.Session) bool {
+func sameSession(a, b tasksessiond.Session) bool {
 	return a.Status == b.Status && a.SuccessorID == b.SuccessorID && a.Counts == b.Counts &&
 		a.UpdatedAt.Equal(b.UpdatedAt) && a.Title == b.Title
 }
 
 // upsert stores sessions and sends the pages the rows they changed.
-func (h *hub) upsert(list []wire.Session) {
+func (h *hub) upsert(list []tasksessiond.Session) {
 	if len(list) == 0 {
 		return
 	}
@@ -434,7 +434,7 @@ func (h *hub) board(ctx context.Context, id string) (Board, error) {
 	}
 	h.mu.Unlock()
 	if r.Tasks == nil {
-		r.Tasks = []wire.Task{}
+		r.Tasks = []tasksessiond.Task{}
 	}
 	return Board{Session: r.Session, Tasks: r.Tasks, Lineage: lineage}, nil
 }

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -37,7 +37,7 @@ func Text(st *store.Store) string {
 // it: whole when it fits, else closed tasks and long descriptions
 // shortened first, every open task's id, status and subject kept as long
 // as there is room.
-func TextWithin(tasks []store.Task, next, max int) string {
+func TextWithin(tasks []tasksessiond.Task, next, max int) string {
 	head := fmt.Sprintf(carriedOver, next)
 	return head + tools.RenderWithin(tasks, max-tools.Length(head), tools.PlainNames)
 }
@@ -56,7 +56,7 @@ func FitText(text string, max int) string {
 	var next int
 	_, err := fmt.Sscanf(head[strings.LastIndex(head, "#")+1:], "%d", &next)
 	if tasks, ok := tools.ParseList(list); ok && err == nil && next > 0 {
-		slices.SortFunc(tasks, func(a, b store.Task) int { return a.Taskid - b.Taskid })
+		slices.SortFunc(tasks, func(a, b tasksessiond.Task) int { return a.Taskid - b.Taskid })
 		return TextWithin(tasks, next, max)
 	}
 	return head + "\n\n(The list is too long to show here: call TaskList.)"
@@ -71,24 +71,24 @@ func ForcedCallID(newID string) string { return "tasksessiond-compact-" + newID 
 // database writes as the successor's first), the
 // messages injected at the start of its history (the snapshot text, then
 // the summary when given) and the forced TaskList as its first call.
-func Build(old record.Session, st *store.Store, newID, summary string) (record.Compaction, error) {
+func Build(old tasksessiond.Session, st *store.Store, newID, summary string) (tasksessiond.Compaction, error) {
 	// The successor starts as exactly this store, so st renders what it
 	// will show: no copy is restored just to render it.
 	snap := st.Snapshot()
-	p := record.Compaction{
+	p := tasksessiond.Compaction{
 		Old:      old.ID,
-		New:      &record.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
+		New:      &tasksessiond.Session{ID: newID, Title: old.Title, Metadata: old.Metadata, ParentID: old.ID, Snapshot: &snap},
 		Tasks:    snap.Tasks,
-		Messages: []record.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}}, // the whole list, as the spec injects it
+		Messages: []tasksessiond.Message{{Role: "system", Kind: KindTaskSnapshot, Content: Text(st)}}, // the whole list, as the spec injects it
 	}
 	if summary != "" {
-		p.Messages = append(p.Messages, record.Message{Role: "system", Kind: KindSummary, Content: summary})
+		p.Messages = append(p.Messages, tasksessiond.Message{Role: "system", Kind: KindSummary, Content: summary})
 	}
 	result, _, err := tools.Encode(tools.ListResult(st))
 	if err != nil {
-		return record.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
+		return tasksessiond.Compaction{}, fmt.Errorf("compact %s: encode TaskList: %w", old.ID, err)
 	}
-	p.Forced = &record.Append{Call: record.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
+	p.Forced = &tasksessiond.Append{Call: tasksessiond.Call{SessionID: newID, Seq: 1, CallID: ForcedCallID(newID), Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: result, Forced: true}}
 	return p, nil
 }

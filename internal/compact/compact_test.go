@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -22,9 +22,9 @@ func TestBuild(t *testing.T) {
 	st := store.New()
 	st.Create("a", "")
 	st.Create("b", "")
-	done := store.Completed
+	done := tasksessiond.Completed
 	st.Update(1, store.Patch{Status: &done})
-	old := record.Session{ID: "old", Title: "T", Metadata: json.RawMessage(`{"k":1}`)}
+	old := tasksessiond.Session{ID: "old", Title: "T", Metadata: json.RawMessage(`{"k":1}`)}
 
 	p, err := compact.Build(old, st, "new", "the summary")
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, compact.KindSummary, p.Messages[1].Kind)
 
 	c := p.Forced.Call
-	assert.Equal(t, record.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
+	assert.Equal(t, tasksessiond.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: c.Result, Forced: true}, c)
 	var res struct {
 		StructuredContent tools.Listing `json:"structuredContent"`
@@ -75,7 +75,7 @@ func TestForcedTaskListIsEncodedLikeEveryResult(t *testing.T) {
 	// six-byte escapes the model pays for.
 	st := store.New()
 	st.Create("fix <a> & <b>", "x > y")
-	p, err := compact.Build(record.Session{ID: "old"}, st, "new", "")
+	p, err := compact.Build(tasksessiond.Session{ID: "old"}, st, "new", "")
 	require.NoError(t, err)
 	want, _, err := tools.Encode(tools.ListResult(st))
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestFitText(t *testing.T) {
 		}
 		st.Create(fmt.Sprintf("Task %03d [x] #%d", i, i), desc)
 	}
-	done := store.Completed
+	done := tasksessiond.Completed
 	for i := 1; i <= 100; i++ {
 		_, err := st.Update(i, store.Patch{Status: &done})
 		require.NoError(t, err)

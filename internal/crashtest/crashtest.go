@@ -21,11 +21,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -418,8 +418,8 @@ func (h *harness) retryLeased(measure bool, f func() error) error {
 // logReader is what verify reads the log with: package db's read-only
 // view of the SQLite file, or package pgdb on the fleet's database.
 type logReader interface {
-	Calls(ctx context.Context, sessionID string) ([]record.Call, error)
-	GetSession(ctx context.Context, id string) (record.Session, error)
+	Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, error)
+	GetSession(ctx context.Context, id string) (tasksessiond.Session, error)
 	Close() error
 }
 
@@ -651,7 +651,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 	return nil
 }
 
-func sameTasks(got []client.Task, want []store.Task) bool {
+func sameTasks(got []client.Task, want []tasksessiond.Task) bool {
 	return slices.Equal(got, want)
 }
 

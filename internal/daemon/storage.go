@@ -3,15 +3,15 @@ package daemon
 import (
 	"context"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 )
 
 // storage is a database the daemon runs on: SQLite (package db) or, in
 // fleet mode, PostgreSQL (package pgdb).
 type storage interface {
-	session.Storage
+	tasksessiond.Storage
 	Path() string
 	Close() error
 }

@@ -8,9 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
 // BenchmarkAppendCalls measures the writer alone: 64 sessions each logging
@@ -33,7 +32,7 @@ func benchAppends(b *testing.B, d *db.DB, sessions int) {
 	args := json.RawMessage(`{"subject":"Step 1: write the parser tests","description":"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8; run them under -race."}`)
 	result := json.RawMessage(`{"content":[{"type":"text","text":"Created task 21: Step 1: write the parser tests. 21 open (20 pending, 1 in progress), 0 completed."}],"structuredContent":{"task":{"taskid":21,"status":"pending","subject":"Step 1: write the parser tests"},"counts":{"pending":20,"inprogress":1,"completed":0}}}`)
 	for i := range sessions {
-		if err := d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}); err != nil {
+		if err := d.CreateSession(ctx, &tasksessiond.Session{ID: fmt.Sprint("s", i)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,9 +45,9 @@ func benchAppends(b *testing.B, d *db.DB, sessions int) {
 			defer wg.Done()
 			id := fmt.Sprint("s", i)
 			for seq := int64(1); next.Add(1) <= int64(b.N); seq++ {
-				a := record.Append{Call: record.Call{SessionID: id, Seq: seq, CallID: fmt.Sprint("c", seq), Name: "TaskCreate", Arguments: args, Result: result},
-					Task: &store.Task{Taskid: int(seq), Status: store.Pending, Subject: "Step 1: write the parser tests"}, SetSubject: true}
-				if err := d.AppendCalls(ctx, []record.Append{a}); err != nil {
+				a := tasksessiond.Append{Call: tasksessiond.Call{SessionID: id, Seq: seq, CallID: fmt.Sprint("c", seq), Name: "TaskCreate", Arguments: args, Result: result},
+					Task: &tasksessiond.Task{Taskid: int(seq), Status: tasksessiond.Pending, Subject: "Step 1: write the parser tests"}, SetSubject: true}
+				if err := d.AppendCalls(ctx, []tasksessiond.Append{a}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // changeColumns are a row's change, as the log keeps it.
@@ -23,11 +21,11 @@ type changeColumns struct {
 	Description sql.NullString `db:"description"`
 }
 
-func (c changeColumns) change() *record.Change {
+func (c changeColumns) change() *tasksessiond.Change {
 	if !c.Taskid.Valid || !c.Status.Valid {
 		return nil
 	}
-	ch := &record.Change{Taskid: int(c.Taskid.Int64), Status: store.Status(c.Status.String)}
+	ch := &tasksessiond.Change{Taskid: int(c.Taskid.Int64), Status: tasksessiond.Status(c.Status.String)}
 	if c.Subject.Valid {
 		ch.Subject = &c.Subject.String
 	}
@@ -55,12 +53,12 @@ const callColumns = `session_id, seq, call_id, name, arguments, is_error, result
 // readCallColumns are callColumns and the change.
 const readCallColumns = callColumns + `, taskid, status, subject, description`
 
-func (r callRow) call() (record.Call, error) {
+func (r callRow) call() (tasksessiond.Call, error) {
 	at, err := parseTime("created_at", r.CreatedAt)
 	if err != nil {
-		return record.Call{}, fmt.Errorf("call %s/%d: %w", r.SessionID, r.Seq, err)
+		return tasksessiond.Call{}, fmt.Errorf("call %s/%d: %w", r.SessionID, r.Seq, err)
 	}
-	return record.Call{
+	return tasksessiond.Call{
 		SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
 		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
 		Forced: r.Forced, CreatedAt: at, Change: r.change(),
@@ -102,35 +100,18 @@ func (d *DB) prepare(ctx context.Context) error {
 	return nil
 }
 
-// ChangeColumns are the log row's change columns of a (NULL for a read or
-// an error): the taskid, the task's status after the call, and the subject
-// and description only when the call set them. Both storages write them.
-func ChangeColumns(a *record.Append) (taskid sql.NullInt64, status, subject, description sql.NullString) {
-	if ch := a.Change(); ch != nil {
-		taskid = sql.NullInt64{Int64: int64(ch.Taskid), Valid: true}
-		status = sql.NullString{String: string(ch.Status), Valid: true}
-		if ch.Subject != nil {
-			subject = sql.NullString{String: *ch.Subject, Valid: true}
-		}
-		if ch.Description != nil {
-			description = sql.NullString{String: *ch.Description, Valid: true}
-		}
-	}
-	return taskid, status, subject, description
-}
-
 // appendCall inserts a call's row with insert, the insertCall statement of
 // the transaction.
-func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now time.Time) error {
+func appendCall(ctx context.Context, insert *sql.Stmt, a *tasksessiond.Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
 	ts := formatTime(now)
-	taskid, status, subject, description := ChangeColumns(a)
+	ch := a.Columns()
 	_, err := insert.ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
-		taskid, status, subject, description)
+		ch[0], ch[1], ch[2], ch[3])
 	if isUniqueViolation(err) {
-		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, ErrExists)
+		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
@@ -139,20 +120,20 @@ func appendCall(ctx context.Context, insert *sql.Stmt, a *record.Append, now tim
 }
 
 // EachCall streams a session's log in seq order to fn, without holding it
-// all in memory. The Arguments and Result of the record.Call passed are valid only
+// all in memory. The Arguments and Result of the tasksessiond.Call passed are valid only
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
-func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
+func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*tasksessiond.Call) error) error {
 	return d.eachCall(ctx, ScanCallsSQL, fn, sessionID)
 }
 
-func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) error, sessionID string, params ...any) error {
+func (d *DB) eachCall(ctx context.Context, query string, fn func(*tasksessiond.Call) error, sessionID string, params ...any) error {
 	rows, err := d.q.QueryContext(ctx, query, append([]any{sessionID}, params...)...)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	defer rows.Close()
-	c := record.Call{SessionID: sessionID}
+	c := tasksessiond.Call{SessionID: sessionID}
 	var callID sql.NullString
 	var args, result sql.RawBytes
 	var ch changeColumns
@@ -173,12 +154,12 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*record.Call) e
 }
 
 // Calls returns a session's log in seq order.
-func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
+func (d *DB) Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, error) {
 	var rows []callRow
 	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
-	out := make([]record.Call, len(rows))
+	out := make([]tasksessiond.Call, len(rows))
 	for i, r := range rows {
 		var err error
 		if out[i], err = r.call(); err != nil {
@@ -188,15 +169,15 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error)
 	return out, nil
 }
 
-// CallBySeq returns the logged call at seq, or ErrNotFound.
-func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
+// CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound.
+func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (tasksessiond.Call, error) {
 	var r callRow
 	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, ErrNotFound)
+		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
-		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
+		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
 	}
 	return r.call()
 }
@@ -223,7 +204,7 @@ func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (se
 }
 
 // Messages returns a session's injected messages in order.
-func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+func (d *DB) Messages(ctx context.Context, sessionID string) ([]tasksessiond.Message, error) {
 	var rows []struct {
 		Role    string `db:"role"`
 		Kind    string `db:"kind"`
@@ -232,20 +213,17 @@ func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, 
 	if err := d.q.SelectContext(ctx, &rows, `SELECT role, kind, content FROM messages WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
 	}
-	out := make([]record.Message, len(rows))
+	out := make([]tasksessiond.Message, len(rows))
 	for i, r := range rows {
-		out[i] = record.Message{Role: r.Role, Kind: r.Kind, Content: r.Content}
+		out[i] = tasksessiond.Message{Role: r.Role, Kind: r.Kind, Content: r.Content}
 	}
 	return out, nil
 }
 
-// ErrSealed means the session was already compacted.
-var ErrSealed = errors.New("session already compacted")
-
 // Compact writes the successor session, its snapshot (the store: the old
 // session's log replayed), its messages and its forced first call, and
 // seals the old session, in one transaction.
-func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
+func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
 	if err := d.checkFile(); err != nil {
 		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}
@@ -282,12 +260,12 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,
-		record.StatusCompacted, c.New.ID, ts, c.Old, record.StatusActive)
+		tasksessiond.SessionCompacted, c.New.ID, ts, c.Old, tasksessiond.SessionActive)
 	if err != nil {
 		return fmt.Errorf("compact %s: seal: %w", c.Old, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("compact %s: %w", c.Old, ErrSealed)
+		return fmt.Errorf("compact %s: %w", c.Old, tasksessiond.ErrSealed)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("compact %s: commit: %w", c.Old, err)
@@ -299,7 +277,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 // with the times it has in the old session: carried into it, or its first
 // and last logged change (ts for neither). Rows go in batches: a statement
 // a row cost 10 µs each in the driver.
-func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []store.Task, ts string) error {
+func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []tasksessiond.Task, ts string) error {
 	type times struct{ created, updated string }
 	known := make(map[int]times, len(tasks))
 	rows, err := tx.QueryContext(ctx, `SELECT taskid, created_at, updated_at FROM snapshot_tasks WHERE session_id = ?1
@@ -349,14 +327,14 @@ func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []sto
 // itself rather than through an index (fsck's view of the truth), in
 // session and seq order (sorted by SQLite), without results. The Call's
 // bytes are valid only during the call to fn.
-func (d *DB) EachLogged(ctx context.Context, fn func(*record.Call) error) error {
+func (d *DB) EachLogged(ctx context.Context, fn func(*tasksessiond.Call) error) error {
 	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, forced, taskid, status, subject, description
 		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
 	if err != nil {
 		return fmt.Errorf("read the log: %w", err)
 	}
 	defer rows.Close()
-	var c record.Call
+	var c tasksessiond.Call
 	var callID sql.NullString
 	var args sql.RawBytes
 	var ch changeColumns
@@ -397,7 +375,7 @@ func (d *DB) SessionIDs(ctx context.Context) ([]string, error) {
 // RewriteChanges sets the change columns of logged rows (each Append's
 // Call names its row) to what their replay gives: fsck --repair, when a
 // row's columns disagree with its arguments.
-func (d *DB) RewriteChanges(ctx context.Context, appends []record.Append) error {
+func (d *DB) RewriteChanges(ctx context.Context, appends []tasksessiond.Append) error {
 	tx, err := d.w.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("rewrite changes: %w", err)
@@ -405,9 +383,9 @@ func (d *DB) RewriteChanges(ctx context.Context, appends []record.Append) error 
 	defer tx.Rollback()
 	for i := range appends {
 		c := &appends[i].Call
-		taskid, status, subject, description := ChangeColumns(&appends[i])
+		ch := appends[i].Columns()
 		if _, err := tx.ExecContext(ctx, `UPDATE tool_calls SET taskid = ?, status = ?, subject = ?, description = ? WHERE session_id = ? AND seq = ?`,
-			taskid, status, subject, description, c.SessionID, c.Seq); err != nil {
+			ch[0], ch[1], ch[2], ch[3], c.SessionID, c.Seq); err != nil {
 			return fmt.Errorf("rewrite the change of %s/%d: %w", c.SessionID, c.Seq, err)
 		}
 	}

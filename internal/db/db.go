@@ -25,6 +25,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/migrations"
 )
 
@@ -76,6 +77,8 @@ const pageSize = 4096
 // 5,000 pages one system call each.
 const mmapSize = 256 << 20
 
+var _ tasksessiond.Storage = (*DB)(nil)
+
 // DB is the database: one writer connection and a pool of readers beside it
 // (WAL lets them read while the writer commits).
 type DB struct {
@@ -86,10 +89,10 @@ type DB struct {
 	q       querier        // what the read queries go through: reads, or a read transaction
 	now     func() time.Time
 	log     *slog.Logger
-	lock    *os.File                 // held while open: one writing process
-	key     string                   // the file's device and inode, in held
-	gone    atomic.Pointer[string]   // why the file at path is not the one open, once it is not
-	wal     atomic.Pointer[WALStats] // as the last checkpoint found it
+	lock    *os.File                         // held while open: one writing process
+	key     string                           // the file's device and inode, in held
+	gone    atomic.Pointer[string]           // why the file at path is not the one open, once it is not
+	wal     atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
 	walWarn int64
 
 	stmts      statements
@@ -113,18 +116,6 @@ type writerState struct {
 }
 
 var errClosed = errors.New("database closed")
-
-// ErrVanished means the file at the database's path is no longer the one
-// the daemon opened (deleted, moved or replaced): a write would go into
-// a file no one can open again, so none is taken.
-var ErrVanished = errors.New("the database file is gone")
-
-// Errors the queries return, for callers to branch on.
-var (
-	ErrNotFound  = errors.New("not found")
-	ErrExists    = errors.New("already exists")
-	ErrBadCursor = errors.New("bad cursor")
-)
 
 // Open opens (creating if needed) the database at path for writing: it
 // refuses a file another program made, takes the lock that makes this the
@@ -523,12 +514,12 @@ const versionTable = "goose_db_version"
 // applicationID is "TSKD", which migration 00007 writes into the header.
 const applicationID = 0x54534B44
 
-// checkFile returns ErrVanished once the file at the database's path is
+// checkFile returns tasksessiond.ErrVanished once the file at the database's path is
 // not the one this daemon opened (same device and inode), and says so in
 // the log the first time. A stat a commit: cheap beside its fsync.
 func (d *DB) checkFile() error {
 	if why := d.gone.Load(); why != nil {
-		return fmt.Errorf("%w: %s", ErrVanished, *why)
+		return fmt.Errorf("%w: %s", tasksessiond.ErrVanished, *why)
 	}
 	if d.key == "" {
 		return nil // a platform without inodes: nothing to compare
@@ -541,7 +532,7 @@ func (d *DB) checkFile() error {
 	if d.gone.CompareAndSwap(nil, &why) {
 		d.log.Error("the database file is gone; refusing writes", slog.String("database", d.path))
 	}
-	return fmt.Errorf("%w: %s", ErrVanished, why)
+	return fmt.Errorf("%w: %s", tasksessiond.ErrVanished, why)
 }
 
 // Problem says what is wrong with the database as a whole ("" when

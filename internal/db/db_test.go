@@ -19,9 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/migrations"
 )
@@ -78,44 +77,44 @@ func TestParseSync(t *testing.T) {
 func TestAppendIsAtomic(t *testing.T) {
 	// Ensures a batch with one bad row writes nothing.
 	d := testutil.MustOpenDB(t)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
-	row := func(seq int64, callID string) record.Append {
-		return record.Append{Call: record.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task, SetSubject: true, SetDescription: true}
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
+	task := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"}
+	row := func(seq int64, callID string) tasksessiond.Append {
+		return tasksessiond.Append{Call: tasksessiond.Call{SessionID: "s", Seq: seq, CallID: callID, Name: "TaskCreate", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task, SetSubject: true, SetDescription: true}
 	}
-	require.NoError(t, d.AppendCalls(ctx, []record.Append{row(1, "c1")}))
+	require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{row(1, "c1")}))
 	s, err := d.GetSession(ctx, "s")
 	require.NoError(t, err)
 	assert.True(t, s.UpdatedAt.After(s.CreatedAt), "a call stamps the session's updated_at")
-	err = d.AppendCalls(ctx, []record.Append{row(2, "c2"), row(2, "c3")}) // seq reused
-	assert.ErrorIs(t, err, db.ErrExists)
+	err = d.AppendCalls(ctx, []tasksessiond.Append{row(2, "c2"), row(2, "c3")}) // seq reused
+	assert.ErrorIs(t, err, tasksessiond.ErrExists)
 	calls, err := d.Calls(ctx, "s")
 	require.NoError(t, err)
 	assert.Len(t, calls, 1, "neither row of the failed batch was written")
 
-	err = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "ghost", Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
+	err = d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "ghost", Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
 	assert.Error(t, err, "a row for a session that does not exist violates the foreign key")
 }
 
 func TestSessions(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	for _, id := range []string{"a", "b", "c"} {
-		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: id, Title: "T " + id}))
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: id, Title: "T " + id}))
 	}
-	assert.ErrorIs(t, d.CreateSession(ctx, &record.Session{ID: "a"}), db.ErrExists)
+	assert.ErrorIs(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "a"}), tasksessiond.ErrExists)
 	s, err := d.GetSession(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, "T b", s.Title)
-	assert.Equal(t, record.StatusActive, s.Status)
+	assert.Equal(t, tasksessiond.SessionActive, s.Status)
 	assert.Equal(t, "2026-01-02T03:04:05", s.CreatedAt.Format("2006-01-02T15:04:05"), "times come from the injected clock")
 	_, err = d.GetSession(ctx, "zz")
-	assert.ErrorIs(t, err, db.ErrNotFound)
+	assert.ErrorIs(t, err, tasksessiond.ErrNotFound)
 
-	page, next, err := d.ListSessions(ctx, db.ListFilter{Limit: 2})
+	page, next, err := d.ListSessions(ctx, tasksessiond.ListFilter{Limit: 2})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"c", "b"}, ids(page))
 	require.NotEmpty(t, next)
-	page, next, err = d.ListSessions(ctx, db.ListFilter{Limit: 2, Cursor: next})
+	page, next, err = d.ListSessions(ctx, tasksessiond.ListFilter{Limit: 2, Cursor: next})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a"}, ids(page))
 	assert.Empty(t, next)
@@ -128,10 +127,10 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	// Ensures the snapshot, which holds a whole task list, is read only to
 	// rebuild a store: records and lists leave it out.
 	d := testutil.MustOpenDB(t)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
-	task := store.Task{Taskid: 1, Status: store.Completed, Subject: "carried"}
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "old"}))
+	task := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Completed, Subject: "carried"}
 	writeTask(t, d, "old", 1, task)
-	snap := store.Snapshot{Tasks: []store.Task{task}, NextTaskid: 2}
+	snap := tasksessiond.Snapshot{Tasks: []tasksessiond.Task{task}, NextTaskid: 2}
 	require.NoError(t, d.Compact(ctx, compaction("old", "succ", snap)))
 
 	loaded, err := d.LoadSession(ctx, "succ")
@@ -142,29 +141,29 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	assert.Nil(t, got.Snapshot)
 	loaded.Snapshot = nil
 	assert.Equal(t, loaded, got, "the same record otherwise")
-	page, _, err := d.ListSessions(ctx, db.ListFilter{})
+	page, _, err := d.ListSessions(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)
 	require.Len(t, page, 2)
 	assert.Equal(t, got, page[0])
 	_, err = d.LoadSession(ctx, "zz")
-	assert.ErrorIs(t, err, db.ErrNotFound)
+	assert.ErrorIs(t, err, tasksessiond.ErrNotFound)
 
-	err = d.CreateSession(ctx, &record.Session{ID: "orphan", Snapshot: &snap})
+	err = d.CreateSession(ctx, &tasksessiond.Session{ID: "orphan", Snapshot: &snap})
 	assert.ErrorContains(t, err, "made by compacting its parent", "a snapshot's tasks are its parent's")
 }
 
 // compaction is the plan of compacting old, holding snap, into newID.
-func compaction(old, newID string, snap store.Snapshot) record.Compaction {
-	return record.Compaction{
+func compaction(old, newID string, snap tasksessiond.Snapshot) tasksessiond.Compaction {
+	return tasksessiond.Compaction{
 		Old:   old,
-		New:   &record.Session{ID: newID, ParentID: old, Snapshot: &snap},
+		New:   &tasksessiond.Session{ID: newID, ParentID: old, Snapshot: &snap},
 		Tasks: snap.Tasks,
-		Forced: &record.Append{Call: record.Call{SessionID: newID, Seq: 1, CallID: "forced-" + newID, Name: "TaskList",
+		Forced: &tasksessiond.Append{Call: tasksessiond.Call{SessionID: newID, Seq: 1, CallID: "forced-" + newID, Name: "TaskList",
 			Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`), Forced: true}},
 	}
 }
 
-func ids(ss []record.Session) []string {
+func ids(ss []tasksessiond.Session) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.ID)
@@ -195,10 +194,10 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	const n = 64
 	for i := range n {
-		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}))
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: fmt.Sprint("s", i)}))
 	}
-	row := func(sess string, seq int64) []record.Append {
-		return []record.Append{{Call: record.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
+	row := func(sess string, seq int64) []tasksessiond.Append {
+		return []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
 	}
 	for round := int64(1); round <= 3; round++ {
 		errs := make([]error, n+1)
@@ -217,7 +216,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 			assert.NoError(t, errs[i], "s%d round %d", i, round)
 		}
 		if round > 1 {
-			assert.ErrorIs(t, errs[n], db.ErrExists)
+			assert.ErrorIs(t, errs[n], tasksessiond.ErrExists)
 		}
 	}
 	for i := range n {
@@ -237,7 +236,7 @@ func TestConcurrentAppendsShareCommits(t *testing.T) {
 	d := testutil.MustOpenDBAt(t, path)
 	const n = 64
 	for i := range n {
-		require.NoError(t, d.CreateSession(ctx, &record.Session{ID: fmt.Sprint("s", i)}))
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: fmt.Sprint("s", i)}))
 	}
 	lock, err := testutil.RawDB(t, path).Conn(ctx)
 	require.NoError(t, err)
@@ -251,7 +250,7 @@ func TestConcurrentAppendsShareCommits(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: fmt.Sprint("s", i), Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
+			errs[i] = d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: fmt.Sprint("s", i), Seq: 1, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}})
 		}()
 	}
 	require.Eventually(t, func() bool { return d.Pending() == n }, 10*time.Second, time.Millisecond,
@@ -289,7 +288,7 @@ func TestPinnedWALIsReported(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
 
 	// A sqlite3 shell left inside a transaction.
 	raw := testutil.RawDB(t, path)
@@ -301,7 +300,7 @@ func TestPinnedWALIsReported(t *testing.T) {
 
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 4000) + `"}`)
 	for i := int64(1); i <= 60; i++ {
-		require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: i, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
+		require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "s", Seq: i, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
 	}
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "the WAL cannot be checkpointed") },
 		10*time.Second, 10*time.Millisecond)
@@ -324,14 +323,14 @@ func TestWALStaysBounded(t *testing.T) {
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, WALLimit: limit})
 	require.NoError(t, err)
 	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
 	big := json.RawMessage(`{"text":"` + strings.Repeat("x", 3000) + `"}`)
 	seq := int64(0)
 	var low int64 = math.MaxInt64 // the smallest size once it has passed half the limit
 	write := func(n int) (peak int64) {
 		for range n {
 			seq++
-			require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
+			require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "s", Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: big}}}))
 			if fi, err := os.Stat(path + "-wal"); err == nil {
 				peak = max(peak, fi.Size())
 				if low < math.MaxInt64 || fi.Size() > limit/2 {
@@ -373,12 +372,12 @@ func TestCallsLeaveTheSessionRowAlone(t *testing.T) {
 	// in the session_overview view — is the last call's time.
 	path := filepath.Join(t.TempDir(), "t.db")
 	d := testutil.MustOpenDBAt(t, path)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
 	raw := testutil.RawDB(t, path)
 	var stored string
 	require.NoError(t, raw.QueryRow(`SELECT updated_at FROM sessions WHERE id = 's'`).Scan(&stored))
 	for seq := int64(1); seq <= 3; seq++ {
-		require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
+		require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "s", Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
 	}
 	var after, overview string
 	require.NoError(t, raw.QueryRow(`SELECT updated_at FROM sessions WHERE id = 's'`).Scan(&after))
@@ -392,16 +391,16 @@ func TestCallsLeaveTheSessionRowAlone(t *testing.T) {
 	assert.True(t, last.Equal(s.UpdatedAt), "updated_at is the last call's: %s vs %s", last, s.UpdatedAt)
 	require.NoError(t, raw.QueryRow(`SELECT updated_at FROM session_overview WHERE id = 's'`).Scan(&overview))
 	assert.Greater(t, overview, stored)
-	list, _, err := d.ListSessions(ctx, db.ListFilter{})
+	list, _, err := d.ListSessions(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.True(t, last.Equal(list[0].UpdatedAt))
 
-	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: 4, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
+	require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "s", Seq: 4, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
 	calls, err = d.Calls(ctx, "s")
 	require.NoError(t, err)
 	last = calls[len(calls)-1].CreatedAt
-	list, _, err = d.ListSessions(ctx, db.ListFilter{Status: record.StatusActive})
+	list, _, err = d.ListSessions(ctx, tasksessiond.ListFilter{Status: tasksessiond.SessionActive})
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.True(t, last.Equal(list[0].UpdatedAt), "after another call")
@@ -417,7 +416,7 @@ func TestOneWriterAtATime(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.db")
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
 
 	// A second Open in this process is refused before it opens the file
 	// at all (closing a descriptor would drop SQLite's locks); another
@@ -480,10 +479,10 @@ func TestLockTouchesNoOtherFile(t *testing.T) {
 	assert.ElementsMatch(t, []string{"Cargo", "Cargo-wal", "Cargo-shm", "Cargo.lock"}, names)
 }
 
-func writeTask(t *testing.T, d *db.DB, sid string, seq int64, task store.Task) {
+func writeTask(t *testing.T, d *db.DB, sid string, seq int64, task tasksessiond.Task) {
 	t.Helper()
 	res := `{"content":[],"structuredContent":{"task":` + string(must(json.Marshal(task))) + `},"isError":false}`
-	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: sid, Seq: seq, Name: "TaskCreate",
+	require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: sid, Seq: seq, Name: "TaskCreate",
 		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(res)}, Task: &task, SetSubject: true, SetDescription: true}}))
 }
 
@@ -529,7 +528,7 @@ func TestMigrationFromTheSynchronousTasksTable(t *testing.T) {
 	defer d.Close()
 	got, err := d.Tasks(ctx, "old")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a"}}, got)
+	assert.Equal(t, []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Completed, Subject: "a"}}, got)
 }
 
 func TestMigrationMovesTheSnapshots(t *testing.T) {
@@ -555,10 +554,10 @@ func TestMigrationMovesTheSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	loaded, err := d.LoadSession(ctx, "succ")
 	require.NoError(t, err)
-	assert.Equal(t, &store.Snapshot{Tasks: []store.Task{{Taskid: 1, Status: store.Pending, Subject: "a"}}, NextTaskid: 2}, loaded.Snapshot)
+	assert.Equal(t, &tasksessiond.Snapshot{Tasks: []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"}}, NextTaskid: 2}, loaded.Snapshot)
 	got, err := d.Tasks(ctx, "succ")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Pending, Subject: "a"}}, got)
+	assert.Equal(t, []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"}}, got)
 	require.NoError(t, d.Close())
 }
 
@@ -582,14 +581,14 @@ func TestMigrationKeepsTheJSONSnapshots(t *testing.T) {
 
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
-	task := store.Task{Taskid: 1, Status: store.Pending, Subject: "a", Description: "d"}
+	task := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "a", Description: "d"}
 	loaded, err := d.LoadSession(ctx, "succ")
 	require.NoError(t, err)
-	assert.Equal(t, &store.Snapshot{Tasks: []store.Task{task}, NextTaskid: 2}, loaded.Snapshot)
-	require.NoError(t, d.Compact(ctx, compaction("succ", "third", store.Snapshot{Tasks: []store.Task{task}, NextTaskid: 2})))
+	assert.Equal(t, &tasksessiond.Snapshot{Tasks: []tasksessiond.Task{task}, NextTaskid: 2}, loaded.Snapshot)
+	require.NoError(t, d.Compact(ctx, compaction("succ", "third", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{task}, NextTaskid: 2})))
 	got, err := d.Tasks(ctx, "third")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{task}, got, "the views read the rebuilt table")
+	assert.Equal(t, []tasksessiond.Task{task}, got, "the views read the rebuilt table")
 	require.NoError(t, d.Close())
 }
 
@@ -604,10 +603,10 @@ func TestCreatedAtIsTheFirstChange(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
+	a := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"}
 	writeTask(t, d, "s", 1, a)
-	a.Status = store.Completed
+	a.Status = tasksessiond.Completed
 	writeTask(t, d, "s", 2, a)
 	raw := testutil.RawDB(t, path)
 	var first string
@@ -619,7 +618,7 @@ func TestCreatedAtIsTheFirstChange(t *testing.T) {
 	created, updated := times("tasks")
 	assert.Equal(t, first, created, "the view: created at the first change")
 	assert.Greater(t, updated, created)
-	require.NoError(t, d.Compact(ctx, compaction("s", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
+	require.NoError(t, d.Compact(ctx, compaction("s", "succ", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{a}, NextTaskid: 2})))
 	var sc, su string
 	require.NoError(t, raw.QueryRow(`SELECT created_at, updated_at FROM tasks WHERE session_id = 'succ' AND taskid = 1`).Scan(&sc, &su))
 	assert.Equal(t, created, sc, "the snapshot keeps the times")
@@ -676,8 +675,8 @@ func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-	writeTask(t, d, "s", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
+	writeTask(t, d, "s", 1, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"})
 	raw := testutil.RawDB(t, path)
 	_, err = raw.Exec(`UPDATE sessions SET created_at = 'yesterday' WHERE id = 's'`)
 	require.NoError(t, err)
@@ -697,18 +696,18 @@ func TestAppendRefusesASeqLoggedBefore(t *testing.T) {
 	// (forced) row logged by its compaction; and that a refused request
 	// does not fail the others of its group.
 	d := testutil.MustOpenDB(t)
-	require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "old"}))
-	a := store.Task{Taskid: 1, Status: store.Pending, Subject: "a"}
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "old"}))
+	a := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"}
 	writeTask(t, d, "old", 1, a)
-	list := func(sess string, seq int64) record.Append {
-		return record.Append{Call: record.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}
+	list := func(sess string, seq int64) tasksessiond.Append {
+		return tasksessiond.Append{Call: tasksessiond.Call{SessionID: sess, Seq: seq, Name: "TaskList", Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}
 	}
-	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 2), list("old", 2)}), db.ErrExists, "in one group")
-	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("old", 1)}), db.ErrExists, "committed")
-	require.NoError(t, d.AppendCalls(ctx, []record.Append{list("old", 2)}))
-	require.NoError(t, d.Compact(ctx, compaction("old", "succ", store.Snapshot{Tasks: []store.Task{a}, NextTaskid: 2})))
-	assert.ErrorIs(t, d.AppendCalls(ctx, []record.Append{list("succ", 1)}), db.ErrExists, "a successor's forced row")
-	require.NoError(t, d.AppendCalls(ctx, []record.Append{list("succ", 2)}))
+	assert.ErrorIs(t, d.AppendCalls(ctx, []tasksessiond.Append{list("old", 2), list("old", 2)}), tasksessiond.ErrExists, "in one group")
+	assert.ErrorIs(t, d.AppendCalls(ctx, []tasksessiond.Append{list("old", 1)}), tasksessiond.ErrExists, "committed")
+	require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{list("old", 2)}))
+	require.NoError(t, d.Compact(ctx, compaction("old", "succ", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{a}, NextTaskid: 2})))
+	assert.ErrorIs(t, d.AppendCalls(ctx, []tasksessiond.Append{list("succ", 1)}), tasksessiond.ErrExists, "a successor's forced row")
+	require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{list("succ", 2)}))
 	calls, err := d.Calls(ctx, "succ")
 	require.NoError(t, err)
 	assert.Len(t, calls, 2)
@@ -762,22 +761,22 @@ func TestMigrationFrom10ComputesSnapshotsFromTheLog(t *testing.T) {
 	require.NoError(t, check.QueryRow(`SELECT count(*) FROM tool_calls`).Scan(&after))
 	assert.Equal(t, rows, after, "every row kept")
 
-	a1 := store.Task{Taskid: 1, Status: store.Completed, Subject: "a1", Description: "d1"}
-	a2 := store.Task{Taskid: 2, Status: store.Pending, Subject: "a2b"}
-	b3 := store.Task{Taskid: 3, Status: store.Pending, Subject: "b3"}
+	a1 := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Completed, Subject: "a1", Description: "d1"}
+	a2 := tasksessiond.Task{Taskid: 2, Status: tasksessiond.Pending, Subject: "a2b"}
+	b3 := tasksessiond.Task{Taskid: 3, Status: tasksessiond.Pending, Subject: "b3"}
 	deleted := a1
-	deleted.Status = store.Deleted
-	j1 := store.Task{Taskid: 1, Status: store.Pending, Subject: "j1", Description: "dj"}
+	deleted.Status = tasksessiond.Deleted
+	j1 := tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "j1", Description: "dj"}
 	started := j1
-	started.Status = store.InProgress
+	started.Status = tasksessiond.InProgress
 	for _, c := range []struct {
 		id   string
-		want store.Snapshot
+		want tasksessiond.Snapshot
 	}{
-		{"b", store.Snapshot{Tasks: []store.Task{a1, a2}, NextTaskid: 3}},
-		{"c", store.Snapshot{Tasks: []store.Task{deleted, a2, b3}, NextTaskid: 4}},
-		{"k", store.Snapshot{Tasks: []store.Task{j1}, NextTaskid: 2}},
-		{"m", store.Snapshot{Tasks: []store.Task{started}, NextTaskid: 2}},
+		{"b", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{a1, a2}, NextTaskid: 3}},
+		{"c", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{deleted, a2, b3}, NextTaskid: 4}},
+		{"k", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{j1}, NextTaskid: 2}},
+		{"m", tasksessiond.Snapshot{Tasks: []tasksessiond.Task{started}, NextTaskid: 2}},
 	} {
 		loaded, err := d.LoadSession(ctx, c.id)
 		require.NoError(t, err)
@@ -785,10 +784,10 @@ func TestMigrationFrom10ComputesSnapshotsFromTheLog(t *testing.T) {
 	}
 	got, err := d.Tasks(ctx, "c")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{deleted, a2, b3}, got, "the tasks view of c")
+	assert.Equal(t, []tasksessiond.Task{deleted, a2, b3}, got, "the tasks view of c")
 	got, err = d.Tasks(ctx, "a")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{a1, a2}, got, "the tasks view of a")
+	assert.Equal(t, []tasksessiond.Task{a1, a2}, got, "the tasks view of a")
 	for _, gone := range []string{"task_projection", "log_index", "projection_state"} {
 		var n int
 		require.NoError(t, check.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = ?`, gone).Scan(&n))
@@ -799,7 +798,7 @@ func TestMigrationFrom10ComputesSnapshotsFromTheLog(t *testing.T) {
 func TestAFileGoneFromUnderTheDaemonTakesNoWrites(t *testing.T) {
 	// Ensures that once the file at the database's path is not the one
 	// open (deleted, or another put in its place), every write is
-	// refused with ErrVanished — a commit would go where no one can read
+	// refused with tasksessiond.ErrVanished — a commit would go where no one can read
 	// it back — and Problem says so; before that, it says nothing.
 	for _, how := range []string{"deleted", "replaced"} {
 		t.Run(how, func(t *testing.T) {
@@ -807,21 +806,21 @@ func TestAFileGoneFromUnderTheDaemonTakesNoWrites(t *testing.T) {
 			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 			require.NoError(t, err)
 			defer d.Close()
-			require.NoError(t, d.CreateSession(ctx, &record.Session{ID: "s"}))
-			writeTask(t, d, "s", 1, store.Task{Taskid: 1, Status: store.Pending, Subject: "a"})
+			require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
+			writeTask(t, d, "s", 1, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "a"})
 			assert.Empty(t, d.Problem())
 
 			require.NoError(t, os.Rename(path, path+".moved"))
 			if how == "replaced" {
 				require.NoError(t, os.WriteFile(path, nil, 0o600))
 			}
-			task := store.Task{Taskid: 2, Status: store.Pending, Subject: "b"}
-			err = d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "s", Seq: 2, Name: "TaskCreate",
+			task := tasksessiond.Task{Taskid: 2, Status: tasksessiond.Pending, Subject: "b"}
+			err = d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "s", Seq: 2, Name: "TaskCreate",
 				Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Task: &task, SetSubject: true, SetDescription: true}})
-			require.ErrorIs(t, err, db.ErrVanished)
+			require.ErrorIs(t, err, tasksessiond.ErrVanished)
 			assert.ErrorContains(t, err, path+" was deleted, moved or replaced")
-			assert.ErrorIs(t, d.CreateSession(ctx, &record.Session{ID: "t"}), db.ErrVanished)
-			assert.ErrorIs(t, d.Compact(ctx, compaction("s", "s2", store.Snapshot{NextTaskid: 2})), db.ErrVanished)
+			assert.ErrorIs(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "t"}), tasksessiond.ErrVanished)
+			assert.ErrorIs(t, d.Compact(ctx, compaction("s", "s2", tasksessiond.Snapshot{NextTaskid: 2})), tasksessiond.ErrVanished)
 			assert.Contains(t, d.Problem(), "was deleted, moved or replaced")
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // Group commit: AppendCalls hands its rows to one writer goroutine, which
@@ -20,7 +20,7 @@ import (
 const maxGroup = 256
 
 type appendReq struct {
-	appends []record.Append
+	appends []tasksessiond.Append
 	done    chan error
 }
 
@@ -32,7 +32,7 @@ type appendReq struct {
 // it commits or fails with its group, and the caller hears which. (The
 // session manager passes a context that is never cancelled: its memory
 // already holds the change.)
-func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
+func (d *DB) AppendCalls(ctx context.Context, appends []tasksessiond.Append) error {
 	req := &appendReq{appends: appends, done: make(chan error, 1)}
 	d.pending.Add(1)
 	defer d.pending.Add(-1)

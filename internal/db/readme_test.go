@@ -12,6 +12,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // TestReadmeQueries runs every statement of docs/OPERATIONS.md's sql blocks
@@ -33,7 +34,7 @@ func TestReadmeQueries(t *testing.T) {
 	path := t.TempDir() + "/readme.db"
 	d := testutil.MustOpenDBAt(t, path)
 	m := session.NewManager(d, nil)
-	_, err = m.Create(ctx, session.CreateParams{SessionID: "demo", Title: "demo"})
+	_, err = m.Create(ctx, wire.CreateSession{SessionID: "demo", Title: "demo"})
 	require.NoError(t, err)
 	for _, c := range []struct{ name, args string }{
 		{"TaskCreate", `{"subject":"Read the README"}`},
@@ -41,10 +42,10 @@ func TestReadmeQueries(t *testing.T) {
 		{"TaskUpdate", `{"taskid":1,"status":"completed"}`},
 		{"TaskUpdate", `{"taskid":7,"status":"completed"}`},
 	} {
-		_, err := m.Call(ctx, session.CallParams{SessionID: "demo", Name: c.name, Arguments: json.RawMessage(c.args)})
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: "demo", Name: c.name, Arguments: json.RawMessage(c.args)})
 		require.NoError(t, err)
 	}
-	_, err = m.Compact(ctx, session.CompactParams{SessionID: "demo", NewSessionID: "demo-2"})
+	_, err = m.Compact(ctx, wire.Compact{SessionID: "demo", NewSessionID: "demo-2"})
 	require.NoError(t, err)
 
 	raw := testutil.RawDB(t, path)

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 type sessionRow struct {
@@ -38,23 +36,23 @@ const (
 		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
 )
 
-func (r sessionRow) session() (record.Session, error) {
-	s := record.Session{
+func (r sessionRow) session() (tasksessiond.Session, error) {
+	s := tasksessiond.Session{
 		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
 		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
 	}
 	var err error
 	if s.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
-		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
+		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
 	}
 	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
-		return record.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
+		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
 	}
 	return s, nil
 }
 
-// CreateSession inserts s, stamping its times. ErrExists if the id is taken.
-func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
+// CreateSession inserts s, stamping its times. tasksessiond.ErrExists if the id is taken.
+func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) error {
 	if s.Snapshot != nil {
 		// Its tasks are its parent's: only Compact, which writes both, makes one.
 		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
@@ -78,10 +76,10 @@ func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
 
 // createSession inserts s's row; a snapshot, if s has one, is the
 // caller's to write.
-func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time.Time) error {
+func createSession(ctx context.Context, tx *sqlx.Tx, s *tasksessiond.Session, now time.Time) error {
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
-		s.Status = record.StatusActive
+		s.Status = tasksessiond.SessionActive
 	}
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
@@ -90,7 +88,7 @@ func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time
 		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID),
 		formatTime(now), formatTime(now))
 	if isUniqueViolation(err) {
-		return fmt.Errorf("create session %s: %w", s.ID, ErrExists)
+		return fmt.Errorf("create session %s: %w", s.ID, tasksessiond.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", s.ID, err)
@@ -99,14 +97,14 @@ func createSession(ctx context.Context, tx *sqlx.Tx, s *record.Session, now time
 }
 
 // GetSession returns the session with id, without its snapshot, or
-// ErrNotFound.
-func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) {
+// tasksessiond.ErrNotFound.
+func (d *DB) GetSession(ctx context.Context, id string) (tasksessiond.Session, error) {
 	return d.getSession(ctx, id, selectRecordColumns)
 }
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
-func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
-	var rec record.Session
+func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, error) {
+	var rec tasksessiond.Session
 	// One snapshot of the file: the session's row and its first tasks.
 	err := d.ReadTx(ctx, func(v *DB) error {
 		var err error
@@ -122,8 +120,8 @@ func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error)
 // snapshot is the store a successor started from (nil for a session that
 // started empty), scanning rows directly: at 10,000 tasks, sqlx's
 // reflection costs more than the query.
-func (d *DB) snapshot(ctx context.Context, id string) (*store.Snapshot, error) {
-	snap := &store.Snapshot{}
+func (d *DB) snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, error) {
+	snap := &tasksessiond.Snapshot{}
 	err := d.q.GetContext(ctx, &snap.NextTaskid, `SELECT next_taskid FROM snapshots WHERE session_id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -138,7 +136,7 @@ func (d *DB) snapshot(ctx context.Context, id string) (*store.Snapshot, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var t store.Task
+		var t tasksessiond.Task
 		if err := rows.Scan(&t.Taskid, &t.Status, &t.Subject, &t.Description); err != nil {
 			return nil, fmt.Errorf("snapshot of %s: %w", id, err)
 		}
@@ -150,10 +148,10 @@ func (d *DB) snapshot(ctx context.Context, id string) (*store.Snapshot, error) {
 	return snap, nil
 }
 
-func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
+func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {
 	r, err := d.getRow(ctx, id, columns)
 	if err != nil {
-		return record.Session{}, err
+		return tasksessiond.Session{}, err
 	}
 	return r.session()
 }
@@ -162,7 +160,7 @@ func (d *DB) getRow(ctx context.Context, id, columns string) (sessionRow, error)
 	var r sessionRow
 	err := d.q.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("session %s: %w", id, ErrNotFound)
+		return r, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return r, fmt.Errorf("get session %s: %w", id, err)
@@ -183,7 +181,7 @@ func (d *DB) Head(ctx context.Context, id string) (string, error) {
 		)
 		SELECT id FROM chain WHERE successor_id IS NULL LIMIT 1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("head of session %s: %w", id, ErrNotFound)
+		return "", fmt.Errorf("head of session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return "", fmt.Errorf("head of session %s: %w", id, err)
@@ -191,16 +189,9 @@ func (d *DB) Head(ctx context.Context, id string) (string, error) {
 	return head, nil
 }
 
-// ListFilter selects sessions for ListSessions.
-type ListFilter struct {
-	Status string // "" for any
-	Limit  int
-	Cursor string // from a previous page's next cursor
-}
-
 // ListSessions returns sessions (without their snapshots) newest first and
 // the cursor of the next page ("" when there is none).
-func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, string, error) {
+func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tasksessiond.Session, string, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -214,7 +205,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		// A cursor is a rowid this method handed out: positive.
 		before, err := strconv.ParseInt(f.Cursor, 10, 64)
 		if err != nil || before < 1 {
-			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, ErrBadCursor)
+			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, tasksessiond.ErrBadCursor)
 		}
 		where = append(where, "sessions.rowid < ?")
 		args = append(args, before)
@@ -238,7 +229,7 @@ func (d *DB) ListSessions(ctx context.Context, f ListFilter) ([]record.Session, 
 		rows = rows[:f.Limit]
 		next = strconv.FormatInt(rows[len(rows)-1].RowID, 10)
 	}
-	out := make([]record.Session, 0, len(rows))
+	out := make([]tasksessiond.Session, 0, len(rows))
 	for _, r := range rows {
 		s, err := r.session()
 		if err != nil {
@@ -260,15 +251,15 @@ func (d *DB) CountSessions(ctx context.Context) (int, error) {
 
 // TaskCounts returns the counts by status of a session's tasks, read from
 // the tasks view.
-func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, error) {
+func (d *DB) TaskCounts(ctx context.Context, sessionID string) (tasksessiond.Counts, error) {
 	all, err := d.TaskCountsOf(ctx, []string{sessionID})
 	return all[sessionID], err
 }
 
 // TaskCountsOf returns the counts of several sessions in one query (a
 // session without tasks is absent from the map: its counts are zero).
-func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.Counts, error) {
-	out := make(map[string]store.Counts, len(ids))
+func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]tasksessiond.Counts, error) {
+	out := make(map[string]tasksessiond.Counts, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -287,14 +278,14 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 	for _, r := range rows {
 		c := out[r.SessionID]
 		c.Total += r.N
-		switch store.Status(r.Status) {
-		case store.Pending:
+		switch tasksessiond.Status(r.Status) {
+		case tasksessiond.Pending:
 			c.Pending = r.N
-		case store.InProgress:
+		case tasksessiond.InProgress:
 			c.InProgress = r.N
-		case store.Completed:
+		case tasksessiond.Completed:
 			c.Completed = r.N
-		case store.Deleted:
+		case tasksessiond.Deleted:
 			c.Deleted = r.N
 		}
 		out[r.SessionID] = c
@@ -303,7 +294,7 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 }
 
 // Tasks returns a session's tasks from the tasks view, in taskid order.
-func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) {
+func (d *DB) Tasks(ctx context.Context, sessionID string) ([]tasksessiond.Task, error) {
 	var rows []struct {
 		Taskid      int    `db:"taskid"`
 		Status      string `db:"status"`
@@ -313,9 +304,9 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) 
 	if err := d.q.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = ? ORDER BY taskid`, sessionID); err != nil {
 		return nil, fmt.Errorf("tasks of %s: %w", sessionID, err)
 	}
-	out := make([]store.Task, len(rows))
+	out := make([]tasksessiond.Task, len(rows))
 	for i, r := range rows {
-		out[i] = store.Task{Taskid: r.Taskid, Status: store.Status(r.Status), Subject: r.Subject, Description: r.Description}
+		out[i] = tasksessiond.Task{Taskid: r.Taskid, Status: tasksessiond.Status(r.Status), Subject: r.Subject, Description: r.Description}
 	}
 	return out, nil
 }

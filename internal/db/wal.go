@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/tasksessiond/tasksessiond/wire"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // The write-ahead log: checkpoints, run by the writer goroutine between
@@ -66,18 +66,15 @@ func (d *DB) checkpointOnce(ctx context.Context, w *ckptWatch) {
 	}
 }
 
-// WALStats is the write-ahead log as the last checkpoint found it.
-type WALStats = wire.WAL
-
 // checkpoint runs one passive checkpoint and records what it found. It
 // runs on the writer goroutine, between commits, on the writer's own
 // connection: one owner for every write and checkpoint, so no checkpoint
 // ever waits for, or is refused by, another.
-func (d *DB) checkpoint(ctx context.Context) (WALStats, error) {
+func (d *DB) checkpoint(ctx context.Context) (tasksessiond.WAL, error) {
 	var busy int
-	var st WALStats
+	var st tasksessiond.WAL
 	if err := d.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &st.Frames, &st.Checkpointed); err != nil {
-		return WALStats{}, fmt.Errorf("wal_checkpoint: %w", err)
+		return tasksessiond.WAL{}, fmt.Errorf("wal_checkpoint: %w", err)
 	}
 	if fi, err := os.Stat(d.path + "-wal"); err == nil {
 		st.Bytes = fi.Size()
@@ -88,11 +85,11 @@ func (d *DB) checkpoint(ctx context.Context) (WALStats, error) {
 
 // WAL returns the write-ahead log's state as the last background
 // checkpoint found it (zero before the first).
-func (d *DB) WAL() WALStats {
+func (d *DB) WAL() tasksessiond.WAL {
 	if st := d.wal.Load(); st != nil {
 		return *st
 	}
-	return WALStats{}
+	return tasksessiond.WAL{}
 }
 
 // walFrame is the size of a frame of the WAL: a page and its header.

@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
@@ -37,7 +37,7 @@ type Report struct {
 	Problems int      `json:"problems"`
 	// fixes are the rows whose change columns disagree with their replay,
 	// as the replay gives them.
-	fixes []record.Append
+	fixes []tasksessiond.Append
 }
 
 // OK reports whether nothing was found.
@@ -113,7 +113,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		return nil
 	}
 	orphan := ""
-	err := d.EachLogged(ctx, func(row *record.Call) error {
+	err := d.EachLogged(ctx, func(row *tasksessiond.Call) error {
 		if cur != nil && cur.out.ID == row.SessionID {
 			cur.row(row)
 			return nil
@@ -148,7 +148,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 			continue
 		}
 		c, err := start(ctx, d, id)
-		if errors.Is(err, db.ErrNotFound) {
+		if errors.Is(err, tasksessiond.ErrNotFound) {
 			r.add(Session{ID: id, Problems: []string{"no such session"}}, nil)
 			continue
 		}
@@ -165,7 +165,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 	return r, nil
 }
 
-func (r *Report) add(s Session, fixes []record.Append) {
+func (r *Report) add(s Session, fixes []tasksessiond.Append) {
 	r.Problems += len(s.Problems)
 	r.Sessions = append(r.Sessions, s)
 	r.fixes = append(r.fixes, fixes...)
@@ -174,10 +174,10 @@ func (r *Report) add(s Session, fixes []record.Append) {
 // checker replays one session, row by row, as the daemon loads it.
 type checker struct {
 	out     Session
-	rec     record.Session
+	rec     tasksessiond.Session
 	st      *store.Store
 	broken  bool // its snapshot does not restore
-	fixes   []record.Append
+	fixes   []tasksessiond.Append
 	nextSeq int64
 }
 
@@ -196,7 +196,7 @@ func start(ctx context.Context, d *db.DB, id string) (*checker, error) {
 	return c, nil
 }
 
-func (c *checker) row(row *record.Call) {
+func (c *checker) row(row *tasksessiond.Call) {
 	c.out.Rows++
 	if row.Seq != c.nextSeq {
 		c.out.Problems = append(c.out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, c.nextSeq))
@@ -209,11 +209,11 @@ func (c *checker) row(row *record.Call) {
 	c.out.Replay.Add(step)
 	// What the row's change columns must hold: the replayed task of an
 	// applied write, nothing for reads, errors and what no longer decodes.
-	var task *store.Task
+	var task *tasksessiond.Task
 	if step.Outcome == replay.Applied {
 		task = step.Task
 	}
-	fix := step.Call.Append(record.Call{SessionID: row.SessionID, Seq: row.Seq}, task)
+	fix := step.Call.Append(tasksessiond.Call{SessionID: row.SessionID, Seq: row.Seq}, task)
 	want := fix.Change()
 	switch {
 	case step.Divergence != nil:
@@ -253,16 +253,16 @@ func (c *checker) finish(ctx context.Context, d *db.DB) (Session, error) {
 		out.Problems = append(out.Problems, fmt.Sprintf("the log's key finds %d rows, the table holds %d (tasksessiond fsck --repair rebuilds the indexes)", n, out.Rows))
 	}
 	rec := c.rec
-	if rec.Status == record.StatusCompacted && rec.SuccessorID == "" {
+	if rec.Status == tasksessiond.SessionCompacted && rec.SuccessorID == "" {
 		out.Problems = append(out.Problems, "compacted but has no successor")
 	}
-	if rec.Status == record.StatusCompacted && rec.SuccessorID != "" {
+	if rec.Status == tasksessiond.SessionCompacted && rec.SuccessorID != "" {
 		// The successor started from this session's list as sealed: a
 		// row logged here after the seal (a second daemon on the file, a
 		// hand edit) would be lost to the lineage; the two then differ.
 		succ, err := d.LoadSession(ctx, rec.SuccessorID)
 		switch {
-		case errors.Is(err, db.ErrNotFound):
+		case errors.Is(err, tasksessiond.ErrNotFound):
 			out.Problems = append(out.Problems, "its successor "+rec.SuccessorID+" does not exist")
 		case err != nil:
 			return out, err
@@ -276,7 +276,7 @@ func (c *checker) finish(ctx context.Context, d *db.DB) (Session, error) {
 	return out, nil
 }
 
-func describe(ch *record.Change) string {
+func describe(ch *tasksessiond.Change) string {
 	if ch == nil {
 		return "no change"
 	}
@@ -285,7 +285,7 @@ func describe(ch *record.Change) string {
 
 // restores reports whether snap is a store at all; a broken one is the
 // successor's own problem, reported there, not compared here.
-func restores(snap store.Snapshot) bool {
+func restores(snap tasksessiond.Snapshot) bool {
 	_, err := store.Restore(snap)
 	return err == nil
 }

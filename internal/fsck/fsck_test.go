@@ -23,17 +23,17 @@ var ctx = context.Background()
 
 func populate(t *testing.T, m *session.Manager) (string, string) {
 	t.Helper()
-	s, err := m.Create(ctx, session.CreateParams{SessionID: "s"})
+	s, err := m.Create(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	for _, args := range []string{`{"subject":"a"}`, `{"subject":"b"}`} {
-		_, err := m.Call(ctx, session.CallParams{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(args)})
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: s.ID, Name: tools.TaskCreate, Arguments: json.RawMessage(args)})
 		require.NoError(t, err)
 	}
-	_, err = m.Call(ctx, session.CallParams{SessionID: s.ID, Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":9,"status":"completed"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: s.ID, Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":9,"status":"completed"}`)})
 	require.NoError(t, err)
-	out, err := m.Compact(ctx, session.CompactParams{SessionID: s.ID, NewSessionID: "s2"})
+	out, err := m.Compact(ctx, wire.Compact{SessionID: s.ID, NewSessionID: "s2"})
 	require.NoError(t, err)
-	_, err = m.Call(ctx, session.CallParams{SessionID: "s2", Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":1,"status":"completed"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: "s2", Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":1,"status":"completed"}`)})
 	require.NoError(t, err)
 	return s.ID, out.Session.ID
 }
@@ -105,10 +105,10 @@ func TestBesideARunningWriter(t *testing.T) {
 	// is not there: each session is read as of one moment.
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
-	_, err := m.Create(ctx, session.CreateParams{SessionID: "busy"})
+	_, err := m.Create(ctx, wire.CreateSession{SessionID: "busy"})
 	require.NoError(t, err)
 	for range 100 { // a log long enough that reading it takes a while
-		_, err := m.Call(ctx, session.CallParams{SessionID: "busy", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"t"}`)})
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: "busy", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"t"}`)})
 		require.NoError(t, err)
 	}
 	// The writer's work is bounded: each check reads the whole log, so a
@@ -129,7 +129,7 @@ func TestBesideARunningWriter(t *testing.T) {
 			if i%2 == 1 {
 				name, args = tools.TaskUpdate, `{"taskid":1,"status":"inprogress","subject":"u`+strconv.Itoa(i)+`"}`
 			}
-			if _, err := m.Call(ctx, session.CallParams{SessionID: "busy", Name: name, Arguments: json.RawMessage(args)}); err != nil {
+			if _, err := m.Call(ctx, wire.ToolCall{SessionID: "busy", Name: name, Arguments: json.RawMessage(args)}); err != nil {
 				done <- err
 				return
 			}

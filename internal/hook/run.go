@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/internal/transcript"
 )
@@ -201,9 +201,9 @@ func (h *run) current(ctx context.Context, head, path string) (Output, error) {
 // last line naming the session and the list's version (the marker that
 // current looks for).
 func (h *run) compose(intro string, tasks []client.Task, session string) string {
-	st := make([]store.Task, len(tasks))
+	st := make([]tasksessiond.Task, len(tasks))
 	for i, t := range tasks {
-		st[i] = store.Task{Taskid: t.Taskid, Status: store.Status(t.Status), Subject: t.Subject, Description: t.Description}
+		st[i] = tasksessiond.Task{Taskid: t.Taskid, Status: tasksessiond.Status(t.Status), Subject: t.Subject, Description: t.Description}
 	}
 	// The marker hashes the tasks, not the fitted rendering, so a change
 	// that the shortening hides still counts as a change.
@@ -233,7 +233,7 @@ const (
 const minListChars = 200
 
 // version identifies a list's contents: equal lists, equal versions.
-func version(tasks []store.Task) string {
+func version(tasks []tasksessiond.Task) string {
 	f := fnv.New64a()
 	for _, t := range tasks {
 		fmt.Fprintf(f, "%d\x00%s\x00%s\x00%s\x00", t.Taskid, t.Status, t.Subject, t.Description)

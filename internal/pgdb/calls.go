@@ -10,8 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
@@ -28,8 +27,8 @@ type callRow struct {
 	CreatedAt time.Time      `db:"created_at"`
 }
 
-func (r callRow) call() record.Call {
-	return record.Call{SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
+func (r callRow) call() tasksessiond.Call {
+	return tasksessiond.Call{SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
 		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
 		Forced: r.Forced, CreatedAt: r.CreatedAt.UTC()}
 }
@@ -55,9 +54,9 @@ const insertFencedSQL = `WITH fence AS (
 
 // AppendCalls logs the calls, fenced by this daemon's leases on their
 // sessions, returning once they have committed. A session whose lease this
-// daemon no longer holds gets a *session.LeaseHeldError naming the holder
+// daemon no longer holds gets a *tasksessiond.LeaseHeldError naming the holder
 // (or an error saying the lease expired), and nothing is written.
-func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
+func (d *DB) AppendCalls(ctx context.Context, appends []tasksessiond.Append) error {
 	now := d.now()
 	if len(appends) == 1 {
 		return d.appendCall(ctx, d.x, &appends[0], now)
@@ -78,14 +77,14 @@ func (d *DB) AppendCalls(ctx context.Context, appends []record.Append) error {
 	return nil
 }
 
-func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append, now time.Time) error {
+func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *tasksessiond.Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
-	taskid, status, subject, description := db.ChangeColumns(a)
+	ch := a.Columns()
 	res, err := x.ExecContext(ctx, insertFencedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
-		c.IsError, string(c.Result), c.Forced, now, taskid, d.owner, status, subject, description)
+		c.IsError, string(c.Result), c.Forced, now, ch[0], d.owner, ch[1], ch[2], ch[3])
 	if pgCode(err) == uniqueViolation {
-		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, errExists)
+		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
@@ -98,17 +97,17 @@ func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *record.Append
 
 // EachCall streams a session's log in seq order to fn. The Arguments and
 // Result passed are valid only during the call to fn.
-func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
+func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*tasksessiond.Call) error) error {
 	return eachCall(ctx, d.x, sessionID, fn)
 }
 
-func eachCall(ctx context.Context, q sqlx.QueryerContext, sessionID string, fn func(*record.Call) error) error {
+func eachCall(ctx context.Context, q sqlx.QueryerContext, sessionID string, fn func(*tasksessiond.Call) error) error {
 	rows, err := q.QueryContext(ctx, `SELECT seq, call_id, name, arguments, is_error, result, forced FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
 	if err != nil {
 		return fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	defer rows.Close()
-	c := record.Call{SessionID: sessionID}
+	c := tasksessiond.Call{SessionID: sessionID}
 	var callID sql.NullString
 	var args, result sql.RawBytes
 	for rows.Next() {
@@ -127,27 +126,27 @@ func eachCall(ctx context.Context, q sqlx.QueryerContext, sessionID string, fn f
 }
 
 // Calls returns a session's log in seq order.
-func (d *DB) Calls(ctx context.Context, sessionID string) ([]record.Call, error) {
+func (d *DB) Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, error) {
 	var rows []callRow
 	if err := d.x.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
-	out := make([]record.Call, len(rows))
+	out := make([]tasksessiond.Call, len(rows))
 	for i, r := range rows {
 		out[i] = r.call()
 	}
 	return out, nil
 }
 
-// CallBySeq returns the logged call at seq, or db.ErrNotFound.
-func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (record.Call, error) {
+// CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound.
+func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (tasksessiond.Call, error) {
 	var r callRow
 	err := d.x.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 AND seq = $2`, sessionID, seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, errNotFound)
+		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
-		return record.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
+		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
 	}
 	return r.call(), nil
 }
@@ -172,7 +171,7 @@ func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (st
 // Compact writes the successor (its row, snapshot, messages and forced
 // first call, and this daemon's lease on it) and seals the old session, in
 // one transaction fenced by the old session's lease.
-func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
+func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
 	// The successor's first tasks, as JSON. Encoded first: a long list's JSON
 	// takes a while, and the transaction holds the old session's lease row.
 	snap, err := json.Marshal(c.New.Snapshot)
@@ -223,12 +222,12 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = $1, successor_id = $2, updated_at = $3 WHERE id = $4 AND status = $5`,
-		record.StatusCompacted, c.New.ID, now, c.Old, record.StatusActive)
+		tasksessiond.SessionCompacted, c.New.ID, now, c.Old, tasksessiond.SessionActive)
 	if err != nil {
 		return fmt.Errorf("compact %s: seal: %w", c.Old, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("compact %s: %w", c.Old, db.ErrSealed)
+		return fmt.Errorf("compact %s: %w", c.Old, tasksessiond.ErrSealed)
 	}
 	// Nobody could take the lease while the row was locked, but it may have
 	// expired meanwhile (this daemon paused): a compaction commits only
@@ -236,7 +235,7 @@ func (d *DB) Compact(ctx context.Context, c record.Compaction) error {
 	err = tx.GetContext(ctx, &one, `SELECT 1 FROM leases WHERE session_id = $1 AND owner = $2 AND expires_at > clock_timestamp()`, c.Old, d.owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		d.unhold(c.Old)
-		return fmt.Errorf("compact %s: %w (it ran out during the compaction)", c.Old, ErrLeaseExpired)
+		return fmt.Errorf("compact %s: %w (it ran out during the compaction)", c.Old, tasksessiond.ErrLeaseExpired)
 	}
 	if err != nil {
 		return fmt.Errorf("compact %s: lease: %w", c.Old, err)

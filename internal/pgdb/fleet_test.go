@@ -16,14 +16,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
-	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
@@ -453,22 +451,22 @@ func TestFleetDocQueries(t *testing.T) {
 func TestStorageAppendRules(t *testing.T) {
 	// Ensures the storage's own rules, whatever the daemon's memory says:
 	// no append without the lease, seq and callId once per session
-	// (db.ErrExists), and none to a sealed session (db.ErrSealed).
+	// (tasksessiond.ErrExists), and none to a sealed session (tasksessiond.ErrSealed).
 	ctx := context.Background()
 	url := pgtest.NewDB(t)
 	d := openDB(t, url, 0)
-	s := record.Session{ID: "a"}
+	s := tasksessiond.Session{ID: "a"}
 	require.NoError(t, d.CreateSession(ctx, &s))
-	row := func(seq int64, callID string) []record.Append {
-		return []record.Append{{Call: record.Call{SessionID: "a", Seq: seq, CallID: callID, Name: "TaskList",
+	row := func(seq int64, callID string) []tasksessiond.Append {
+		return []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "a", Seq: seq, CallID: callID, Name: "TaskList",
 			Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}
 	}
-	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "x")), pgdb.ErrLeaseExpired, "not leased")
+	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "x")), tasksessiond.ErrLeaseExpired, "not leased")
 	require.NoError(t, d.Acquire(ctx, "a"))
 	require.NoError(t, d.AppendCalls(ctx, row(1, "x")))
-	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "y")), db.ErrExists, "seq taken")
-	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "x")), db.ErrExists, "callId taken")
-	require.ErrorIs(t, d.Acquire(ctx, "nope"), db.ErrNotFound)
+	require.ErrorIs(t, d.AppendCalls(ctx, row(1, "y")), tasksessiond.ErrExists, "seq taken")
+	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "x")), tasksessiond.ErrExists, "callId taken")
+	require.ErrorIs(t, d.Acquire(ctx, "nope"), tasksessiond.ErrNotFound)
 
 	plan, err := compact.Build(s, store.New(), "b", "")
 	require.NoError(t, err)
@@ -476,16 +474,16 @@ func TestStorageAppendRules(t *testing.T) {
 	succ, err := d.LoadSession(ctx, "b")
 	require.NoError(t, err)
 	assert.Equal(t, plan.New.Snapshot, succ.Snapshot, "the successor's first tasks, stored as JSON")
-	require.ErrorIs(t, d.Compact(ctx, plan), db.ErrExists)
+	require.ErrorIs(t, d.Compact(ctx, plan), tasksessiond.ErrExists)
 	plan2, err := compact.Build(s, store.New(), "c", "")
 	require.NoError(t, err)
-	require.ErrorIs(t, d.Compact(ctx, plan2), db.ErrSealed)
-	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "z")), db.ErrSealed)
+	require.ErrorIs(t, d.Compact(ctx, plan2), tasksessiond.ErrSealed)
+	require.ErrorIs(t, d.AppendCalls(ctx, row(2, "z")), tasksessiond.ErrSealed)
 	// The successor is leased to the daemon that compacted.
-	require.NoError(t, d.AppendCalls(ctx, []record.Append{{Call: record.Call{SessionID: "b", Seq: 2, Name: "TaskList",
+	require.NoError(t, d.AppendCalls(ctx, []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: "b", Seq: 2, Name: "TaskList",
 		Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}}}))
 	other := openDB(t, url, 0)
-	var held *session.LeaseHeldError
+	var held *tasksessiond.LeaseHeldError
 	require.ErrorAs(t, other.Acquire(ctx, "b"), &held)
 	assert.Equal(t, d.Owner(), held.Owner)
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
@@ -123,7 +123,7 @@ func TestFleetFrozenHolderTransactionBounded(t *testing.T) {
 	const lease = 600 * time.Millisecond
 	ctx := context.Background()
 	b := openDB(t, url, lease)
-	s := record.Session{ID: "frozen"}
+	s := tasksessiond.Session{ID: "frozen"}
 	require.NoError(t, b.CreateSession(ctx, &s))
 	// The frozen holder: a connection as a daemon's, its lease row taken
 	// and locked in a transaction, then nothing more.
@@ -170,7 +170,7 @@ func TestFleetAcquireBoundedOnLockedRow(t *testing.T) {
 	const lease = 600 * time.Millisecond
 	ctx := context.Background()
 	a := openDB(t, url, lease)
-	s := record.Session{ID: "held"}
+	s := tasksessiond.Session{ID: "held"}
 	require.NoError(t, a.CreateSession(ctx, &s))
 	require.NoError(t, a.Acquire(ctx, "held"))
 	_, err := a.SQL().ExecContext(ctx, `UPDATE leases SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = 'held'`)
@@ -392,7 +392,7 @@ func TestFleetCompactionCommitsOnlyUnderLease(t *testing.T) {
 	const lease = 600 * time.Millisecond
 	ctx := context.Background()
 	a := openDB(t, url, lease)
-	s := record.Session{ID: "slow"}
+	s := tasksessiond.Session{ID: "slow"}
 	require.NoError(t, a.CreateSession(ctx, &s))
 	require.NoError(t, a.Acquire(ctx, "slow"))
 	_, err := a.SQL().ExecContext(ctx, `CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); RETURN NEW; END $$;
@@ -401,7 +401,7 @@ func TestFleetCompactionCommitsOnlyUnderLease(t *testing.T) {
 	plan, err := compact.Build(s, store.New(), "slow2", "a summary")
 	require.NoError(t, err)
 	err = a.Compact(ctx, plan)
-	require.ErrorIs(t, err, pgdb.ErrLeaseExpired)
+	require.ErrorIs(t, err, tasksessiond.ErrLeaseExpired)
 	var status string
 	require.NoError(t, a.SQL().QueryRowContext(ctx, `SELECT status FROM sessions WHERE id = 'slow'`).Scan(&status))
 	assert.Equal(t, "active", status, "nothing of the compaction committed")

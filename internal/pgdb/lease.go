@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // Leases: a session is served by the daemon whose row in leases names it
@@ -19,12 +17,7 @@ import (
 // append checks in its own transaction that the lease is still its own
 // (insertFencedSQL), so a daemon that lost one cannot write that session.
 
-var _ session.Leaser = (*DB)(nil)
-
-// ErrLeaseExpired is an append by a daemon whose lease ran out (it could
-// not renew in time) with no other daemon holding the session yet; the
-// manager drops the session and takes the lease afresh on its next use.
-var ErrLeaseExpired = session.ErrLeaseExpired
+var _ tasksessiond.Leaser = (*DB)(nil)
 
 // acquireSQL takes the lease when it is free, expired or already ours.
 // ON CONFLICT locks the row, so two daemons racing for one session are
@@ -50,12 +43,12 @@ func (d *DB) Acquire(ctx context.Context, sessionID string) error {
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			err := d.fenced(ctx, sessionID)
-			if errors.Is(err, ErrLeaseExpired) && try < 2 {
+			if errors.Is(err, tasksessiond.ErrLeaseExpired) && try < 2 {
 				continue // the holder's lease ran out between the two statements: take it
 			}
 			return err
 		case pgCode(err) == foreignKeyViolation:
-			return fmt.Errorf("lease session %s: %w", sessionID, errNotFound)
+			return fmt.Errorf("lease session %s: %w", sessionID, tasksessiond.ErrNotFound)
 		case err != nil:
 			return fmt.Errorf("lease session %s: %w", sessionID, err)
 		}
@@ -101,8 +94,8 @@ func (d *DB) margin() time.Duration { return d.lease / 3 }
 // Confirm makes sure this daemon still holds a session's lease before it
 // answers from memory: at once when Valid, else by renewing it (confirmSQL)
 // within a bounded wait. When the lease is lost, the session is no longer
-// held and the error says who holds it (*session.LeaseHeldError) or that
-// the lease was lost (ErrLeaseExpired); the caller drops the session.
+// held and the error says who holds it (*tasksessiond.LeaseHeldError) or that
+// the lease was lost (tasksessiond.ErrLeaseExpired); the caller drops the session.
 func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 	if d.Valid(sessionID) {
 		return nil
@@ -126,7 +119,7 @@ func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 			return fmt.Errorf("confirm the lease of session %s: %w", sessionID, err)
 		}
 		d.unhold(sessionID)
-		return fmt.Errorf("session %s: %w (not renewed for a whole lease: %w)", sessionID, ErrLeaseExpired, err)
+		return fmt.Errorf("session %s: %w (not renewed for a whole lease: %w)", sessionID, tasksessiond.ErrLeaseExpired, err)
 	}
 	d.hold(sessionID, began)
 	return nil
@@ -143,27 +136,27 @@ func (d *DB) fenced(ctx context.Context, sessionID string) error {
 	err := d.x.GetContext(ctx, &r, `SELECT owner, owner_info, expires_at FROM leases WHERE session_id = $1 AND expires_at > clock_timestamp()`, sessionID)
 	switch {
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("session %s: %w (who holds it now could not be read: %w)", sessionID, ErrLeaseExpired, err)
+		return fmt.Errorf("session %s: %w (who holds it now could not be read: %w)", sessionID, tasksessiond.ErrLeaseExpired, err)
 	case err == nil && r.Owner != d.owner:
 		// Another daemon serves it, sealed or not: send the call there.
 		d.unhold(sessionID)
-		return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
+		return &tasksessiond.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
 	}
 	var status string
-	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != record.StatusActive {
-		return fmt.Errorf("session %s: %w", sessionID, db.ErrSealed)
+	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != tasksessiond.SessionActive {
+		return fmt.Errorf("session %s: %w", sessionID, tasksessiond.ErrSealed)
 	}
 	// Expired, or ours again meanwhile (a renewal raced this): a retry
 	// writes.
 	d.unhold(sessionID)
-	return fmt.Errorf("session %s: %w", sessionID, ErrLeaseExpired)
+	return fmt.Errorf("session %s: %w", sessionID, tasksessiond.ErrLeaseExpired)
 }
 
 // IsLeaseError reports whether err says this daemon does not hold a
 // session's lease (any more): another daemon does, or it expired.
 func IsLeaseError(err error) bool {
-	var held *session.LeaseHeldError
-	return errors.As(err, &held) || errors.Is(err, ErrLeaseExpired)
+	var held *tasksessiond.LeaseHeldError
+	return errors.As(err, &held) || errors.Is(err, tasksessiond.ErrLeaseExpired)
 }
 
 // Release gives up the lease of a session, if this daemon holds it.
@@ -218,7 +211,7 @@ func (d *DB) unhold(sessionID string) {
 func (d *DB) Lease() time.Duration { return d.lease }
 
 // Holder is who holds a session's live lease if another daemon does.
-func (d *DB) Holder(ctx context.Context, sessionID string) (*session.LeaseHeldError, error) {
+func (d *DB) Holder(ctx context.Context, sessionID string) (*tasksessiond.LeaseHeldError, error) {
 	var r struct {
 		Owner     string    `db:"owner"`
 		Info      string    `db:"owner_info"`
@@ -233,7 +226,7 @@ func (d *DB) Holder(ctx context.Context, sessionID string) (*session.LeaseHeldEr
 	case r.Owner == d.owner:
 		return nil, nil
 	}
-	return &session.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}, nil
+	return &tasksessiond.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}, nil
 }
 
 // Held is how many leases this daemon holds.

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/migrations/postgres"
 )
 
@@ -43,9 +43,9 @@ func TestMigrationSnapshotTasks(t *testing.T) {
 	d := openDB(t, url, 0) // migrates to the newest schema
 	tasks, err := d.Tasks(ctx, "new")
 	require.NoError(t, err)
-	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a", Description: "da"}, {Taskid: 2, Status: store.Pending, Subject: "b"}}, tasks)
+	assert.Equal(t, []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Completed, Subject: "a", Description: "da"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "b"}}, tasks)
 	counts, err := d.TaskCountsOf(ctx, []string{"new", "empty", "old"})
 	require.NoError(t, err)
-	assert.Equal(t, store.Counts{Total: 2, Pending: 1, Completed: 1}, counts["new"])
+	assert.Equal(t, tasksessiond.Counts{Total: 2, Pending: 1, Completed: 1}, counts["new"])
 	assert.Zero(t, counts["empty"].Total)
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/migrations/postgres"
 )
 
@@ -48,6 +48,8 @@ type Options struct {
 	Logger   *slog.Logger     // nil discards
 	Now      func() time.Time // default time.Now; stamps rows
 }
+
+var _ tasksessiond.Storage = (*DB)(nil)
 
 // DB is a PostgreSQL database shared by a fleet of daemons; this value is
 // one daemon's view of it, holding that daemon's leases.
@@ -170,7 +172,7 @@ func (d *DB) Owner() string { return d.ownerInfo }
 func (d *DB) Now() time.Time { return d.now() }
 
 // WAL is SQLite's; PostgreSQL's is its own business.
-func (d *DB) WAL() db.WALStats { return db.WALStats{} }
+func (d *DB) WAL() tasksessiond.WAL { return tasksessiond.WAL{} }
 
 // Problem is "": a fleet's database is reached over the network, and its
 // failures are each call's.
@@ -212,10 +214,3 @@ const (
 )
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
-
-// ErrNotFound and the rest are package db's, so that the session manager
-// branches on one set whichever storage it runs on.
-var (
-	errNotFound = db.ErrNotFound
-	errExists   = db.ErrExists
-)

@@ -6,19 +6,17 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
-
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond"
 )
 
-var _ session.ConsistentReader = (*DB)(nil)
+var _ tasksessiond.ConsistentReader = (*DB)(nil)
 
 // ReadConsistent runs fn over one consistent view of the database (a
 // REPEATABLE READ, READ ONLY transaction): a session, its log and its
 // messages as they were at one moment, whatever the session's holder
 // commits meanwhile. It takes no lease, so looking at a session from any
 // daemon never keeps its own host from writing it.
-func (d *DB) ReadConsistent(ctx context.Context, fn func(session.ReadSource) error) error {
+func (d *DB) ReadConsistent(ctx context.Context, fn func(tasksessiond.ReadSource) error) error {
 	tx, err := d.x.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("begin a consistent read: %w", err)
@@ -33,14 +31,14 @@ func (d *DB) ReadConsistent(ctx context.Context, fn func(session.ReadSource) err
 // txSource reads within one transaction.
 type txSource struct{ q sqlx.QueryerContext }
 
-func (t txSource) LoadSession(ctx context.Context, id string) (record.Session, error) {
+func (t txSource) LoadSession(ctx context.Context, id string) (tasksessiond.Session, error) {
 	return getSession(ctx, t.q, id, loadColumns)
 }
 
-func (t txSource) EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error {
+func (t txSource) EachCall(ctx context.Context, sessionID string, fn func(*tasksessiond.Call) error) error {
 	return eachCall(ctx, t.q, sessionID, fn)
 }
 
-func (t txSource) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+func (t txSource) Messages(ctx context.Context, sessionID string) ([]tasksessiond.Message, error) {
 	return messages(ctx, t.q, sessionID)
 }

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // The read benchmark's database: 10,000 sessions and 200,000 logged
@@ -39,16 +41,16 @@ var (
 	readBenchStorages = map[string]*pgdb.DB{}
 )
 
-func benchTranscript(n int) []session.TranscriptCall {
-	calls := make([]session.TranscriptCall, 0, benchCalls)
+func benchTranscript(n int) []wire.TranscriptCall {
+	calls := make([]wire.TranscriptCall, 0, benchCalls)
 	statuses := []string{"in_progress", "completed", "deleted", "pending"}
 	for i := range benchCalls {
 		if i%2 == 0 && len(calls) < 2*12 {
-			calls = append(calls, session.TranscriptCall{Name: "TaskCreate",
+			calls = append(calls, wire.TranscriptCall{Name: "TaskCreate",
 				Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"task %d of %d","description":"what task %d is about"}`, i, n, i))})
 			continue
 		}
-		calls = append(calls, session.TranscriptCall{Name: "TaskUpdate",
+		calls = append(calls, wire.TranscriptCall{Name: "TaskUpdate",
 			Arguments: json.RawMessage(fmt.Sprintf(`{"taskid":%d,"status":%q}`, i/2+1, statuses[(i+n)%len(statuses)]))})
 	}
 	return calls
@@ -63,7 +65,7 @@ func readBenchOn(b *testing.B, backend string) *readBench {
 		return rb
 	}
 	ctx := context.Background()
-	var st session.Storage
+	var st tasksessiond.Storage
 	switch backend {
 	case "sqlite":
 		d, err := db.Open(ctx, filepath.Join(b.TempDir(), "reads.db"), db.Options{Sync: db.SyncNormal})
@@ -96,14 +98,14 @@ func readBenchOn(b *testing.B, backend string) *readBench {
 			defer wg.Done()
 			for n := w; n < benchLogged; n += 4 {
 				id := fmt.Sprintf("bench-%05d", n)
-				if _, err := m.Replay(ctx, session.ReplayParams{SessionID: id, Calls: benchTranscript(n)}); err != nil {
+				if _, err := m.Replay(ctx, wire.ReplaySession{SessionID: id, Calls: benchTranscript(n)}); err != nil {
 					errs <- err
 					return
 				}
 				ids := []string{id}
 				if n%(benchLogged/benchCompacted) == 0 {
 					succ := id + "-next"
-					if _, err := m.Compact(ctx, session.CompactParams{SessionID: id, NewSessionID: succ, Summary: "so far"}); err != nil {
+					if _, err := m.Compact(ctx, wire.Compact{SessionID: id, NewSessionID: succ, Summary: "so far"}); err != nil {
 						errs <- err
 						return
 					}
@@ -155,7 +157,7 @@ func BenchmarkFleetReads(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/list%d", backend, limit), func(b *testing.B) {
 				rb := readBenchOn(b, backend)
 				for b.Loop() {
-					list, _, err := rb.m.List(ctx, session.ListParams{Limit: limit})
+					list, _, err := rb.m.List(ctx, wire.ListSessions{Limit: limit})
 					if err != nil {
 						b.Fatal(err)
 					}

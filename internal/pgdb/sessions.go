@@ -11,10 +11,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-
-	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 type sessionRow struct {
@@ -37,34 +34,34 @@ const (
 	loadColumns = recordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
 )
 
-func (r sessionRow) session() (record.Session, error) {
-	s := record.Session{
+func (r sessionRow) session() (tasksessiond.Session, error) {
+	s := tasksessiond.Session{
 		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
 		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}
 	if r.Snapshot.Valid {
-		var snap store.Snapshot
+		var snap tasksessiond.Snapshot
 		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
-			return record.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
+			return tasksessiond.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
 		}
 		s.Snapshot = &snap
 	}
 	return s, nil
 }
 
-// CreateSession inserts s, stamping its times; db.ErrExists if the id is taken.
-func (d *DB) CreateSession(ctx context.Context, s *record.Session) error {
+// CreateSession inserts s, stamping its times; tasksessiond.ErrExists if the id is taken.
+func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) error {
 	if s.Snapshot != nil {
 		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
 	}
 	return createSession(ctx, d.x, s, d.now())
 }
 
-func createSession(ctx context.Context, x sqlx.ExecerContext, s *record.Session, now time.Time) error {
+func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Session, now time.Time) error {
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
-		s.Status = record.StatusActive
+		s.Status = tasksessiond.SessionActive
 	}
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
@@ -73,7 +70,7 @@ func createSession(ctx context.Context, x sqlx.ExecerContext, s *record.Session,
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
 		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), now)
 	if pgCode(err) == uniqueViolation {
-		return fmt.Errorf("create session %s: %w", s.ID, errExists)
+		return fmt.Errorf("create session %s: %w", s.ID, tasksessiond.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", s.ID, err)
@@ -81,28 +78,28 @@ func createSession(ctx context.Context, x sqlx.ExecerContext, s *record.Session,
 	return nil
 }
 
-// GetSession returns the session without its snapshot, or db.ErrNotFound.
-func (d *DB) GetSession(ctx context.Context, id string) (record.Session, error) {
+// GetSession returns the session without its snapshot, or tasksessiond.ErrNotFound.
+func (d *DB) GetSession(ctx context.Context, id string) (tasksessiond.Session, error) {
 	return d.getSession(ctx, id, recordColumns)
 }
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
-func (d *DB) LoadSession(ctx context.Context, id string) (record.Session, error) {
+func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, error) {
 	return d.getSession(ctx, id, loadColumns)
 }
 
-func (d *DB) getSession(ctx context.Context, id, columns string) (record.Session, error) {
+func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {
 	return getSession(ctx, d.x, id, columns)
 }
 
-func getSession(ctx context.Context, q sqlx.QueryerContext, id, columns string) (record.Session, error) {
+func getSession(ctx context.Context, q sqlx.QueryerContext, id, columns string) (tasksessiond.Session, error) {
 	var r sessionRow
 	err := sqlx.GetContext(ctx, q, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return record.Session{}, fmt.Errorf("session %s: %w", id, errNotFound)
+		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
-		return record.Session{}, fmt.Errorf("get session %s: %w", id, err)
+		return tasksessiond.Session{}, fmt.Errorf("get session %s: %w", id, err)
 	}
 	return r.session()
 }
@@ -118,7 +115,7 @@ func (d *DB) Head(ctx context.Context, id string) (string, error) {
 		)
 		SELECT id FROM chain WHERE successor_id IS NULL LIMIT 1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("head of session %s: %w", id, errNotFound)
+		return "", fmt.Errorf("head of session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return "", fmt.Errorf("head of session %s: %w", id, err)
@@ -128,7 +125,7 @@ func (d *DB) Head(ctx context.Context, id string) (string, error) {
 
 // ListSessions returns sessions newest first and the next page's cursor
 // ("" when there is none): the creation order number of the page's last.
-func (d *DB) ListSessions(ctx context.Context, f db.ListFilter) ([]record.Session, string, error) {
+func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tasksessiond.Session, string, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -141,7 +138,7 @@ func (d *DB) ListSessions(ctx context.Context, f db.ListFilter) ([]record.Sessio
 	if f.Cursor != "" {
 		before, err := strconv.ParseInt(f.Cursor, 10, 64)
 		if err != nil || before < 1 {
-			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, db.ErrBadCursor)
+			return nil, "", fmt.Errorf("list sessions: cursor %q: %w", f.Cursor, tasksessiond.ErrBadCursor)
 		}
 		args = append(args, before)
 		where = append(where, fmt.Sprintf("n < $%d", len(args)))
@@ -164,7 +161,7 @@ func (d *DB) ListSessions(ctx context.Context, f db.ListFilter) ([]record.Sessio
 		rows = rows[:f.Limit]
 		next = strconv.FormatInt(rows[len(rows)-1].N, 10)
 	}
-	out := make([]record.Session, 0, len(rows))
+	out := make([]tasksessiond.Session, 0, len(rows))
 	for _, r := range rows {
 		s, err := r.session()
 		if err != nil {
@@ -185,7 +182,7 @@ func (d *DB) CountSessions(ctx context.Context) (int, error) {
 }
 
 // TaskCounts returns a session's counts by status, from the tasks view.
-func (d *DB) TaskCounts(ctx context.Context, sessionID string) (store.Counts, error) {
+func (d *DB) TaskCounts(ctx context.Context, sessionID string) (tasksessiond.Counts, error) {
 	all, err := d.TaskCountsOf(ctx, []string{sessionID})
 	return all[sessionID], err
 }
@@ -210,8 +207,8 @@ const countsSQL = `SELECT i.id AS session_id, t.status, count(*) AS n
 
 // TaskCountsOf returns several sessions' counts in one query (a session
 // without tasks is absent from the map).
-func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.Counts, error) {
-	out := make(map[string]store.Counts, len(ids))
+func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]tasksessiond.Counts, error) {
+	out := make(map[string]tasksessiond.Counts, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -226,14 +223,14 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 	for _, r := range rows {
 		c := out[r.SessionID]
 		c.Total += r.N
-		switch store.Status(r.Status) {
-		case store.Pending:
+		switch tasksessiond.Status(r.Status) {
+		case tasksessiond.Pending:
 			c.Pending = r.N
-		case store.InProgress:
+		case tasksessiond.InProgress:
 			c.InProgress = r.N
-		case store.Completed:
+		case tasksessiond.Completed:
 			c.Completed = r.N
-		case store.Deleted:
+		case tasksessiond.Deleted:
 			c.Deleted = r.N
 		}
 		out[r.SessionID] = c
@@ -242,7 +239,7 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]store.C
 }
 
 // Tasks returns a session's tasks from the tasks view, in taskid order.
-func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) {
+func (d *DB) Tasks(ctx context.Context, sessionID string) ([]tasksessiond.Task, error) {
 	var rows []struct {
 		Taskid      int    `db:"taskid"`
 		Status      string `db:"status"`
@@ -252,19 +249,19 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]store.Task, error) 
 	if err := d.x.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = $1 ORDER BY taskid`, sessionID); err != nil {
 		return nil, fmt.Errorf("tasks of %s: %w", sessionID, err)
 	}
-	out := make([]store.Task, len(rows))
+	out := make([]tasksessiond.Task, len(rows))
 	for i, r := range rows {
-		out[i] = store.Task{Taskid: r.Taskid, Status: store.Status(r.Status), Subject: r.Subject, Description: r.Description}
+		out[i] = tasksessiond.Task{Taskid: r.Taskid, Status: tasksessiond.Status(r.Status), Subject: r.Subject, Description: r.Description}
 	}
 	return out, nil
 }
 
 // Messages returns a session's injected messages in order.
-func (d *DB) Messages(ctx context.Context, sessionID string) ([]record.Message, error) {
+func (d *DB) Messages(ctx context.Context, sessionID string) ([]tasksessiond.Message, error) {
 	return messages(ctx, d.x, sessionID)
 }
 
-func messages(ctx context.Context, q sqlx.QueryerContext, sessionID string) ([]record.Message, error) {
+func messages(ctx context.Context, q sqlx.QueryerContext, sessionID string) ([]tasksessiond.Message, error) {
 	var rows []struct {
 		Role    string `db:"role"`
 		Kind    string `db:"kind"`
@@ -273,9 +270,9 @@ func messages(ctx context.Context, q sqlx.QueryerContext, sessionID string) ([]r
 	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT role, kind, content FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
 		return nil, fmt.Errorf("messages of %s: %w", sessionID, err)
 	}
-	out := make([]record.Message, len(rows))
+	out := make([]tasksessiond.Message, len(rows))
 	for i, r := range rows {
-		out[i] = record.Message{Role: r.Role, Kind: r.Kind, Content: r.Content}
+		out[i] = tasksessiond.Message{Role: r.Role, Kind: r.Kind, Content: r.Content}
 	}
 	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -21,7 +21,7 @@ type Call struct {
 	Name      string
 	Arguments json.RawMessage
 	IsError   bool
-	Change    *record.Change
+	Change    *tasksessiond.Change
 }
 
 // Outcome is what replay did with one call.
@@ -84,7 +84,7 @@ func (r *Report) Add(s Step) {
 type Step struct {
 	Outcome    Outcome
 	Divergence *Divergence
-	Task       *store.Task
+	Task       *tasksessiond.Task
 	Call       tools.Call // the decoded call, when applied
 }
 
@@ -121,9 +121,9 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 		return Step{Outcome: Read}, tools.Result{}
 	}
 	var res tools.Result
-	var t store.Task
+	var t tasksessiond.Task
 	if render {
-		var changed *store.Task
+		var changed *tasksessiond.Task
 		if res, changed = tools.Execute(st, call); res.IsError {
 			err = errors.New(res.Text())
 		} else {
@@ -153,7 +153,7 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 // matches reports whether t is what the log recorded a call changed. A
 // description recorded before the log had columns of its own was taken
 // from the result, which shortens a long one as the model was shown it.
-func matches(ch record.Change, t store.Task) bool {
+func matches(ch tasksessiond.Change, t tasksessiond.Task) bool {
 	switch {
 	case ch.Taskid != t.Taskid || ch.Status != t.Status:
 		return false

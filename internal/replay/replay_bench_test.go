@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -23,7 +23,7 @@ func BenchmarkRun(b *testing.B) {
 		}
 		c, _ := tools.Decode(name, json.RawMessage(args))
 		_, t := tools.Execute(live, c)
-		a := c.Append(record.Call{}, t)
+		a := c.Append(tasksessiond.Call{}, t)
 		calls[i] = replay.Call{Seq: int64(i + 1), Name: name, Arguments: json.RawMessage(args), Change: change(a)}
 	}
 	b.ReportMetric(float64(len(calls)), "rows/op")
@@ -34,11 +34,11 @@ func BenchmarkRun(b *testing.B) {
 	}
 }
 
-func change(a record.Append) *record.Change {
+func change(a tasksessiond.Append) *tasksessiond.Change {
 	if a.Task == nil {
 		return nil
 	}
-	ch := &record.Change{Taskid: a.Task.Taskid, Status: a.Task.Status}
+	ch := &tasksessiond.Change{Taskid: a.Task.Taskid, Status: a.Task.Status}
 	if a.SetSubject {
 		ch.Subject = &a.Task.Subject
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -43,11 +43,11 @@ func FuzzReplay(f *testing.F) {
 
 // fuzzChange makes a recorded change of the fuzzer's bytes: a taskid, a
 // status, maybe a subject.
-func fuzzChange(b []byte) *record.Change {
+func fuzzChange(b []byte) *tasksessiond.Change {
 	if len(b) == 0 {
 		return nil
 	}
-	ch := &record.Change{Taskid: int(b[0]), Status: store.Status(b[1%len(b):])}
+	ch := &tasksessiond.Change{Taskid: int(b[0]), Status: tasksessiond.Status(b[1%len(b):])}
 	if len(b) > 2 {
 		s := string(b[2:])
 		ch.Subject = &s

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -28,7 +28,7 @@ func TestRunReproducesIDs(t *testing.T) {
 		call(5, tools.TaskGet, `{"taskid":2}`),
 	})
 	assert.Equal(t, replay.Report{Applied: 3}, r)
-	assert.Equal(t, []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a"}, {Taskid: 2, Status: store.Pending, Subject: "b"}}, st.List())
+	assert.Equal(t, []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Completed, Subject: "a"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "b"}}, st.List())
 }
 
 func TestRunSkips(t *testing.T) {
@@ -53,8 +53,8 @@ func TestRunSkips(t *testing.T) {
 
 func TestRunDivergence(t *testing.T) {
 	// Ensures a recorded task that the replay does not reproduce is reported.
-	recorded := func(taskid int, subject string) *record.Change {
-		return &record.Change{Taskid: taskid, Status: store.Pending, Subject: &subject}
+	recorded := func(taskid int, subject string) *tasksessiond.Change {
+		return &tasksessiond.Change{Taskid: taskid, Status: tasksessiond.Pending, Subject: &subject}
 	}
 	c1 := call(1, tools.TaskCreate, `{"subject":"a"}`)
 	c1.Change = recorded(1, "a")

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -15,22 +15,16 @@ var ErrSnapshot = errors.New("snapshot does not restore")
 
 // Loaded is a session rebuilt from the database.
 type Loaded struct {
-	Session record.Session // with its snapshot
+	Session tasksessiond.Session // with its snapshot
 	Store   *store.Store
 	Report  Report
-}
-
-// Source is what Session reads a session from: package db's *DB.
-type Source interface {
-	LoadSession(ctx context.Context, id string) (record.Session, error)
-	EachCall(ctx context.Context, sessionID string, fn func(*record.Call) error) error
 }
 
 // Options tune Session.
 type Options struct {
 	// Each, when not nil, sees every row after it is applied; the row's
 	// bytes are valid only during that call.
-	Each func(*record.Call)
+	Each func(*tasksessiond.Call)
 	// CheckAll compares every write's recorded task, not only the creates'.
 	CheckAll bool
 }
@@ -41,7 +35,7 @@ type Options struct {
 // while this one decodes and applies the calls: reading a row and applying
 // it cost about the same, so on two cores a load takes about the longer of
 // the two rather than their sum.
-func Session(ctx context.Context, d Source, id string, o Options) (Loaded, error) {
+func Session(ctx context.Context, d tasksessiond.Source, id string, o Options) (Loaded, error) {
 	rec, err := d.LoadSession(ctx, id)
 	if err != nil {
 		return Loaded{}, err
@@ -58,7 +52,7 @@ func Session(ctx context.Context, d Source, id string, o Options) (Loaded, error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan []record.Call, 2)
+	batches := make(chan []tasksessiond.Call, 2)
 	read := make(chan error, 1)
 	go func() {
 		defer close(batches)
@@ -81,18 +75,18 @@ const readBatch = 256
 
 // readBatches sends a session's log to out in batches, each row's bytes
 // copied out of the driver's buffers.
-func readBatches(ctx context.Context, d Source, id string, out chan<- []record.Call) error {
-	batch := make([]record.Call, 0, readBatch)
+func readBatches(ctx context.Context, d tasksessiond.Source, id string, out chan<- []tasksessiond.Call) error {
+	batch := make([]tasksessiond.Call, 0, readBatch)
 	send := func() error {
 		select {
 		case out <- batch:
-			batch = make([]record.Call, 0, readBatch)
+			batch = make([]tasksessiond.Call, 0, readBatch)
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	err := d.EachCall(ctx, id, func(row *record.Call) error {
+	err := d.EachCall(ctx, id, func(row *tasksessiond.Call) error {
 		c := *row
 		c.Arguments = bytes.Clone(row.Arguments)
 		c.Result = bytes.Clone(row.Result)

@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // failing is a real database whose log read fails after some rows, as a
@@ -25,9 +26,9 @@ type failing struct {
 	err   error
 }
 
-func (f failing) EachCall(ctx context.Context, id string, fn func(*record.Call) error) error {
+func (f failing) EachCall(ctx context.Context, id string, fn func(*tasksessiond.Call) error) error {
 	n := 0
-	return f.DB.EachCall(ctx, id, func(c *record.Call) error {
+	return f.DB.EachCall(ctx, id, func(c *tasksessiond.Call) error {
 		if n++; n > f.after {
 			return f.err
 		}
@@ -42,15 +43,15 @@ func TestSessionReadsWhileItApplies(t *testing.T) {
 	// cancelled part way is returned, not a list cut short taken for whole.
 	ctx := context.Background()
 	d := testutil.MustOpenDB(t)
-	calls := make([]session.TranscriptCall, 1000)
+	calls := make([]wire.TranscriptCall, 1000)
 	for i := range calls {
-		calls[i] = session.TranscriptCall{Name: tools.TaskCreate, CallID: fmt.Sprint("c", i), Arguments: []byte(fmt.Sprintf(`{"subject":"t%d"}`, i))}
+		calls[i] = wire.TranscriptCall{Name: tools.TaskCreate, CallID: fmt.Sprint("c", i), Arguments: []byte(fmt.Sprintf(`{"subject":"t%d"}`, i))}
 	}
-	_, err := session.NewManager(d, nil).Replay(ctx, session.ReplayParams{SessionID: "s", Calls: calls})
+	_, err := session.NewManager(d, nil).Replay(ctx, wire.ReplaySession{SessionID: "s", Calls: calls})
 	require.NoError(t, err)
 
-	var seen []*record.Call
-	l, err := replay.Session(ctx, d, "s", replay.Options{Each: func(c *record.Call) { seen = append(seen, c) }})
+	var seen []*tasksessiond.Call
+	l, err := replay.Session(ctx, d, "s", replay.Options{Each: func(c *tasksessiond.Call) { seen = append(seen, c) }})
 	require.NoError(t, err)
 	assert.Equal(t, 1000, l.Store.Len())
 	assert.Equal(t, 1000, l.Report.Applied)

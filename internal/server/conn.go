@@ -20,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -329,7 +330,7 @@ func sizeHint(v any) int {
 	return n + n/16 + 1024
 }
 
-func messagesSize(ms []wire.Message) int {
+func messagesSize(ms []tasksessiond.Message) int {
 	n := 0
 	for _, m := range ms {
 		n += 64 + len(m.Content)
@@ -337,7 +338,7 @@ func messagesSize(ms []wire.Message) int {
 	return n
 }
 
-func tasksSize(ts []wire.Task) int {
+func tasksSize(ts []tasksessiond.Task) int {
 	n := 0
 	for _, t := range ts {
 		n += 64 + len(t.Subject) + len(t.Description)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/store"
@@ -21,7 +22,7 @@ import (
 // completed; its subjects carry what JSON escapes.
 func bigStore(tb testing.TB, n int) *store.Store {
 	st := store.New()
-	done := store.Completed
+	done := tasksessiond.Completed
 	for i := range n {
 		st.Create(fmt.Sprintf("Step %d: write the \"parser\" tests <é>\u2028", i+1),
 			"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8;\nrun them under -race.")
@@ -41,8 +42,8 @@ func compacted(tb testing.TB, st *store.Store) wire.Compacted {
 		tb.Fatal(err)
 	}
 	return wire.Compacted{
-		Session:    wire.Session{ID: "succ", Metadata: json.RawMessage(`{}`), Status: "active"},
-		Messages:   []wire.Message{{Role: "system", Kind: compact.KindTaskSnapshot, Content: compact.Text(st)}},
+		Session:    tasksessiond.Session{ID: "succ", Metadata: json.RawMessage(`{}`), Status: "active"},
+		Messages:   []tasksessiond.Message{{Role: "system", Kind: compact.KindTaskSnapshot, Content: compact.Text(st)}},
 		ForcedCall: wire.ForcedCall{CallID: "f", Name: tools.TaskList, Arguments: map[string]any{}, Result: result},
 	}
 }
@@ -58,9 +59,9 @@ func TestEncodeResponse(t *testing.T) {
 	results := map[string]any{
 		"compacted": compacted(t, st),
 		"snapshot":  wire.Snapshot{Tasks: tasks, NextTaskid: st.NextTaskid(), Text: compact.Text(st)},
-		"resumed":   wire.Resumed{Tasks: tasks, Messages: []wire.Message{{Content: compact.Text(st)}}, ForcedCall: &forced},
+		"resumed":   wire.Resumed{Tasks: tasks, Messages: []tasksessiond.Message{{Content: compact.Text(st)}}, ForcedCall: &forced},
 		"empty":     wire.Resumed{}, // nil slices: null, as encoding/json has them
-		"small":     wire.SessionResult{Session: wire.Session{ID: "a<b>&c", Metadata: json.RawMessage(`{"k": 1}`)}},
+		"small":     wire.SessionResult{Session: tasksessiond.Session{ID: "a<b>&c", Metadata: json.RawMessage(`{"k": 1}`)}},
 	}
 	for name, v := range results {
 		for _, id := range []json.RawMessage{json.RawMessage(`7`), json.RawMessage(`"x"`), nil} {

@@ -156,7 +156,7 @@ func TestBatchAndNotifications(t *testing.T) {
 func TestPipelinedCallsApplyInOrder(t *testing.T) {
 	// Ensures requests pipelined on one connection are applied in the order sent.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	info, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "pipe"})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{SessionID: "pipe"})
 	require.NoError(t, err)
 	c := dialRaw(t, d.Socket)
 	var b strings.Builder
@@ -310,7 +310,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	require.NoError(t, srv.Listen())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve() }()
-	info, err := mgr.Create(ctx, session.CreateParams{})
+	info, err := mgr.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 
 	c := dialRaw(t, sock)
@@ -403,7 +403,7 @@ func TestThousandsOfTasks(t *testing.T) {
 	// what it can into the host's limit (the open tasks, closed ones as id
 	// ranges; these 2,000 fit as one line each), and resume has them all.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	const n = 2000
 	c := dialRaw(t, d.Socket)
@@ -444,7 +444,7 @@ func TestDisconnectMidRequest(t *testing.T) {
 	// call is applied once or not at all, and the host's retry with the
 	// same callId after reconnecting gets the one task, logged once.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	nc, err := net.Dial("unix", d.Socket)
 	require.NoError(t, err)
@@ -470,7 +470,7 @@ func TestHangUpCancelsWaitingRequest(t *testing.T) {
 	d := testutil.StartDaemon(t, testutil.MustOpenDBAt(t, path), func(c *server.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
-	info, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "busy"})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{SessionID: "busy"})
 	require.NoError(t, err)
 	call := func(id, callID, subject string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"sessionId":"busy","name":"TaskCreate","arguments":{"subject":"` + subject + `"},"callId":"` + callID + `"}}`
@@ -565,7 +565,7 @@ func TestNothingIsReadSilentlyOtherwise(t *testing.T) {
 	// and a lone surrogate escape inside arguments sent as a string (it
 	// would be stored as U+FFFD).
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	info, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "s"})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	c := dialRaw(t, d.Socket)
 	for i, tc := range []struct {
@@ -609,7 +609,7 @@ func TestShutdownInTheMiddleOfABatch(t *testing.T) {
 	srv := server.New(m, server.Config{Socket: sock})
 	require.NoError(t, srv.Listen())
 	go srv.Serve()
-	info, err := m.Create(ctx, session.CreateParams{SessionID: "batch"})
+	info, err := m.Create(ctx, wire.CreateSession{SessionID: "batch"})
 	require.NoError(t, err)
 	c := dialRaw(t, sock)
 	const n = 3000
@@ -660,7 +660,7 @@ func TestResultsAreNotHTMLEscaped(t *testing.T) {
 	// Ensures every method's result, not only a tool's, carries <, > and &
 	// as they are: \u003c costs six bytes for one, and a model reads it.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	c := dialRaw(t, d.Socket)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"` + info.ID + `","name":"TaskCreate","arguments":{"subject":"check a < b && b > c"}}}`)
@@ -680,7 +680,7 @@ func TestSnapshotAndResumeFitMaxChars(t *testing.T) {
 	// carry the whole list.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	cl := d.Dial(t)
-	info, err := d.Mgr.Create(ctx, session.CreateParams{})
+	info, err := d.Mgr.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	for i := 1; i <= 300; i++ {
 		_, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Task %03d", i), "description": strings.Repeat("d", 500)}})

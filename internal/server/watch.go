@@ -19,14 +19,14 @@ const DefaultWatchBuffer = 1024
 type watcher struct {
 	c       *conn
 	session string
-	events  chan session.Event
+	events  chan wire.Event
 	dropped bool // Send calls are serialised by the manager
 	cancel  func()
 }
 
 // Send queues e without blocking; a watcher that has fallen too far behind
 // is dropped.
-func (w *watcher) Send(e session.Event) {
+func (w *watcher) Send(e wire.Event) {
 	if w.dropped {
 		return
 	}
@@ -93,7 +93,7 @@ func (s *Server) watch(ctx context.Context, c *conn, p wire.SessionRef) (any, er
 	if c.watching(p.SessionID) {
 		return struct{}{}, nil // one subscription, however often asked
 	}
-	w := &watcher{c: c, session: p.SessionID, events: make(chan session.Event, s.cfg.WatchBuffer)}
+	w := &watcher{c: c, session: p.SessionID, events: make(chan wire.Event, s.cfg.WatchBuffer)}
 	cancel, err := s.mgr.Watch(ctx, p.SessionID, w)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,8 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/server"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestWatch(t *testing.T) {
@@ -83,7 +83,7 @@ func TestSlowWatcherIsToldAndClosed(t *testing.T) {
 	// changes up to where it fell behind, a watchLagged notice, and the
 	// end of the connection.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.WatchBuffer = 16 })
-	_, err := d.Mgr.Create(ctx, session.CreateParams{SessionID: "w"})
+	_, err := d.Mgr.Create(ctx, wire.CreateSession{SessionID: "w"})
 	require.NoError(t, err)
 	w := dialRaw(t, d.Socket)
 	w.send(`{"jsonrpc":"2.0","id":1,"method":"sessions/watch","params":{"sessionId":"w"}}`)
@@ -94,7 +94,7 @@ func TestSlowWatcherIsToldAndClosed(t *testing.T) {
 	// and the watcher's.
 	long := strings.Repeat("x", 450)
 	for i := range 1000 {
-		_, err := d.Mgr.Call(ctx, session.CallParams{SessionID: "w", Name: "TaskCreate", Arguments: json.RawMessage(`{"subject":"` + long + strconv.Itoa(i) + `"}`)})
+		_, err := d.Mgr.Call(ctx, wire.ToolCall{SessionID: "w", Name: "TaskCreate", Arguments: json.RawMessage(`{"subject":"` + long + strconv.Itoa(i) + `"}`)})
 		require.NoError(t, err)
 	}
 	other := d.Dial(t)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
-	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // sessionsWatchAll subscribes the connection to every session's events
@@ -23,7 +23,7 @@ func (s *Server) sessionsWatchAll(method string) handler {
 		if c.watching(watchAllKey) {
 			return struct{}{}, nil // one subscription, however often asked
 		}
-		w := &watcher{c: c, events: make(chan session.Event, s.cfg.WatchBuffer)}
+		w := &watcher{c: c, events: make(chan wire.Event, s.cfg.WatchBuffer)}
 		w.cancel = s.mgr.WatchAll(w)
 		c.addWatch(watchAllKey, w.cancel)
 		go w.run(c.dead)

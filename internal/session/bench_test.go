@@ -11,6 +11,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func benchDB(b *testing.B) *db.DB {
@@ -24,11 +25,11 @@ func benchDB(b *testing.B) *db.DB {
 
 // seed makes a session holding n tasks, written as one replayed transcript.
 func seed(b *testing.B, m *session.Manager, id string, n int) {
-	calls := make([]session.TranscriptCall, n)
+	calls := make([]wire.TranscriptCall, n)
 	for i := range calls {
-		calls[i] = session.TranscriptCall{Name: tools.TaskCreate, Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"task %d","description":"some details about task %d"}`, i, i))}
+		calls[i] = wire.TranscriptCall{Name: tools.TaskCreate, Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"task %d","description":"some details about task %d"}`, i, i))}
 	}
-	if _, err := m.Replay(ctx, session.ReplayParams{SessionID: id, Calls: calls}); err != nil {
+	if _, err := m.Replay(ctx, wire.ReplaySession{SessionID: id, Calls: calls}); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -43,7 +44,7 @@ func BenchmarkCompact(b *testing.B) {
 			seed(b, m, "gen", n)
 			id := "gen"
 			for b.Loop() {
-				out, err := m.Compact(ctx, session.CompactParams{SessionID: id})
+				out, err := m.Compact(ctx, wire.Compact{SessionID: id})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -71,11 +72,11 @@ func BenchmarkCounts(b *testing.B) {
 	require.NoError(b, err)
 	defer d.Close()
 	m := session.NewManager(d, nil)
-	calls := make([]session.TranscriptCall, 1000)
+	calls := make([]wire.TranscriptCall, 1000)
 	for i := range calls {
-		calls[i] = session.TranscriptCall{Name: tools.TaskCreate, Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"s%d"}`, i))}
+		calls[i] = wire.TranscriptCall{Name: tools.TaskCreate, Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"s%d"}`, i))}
 	}
-	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "big", Calls: calls})
+	_, err = m.Replay(ctx, wire.ReplaySession{SessionID: "big", Calls: calls})
 	require.NoError(b, err)
 	for b.Loop() {
 		c, err := d.TaskCounts(ctx, "big")

@@ -5,36 +5,22 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
-	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Snapshot is the whole store, for the compact worker's context.
-type Snapshot = wire.Snapshot
-
-// Snapshot returns a session's whole store and the text compaction would
+// wire.Snapshot returns a session's whole store and the text compaction would
 // inject. It changes nothing and works on a sealed session too.
-func (m *Manager) Snapshot(ctx context.Context, id string) (Snapshot, error) {
+func (m *Manager) Snapshot(ctx context.Context, id string) (wire.Snapshot, error) {
 	s, _, release, err := m.acquireRead(ctx, id, false)
 	if err != nil {
-		return Snapshot{}, err
+		return wire.Snapshot{}, err
 	}
 	defer release()
-	return Snapshot{Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Text: compact.Text(s.st)}, nil
+	return wire.Snapshot{Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Text: compact.Text(s.st)}, nil
 }
-
-// CompactParams is a sessions/compact.
-type CompactParams = wire.Compact
-
-// ForcedCall is the TaskList fired at the start of a successor session, for
-// the host to place as a tool call and its result before the model goes on.
-type ForcedCall = wire.ForcedCall
-
-// Compacted is the result of sessions/compact.
-type Compacted = wire.Compacted
 
 const maxSummaryLen = 1 << 20
 
@@ -42,46 +28,46 @@ const maxSummaryLen = 1 << 20
 // (completed and deleted too) and the taskid counter, in one transaction.
 // It holds the session's lock throughout, so a racing write either lands
 // before (and is in the snapshot) or finds the session sealed.
-func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, error) {
+func (m *Manager) Compact(ctx context.Context, p wire.Compact) (wire.Compacted, error) {
 	if p.NewSessionID == "" {
 		p.NewSessionID = newID()
 	}
 	if err := validID(p.NewSessionID); err != nil {
-		return Compacted{}, err
+		return wire.Compacted{}, err
 	}
 	if len(p.Summary) > maxSummaryLen {
-		return Compacted{}, errorf(wire.CodeInvalidParams, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
+		return wire.Compacted{}, errorf(wire.CodeInvalidParams, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
 	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
-		return Compacted{}, err
+		return wire.Compacted{}, err
 	}
 	defer s.release()
-	if s.rec.Status == record.StatusCompacted {
-		return Compacted{}, m.sealed(s, "compact")
+	if s.rec.Status == tasksessiond.SessionCompacted {
+		return wire.Compacted{}, m.sealed(s, "compact")
 	}
 	plan, err := compact.Build(s.rec, s.st, p.NewSessionID, p.Summary)
 	if err != nil {
-		return Compacted{}, &Error{Code: wire.CodeInternal, Message: "building the successor", Err: err}
+		return wire.Compacted{}, &Error{Code: wire.CodeInternal, Message: "building the successor", Err: err}
 	}
 	if err := m.db.Compact(context.WithoutCancel(ctx), plan); err != nil {
 		switch {
-		case errors.Is(err, db.ErrExists):
-			return Compacted{}, errorf(wire.CodeSessionExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
-		case errors.Is(err, db.ErrSealed):
+		case errors.Is(err, tasksessiond.ErrExists):
+			return wire.Compacted{}, errorf(wire.CodeSessionExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
+		case errors.Is(err, tasksessiond.ErrSealed):
 			// The row says it is sealed though memory did not: memory is
 			// stale, so drop it and let the next access replay.
 			m.drop(s)
-			return Compacted{}, errorf(wire.CodeSessionSealed, "session %s was already compacted", s.id)
+			return wire.Compacted{}, errorf(wire.CodeSessionSealed, "session %s was already compacted", s.id)
 		}
 		// Dropped, for the next use to read what the log says: on
 		// PostgreSQL a commit cut off may have landed.
 		m.drop(s)
-		return Compacted{}, unavailable("compacting "+s.id, err)
+		return wire.Compacted{}, unavailable("compacting "+s.id, err)
 	}
-	s.rec.Status, s.rec.SuccessorID = record.StatusCompacted, plan.New.ID
+	s.rec.Status, s.rec.SuccessorID = tasksessiond.SessionCompacted, plan.New.ID
 	m.created()
-	m.notify(Event{SessionID: s.id, Op: OpCompacted, SuccessorID: plan.New.ID})
+	m.notify(wire.Event{SessionID: s.id, Op: OpCompacted, SuccessorID: plan.New.ID})
 
 	// The compaction has committed: a successor that does not restore here
 	// is not an error of this call, but it is logged, and the successor is
@@ -96,7 +82,7 @@ func (m *Manager) Compact(ctx context.Context, p CompactParams) (Compacted, erro
 	}
 	m.log.Info("session compacted", slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Int("tasks", len(plan.Tasks)))
 
-	return Compacted{Session: info(*plan.New, s.st.Counts()), Messages: plan.Messages, ForcedCall: forcedCall(&plan.Forced.Call)}, nil
+	return wire.Compacted{Session: info(*plan.New, s.st.Counts()), Messages: plan.Messages, ForcedCall: forcedCall(&plan.Forced.Call)}, nil
 }
 
 // adopt puts a freshly built session in memory, unless someone already
@@ -115,15 +101,15 @@ func (m *Manager) sealed(s *session, what string) *Error {
 		Message: "session " + s.id + " was compacted into " + s.rec.SuccessorID + " and no longer takes changes: " + what + " in the successor session"}
 }
 
-func forcedCall(c *record.Call) ForcedCall {
-	return ForcedCall{CallID: c.CallID, Name: c.Name, Arguments: map[string]any{}, Result: c.Result}
+func forcedCall(c *tasksessiond.Call) wire.ForcedCall {
+	return wire.ForcedCall{CallID: c.CallID, Name: c.Name, Arguments: map[string]any{}, Result: c.Result}
 }
 
 // taskList is st's tasks ([] when none: the wire never carries null).
-func taskList(st *store.Store) []wire.Task {
+func taskList(st *store.Store) []tasksessiond.Task {
 	tasks := st.List()
 	if tasks == nil {
-		tasks = []wire.Task{}
+		tasks = []tasksessiond.Task{}
 	}
 	return tasks
 }

@@ -12,11 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/session"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -47,15 +46,15 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	snap, err := m.Snapshot(ctx, old)
 	require.NoError(t, err)
 
-	out, err := m.Compact(ctx, session.CompactParams{SessionID: old, Summary: "we did things", NewSessionID: "gen2"})
+	out, err := m.Compact(ctx, wire.Compact{SessionID: old, Summary: "we did things", NewSessionID: "gen2"})
 	require.NoError(t, err)
 	assert.Equal(t, "gen2", out.Session.ID)
 	assert.Equal(t, old, out.Session.ParentID)
-	assert.Equal(t, wire.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, out.Session.Counts)
+	assert.Equal(t, tasksessiond.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, out.Session.Counts)
 
 	require.Len(t, out.Messages, 2)
-	assert.Equal(t, record.Message{Role: "system", Kind: compact.KindTaskSnapshot, Content: snap.Text}, out.Messages[0], "the injected text is the snapshot's")
-	assert.Equal(t, record.Message{Role: "system", Kind: compact.KindSummary, Content: "we did things"}, out.Messages[1])
+	assert.Equal(t, tasksessiond.Message{Role: "system", Kind: compact.KindTaskSnapshot, Content: snap.Text}, out.Messages[0], "the injected text is the snapshot's")
+	assert.Equal(t, tasksessiond.Message{Role: "system", Kind: compact.KindSummary, Content: "we did things"}, out.Messages[1])
 	for _, line := range []string{"#1 [completed] done one", "#2 [deleted] dropped one", "#3 [inprogress] doing one", "#4 [pending] todo one", "next TaskCreate gets #5"} {
 		assert.Contains(t, snap.Text, line)
 	}
@@ -71,27 +70,27 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, 5, created.StructuredContent.Task.Taskid, "never a reused id")
 
 	// The old session is sealed for writes, readable, and says where to go.
-	_, err = m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"late"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: old, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"late"}`)})
 	require.Error(t, err)
 	var se *session.Error
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, wire.CodeSessionSealed, se.Code)
 	assert.Equal(t, "gen2", se.SuccessorID)
-	_, err = m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskUpdate, Arguments: json.RawMessage(`garbage-shaped`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: old, Name: tools.TaskUpdate, Arguments: json.RawMessage(`garbage-shaped`)})
 	assert.Equal(t, wire.CodeSessionSealed, session.ErrorCode(err))
 	got := call(t, m, old, tools.TaskGet, `{"taskid":4}`)
 	assert.Equal(t, "todo one", got.StructuredContent.Task.Subject)
 	info, err := m.Get(ctx, old)
 	require.NoError(t, err)
-	assert.Equal(t, record.StatusCompacted, info.Status)
+	assert.Equal(t, tasksessiond.SessionCompacted, info.Status)
 	assert.Equal(t, "gen2", info.SuccessorID)
-	_, err = m.Compact(ctx, session.CompactParams{SessionID: old})
+	_, err = m.Compact(ctx, wire.Compact{SessionID: old})
 	assert.Equal(t, wire.CodeSessionSealed, session.ErrorCode(err))
 
 	rows, err := d.Calls(ctx, old)
 	require.NoError(t, err)
 	assert.Len(t, rows, 7, "nothing was logged to the sealed session")
-	_, err = m.Compact(ctx, session.CompactParams{SessionID: "gen2", NewSessionID: old})
+	_, err = m.Compact(ctx, wire.Compact{SessionID: "gen2", NewSessionID: old})
 	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err))
 }
 
@@ -102,10 +101,10 @@ func TestResumeCompactedAfterRestart(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
 	gen := planted(t, m)
-	var want []session.Resumed
+	var want []wire.Resumed
 	ids := []string{gen}
 	for g := range 3 {
-		out, err := m.Compact(ctx, session.CompactParams{SessionID: gen, Summary: fmt.Sprintf("summary %d", g)})
+		out, err := m.Compact(ctx, wire.Compact{SessionID: gen, Summary: fmt.Sprintf("summary %d", g)})
 		require.NoError(t, err)
 		gen = out.Session.ID
 		ids = append(ids, gen)
@@ -156,7 +155,7 @@ func TestCompactWorkerCannotWrite(t *testing.T) {
 
 	for _, name := range []string{tools.TaskCreate, tools.TaskUpdate} {
 		for _, args := range []string{`{"subject":"x"}`, `{"taskid":1,"status":"deleted"}`, `{}`, `null`, `[1]`, `"{\"subject\":\"x\"}"`, `{"bogus":1}`, `17`} {
-			raw, err := m.Call(ctx, session.CallParams{SessionID: id, Name: name, Arguments: json.RawMessage(args), Role: "compact_worker", CallID: "cw-" + name + args})
+			raw, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: name, Arguments: json.RawMessage(args), Role: "compact_worker", CallID: "cw-" + name + args})
 			require.NoError(t, err)
 			res := decodeResult(t, raw)
 			assert.True(t, res.IsError, "%s %s", name, args)
@@ -164,7 +163,7 @@ func TestCompactWorkerCannotWrite(t *testing.T) {
 		}
 	}
 	call(t, m, id, tools.TaskList, `{}`) // the agent's own read, not logged either (reads never are)
-	raw, err := m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskGet, Arguments: json.RawMessage(`{"taskid":3}`), Role: "compact_worker"})
+	raw, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskGet, Arguments: json.RawMessage(`{"taskid":3}`), Role: "compact_worker"})
 	require.NoError(t, err)
 	assert.Equal(t, "doing one", decodeResult(t, raw).StructuredContent.Task.Subject)
 
@@ -205,7 +204,7 @@ func TestWritesRacingCompaction(t *testing.T) {
 					<-landed
 				}
 				callID := fmt.Sprintf("w%d-%d", w, i)
-				raw, err := m.Call(ctx, session.CallParams{SessionID: target, Name: tools.TaskCreate, CallID: callID,
+				raw, err := m.Call(ctx, wire.ToolCall{SessionID: target, Name: tools.TaskCreate, CallID: callID,
 					Arguments: json.RawMessage(fmt.Sprintf(`{"subject":%q}`, callID))})
 				var se *session.Error
 				if errAs(err, &se) && se.Code == wire.CodeSessionSealed {
@@ -229,7 +228,7 @@ func TestWritesRacingCompaction(t *testing.T) {
 	}
 	go func() {
 		<-third
-		out, err := m.Compact(ctx, session.CompactParams{SessionID: old})
+		out, err := m.Compact(ctx, wire.Compact{SessionID: old})
 		assert.NoError(t, err)
 		close(landed)
 		compacted <- out.Session.ID
@@ -279,10 +278,10 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 	for i := range 40 {
 		call(t, m, first, tools.TaskUpdate, fmt.Sprintf(`{"taskid":4,"subject":"todo one, take %d"}`, i))
 	}
-	mid, err := m.Compact(ctx, session.CompactParams{SessionID: first})
+	mid, err := m.Compact(ctx, wire.Compact{SessionID: first})
 	require.NoError(t, err)
 	call(t, m, mid.Session.ID, tools.TaskCreate, `{"subject":"in the middle generation"}`)
-	last, err := m.Compact(ctx, session.CompactParams{SessionID: mid.Session.ID})
+	last, err := m.Compact(ctx, wire.Compact{SessionID: mid.Session.ID})
 	require.NoError(t, err)
 	want, err := m.Resume(ctx, last.Session.ID)
 	require.NoError(t, err)
@@ -318,7 +317,7 @@ func TestCompactCarriesEveryTaskAndItsTimes(t *testing.T) {
 	raw := testutil.RawDB(t, d.Path())
 	created := createdAt(t, raw, id)
 	require.Len(t, created, 5)
-	out, err := m.Compact(ctx, session.CompactParams{SessionID: id, NewSessionID: "next"})
+	out, err := m.Compact(ctx, wire.Compact{SessionID: id, NewSessionID: "next"})
 	require.NoError(t, err)
 
 	want, err := m.Resume(ctx, "next")
@@ -341,14 +340,14 @@ func TestCompactCarriesEveryTaskAndItsTimes(t *testing.T) {
 }
 
 // projected reads a session's tasks from table.
-func projected(t *testing.T, raw *sql.DB, table, id string) []store.Task {
+func projected(t *testing.T, raw *sql.DB, table, id string) []tasksessiond.Task {
 	t.Helper()
 	rows, err := raw.Query(`SELECT taskid, status, subject, description FROM `+table+` WHERE session_id = ? ORDER BY taskid`, id)
 	require.NoError(t, err)
 	defer rows.Close()
-	var got []store.Task
+	var got []tasksessiond.Task
 	for rows.Next() {
-		var task store.Task
+		var task tasksessiond.Task
 		require.NoError(t, rows.Scan(&task.Taskid, &task.Status, &task.Subject, &task.Description))
 		got = append(got, task)
 	}
@@ -383,23 +382,23 @@ func TestCallIDHoldsAcrossALineage(t *testing.T) {
 	d := testutil.MustOpenDBAt(t, path)
 	m := session.NewManager(d, nil)
 	old := newSession(t, m)
-	first, err := m.Call(ctx, session.CallParams{SessionID: old, Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
+	first, err := m.Call(ctx, wire.ToolCall{SessionID: old, Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
 	require.NoError(t, err)
-	_, err = m.Compact(ctx, session.CompactParams{SessionID: old, NewSessionID: "gen2"})
+	_, err = m.Compact(ctx, wire.Compact{SessionID: old, NewSessionID: "gen2"})
 	require.NoError(t, err)
-	_, err = m.Call(ctx, session.CallParams{SessionID: "gen2", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: "gen2", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
 	require.NoError(t, err)
-	_, err = m.Compact(ctx, session.CompactParams{SessionID: "gen2", NewSessionID: "gen3"})
+	_, err = m.Compact(ctx, wire.Compact{SessionID: "gen2", NewSessionID: "gen3"})
 	require.NoError(t, err)
 
 	// A restart between the two compactions: gen2 is loaded from the log,
 	// then compacted here; its successor must still know c1.
 	mid := session.NewManager(d, nil)
-	_, err = mid.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskList})
+	_, err = mid.Call(ctx, wire.ToolCall{SessionID: "gen3", Name: tools.TaskList})
 	require.NoError(t, err)
-	_, err = mid.Compact(ctx, session.CompactParams{SessionID: "gen3", NewSessionID: "gen4"})
+	_, err = mid.Compact(ctx, wire.Compact{SessionID: "gen3", NewSessionID: "gen4"})
 	require.NoError(t, err)
-	again, err := mid.Call(ctx, session.CallParams{SessionID: "gen4", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
+	again, err := mid.Call(ctx, wire.ToolCall{SessionID: "gen4", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
 	require.NoError(t, err)
 	assert.JSONEq(t, string(first), string(again), "a successor compacted from a loaded session knows its grandparents' callIds")
 	got, err := mid.Resume(ctx, "gen4")
@@ -407,12 +406,12 @@ func TestCallIDHoldsAcrossALineage(t *testing.T) {
 	assert.Len(t, got.Tasks, 2)
 
 	for name, mgr := range map[string]*session.Manager{"in memory": m, "after a restart": session.NewManager(d, nil)} {
-		again, err := mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
+		again, err := mgr.Call(ctx, wire.ToolCall{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"once"}`)})
 		require.NoError(t, err, name)
 		assert.JSONEq(t, string(first), string(again), "%s: the recorded result", name)
-		_, err = mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
+		_, err = mgr.Call(ctx, wire.ToolCall{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
 		require.NoError(t, err, name)
-		_, err = mgr.Call(ctx, session.CallParams{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"something else"}`)})
+		_, err = mgr.Call(ctx, wire.ToolCall{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"something else"}`)})
 		var se *session.Error
 		require.ErrorAs(t, err, &se, name)
 		assert.Equal(t, wire.CodeCallIDConflict, se.Code, name)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -14,9 +14,9 @@ import (
 type Error struct {
 	Code        int64
 	Message     string
-	SuccessorID string          // for wire.CodeSessionSealed
-	Lease       *LeaseHeldError // for wire.CodeSessionLeased: who holds the session
-	Err         error           // the cause, for logs
+	SuccessorID string                       // for wire.CodeSessionSealed
+	Lease       *tasksessiond.LeaseHeldError // for wire.CodeSessionLeased: who holds the session
+	Err         error                        // the cause, for logs
 }
 
 func (e *Error) Error() string {
@@ -43,15 +43,15 @@ func errorf(code int64, format string, a ...any) *Error {
 
 func unavailable(what string, err error) *Error {
 	// A fleet's lease is not storage failing: say who serves the session.
-	var held *LeaseHeldError
+	var held *tasksessiond.LeaseHeldError
 	if errors.As(err, &held) {
 		return &Error{Code: wire.CodeSessionLeased, Lease: held, Err: err,
 			Message: what + " failed: " + held.Error() + "; nothing was changed: send the call to that daemon, or retry once the lease has expired"}
 	}
-	if errors.Is(err, db.ErrVanished) {
+	if errors.Is(err, tasksessiond.ErrVanished) {
 		return &Error{Code: wire.CodeStorageUnavailable, Message: what + " failed: " + err.Error() + "; nothing was changed", Err: err}
 	}
-	if errors.Is(err, ErrLeaseExpired) {
+	if errors.Is(err, tasksessiond.ErrLeaseExpired) {
 		// Not the database failing: this daemon lost the session's lease
 		// (it paused, or could not reach the database, for a lease).
 		return &Error{Code: wire.CodeStorageUnavailable, Err: err,

@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func loaded(t *testing.T, m *session.Manager) int {
@@ -87,7 +88,7 @@ func TestStartLoadsNothing(t *testing.T) {
 	info, err := m.Get(ctx, ids[3])
 	require.NoError(t, err)
 	assert.Equal(t, 10, info.Counts.Total, "counted through the tasks view")
-	list, _, err := m.List(ctx, session.ListParams{})
+	list, _, err := m.List(ctx, wire.ListSessions{})
 	require.NoError(t, err)
 	assert.Len(t, list, 20)
 	assert.Equal(t, 0, loaded(t, m))

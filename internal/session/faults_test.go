@@ -21,7 +21,7 @@ import (
 
 // assertMemoryEqualsDatabase resumes id in m and in a fresh manager (which
 // replays from the database) and compares.
-func assertMemoryEqualsDatabase(t *testing.T, d *db.DB, m *session.Manager, id string) session.Resumed {
+func assertMemoryEqualsDatabase(t *testing.T, d *db.DB, m *session.Manager, id string) wire.Resumed {
 	t.Helper()
 	mem, err := m.Resume(ctx, id)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestDiskFull(t *testing.T) {
 	var acked int
 	var fullErr error
 	for i := 0; i < 1000 && fullErr == nil; i++ {
-		_, fullErr = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate,
+		_, fullErr = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate,
 			Arguments: json.RawMessage(fmt.Sprintf(`{"subject":"task %d","description":"%0500d"}`, i, i))})
 		if fullErr == nil {
 			acked++
@@ -84,7 +84,7 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
 	require.NoError(t, err)
 
-	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"blocked"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"blocked"}`)})
 	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
 	got := assertMemoryEqualsDatabase(t, d, m, id)
 	assert.Len(t, got.Tasks, 1)
@@ -114,7 +114,7 @@ func TestFileTurnsReadOnly(t *testing.T) {
 	}
 	defer exec.Command("chattr", append([]string{"-i"}, files...)...).Run()
 
-	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"refused"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"refused"}`)})
 	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
 	list := call(t, m, id, tools.TaskList, `{}`)
 	assert.Len(t, list.StructuredContent.Tasks, 1, "reads go on")
@@ -144,7 +144,7 @@ func TestUnloggedErrorResultRetriedAnswersSame(t *testing.T) {
 	defer conn.Close()
 	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
 	require.NoError(t, err)
-	p := session.CallParams{SessionID: id, Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":2,"status":"completed"}`), CallID: "k"}
+	p := wire.ToolCall{SessionID: id, Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":2,"status":"completed"}`), CallID: "k"}
 	first, err := m.Call(ctx, p)
 	require.NoError(t, err, "an error result is answered unlogged")
 	_, err = conn.ExecContext(context.Background(), `ROLLBACK`)

@@ -19,8 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
-	"github.com/tasksessiond/tasksessiond/internal/record"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -29,13 +28,13 @@ import (
 
 // Manager owns the loaded sessions.
 type Manager struct {
-	db    Storage
+	db    tasksessiond.Storage
 	log   *slog.Logger
 	now   func() time.Time // the clock of idleness and uptime; tests set it
 	start time.Time
 
-	leases Leaser           // nil unless the storage is shared by a fleet of daemons
-	reader ConsistentReader // with leases: reads of sessions this daemon does not hold
+	leases tasksessiond.Leaser           // nil unless the storage is shared by a fleet of daemons
+	reader tasksessiond.ConsistentReader // with leases: reads of sessions this daemon does not hold
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -57,7 +56,7 @@ type session struct {
 	loaded bool
 	dead   bool // dropped from the manager; whoever holds it must look again
 
-	rec     record.Session
+	rec     tasksessiond.Session
 	st      *store.Store
 	nextSeq int64
 	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
@@ -67,7 +66,7 @@ type session struct {
 	// it gets the recorded result, not a second task.
 	ancestors []string
 	report    replay.Report
-	forced    *record.Call // the TaskList fired at compaction, for a successor session
+	forced    *tasksessiond.Call // the TaskList fired at compaction, for a successor session
 	// unlogged are the error results answered though their row could not
 	// be written (SQLite's disk full), by callId: a retry answers the same.
 	unlogged map[string]unloggedCall
@@ -77,15 +76,15 @@ type session struct {
 }
 
 // NewManager returns a manager over d. A nil logger discards.
-func NewManager(d Storage, log *slog.Logger) *Manager {
+func NewManager(d tasksessiond.Storage, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{db: d, log: log, now: time.Now, start: time.Now(), sessions: make(map[string]*session), total: -1, maxLoaded: DefaultMaxLoaded}
-	if l, ok := d.(Leaser); ok {
+	if l, ok := d.(tasksessiond.Leaser); ok {
 		m.leases = l
 		l.OnLost(m.lostLease)
-		m.reader, _ = d.(ConsistentReader)
+		m.reader, _ = d.(tasksessiond.ConsistentReader)
 	}
 	return m
 }
@@ -192,11 +191,11 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 }
 
 // fill rebuilds s from src: its snapshot and its log replayed.
-func (m *Manager) fill(ctx context.Context, s *session, src replay.Source) error {
+func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source) error {
 	s.callIDs = make(map[string]int64)
 	s.forced = nil
 	var last int64
-	each := func(row *record.Call) {
+	each := func(row *tasksessiond.Call) {
 		if row.CallID != "" {
 			s.callIDs[row.CallID] = row.Seq
 		}
@@ -211,7 +210,7 @@ func (m *Manager) fill(ctx context.Context, s *session, src replay.Source) error
 	// The log is the truth: a session is its snapshot and its log replayed.
 	l, err := replay.Session(ctx, src, s.id, replay.Options{Each: each})
 	switch {
-	case errors.Is(err, db.ErrNotFound):
+	case errors.Is(err, tasksessiond.ErrNotFound):
 		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	case errors.Is(err, replay.ErrSnapshot):
 		return &Error{Code: wire.CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
@@ -269,20 +268,17 @@ const (
 	keyTool    = "tool"
 )
 
-// CallParams is a tools/call.
-type CallParams = wire.ToolCall
-
 // Call runs a tool call and returns its CallToolResult as JSON. A write is
 // returned only after its log row has committed; a retry with a recorded
 // callId returns the recorded result and applies nothing.
-func (m *Manager) Call(ctx context.Context, p CallParams) (json.RawMessage, error) {
+func (m *Manager) Call(ctx context.Context, p wire.ToolCall) (json.RawMessage, error) {
 	return m.CallDecoded(ctx, p, nil)
 }
 
 // CallDecoded is Call with the arguments already decoded (by the server,
 // in its one pass over the request line; p.Arguments are then the bytes
 // they were decoded from, compact). args nil: Call decodes them.
-func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Decoded) (json.RawMessage, error) {
+func (m *Manager) CallDecoded(ctx context.Context, p wire.ToolCall, args *tools.Decoded) (json.RawMessage, error) {
 	role, def, err := checkCall(p)
 	if err != nil {
 		return nil, err
@@ -313,7 +309,7 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 	if out, seen, err := m.retried(ctx, s, p, raw); seen || err != nil {
 		return out, err
 	}
-	if s.rec.Status == record.StatusCompacted {
+	if s.rec.Status == tasksessiond.SessionCompacted {
 		return nil, m.sealed(s, "send "+p.Name)
 	}
 	if err := ctx.Err(); err != nil {
@@ -327,7 +323,7 @@ func (m *Manager) CallDecoded(ctx context.Context, p CallParams, args *tools.Dec
 // logged, so it never grows the database nor waits on the writer, and a
 // retry simply reads again. In fleet mode, a session this daemon does not
 // hold is read from the database, without taking its lease.
-func (m *Manager) read(ctx context.Context, p CallParams, role tools.Role, def tools.Def, args *tools.Decoded) (json.RawMessage, error) {
+func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, def tools.Def, args *tools.Decoded) (json.RawMessage, error) {
 	s, _, release, err := m.acquireRead(ctx, p.SessionID, false)
 	if err != nil {
 		return nil, err
@@ -345,7 +341,7 @@ func (m *Manager) read(ctx context.Context, p CallParams, role tools.Role, def t
 // from the database by one consistent read, which takes no lease and is
 // not kept (with its messages when asked). On SQLite it is acquire. The
 // caller must call release.
-func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool) (s *session, msgs []record.Message, release func(), err error) {
+func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool) (s *session, msgs []tasksessiond.Message, release func(), err error) {
 	if m.reader == nil {
 		s, err := m.acquire(ctx, id)
 		if err != nil {
@@ -382,7 +378,7 @@ func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool)
 		s.mu.Unlock()
 	}
 	t := &session{id: id, clock: m.now}
-	err = m.reader.ReadConsistent(ctx, func(src ReadSource) error {
+	err = m.reader.ReadConsistent(ctx, func(src tasksessiond.ReadSource) error {
 		if err := m.fill(ctx, t, src); err != nil {
 			return err
 		}
@@ -413,7 +409,7 @@ func decode(name string, raw json.RawMessage, args *tools.Decoded) (tools.Call, 
 }
 
 // checkCall validates what a call names before its session is touched.
-func checkCall(p CallParams) (tools.Role, tools.Def, error) {
+func checkCall(p wire.ToolCall) (tools.Role, tools.Def, error) {
 	role, err := tools.ParseRole(p.Role)
 	if err != nil {
 		return role, tools.Def{}, errorf(wire.CodeInvalidParams, "%v", err)
@@ -432,7 +428,7 @@ func checkCall(p CallParams) (tools.Role, tools.Def, error) {
 
 // retried answers a write whose callId the session's lineage has logged:
 // with the recorded result, applying nothing.
-func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args json.RawMessage) (out json.RawMessage, seen bool, err error) {
+func (m *Manager) retried(ctx context.Context, s *session, p wire.ToolCall, args json.RawMessage) (out json.RawMessage, seen bool, err error) {
 	if p.CallID == "" {
 		return nil, false, nil
 	}
@@ -460,7 +456,7 @@ func (m *Manager) retried(ctx context.Context, s *session, p CallParams, args js
 // its recorded result wherever it is retried, even while another daemon
 // serves the session or after it was sealed. A callId logged in an
 // ancestor is found once the session is loaded, as before.
-func (m *Manager) retriedUnheld(ctx context.Context, p CallParams) (json.RawMessage, bool, error) {
+func (m *Manager) retriedUnheld(ctx context.Context, p wire.ToolCall) (json.RawMessage, bool, error) {
 	if m.reader == nil || p.CallID == "" {
 		return nil, false, nil
 	}
@@ -488,10 +484,10 @@ func (m *Manager) retriedUnheld(ctx context.Context, p CallParams) (json.RawMess
 // write applies a write to the session's store, logs it and answers once
 // its row has committed. A write that fails (an unknown taskid) is logged
 // too, as an error, so that replay skips it.
-func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json.RawMessage, decoded *tools.Decoded) (json.RawMessage, error) {
+func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, args json.RawMessage, decoded *tools.Decoded) (json.RawMessage, error) {
 	call, derr := decode(p.Name, args, decoded)
 	var res tools.Result
-	var changed *store.Task
+	var changed *tasksessiond.Task
 	if derr != nil {
 		res = tools.ErrorResult(derr.Error())
 	} else {
@@ -505,11 +501,11 @@ func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json
 		m.drop(s)
 		return nil, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
 	}
-	row := call.Append(record.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
+	row := call.Append(tasksessiond.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
 		Arguments: args, IsError: res.IsError, Result: stored}, changed)
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
-	rows := []record.Append{row}
+	rows := []tasksessiond.Append{row}
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
 		if isLeaseError(err) {
 			// Whatever the call, a lost lease means memory may be stale.
@@ -547,14 +543,14 @@ func (m *Manager) write(ctx context.Context, s *session, p CallParams, args json
 
 // logged moves the session past a committed row: its next seq, its
 // callIds, its last activity, and the watchers told of the change.
-func (m *Manager) logged(s *session, row record.Call, changed *store.Task) {
+func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksessiond.Task) {
 	if changed != nil {
 		op := OpUpdate
 		if row.Name == tools.TaskCreate {
 			op = OpCreate
 		}
 		t := *changed
-		m.notify(Event{SessionID: s.id, Seq: row.Seq, Op: op, Task: &t})
+		m.notify(wire.Event{SessionID: s.id, Seq: row.Seq, Op: op, Task: &t})
 	}
 	s.nextSeq = row.Seq + 1
 	if row.CallID != "" {

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/crashtest"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -28,8 +28,8 @@ var ctx = context.Background()
 type result struct {
 	IsError           bool `json:"isError"`
 	StructuredContent struct {
-		Task  *store.Task  `json:"task"`
-		Tasks []store.Task `json:"tasks"`
+		Task  *tasksessiond.Task  `json:"task"`
+		Tasks []tasksessiond.Task `json:"tasks"`
 	} `json:"structuredContent"`
 }
 
@@ -42,14 +42,14 @@ func decodeResult(t testing.TB, raw json.RawMessage) result {
 
 func newSession(t testing.TB, m *session.Manager) string {
 	t.Helper()
-	info, err := m.Create(ctx, session.CreateParams{Title: "test"})
+	info, err := m.Create(ctx, wire.CreateSession{Title: "test"})
 	require.NoError(t, err)
 	return info.ID
 }
 
 func call(t testing.TB, m *session.Manager, id, name, args string) result {
 	t.Helper()
-	raw, err := m.Call(ctx, session.CallParams{SessionID: id, Name: name, Arguments: json.RawMessage(args)})
+	raw, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: name, Arguments: json.RawMessage(args)})
 	require.NoError(t, err)
 	return decodeResult(t, raw)
 }
@@ -95,7 +95,7 @@ func TestReplayPropertyMatchesLive(t *testing.T) {
 	}
 }
 
-func nilIfEmpty(ts []store.Task) []store.Task {
+func nilIfEmpty(ts []tasksessiond.Task) []tasksessiond.Task {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -149,7 +149,7 @@ func TestCallIDRetry(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
 	id := newSession(t, m)
-	p := session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"a"}`), CallID: "toolu_1"}
+	p := wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"a"}`), CallID: "toolu_1"}
 	first, err := m.Call(ctx, p)
 	require.NoError(t, err)
 
@@ -187,7 +187,7 @@ func TestFailedCommitLeavesMemoryEqualToDatabase(t *testing.T) {
 	_, err := raw.Exec(`CREATE TRIGGER fail_inserts BEFORE INSERT ON tool_calls BEGIN SELECT RAISE(ABORT, 'disk says no'); END`)
 	require.NoError(t, err)
 
-	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"lost"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"lost"}`)})
 	require.Error(t, err)
 	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
 
@@ -204,15 +204,15 @@ func TestFailedCommitLeavesMemoryEqualToDatabase(t *testing.T) {
 func TestUnknownSessionAndTool(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
-	_, err := m.Call(ctx, session.CallParams{SessionID: "nope", Name: tools.TaskList})
+	_, err := m.Call(ctx, wire.ToolCall{SessionID: "nope", Name: tools.TaskList})
 	assert.Equal(t, wire.CodeSessionNotFound, session.ErrorCode(err))
 	id := newSession(t, m)
-	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: "TaskDelete"})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: "TaskDelete"})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 	assert.ErrorContains(t, err, "the tools are TaskCreate, TaskList, TaskGet, TaskUpdate")
-	_, err = m.Call(ctx, session.CallParams{SessionID: "", Name: tools.TaskList})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: "", Name: tools.TaskList})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
-	_, err = m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskList, Role: "root"})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskList, Role: "root"})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 }
 
@@ -233,18 +233,18 @@ func TestToolErrorsAreLogged(t *testing.T) {
 func TestCreateSession(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
-	info, err := m.Create(ctx, session.CreateParams{SessionID: "mine", Title: "T", Metadata: json.RawMessage(`{"host":"x"}`)})
+	info, err := m.Create(ctx, wire.CreateSession{SessionID: "mine", Title: "T", Metadata: json.RawMessage(`{"host":"x"}`)})
 	require.NoError(t, err)
 	assert.Equal(t, "mine", info.ID)
-	assert.Equal(t, record.StatusActive, info.Status)
+	assert.Equal(t, tasksessiond.SessionActive, info.Status)
 	assert.JSONEq(t, `{"host":"x"}`, string(info.Metadata))
-	_, err = m.Create(ctx, session.CreateParams{SessionID: "mine"})
+	_, err = m.Create(ctx, wire.CreateSession{SessionID: "mine"})
 	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err))
-	_, err = m.Create(ctx, session.CreateParams{SessionID: "has space"})
+	_, err = m.Create(ctx, wire.CreateSession{SessionID: "has space"})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
-	_, err = m.Create(ctx, session.CreateParams{Metadata: json.RawMessage(`[1]`)})
+	_, err = m.Create(ctx, wire.CreateSession{Metadata: json.RawMessage(`[1]`)})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
-	gen, err := m.Create(ctx, session.CreateParams{})
+	gen, err := m.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	assert.NotEmpty(t, gen.ID)
 
@@ -252,7 +252,7 @@ func TestCreateSession(t *testing.T) {
 	// with nothing created: a title with NUL or a newline, metadata nested
 	// past what SQLite's JSON functions read (it was "storage unavailable,
 	// retry", which never succeeds).
-	for name, p := range map[string]session.CreateParams{
+	for name, p := range map[string]wire.CreateSession{
 		"NUL in title":     {SessionID: "t1", Title: "a\x00b"},
 		"newline in title": {SessionID: "t2", Title: "a\nb"},
 		"deep metadata":    {SessionID: "t3", Metadata: json.RawMessage(`{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`)},
@@ -262,10 +262,10 @@ func TestCreateSession(t *testing.T) {
 		_, err = m.Get(ctx, p.SessionID)
 		assert.Equal(t, wire.CodeSessionNotFound, session.ErrorCode(err), name)
 	}
-	_, err = m.Create(ctx, session.CreateParams{SessionID: "t4", Metadata: json.RawMessage(`{"a":"[[[[\"\\"}`)})
+	_, err = m.Create(ctx, wire.CreateSession{SessionID: "t4", Metadata: json.RawMessage(`{"a":"[[[[\"\\"}`)})
 	assert.NoError(t, err, "brackets inside strings are not nesting")
 
-	_, err = m.Call(ctx, session.CallParams{SessionID: "mine", Name: tools.TaskList, CallID: "x\x00y"})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: "mine", Name: tools.TaskList, CallID: "x\x00y"})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), "NUL in a callId")
 }
 
@@ -274,7 +274,7 @@ func TestReplayTranscript(t *testing.T) {
 	// skipping error and invalid calls, and that it then resumes like any other.
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
-	got, err := m.Replay(ctx, session.ReplayParams{SessionID: "from-host", Calls: []session.TranscriptCall{
+	got, err := m.Replay(ctx, wire.ReplaySession{SessionID: "from-host", Calls: []wire.TranscriptCall{
 		{Name: tools.TaskCreate, Arguments: json.RawMessage(`"{\"subject\":\"a\"}"`), CallID: "c1"},
 		{Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"x"}`), IsError: true},
 		{Name: tools.TaskUpdate, Arguments: json.RawMessage(`{"taskid":1,"status":"completed"}`), CallID: "c2"},
@@ -286,16 +286,16 @@ func TestReplayTranscript(t *testing.T) {
 	assert.Equal(t, 3, got.Replay.Applied)
 	assert.Equal(t, 1, got.Replay.SkippedErrors)
 	assert.Equal(t, 1, got.Replay.SkippedInvalid)
-	want := []store.Task{{Taskid: 1, Status: store.Completed, Subject: "a"}, {Taskid: 2, Status: store.Pending, Subject: "b"}}
+	want := []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Completed, Subject: "a"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "b"}}
 	assert.Equal(t, want, got.Tasks)
 
 	again, err := session.NewManager(d, nil).Resume(ctx, "from-host")
 	require.NoError(t, err)
 	assert.Equal(t, want, again.Tasks)
 
-	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "from-host"})
+	_, err = m.Replay(ctx, wire.ReplaySession{SessionID: "from-host"})
 	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err), "a session with a history is not replayed into")
-	_, err = m.Replay(ctx, session.ReplayParams{SessionID: "dup", Calls: []session.TranscriptCall{{Name: tools.TaskList, CallID: "x"}, {Name: tools.TaskList, CallID: "x"}}})
+	_, err = m.Replay(ctx, wire.ReplaySession{SessionID: "dup", Calls: []wire.TranscriptCall{{Name: tools.TaskList, CallID: "x"}, {Name: tools.TaskList, CallID: "x"}}})
 	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
 }
 
@@ -309,14 +309,14 @@ func TestListCounts(t *testing.T) {
 	call(t, m, a, tools.TaskCreate, `{"subject":"x"}`)
 	call(t, m, a, tools.TaskCreate, `{"subject":"y"}`)
 	call(t, m, a, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`)
-	list, _, err := m.List(ctx, session.ListParams{})
+	list, _, err := m.List(ctx, wire.ListSessions{})
 	require.NoError(t, err)
-	got := map[string]wire.Counts{}
+	got := map[string]tasksessiond.Counts{}
 	for _, s := range list {
 		got[s.ID] = s.Counts
 	}
-	assert.Equal(t, wire.Counts{Total: 2, Pending: 1, Completed: 1}, got[a])
-	assert.Equal(t, wire.Counts{}, got[b])
+	assert.Equal(t, tasksessiond.Counts{Total: 2, Pending: 1, Completed: 1}, got[a])
+	assert.Equal(t, tasksessiond.Counts{}, got[b])
 }
 
 func TestBadCursorIsInvalidParams(t *testing.T) {
@@ -324,7 +324,7 @@ func TestBadCursorIsInvalidParams(t *testing.T) {
 	// mistake (invalid params), not storage being unavailable.
 	m := session.NewManager(testutil.MustOpenDB(t), nil)
 	for _, cursor := range []string{"abc", "1.5", "--"} {
-		_, _, err := m.List(ctx, session.ListParams{Cursor: cursor})
+		_, _, err := m.List(ctx, wire.ListSessions{Cursor: cursor})
 		require.Error(t, err)
 		assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), cursor)
 		assert.Contains(t, err.Error(), "is not one that sessions/list returned")
@@ -339,7 +339,7 @@ func TestTimesReadBackAsAnswered(t *testing.T) {
 	defer d.Close()
 	m := session.NewManager(d, nil)
 	for range 5 {
-		created, err := m.Create(ctx, session.CreateParams{})
+		created, err := m.Create(ctx, wire.CreateSession{})
 		require.NoError(t, err)
 		got, err := m.Get(ctx, created.ID)
 		require.NoError(t, err)
@@ -389,7 +389,7 @@ func TestReadsAreNotLogged(t *testing.T) {
 	for i := range 20 {
 		call(t, m, id, tools.TaskList, `{}`)
 		call(t, m, id, tools.TaskGet, `{"taskid":1}`)
-		_, err := m.Call(ctx, session.CallParams{SessionID: id, Name: tools.TaskGet, CallID: fmt.Sprintf("r%d", i), Arguments: json.RawMessage(`{"taskid":99}`)})
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskGet, CallID: fmt.Sprintf("r%d", i), Arguments: json.RawMessage(`{"taskid":99}`)})
 		require.NoError(t, err)
 	}
 	after, err := d.Calls(ctx, id)

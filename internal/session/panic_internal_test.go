@@ -11,6 +11,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestPanicAfterApplyLeavesMemoryEqualToTheLog(t *testing.T) {
@@ -23,18 +24,18 @@ func TestPanicAfterApplyLeavesMemoryEqualToTheLog(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 	m := NewManager(d, nil)
-	_, err = m.Create(ctx, CreateParams{SessionID: "s"})
+	_, err = m.Create(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
-	_, err = m.Call(ctx, CallParams{SessionID: "s", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"logged"}`)})
+	_, err = m.Call(ctx, wire.ToolCall{SessionID: "s", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"logged"}`)})
 	require.NoError(t, err)
 
 	m.afterExecute = func() { panic("boom") }
 	assert.PanicsWithValue(t, "boom", func() {
-		m.Call(ctx, CallParams{SessionID: "s", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"never logged"}`)})
+		m.Call(ctx, wire.ToolCall{SessionID: "s", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"never logged"}`)})
 	})
 	m.afterExecute = nil
 
-	out, err := m.Call(ctx, CallParams{SessionID: "s", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"after"}`)})
+	out, err := m.Call(ctx, wire.ToolCall{SessionID: "s", Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"after"}`)})
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "Created task #2", "the unlogged #2 was dropped with the session")
 	got, err := m.Resume(ctx, "s")

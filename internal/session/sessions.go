@@ -8,11 +8,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/jsontext"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -21,16 +19,12 @@ import (
 // each method's params and result once), so that the server hands them on
 // as they are and a change to a result's shape is a change to wire.
 
-// Info is a session as clients see it.
-type Info = wire.Session
-
-func info(rec record.Session, c store.Counts) Info {
-	return Info{ID: rec.ID, Title: rec.Title, Metadata: rec.Metadata, Status: rec.Status,
-		ParentID: rec.ParentID, SuccessorID: rec.SuccessorID, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Counts: c}
+// info is a session as clients see it: with its list's counts, without
+// the snapshot it was made with (the list itself goes with it instead).
+func info(rec tasksessiond.Session, c tasksessiond.Counts) tasksessiond.Session {
+	rec.Counts, rec.Snapshot = c, nil
+	return rec
 }
-
-// CreateParams is a sessions/create.
-type CreateParams = wire.CreateSession
 
 const (
 	maxTitleLen      = 1000
@@ -38,81 +32,78 @@ const (
 )
 
 // Create makes a new, empty session. Without an id it generates one.
-func (m *Manager) Create(ctx context.Context, p CreateParams) (Info, error) {
+func (m *Manager) Create(ctx context.Context, p wire.CreateSession) (tasksessiond.Session, error) {
 	if p.SessionID == "" {
 		p.SessionID = newID()
 	}
 	if err := validID(p.SessionID); err != nil {
-		return Info{}, err
+		return tasksessiond.Session{}, err
 	}
 	if len(p.Title) > maxTitleLen {
-		return Info{}, errorf(wire.CodeInvalidParams, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
+		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
 	}
 	if strings.ContainsFunc(p.Title, unicode.IsControl) {
-		return Info{}, errorf(wire.CodeInvalidParams, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
+		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
 	}
 	meta := tools.Canonical(p.Metadata)
 	if meta[0] != '{' {
-		return Info{}, errorf(wire.CodeInvalidParams, "metadata must be a JSON object")
+		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "metadata must be a JSON object")
 	}
 	if d := jsontext.Depth(meta); d > maxMetadataDepth {
 		// SQLite's JSON functions stop at 1,000 levels; the shell's
 		// json_extract must work on every row.
-		return Info{}, errorf(wire.CodeInvalidParams, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
+		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
 	}
-	rec := record.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
+	rec := tasksessiond.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
 	if err := m.db.CreateSession(ctx, &rec); err != nil {
-		if errors.Is(err, db.ErrExists) {
-			return Info{}, errorf(wire.CodeSessionExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
+		if errors.Is(err, tasksessiond.ErrExists) {
+			return tasksessiond.Session{}, errorf(wire.CodeSessionExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
 		}
-		return Info{}, unavailable("creating session", err)
+		return tasksessiond.Session{}, unavailable("creating session", err)
 	}
 	m.created()
 	m.log.Info("session created", slog.String(keySession, rec.ID))
-	return info(rec, store.Counts{}), nil
+	return info(rec, tasksessiond.Counts{}), nil
 }
 
 // Get returns a session's record and counts. It does not load the session.
-func (m *Manager) Get(ctx context.Context, id string) (Info, error) {
+func (m *Manager) Get(ctx context.Context, id string) (tasksessiond.Session, error) {
 	if err := validID(id); err != nil {
-		return Info{}, err
+		return tasksessiond.Session{}, err
 	}
 	rec, err := m.db.GetSession(ctx, id)
-	if errors.Is(err, db.ErrNotFound) {
-		return Info{}, errorf(wire.CodeSessionNotFound, "session %q not found", id)
+	if errors.Is(err, tasksessiond.ErrNotFound) {
+		return tasksessiond.Session{}, errorf(wire.CodeSessionNotFound, "session %q not found", id)
 	}
 	if err != nil {
-		return Info{}, unavailable("reading session", err)
+		return tasksessiond.Session{}, unavailable("reading session", err)
 	}
 	c, err := m.db.TaskCounts(ctx, id)
 	if err != nil {
-		return Info{}, unavailable("reading session", err)
+		return tasksessiond.Session{}, unavailable("reading session", err)
 	}
 	out := info(rec, c)
 	out.HeadID = id
 	if rec.SuccessorID != "" {
 		if out.HeadID, err = m.db.Head(ctx, id); err != nil {
-			return Info{}, unavailable("reading session", err)
+			return tasksessiond.Session{}, unavailable("reading session", err)
 		}
 	}
 	return out, nil
 }
 
-// ListParams is a sessions/list.
-type ListParams = wire.ListSessions
-
 // List returns sessions, newest first.
-func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error) {
+func (m *Manager) List(ctx context.Context, p wire.ListSessions) ([]tasksessiond.Session, string, error) {
 	switch p.Status {
-	case "", record.StatusActive, record.StatusCompacted:
+	case "", tasksessiond.SessionActive, tasksessiond.SessionCompacted:
 	default:
-		return nil, "", errorf(wire.CodeInvalidParams, "status must be %q or %q, got %q", record.StatusActive, record.StatusCompacted, p.Status)
+		return nil, "", errorf(wire.CodeInvalidParams, "status must be %q or %q, got %q", tasksessiond.SessionActive, tasksessiond.SessionCompacted, p.Status)
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
 		return nil, "", errorf(wire.CodeInvalidParams, "limit must be between 1 and 1000, got %d", p.Limit)
 	}
-	recs, next, err := m.db.ListSessions(ctx, db.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
-	if errors.Is(err, db.ErrBadCursor) {
+	recs, next, err := m.db.ListSessions(ctx, tasksessiond.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
+	if errors.Is(err, tasksessiond.ErrBadCursor) {
 		return nil, "", errorf(wire.CodeInvalidParams, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
 	}
 	if err != nil {
@@ -126,44 +117,41 @@ func (m *Manager) List(ctx context.Context, p ListParams) ([]Info, string, error
 	if err != nil {
 		return nil, "", unavailable("listing sessions", err)
 	}
-	out := make([]Info, 0, len(recs))
+	out := make([]tasksessiond.Session, 0, len(recs))
 	for _, rec := range recs {
 		out = append(out, info(rec, counts[rec.ID]))
 	}
 	return out, next, nil
 }
 
-// Resumed is the state of a session for a host picking it up again.
-type Resumed = wire.Resumed
-
 // Resume loads a session (by replay when it is not in memory) and returns
 // its tasks, injected messages and the report of the replay that loaded it.
 // In fleet mode a daemon that does not serve the session reads it from the
 // database without taking its lease (the session's host may be writing it
 // at another daemon).
-func (m *Manager) Resume(ctx context.Context, id string) (Resumed, error) {
+func (m *Manager) Resume(ctx context.Context, id string) (wire.Resumed, error) {
 	if m.reader != nil {
 		s, msgs, release, err := m.acquireRead(ctx, id, true)
 		if err != nil {
-			return Resumed{}, err
+			return wire.Resumed{}, err
 		}
 		defer release()
 		return m.resumed(s, msgs), nil
 	}
 	s, err := m.acquire(ctx, id)
 	if err != nil {
-		return Resumed{}, err
+		return wire.Resumed{}, err
 	}
 	defer s.release()
 	msgs, err := m.db.Messages(ctx, id)
 	if err != nil {
-		return Resumed{}, unavailable("reading messages", err)
+		return wire.Resumed{}, unavailable("reading messages", err)
 	}
 	return m.resumed(s, msgs), nil
 }
 
-func (m *Manager) resumed(s *session, msgs []record.Message) Resumed {
-	r := Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, LastSeq: s.nextSeq - 1,
+func (m *Manager) resumed(s *session, msgs []tasksessiond.Message) wire.Resumed {
+	r := wire.Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, LastSeq: s.nextSeq - 1,
 		Replay: wire.ReplayReport{Applied: s.report.Applied, SkippedErrors: s.report.SkippedErrors,
 			SkippedInvalid: s.report.SkippedInvalid, Divergent: s.report.Divergent}}
 	if s.forced != nil {
@@ -173,19 +161,13 @@ func (m *Manager) resumed(s *session, msgs []record.Message) Resumed {
 	return r
 }
 
-// TranscriptCall is one call of a host's own transcript.
-type TranscriptCall = wire.TranscriptCall
-
-// ReplayParams is a sessions/replay.
-type ReplayParams = wire.ReplaySession
-
 // Replay builds a new session's store from a host's transcript: the session
 // is created when it does not exist and must be empty when it does. The
 // applied calls are logged, in one transaction, so the session resumes like
 // any other.
-func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
+func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resumed, error) {
 	if err := validID(p.SessionID); err != nil {
-		return Resumed{}, err
+		return wire.Resumed{}, err
 	}
 	seen := make(map[string]bool)
 	for i, c := range p.Calls {
@@ -193,29 +175,29 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 			continue
 		}
 		if seen[c.CallID] {
-			return Resumed{}, errorf(wire.CodeInvalidParams, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
+			return wire.Resumed{}, errorf(wire.CodeInvalidParams, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
 		}
 		seen[c.CallID] = true
 	}
-	if _, err := m.db.GetSession(ctx, p.SessionID); errors.Is(err, db.ErrNotFound) {
-		if _, err := m.Create(ctx, CreateParams{SessionID: p.SessionID}); err != nil && ErrorCode(err) != wire.CodeSessionExists {
-			return Resumed{}, err
+	if _, err := m.db.GetSession(ctx, p.SessionID); errors.Is(err, tasksessiond.ErrNotFound) {
+		if _, err := m.Create(ctx, wire.CreateSession{SessionID: p.SessionID}); err != nil && ErrorCode(err) != wire.CodeSessionExists {
+			return wire.Resumed{}, err
 		}
 	} else if err != nil {
-		return Resumed{}, unavailable("reading session", err)
+		return wire.Resumed{}, unavailable("reading session", err)
 	}
 
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
-		return Resumed{}, err
+		return wire.Resumed{}, err
 	}
 	defer s.release()
-	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != record.StatusActive {
-		return Resumed{}, errorf(wire.CodeSessionExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
+	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != tasksessiond.SessionActive {
+		return wire.Resumed{}, errorf(wire.CodeSessionExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
 	}
 
 	var report replay.Report
-	var rows []record.Append
+	var rows []tasksessiond.Append
 	for _, c := range p.Calls {
 		args := tools.Canonical(c.Arguments)
 		step, res := replay.Render(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
@@ -226,15 +208,15 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 		_, stored, err := tools.Encode(res)
 		if err != nil {
 			m.drop(s)
-			return Resumed{}, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
+			return wire.Resumed{}, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
 		}
-		rows = append(rows, step.Call.Append(record.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
+		rows = append(rows, step.Call.Append(tasksessiond.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
 			Name: c.Name, Arguments: args, Result: stored}, step.Task))
 	}
 	if len(rows) > 0 {
 		if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
 			m.drop(s)
-			return Resumed{}, unavailable("replaying transcript", err)
+			return wire.Resumed{}, unavailable("replaying transcript", err)
 		}
 	}
 	s.nextSeq = int64(len(rows) + 1)
@@ -244,7 +226,7 @@ func (m *Manager) Replay(ctx context.Context, p ReplayParams) (Resumed, error) {
 		}
 	}
 	s.report = report
-	return m.resumed(s, []record.Message{}), nil
+	return m.resumed(s, []tasksessiond.Message{}), nil
 }
 
 // Stats is what daemon/status reports of the sessions.
@@ -252,7 +234,7 @@ type Stats struct {
 	Loaded      int               `json:"loaded"`
 	Total       int               `json:"total"`
 	CallsServed int64             `json:"callsServed"`
-	WAL         *db.WALStats      `json:"wal,omitempty"`
+	WAL         *tasksessiond.WAL `json:"wal,omitempty"`
 	Fleet       *wire.FleetStatus `json:"fleet,omitempty"`
 	Problem     string            `json:"problem,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestLogStoresAChangeOnce(t *testing.T) {
@@ -31,7 +32,7 @@ func TestLogStoresAChangeOnce(t *testing.T) {
 	for i := range 20 {
 		call(t, m, id, tools.TaskCreate, fmt.Sprintf(`{"subject":"step %d","description":"details"}`, i+1))
 	}
-	p := session.CallParams{SessionID: id, Name: tools.TaskCreate, CallID: "c1",
+	p := wire.ToolCall{SessionID: id, Name: tools.TaskCreate, CallID: "c1",
 		Arguments: json.RawMessage(`{"subject":"the long one","description":"` + long + `"}`)}
 	first, err := m.Call(ctx, p)
 	require.NoError(t, err)

@@ -7,15 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tasksessiond/tasksessiond/internal/db"
-
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Event is a committed change to a session, for watchers.
-type Event = wire.Event
-
-// Event ops.
+// wire.Event ops.
 const (
 	OpCreate    = "create"
 	OpUpdate    = "update"
@@ -28,7 +24,7 @@ const (
 // Watcher receives a session's events. Send must not block: it is called
 // with the session locked, so that events arrive in commit order.
 type Watcher interface {
-	Send(Event)
+	Send(wire.Event)
 }
 
 type watchers struct {
@@ -81,7 +77,7 @@ func (m *Manager) watchFleet(ctx context.Context, id string, w Watcher) (cancel 
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	if _, err := m.db.GetSession(ctx, id); errors.Is(err, db.ErrNotFound) {
+	if _, err := m.db.GetSession(ctx, id); errors.Is(err, tasksessiond.ErrNotFound) {
 		return nil, errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", id)
 	} else if err != nil {
 		return nil, unavailable("watching session "+id, err)
@@ -151,7 +147,7 @@ func (m *Manager) endWatches(id string, w Watcher, why string) {
 			continue
 		}
 		delete(m.watch.by[id], x)
-		x.Send(Event{SessionID: id, Op: OpEnded, Message: why})
+		x.Send(wire.Event{SessionID: id, Op: OpEnded, Message: why})
 	}
 	if len(m.watch.by[id]) == 0 {
 		delete(m.watch.by, id)
@@ -179,7 +175,7 @@ func (m *Manager) WatchAll(w Watcher) (cancel func()) {
 
 // notify sends e to the session's watchers and to those of every session.
 // The caller holds the session's lock.
-func (m *Manager) notify(e Event) {
+func (m *Manager) notify(e wire.Event) {
 	m.watch.mu.Lock()
 	defer m.watch.mu.Unlock()
 	for w := range m.watch.by[e.SessionID] {

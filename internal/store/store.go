@@ -1,4 +1,5 @@
-// Package store is the domain of tasksessiond: a session's task list.
+// Package store is a session's task list: the tasks in taskid order, the
+// open ones indexed, the counts kept, and the next taskid.
 //
 // It is pure and deterministic: no I/O, no clocks, no JSON-RPC, no SQL.
 // The same sequence of calls on two stores always yields the same tasks and
@@ -6,61 +7,16 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
+
+	"github.com/tasksessiond/tasksessiond"
 )
-
-// Status is where a task is in its life. The normal route is
-// pending -> inprogress -> completed; deleted withdraws a task without
-// removing it.
-type Status string
-
-const (
-	Pending    Status = "pending"
-	InProgress Status = "inprogress"
-	Completed  Status = "completed"
-	Deleted    Status = "deleted"
-)
-
-// Statuses lists the four statuses in their canonical order.
-var Statuses = []Status{Pending, InProgress, Completed, Deleted}
-
-// ParseStatus accepts the canonical names, case-insensitively, plus the
-// spellings models commonly use for "inprogress".
-func ParseStatus(s string) (Status, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "pending":
-		return Pending, nil
-	case "inprogress", "in_progress", "in-progress":
-		return InProgress, nil
-	case "completed":
-		return Completed, nil
-	case "deleted":
-		return Deleted, nil
-	}
-	return "", fmt.Errorf("status must be one of pending, inprogress, completed, deleted; got %q", s)
-}
-
-// Valid reports whether s is one of the four canonical statuses.
-func (s Status) Valid() bool { return slices.Contains(Statuses, s) }
-
-// Open reports whether the task still needs work.
-func (s Status) Open() bool { return s == Pending || s == InProgress }
-
-// Task is one entry of the list. It has exactly the four fields of the spec.
-type Task struct {
-	Taskid      int    `json:"taskid"`
-	Status      Status `json:"status"`
-	Subject     string `json:"subject"`
-	Description string `json:"description"`
-}
 
 // Patch names the fields a TaskUpdate changes; nil means unchanged.
 type Patch struct {
-	Status      *Status
+	Status      *tasksessiond.Status
 	Subject     *string
 	Description *string
 }
@@ -68,42 +24,13 @@ type Patch struct {
 // Empty reports whether the patch changes nothing.
 func (p Patch) Empty() bool { return p.Status == nil && p.Subject == nil && p.Description == nil }
 
-// ErrNotFound is returned for a taskid the store does not hold.
-var ErrNotFound = errors.New("task not found")
-
-// Counts are the number of tasks in each status.
-type Counts struct {
-	Total      int `json:"total"`
-	Pending    int `json:"pending"`
-	InProgress int `json:"inprogress"`
-	Completed  int `json:"completed"`
-	Deleted    int `json:"deleted"`
-}
-
-// CountOf counts tasks by status.
-func CountOf(tasks []Task) Counts {
-	var c Counts
-	for _, t := range tasks {
-		c.add(t.Status, 1)
-	}
-	return c
-}
-
-// Snapshot is the whole store: every task and the next taskid to assign.
-// Keeping nextTaskid with the tasks is what lets a compacted session go on
-// numbering without reusing an id.
-type Snapshot struct {
-	Tasks      []Task `json:"tasks"`
-	NextTaskid int    `json:"nextTaskid"`
-}
-
 // Store holds a session's tasks in taskid order. It is not safe for
 // concurrent use; the session that owns it serialises access.
 type Store struct {
-	tasks  []Task
+	tasks  []tasksessiond.Task
 	open   []int // indexes into tasks of the open tasks, ascending
 	next   int
-	counts Counts
+	counts tasksessiond.Counts
 }
 
 // New returns an empty store whose first task will be #1.
@@ -112,8 +39,8 @@ func New() *Store { return &Store{next: 1} }
 // Restore returns a store holding snap. It rejects a snapshot that could not
 // have come from a store: ids not strictly increasing, an id at or above
 // nextTaskid, or an invalid status.
-func Restore(snap Snapshot) (*Store, error) {
-	s := &Store{next: snap.NextTaskid, tasks: make([]Task, 0, len(snap.Tasks))}
+func Restore(snap tasksessiond.Snapshot) (*Store, error) {
+	s := &Store{next: snap.NextTaskid, tasks: make([]tasksessiond.Task, 0, len(snap.Tasks))}
 	if s.next < 1 {
 		return nil, fmt.Errorf("restore: nextTaskid %d is below 1", s.next)
 	}
@@ -136,23 +63,23 @@ func Restore(snap Snapshot) (*Store, error) {
 }
 
 // Create appends a pending task and returns it with its assigned taskid.
-func (s *Store) Create(subject, description string) Task {
-	t := Task{Taskid: s.next, Status: Pending, Subject: subject, Description: description}
+func (s *Store) Create(subject, description string) tasksessiond.Task {
+	t := tasksessiond.Task{Taskid: s.next, Status: tasksessiond.Pending, Subject: subject, Description: description}
 	s.next++
 	s.open = append(s.open, len(s.tasks))
 	s.tasks = append(s.tasks, t)
-	s.count(Pending, 1)
+	s.count(tasksessiond.Pending, 1)
 	return t
 }
 
 // Update applies p to task id and returns the task as it now is.
-func (s *Store) Update(id int, p Patch) (Task, error) {
+func (s *Store) Update(id int, p Patch) (tasksessiond.Task, error) {
 	i, ok := s.index(id)
 	if !ok {
-		return Task{}, ErrNotFound
+		return tasksessiond.Task{}, tasksessiond.ErrTaskNotFound
 	}
 	if p.Status != nil && !p.Status.Valid() {
-		return Task{}, fmt.Errorf("invalid status %q", *p.Status)
+		return tasksessiond.Task{}, fmt.Errorf("invalid status %q", *p.Status)
 	}
 	t := &s.tasks[i]
 	if p.Status != nil {
@@ -176,21 +103,21 @@ func (s *Store) Update(id int, p Patch) (Task, error) {
 }
 
 // Get returns task id.
-func (s *Store) Get(id int) (Task, error) {
+func (s *Store) Get(id int) (tasksessiond.Task, error) {
 	i, ok := s.index(id)
 	if !ok {
-		return Task{}, ErrNotFound
+		return tasksessiond.Task{}, tasksessiond.ErrTaskNotFound
 	}
 	return s.tasks[i], nil
 }
 
 // List returns a copy of every task in taskid order, completed and deleted included.
-func (s *Store) List() []Task { return slices.Clone(s.tasks) }
+func (s *Store) List() []tasksessiond.Task { return slices.Clone(s.tasks) }
 
 // All iterates over the tasks in taskid order without copying the list.
 // The store must not change during the iteration.
-func (s *Store) All() iter.Seq[Task] {
-	return func(yield func(Task) bool) {
+func (s *Store) All() iter.Seq[tasksessiond.Task] {
+	return func(yield func(tasksessiond.Task) bool) {
 		for _, t := range s.tasks {
 			if !yield(t) {
 				return
@@ -203,8 +130,8 @@ func (s *Store) All() iter.Seq[Task] {
 // in time proportional to their number: a session keeps a few open tasks
 // among thousands it has closed, and every change's result shows them.
 // The store must not change during the iteration.
-func (s *Store) Open() iter.Seq[Task] {
-	return func(yield func(Task) bool) {
+func (s *Store) Open() iter.Seq[tasksessiond.Task] {
+	return func(yield func(tasksessiond.Task) bool) {
 		for _, i := range s.open {
 			if !yield(s.tasks[i]) {
 				return
@@ -220,10 +147,12 @@ func (s *Store) Len() int { return len(s.tasks) }
 func (s *Store) NextTaskid() int { return s.next }
 
 // Counts returns the number of tasks in each status.
-func (s *Store) Counts() Counts { return s.counts }
+func (s *Store) Counts() tasksessiond.Counts { return s.counts }
 
 // Snapshot returns a copy of the whole store.
-func (s *Store) Snapshot() Snapshot { return Snapshot{Tasks: s.List(), NextTaskid: s.next} }
+func (s *Store) Snapshot() tasksessiond.Snapshot {
+	return tasksessiond.Snapshot{Tasks: s.List(), NextTaskid: s.next}
+}
 
 func (s *Store) index(id int) (int, bool) {
 	// Ids are dense in practice (nothing is ever removed), so try the direct
@@ -231,21 +160,7 @@ func (s *Store) index(id int) (int, bool) {
 	if i := id - 1; i >= 0 && i < len(s.tasks) && s.tasks[i].Taskid == id {
 		return i, true
 	}
-	return slices.BinarySearchFunc(s.tasks, id, func(t Task, id int) int { return t.Taskid - id })
+	return slices.BinarySearchFunc(s.tasks, id, func(t tasksessiond.Task, id int) int { return t.Taskid - id })
 }
 
-func (s *Store) count(st Status, d int) { s.counts.add(st, d) }
-
-func (c *Counts) add(st Status, d int) {
-	c.Total += d
-	switch st {
-	case Pending:
-		c.Pending += d
-	case InProgress:
-		c.InProgress += d
-	case Completed:
-		c.Completed += d
-	case Deleted:
-		c.Deleted += d
-	}
-}
+func (s *Store) count(st tasksessiond.Status, d int) { s.counts.Add(st, d) }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"testing"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkUpdate(b *testing.B) {
 	for range 1000 {
 		s.Create("t", "")
 	}
-	st := store.Completed
+	st := tasksessiond.Completed
 	i := 0
 	for b.Loop() {
 		s.Update(i%1000+1, store.Patch{Status: &st})

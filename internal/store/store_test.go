@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -18,23 +19,23 @@ func TestCreate(t *testing.T) {
 	s := store.New()
 	a := s.Create("first", "")
 	b := s.Create("second", "details")
-	assert.Equal(t, store.Task{Taskid: 1, Status: store.Pending, Subject: "first"}, a)
-	assert.Equal(t, store.Task{Taskid: 2, Status: store.Pending, Subject: "second", Description: "details"}, b)
+	assert.Equal(t, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "first"}, a)
+	assert.Equal(t, tasksessiond.Task{Taskid: 2, Status: tasksessiond.Pending, Subject: "second", Description: "details"}, b)
 	assert.Equal(t, 3, s.NextTaskid())
-	assert.Equal(t, []store.Task{a, b}, s.List())
+	assert.Equal(t, []tasksessiond.Task{a, b}, s.List())
 }
 
 func TestUpdate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		patch store.Patch
-		want  store.Task
+		want  tasksessiond.Task
 	}{
-		{"Status", store.Patch{Status: ptr(store.InProgress)}, store.Task{Taskid: 1, Status: store.InProgress, Subject: "s", Description: "d"}},
-		{"Subject", store.Patch{Subject: ptr("new")}, store.Task{Taskid: 1, Status: store.Pending, Subject: "new", Description: "d"}},
-		{"Description", store.Patch{Description: ptr("")}, store.Task{Taskid: 1, Status: store.Pending, Subject: "s"}},
-		{"DeleteKeepsTask", store.Patch{Status: ptr(store.Deleted)}, store.Task{Taskid: 1, Status: store.Deleted, Subject: "s", Description: "d"}},
-		{"All", store.Patch{Status: ptr(store.Completed), Subject: ptr("x"), Description: ptr("y")}, store.Task{Taskid: 1, Status: store.Completed, Subject: "x", Description: "y"}},
+		{"Status", store.Patch{Status: ptr(tasksessiond.InProgress)}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.InProgress, Subject: "s", Description: "d"}},
+		{"Subject", store.Patch{Subject: ptr("new")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "new", Description: "d"}},
+		{"Description", store.Patch{Description: ptr("")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "s"}},
+		{"DeleteKeepsTask", store.Patch{Status: ptr(tasksessiond.Deleted)}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Deleted, Subject: "s", Description: "d"}},
+		{"All", store.Patch{Status: ptr(tasksessiond.Completed), Subject: ptr("x"), Description: ptr("y")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Completed, Subject: "x", Description: "y"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := store.New()
@@ -42,23 +43,23 @@ func TestUpdate(t *testing.T) {
 			got, err := s.Update(1, tc.patch)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
-			assert.Equal(t, []store.Task{tc.want}, s.List(), "the task stays in the list")
+			assert.Equal(t, []tasksessiond.Task{tc.want}, s.List(), "the task stays in the list")
 		})
 	}
 	t.Run("ErrNotFound", func(t *testing.T) {
 		s := store.New()
 		s.Create("s", "")
-		_, err := s.Update(2, store.Patch{Status: ptr(store.Completed)})
-		assert.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.Update(0, store.Patch{Status: ptr(store.Completed)})
-		assert.ErrorIs(t, err, store.ErrNotFound)
+		_, err := s.Update(2, store.Patch{Status: ptr(tasksessiond.Completed)})
+		assert.ErrorIs(t, err, tasksessiond.ErrTaskNotFound)
+		_, err = s.Update(0, store.Patch{Status: ptr(tasksessiond.Completed)})
+		assert.ErrorIs(t, err, tasksessiond.ErrTaskNotFound)
 	})
 	t.Run("ErrInvalidStatus", func(t *testing.T) {
 		s := store.New()
 		s.Create("s", "")
-		_, err := s.Update(1, store.Patch{Status: ptr(store.Status("done"))})
+		_, err := s.Update(1, store.Patch{Status: ptr(tasksessiond.Status("done"))})
 		assert.Error(t, err)
-		assert.Equal(t, store.Pending, s.List()[0].Status, "a rejected update changes nothing")
+		assert.Equal(t, tasksessiond.Pending, s.List()[0].Status, "a rejected update changes nothing")
 	})
 }
 
@@ -70,7 +71,7 @@ func TestGet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "b", got.Subject)
 	_, err = s.Get(3)
-	assert.ErrorIs(t, err, store.ErrNotFound)
+	assert.ErrorIs(t, err, tasksessiond.ErrTaskNotFound)
 }
 
 func TestListIsACopy(t *testing.T) {
@@ -88,11 +89,11 @@ func TestCounts(t *testing.T) {
 	for range 4 {
 		s.Create("t", "")
 	}
-	s.Update(1, store.Patch{Status: ptr(store.InProgress)})
-	s.Update(2, store.Patch{Status: ptr(store.Completed)})
-	s.Update(3, store.Patch{Status: ptr(store.Deleted)})
-	s.Update(3, store.Patch{Status: ptr(store.Deleted)})
-	assert.Equal(t, store.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, s.Counts())
+	s.Update(1, store.Patch{Status: ptr(tasksessiond.InProgress)})
+	s.Update(2, store.Patch{Status: ptr(tasksessiond.Completed)})
+	s.Update(3, store.Patch{Status: ptr(tasksessiond.Deleted)})
+	s.Update(3, store.Patch{Status: ptr(tasksessiond.Deleted)})
+	assert.Equal(t, tasksessiond.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, s.Counts())
 }
 
 func TestSnapshotRestore(t *testing.T) {
@@ -101,7 +102,7 @@ func TestSnapshotRestore(t *testing.T) {
 	s := store.New()
 	s.Create("a", "")
 	s.Create("b", "")
-	s.Update(2, store.Patch{Status: ptr(store.Deleted)})
+	s.Update(2, store.Patch{Status: ptr(tasksessiond.Deleted)})
 	snap := s.Snapshot()
 
 	r, err := store.Restore(snap)
@@ -111,21 +112,21 @@ func TestSnapshotRestore(t *testing.T) {
 	assert.Equal(t, 3, r.Create("c", "").Taskid)
 
 	// A gap in the ids (never produced, but accepted) still finds each task.
-	g, err := store.Restore(store.Snapshot{Tasks: []store.Task{{Taskid: 2, Status: store.Pending}, {Taskid: 5, Status: store.Completed}}, NextTaskid: 9})
+	g, err := store.Restore(tasksessiond.Snapshot{Tasks: []tasksessiond.Task{{Taskid: 2, Status: tasksessiond.Pending}, {Taskid: 5, Status: tasksessiond.Completed}}, NextTaskid: 9})
 	require.NoError(t, err)
 	got, err := g.Get(5)
 	require.NoError(t, err)
-	assert.Equal(t, store.Completed, got.Status)
+	assert.Equal(t, tasksessiond.Completed, got.Status)
 	assert.Equal(t, 9, g.Create("x", "").Taskid)
 }
 
 func TestRestoreRejects(t *testing.T) {
-	for name, snap := range map[string]store.Snapshot{
+	for name, snap := range map[string]tasksessiond.Snapshot{
 		"NextBelowOne":  {NextTaskid: 0},
-		"IdAtNext":      {Tasks: []store.Task{{Taskid: 1, Status: store.Pending}}, NextTaskid: 1},
-		"OutOfOrder":    {Tasks: []store.Task{{Taskid: 2, Status: store.Pending}, {Taskid: 1, Status: store.Pending}}, NextTaskid: 3},
-		"Duplicate":     {Tasks: []store.Task{{Taskid: 1, Status: store.Pending}, {Taskid: 1, Status: store.Pending}}, NextTaskid: 3},
-		"InvalidStatus": {Tasks: []store.Task{{Taskid: 1, Status: "done"}}, NextTaskid: 2},
+		"IdAtNext":      {Tasks: []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Pending}}, NextTaskid: 1},
+		"OutOfOrder":    {Tasks: []tasksessiond.Task{{Taskid: 2, Status: tasksessiond.Pending}, {Taskid: 1, Status: tasksessiond.Pending}}, NextTaskid: 3},
+		"Duplicate":     {Tasks: []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Pending}, {Taskid: 1, Status: tasksessiond.Pending}}, NextTaskid: 3},
+		"InvalidStatus": {Tasks: []tasksessiond.Task{{Taskid: 1, Status: "done"}}, NextTaskid: 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := store.Restore(snap)
@@ -135,16 +136,16 @@ func TestRestoreRejects(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	for in, want := range map[string]store.Status{
-		"pending": store.Pending, "inprogress": store.InProgress, "in_progress": store.InProgress,
-		"in-progress": store.InProgress, "Completed": store.Completed, " deleted ": store.Deleted,
+	for in, want := range map[string]tasksessiond.Status{
+		"pending": tasksessiond.Pending, "inprogress": tasksessiond.InProgress, "in_progress": tasksessiond.InProgress,
+		"in-progress": tasksessiond.InProgress, "Completed": tasksessiond.Completed, " deleted ": tasksessiond.Deleted,
 	} {
-		got, err := store.ParseStatus(in)
+		got, err := tasksessiond.ParseStatus(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, in := range []string{"", "done", "in progress", "cancelled"} {
-		_, err := store.ParseStatus(in)
+		_, err := tasksessiond.ParseStatus(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -153,7 +154,7 @@ func TestOpenIsTheOpenTasks(t *testing.T) {
 	// Ensures Open yields exactly the pending and in-progress tasks in
 	// taskid order, however statuses move (reopened tasks included), and
 	// after a restore.
-	openOf := func(s *store.Store) (all, open []store.Task) {
+	openOf := func(s *store.Store) (all, open []tasksessiond.Task) {
 		for t := range s.All() {
 			if t.Status.Open() {
 				all = append(all, t)
@@ -170,7 +171,7 @@ func TestOpenIsTheOpenTasks(t *testing.T) {
 		if s.Len() == 0 || r.IntN(3) == 0 {
 			s.Create(fmt.Sprint("t", step), "")
 		} else {
-			st := store.Statuses[r.IntN(len(store.Statuses))]
+			st := tasksessiond.Statuses[r.IntN(len(tasksessiond.Statuses))]
 			_, err := s.Update(1+r.IntN(s.Len()), store.Patch{Status: &st})
 			require.NoError(t, err)
 		}

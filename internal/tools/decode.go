@@ -11,8 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/jsontext"
-	"github.com/tasksessiond/tasksessiond/internal/record"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
@@ -35,7 +35,7 @@ type Call struct {
 	Subject     *string // TaskCreate, TaskUpdate
 	Description *string // TaskCreate, TaskUpdate
 	Taskid      int     // TaskGet, TaskUpdate
-	Status      *store.Status
+	Status      *tasksessiond.Status
 }
 
 // Writes reports whether the call changes the store.
@@ -43,8 +43,8 @@ func (c Call) Writes() bool { return c.Name == TaskCreate || c.Name == TaskUpdat
 
 // Append is the log row of a write that changed t, with which of t's text
 // fields the call set (a TaskCreate sets both).
-func (c Call) Append(row record.Call, t *store.Task) record.Append {
-	a := record.Append{Call: row, Task: t}
+func (c Call) Append(row tasksessiond.Call, t *tasksessiond.Task) tasksessiond.Append {
+	a := tasksessiond.Append{Call: row, Task: t}
 	if t != nil {
 		a.SetSubject, a.SetDescription = c.Subject != nil, c.Description != nil
 	}
@@ -195,7 +195,7 @@ func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call,
 			if jsonString(v, &s) != nil {
 				return fail("status must be a string: one of pending, inprogress, completed, deleted; got %s", jsonKind(v))
 			}
-			st, err := store.ParseStatus(s)
+			st, err := tasksessiond.ParseStatus(s)
 			if err != nil {
 				return fail("%v", err)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
@@ -32,10 +32,10 @@ func TestDecodeOK(t *testing.T) {
 		{"GetDigitString", tools.TaskGet, `{"taskid":"3"}`, tools.Call{Name: tools.TaskGet, Taskid: 3}},
 		{"GetHashString", tools.TaskGet, `{"taskid":"#12"}`, tools.Call{Name: tools.TaskGet, Taskid: 12}},
 		{"GetIntegralFloat", tools.TaskGet, `{"taskid":3.0}`, tools.Call{Name: tools.TaskGet, Taskid: 3}},
-		{"UpdateStatus", tools.TaskUpdate, `{"taskid":1,"status":"completed"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(store.Completed)}},
-		{"UpdateAliasUnderscore", tools.TaskUpdate, `{"taskid":1,"status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(store.InProgress)}},
-		{"UpdateAliasHyphen", tools.TaskUpdate, `{"taskid":1,"status":"in-progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(store.InProgress)}},
-		{"UpdateDeleted", tools.TaskUpdate, `{"taskid":1,"status":"deleted"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(store.Deleted)}},
+		{"UpdateStatus", tools.TaskUpdate, `{"taskid":1,"status":"completed"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(tasksessiond.Completed)}},
+		{"UpdateAliasUnderscore", tools.TaskUpdate, `{"taskid":1,"status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(tasksessiond.InProgress)}},
+		{"UpdateAliasHyphen", tools.TaskUpdate, `{"taskid":1,"status":"in-progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(tasksessiond.InProgress)}},
+		{"UpdateDeleted", tools.TaskUpdate, `{"taskid":1,"status":"deleted"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 1, Status: ptr(tasksessiond.Deleted)}},
 		{"UpdateSubject", tools.TaskUpdate, `{"taskid":"#2","subject":"b"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Subject: ptr("b")}},
 		{"UpdateEmptyDescription", tools.TaskUpdate, `{"taskid":2,"description":""}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Description: ptr("")}},
 		{"UpdateNullsAreAbsent", tools.TaskUpdate, `{"taskid":2,"status":null,"subject":null,"description":"d"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Description: ptr("d")}},

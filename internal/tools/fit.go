@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // Size limits of what a host puts before the model. Hosts cut or preview
@@ -70,14 +70,14 @@ var ladder = []fitLevel{
 // and as many open tasks as fit. What it shortens
 // it says, and how to read a task in full (TaskGet), using the names in
 // names (the host's names for the tools).
-func RenderWithin(tasks []store.Task, max int, names ToolNames) string {
+func RenderWithin(tasks []tasksessiond.Task, max int, names ToolNames) string {
 	return RenderWithinBy(tasks, max, names, Length)
 }
 
 // RenderWithinBy is RenderWithin with the text measured by measure (Codex
 // CLI counts a hook's output in UTF-8 bytes, where Claude Code counts
 // characters).
-func RenderWithinBy(tasks []store.Task, max int, names ToolNames, measure func(string) int) string {
+func RenderWithinBy(tasks []tasksessiond.Task, max int, names ToolNames, measure func(string) int) string {
 	return fitList(tasks, max, names, measure, func(v view) int { return 0 }).text
 }
 
@@ -96,10 +96,10 @@ func PrefixedNames(prefix string) ToolNames {
 // view is a list as fitted: the tasks shown (shortened as its level says),
 // the closed tasks folded into id ranges, and the open ones left out.
 type view struct {
-	counts    store.Counts
-	tasks     []store.Task            // shown with their descriptions
-	brief     []string                // shown without: "#id [status] subject"
-	omitted   map[store.Status]string // status -> "#1-#4, #7"
+	counts    tasksessiond.Counts
+	tasks     []tasksessiond.Task            // shown with their descriptions
+	brief     []string                       // shown without: "#id [status] subject"
+	omitted   map[tasksessiond.Status]string // status -> "#1-#4, #7"
 	moreOpen  int
 	shortened bool
 	text      string
@@ -107,18 +107,18 @@ type view struct {
 
 // fitList walks the ladder down until the view's text, and whatever else
 // extra measures (the structured result's JSON), is at most max.
-func fitList(tasks []store.Task, limit int, names ToolNames, measure func(string) int, extra func(view) int) view {
-	c := store.CountOf(tasks)
+func fitList(tasks []tasksessiond.Task, limit int, names ToolNames, measure func(string) int, extra func(view) int) view {
+	c := tasksessiond.CountOf(tasks)
 	if len(tasks) == 0 {
-		return view{counts: c, tasks: []store.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
+		return view{counts: c, tasks: []tasksessiond.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
 	}
 	// The closed tasks' id ranges are the same at every level that folds
 	// them: made once.
-	var folded map[store.Status]string
-	ranges := func() map[store.Status]string {
+	var folded map[tasksessiond.Status]string
+	ranges := func() map[tasksessiond.Status]string {
 		if folded == nil {
-			folded = map[store.Status]string{}
-			for _, st := range []store.Status{store.Completed, store.Deleted} {
+			folded = map[tasksessiond.Status]string{}
+			for _, st := range []tasksessiond.Status{tasksessiond.Completed, tasksessiond.Deleted} {
 				// Ranges of ids that alternate with other statuses do not
 				// fold; they are capped, so that they never crowd out the
 				// open tasks or pass the limit.
@@ -232,7 +232,7 @@ func cutTo(s string, max int, measure func(string) int) string {
 // atLeast is a cheap lower bound on the length of tasks rendered at lv
 // (a character takes at most three bytes of UTF-8 per UTF-16 unit), so
 // that a level which cannot fit is skipped without rendering it.
-func atLeast(tasks []store.Task, lv fitLevel) int {
+func atLeast(tasks []tasksessiond.Task, lv fitLevel) int {
 	n := 0
 	for _, t := range tasks {
 		closed := !t.Status.Open()
@@ -256,7 +256,7 @@ func atLeast(tasks []store.Task, lv fitLevel) int {
 	return n
 }
 
-func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names ToolNames, ranges func() map[store.Status]string) view {
+func fit(tasks []tasksessiond.Task, c tasksessiond.Counts, lv fitLevel, shortened bool, names ToolNames, ranges func() map[tasksessiond.Status]string) view {
 	// Sized for what this level lists: a try of a few open tasks out of
 	// thousands allocates a few, not thousands.
 	open, closed := c.Pending+c.InProgress, c.Completed+c.Deleted
@@ -266,7 +266,7 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 	if lv.ranges {
 		closed = 0
 	}
-	v := view{counts: c, shortened: shortened, tasks: make([]store.Task, 0, open+closed)}
+	v := view{counts: c, shortened: shortened, tasks: make([]tasksessiond.Task, 0, open+closed)}
 	var b strings.Builder
 	b.WriteString("Tasks: ")
 	b.WriteString(countsText(c))
@@ -311,10 +311,10 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 	}
 	if lv.ranges {
 		folded := ranges()
-		for _, st := range []store.Status{store.Completed, store.Deleted} {
+		for _, st := range []tasksessiond.Status{tasksessiond.Completed, tasksessiond.Deleted} {
 			if r, ok := folded[st]; ok {
 				if v.omitted == nil {
-					v.omitted = map[store.Status]string{}
+					v.omitted = map[tasksessiond.Status]string{}
 				}
 				v.omitted[st] = r
 				b.WriteString("\n")
@@ -332,7 +332,7 @@ func fit(tasks []store.Task, c store.Counts, lv fitLevel, shortened bool, names 
 // the description to desc (-1: whole; 0: left out), saying what was cut.
 // It returns the task as shown, and whether it is shown brief (without
 // its description).
-func writeShort(b *strings.Builder, t store.Task, subject, desc int) (store.Task, bool) {
+func writeShort(b *strings.Builder, t tasksessiond.Task, subject, desc int) (tasksessiond.Task, bool) {
 	if subject >= 0 {
 		t.Subject = cut(t.Subject, subject)
 	}
@@ -354,7 +354,7 @@ func writeShort(b *strings.Builder, t store.Task, subject, desc int) (store.Task
 // a line "#id [status] subject" (a third of the JSON of an object without
 // its description: a list of hundreds of open tasks fits a host's budget
 // of 10,000 bytes).
-func (v *view) add(t store.Task, brief bool) {
+func (v *view) add(t tasksessiond.Task, brief bool) {
 	if !brief {
 		v.tasks = append(v.tasks, t)
 		return
@@ -387,7 +387,7 @@ func cut(s string, n int) string {
 
 // idRanges lists the ids of tasks with status st as "#1-#4, #7", in at
 // most about max bytes ("…, and 120 more" past it).
-func idRanges(tasks []store.Task, st store.Status, max int) string {
+func idRanges(tasks []tasksessiond.Task, st tasksessiond.Status, max int) string {
 	var b strings.Builder
 	first, last, left := 0, 0, 0
 	flush := func() {

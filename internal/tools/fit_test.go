@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -20,20 +21,20 @@ func TestRenderWithin(t *testing.T) {
 	// tasks' descriptions, then open ones', then subjects, then closed
 	// tasks folded into id ranges; the counts always come first, and every
 	// id and status stays as long as anything can.
-	var tasks []store.Task
+	var tasks []tasksessiond.Task
 	for i := 1; i <= 60; i++ {
-		st := store.Pending
+		st := tasksessiond.Pending
 		switch i % 4 {
 		case 0:
-			st = store.Completed
+			st = tasksessiond.Completed
 		case 1:
-			st = store.InProgress
+			st = tasksessiond.InProgress
 		case 2:
 			if i%8 == 2 {
-				st = store.Deleted
+				st = tasksessiond.Deleted
 			}
 		}
-		tasks = append(tasks, store.Task{Taskid: i, Status: st, Subject: fmt.Sprintf("Task number %d with a subject", i), Description: strings.Repeat("word ", 100)})
+		tasks = append(tasks, tasksessiond.Task{Taskid: i, Status: st, Subject: fmt.Sprintf("Task number %d with a subject", i), Description: strings.Repeat("word ", 100)})
 	}
 	names := tools.PrefixedNames("mcp__tasks__")
 	full := tools.RenderWithin(tasks, math.MaxInt, names)
@@ -75,9 +76,9 @@ func TestListOfAlternatingClosedTasksFits(t *testing.T) {
 		st := store.New()
 		for i := 1; i <= n; i++ {
 			st.Create(fmt.Sprintf("Task %d", i), "")
-			status := store.Completed
+			status := tasksessiond.Completed
 			if i%2 == 0 {
-				status = store.Deleted
+				status = tasksessiond.Deleted
 			}
 			if i%100 != 0 { // a few stay open
 				_, err := st.Update(i, store.Patch{Status: &status})
@@ -91,7 +92,7 @@ func TestListOfAlternatingClosedTasksFits(t *testing.T) {
 		assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%d tasks: text", n)
 		l := res.StructuredContent.(tools.Listing)
 		assert.Contains(t, l.Omitted["completed"], "more", "%d tasks: the ranges say what they leave out", n)
-		assert.Len(t, append(l.Tasks, make([]store.Task, len(l.Brief))...), n/100, "%d tasks: every open task is listed", n)
+		assert.Len(t, append(l.Tasks, make([]tasksessiond.Task, len(l.Brief))...), n/100, "%d tasks: every open task is listed", n)
 	}
 }
 
@@ -106,7 +107,7 @@ func TestOpenTasksComeFirst(t *testing.T) {
 	for i := 1; i <= 300; i++ {
 		st.Create(fmt.Sprintf("Task number %03d", i), strings.Repeat("x", 500))
 	}
-	done, gone := store.Completed, store.Deleted
+	done, gone := tasksessiond.Completed, tasksessiond.Deleted
 	for i := 1; i <= 120; i++ {
 		p := store.Patch{Status: &done}
 		if i%10 == 0 {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
@@ -22,7 +22,7 @@ func TestDecodeIgnoresHostArguments(t *testing.T) {
 		{tools.TaskCreate, `{"subject":"a","wait_for_previous":true}`, tools.Call{Name: tools.TaskCreate, Subject: ptr("a"), Description: ptr("")}},
 		{tools.TaskList, `{"wait_for_previous":false}`, tools.Call{Name: tools.TaskList}},
 		{tools.TaskGet, `{"taskid":"#2","wait_for_previous":true}`, tools.Call{Name: tools.TaskGet, Taskid: 2}},
-		{tools.TaskUpdate, `{"wait_for_previous":true,"taskid":"2","status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Status: ptr(store.InProgress)}},
+		{tools.TaskUpdate, `{"wait_for_previous":true,"taskid":"2","status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Status: ptr(tasksessiond.InProgress)}},
 	} {
 		got, err := tools.Decode(tc.tool, json.RawMessage(tc.args))
 		require.NoError(t, err, tc.args)

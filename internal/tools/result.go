@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -17,13 +18,10 @@ import (
 // (Change, Got or Listing, wire's), conforming to its outputSchema; error
 // results have none. The client reads it as wire.CallToolResult.
 type Result struct {
-	Content           []Content `json:"content"`
-	StructuredContent any       `json:"structuredContent,omitempty"`
-	IsError           bool      `json:"isError"`
+	Content           []wire.Content `json:"content"`
+	StructuredContent any            `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError"`
 }
-
-// Content is one block of a result; the Task tools only produce text.
-type Content = wire.Content
 
 // The structured results are the wire's types: what the daemon encodes
 // is what the client decodes, so a change to a result's shape is a change
@@ -47,25 +45,25 @@ func (r Result) Text() string {
 
 // ErrorResult is a tool failure the model should read and correct.
 func ErrorResult(msg string) Result {
-	return Result{Content: []Content{{Type: "text", Text: "Error: " + msg}}, IsError: true}
+	return Result{Content: []wire.Content{{Type: "text", Text: "Error: " + msg}}, IsError: true}
 }
 
 // Apply makes a write's change to st without rendering a result: replay's
 // path. It returns the task as it now is, or the store's error.
-func Apply(st *store.Store, c Call) (store.Task, error) {
+func Apply(st *store.Store, c Call) (tasksessiond.Task, error) {
 	switch c.Name {
 	case TaskCreate:
 		return st.Create(*c.Subject, *c.Description), nil
 	case TaskUpdate:
 		return st.Update(c.Taskid, c.Patch())
 	}
-	return store.Task{}, fmt.Errorf("%s is not a write", c.Name)
+	return tasksessiond.Task{}, fmt.Errorf("%s is not a write", c.Name)
 }
 
 // Execute runs a decoded call against st. Writes change st; changed is the
 // task as it is after a successful write, nil otherwise. A call that fails
 // (an unknown taskid) changes nothing and yields an error result.
-func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
+func Execute(st *store.Store, c Call) (res Result, changed *tasksessiond.Task) {
 	switch c.Name {
 	case TaskCreate:
 		t, _ := Apply(st, c)
@@ -93,7 +91,7 @@ func Execute(st *store.Store, c Call) (res Result, changed *store.Task) {
 		var b strings.Builder
 		writeTask(&b, t)
 		return Result{
-			Content:           []Content{{Type: "text", Text: b.String()}},
+			Content:           []wire.Content{{Type: "text", Text: b.String()}},
 			StructuredContent: Got{Task: t, Counts: st.Counts()},
 		}, nil
 	case TaskList:
@@ -113,15 +111,15 @@ func ListResult(st *store.Store) Result {
 // measure counts it, in its text and in its structured JSON alike: for a
 // host with a smaller budget (Codex CLI cuts a tool's output past 10,000
 // bytes for a model outside its catalog).
-func ListResultWithin(tasks []store.Task, max int, measure func(string) int) Result {
+func ListResultWithin(tasks []tasksessiond.Task, max int, measure func(string) int) Result {
 	v := fitList(tasks, max, PlainNames, measure, func(v view) int { return listingLength(v, measure) })
-	return Result{Content: []Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
+	return Result{Content: []wire.Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
 }
 
 func (v view) listing() Listing {
 	l := Listing{Counts: v.counts, Tasks: v.tasks, Brief: v.brief, MoreOpen: v.moreOpen}
 	if l.Tasks == nil {
-		l.Tasks = []store.Task{}
+		l.Tasks = []tasksessiond.Task{}
 	}
 	if v.shortened {
 		l.Note = "Shortened to fit: TaskGet shows any task in full."
@@ -172,22 +170,22 @@ const emptyList = "The task list is empty. Use TaskCreate to plan the work."
 // written), and whether text is such a text: a subject is one line, and
 // each line of a description is indented, so the text says where each
 // task and each description begins and ends.
-func ParseList(text string) ([]store.Task, bool) {
+func ParseList(text string) ([]tasksessiond.Task, bool) {
 	if text == emptyList {
-		return []store.Task{}, true
+		return []tasksessiond.Task{}, true
 	}
 	head, body, ok := strings.Cut(text, "\n")
 	if !ok || !strings.HasPrefix(head, "Tasks: ") {
 		return nil, false
 	}
 	if body == "" {
-		return []store.Task{}, true
+		return []tasksessiond.Task{}, true
 	}
 	body, ok = strings.CutPrefix(body, "\n")
 	if !ok {
 		return nil, false
 	}
-	var tasks []store.Task
+	var tasks []tasksessiond.Task
 	var desc []string
 	end := func() {
 		if len(tasks) > 0 && desc != nil {
@@ -211,12 +209,12 @@ func ParseList(text string) ([]store.Task, bool) {
 		}
 		status, subject, ok := strings.Cut(rest, "] ")
 		n, err := strconv.Atoi(id)
-		st, serr := store.ParseStatus(status)
+		st, serr := tasksessiond.ParseStatus(status)
 		if !ok || err != nil || serr != nil || n < 1 {
 			return nil, false
 		}
 		end()
-		tasks = append(tasks, store.Task{Taskid: n, Status: st, Subject: subject})
+		tasks = append(tasks, tasksessiond.Task{Taskid: n, Status: st, Subject: subject})
 	}
 	end()
 	return tasks, true
@@ -232,14 +230,14 @@ func ListSize(st *store.Store) int {
 	return n
 }
 
-func taskResult(st *store.Store, what string, t store.Task) Result {
+func taskResult(st *store.Store, what string, t tasksessiond.Task) Result {
 	ch := Change{Message: what, Task: Echo(t), Overview: overview(st)}
-	return Result{Content: []Content{{Type: "text", Text: changeText(ch)}}, StructuredContent: ch}
+	return Result{Content: []wire.Content{{Type: "text", Text: changeText(ch)}}, StructuredContent: ch}
 }
 
 // Echo is t as a change's result shows it: a long description shortened
 // (the model has just written it; TaskGet shows it whole).
-func Echo(t store.Task) store.Task {
+func Echo(t tasksessiond.Task) tasksessiond.Task {
 	if utf8.RuneCountInString(t.Description) > maxEchoDescription {
 		t.Description = shorten(t.Description, maxEchoDescription)
 	}
@@ -283,9 +281,9 @@ func overview(st *store.Store) Overview {
 			break
 		}
 		switch {
-		case t.Status == store.InProgress && inProgress < maxOverviewInProgress:
+		case t.Status == tasksessiond.InProgress && inProgress < maxOverviewInProgress:
 			inProgress++
-		case t.Status == store.Pending && pending < maxOverviewPending:
+		case t.Status == tasksessiond.Pending && pending < maxOverviewPending:
 			pending++
 		default:
 			continue
@@ -314,7 +312,7 @@ func overviewText(ov Overview) string {
 	return b.String()
 }
 
-func countsText(c store.Counts) string {
+func countsText(c tasksessiond.Counts) string {
 	noun := "tasks"
 	if c.Total == 1 {
 		noun = "task"
@@ -325,7 +323,7 @@ func countsText(c store.Counts) string {
 
 // writeTask writes "#id [status] subject" and the description's lines
 // indented; without fmt, as a list of 10,000 tasks is rendered at once.
-func writeTask(b *strings.Builder, t store.Task) {
+func writeTask(b *strings.Builder, t tasksessiond.Task) {
 	b.WriteByte('#')
 	b.WriteString(strconv.Itoa(t.Taskid))
 	b.WriteString(" [")
@@ -340,7 +338,7 @@ func writeTask(b *strings.Builder, t store.Task) {
 	}
 }
 
-func describeChange(before, after store.Task) string {
+func describeChange(before, after tasksessiond.Task) string {
 	var parts []string
 	if before.Status != after.Status {
 		parts = append(parts, "status "+string(before.Status)+" -> "+string(after.Status))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -27,13 +28,13 @@ func TestExecuteCreate(t *testing.T) {
 	tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"First"}`))
 	res, changed := tools.Execute(st, mustDecode(t, tools.TaskCreate, `{"subject":"Second","description":"d"}`))
 	require.False(t, res.IsError)
-	want := store.Task{Taskid: 2, Status: store.Pending, Subject: "Second", Description: "d"}
+	want := tasksessiond.Task{Taskid: 2, Status: tasksessiond.Pending, Subject: "Second", Description: "d"}
 	assert.Equal(t, &want, changed)
 	assert.Equal(t, tools.Change{
 		Message: "Created task #2 \"Second\" (pending).",
 		Task:    want,
-		Overview: tools.Overview{Counts: store.Counts{Total: 2, Pending: 2},
-			Open: []tools.Brief{{Taskid: 1, Status: store.Pending, Subject: "First"}, {Taskid: 2, Status: store.Pending, Subject: "Second"}}},
+		Overview: tools.Overview{Counts: tasksessiond.Counts{Total: 2, Pending: 2},
+			Open: []tools.Brief{{Taskid: 1, Status: tasksessiond.Pending, Subject: "First"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "Second"}}},
 	}, res.StructuredContent)
 	assert.Equal(t, "Created task #2 \"Second\" (pending).\n\n"+
 		"Task list: 2 tasks (2 pending, 0 inprogress, 0 completed, 0 deleted).\n"+
@@ -47,7 +48,7 @@ func TestExecuteUpdate(t *testing.T) {
 
 	res, changed := tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`))
 	require.False(t, res.IsError)
-	assert.Equal(t, store.Completed, changed.Status)
+	assert.Equal(t, tasksessiond.Completed, changed.Status)
 	assert.Equal(t, "Updated task #1 \"A\": status pending -> completed.\n\n"+
 		"Task list: 2 tasks (1 pending, 0 inprogress, 1 completed, 0 deleted).\n"+
 		"Open:\n  #2 [pending] B", res.Text())
@@ -82,7 +83,7 @@ func TestExecuteListAndGet(t *testing.T) {
 	// Ensures TaskList shows every task, completed and deleted included, in taskid order.
 	st := store.New()
 	res, _ := tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
-	assert.Equal(t, tools.Listing{Tasks: []store.Task{}}, res.StructuredContent)
+	assert.Equal(t, tools.Listing{Tasks: []tasksessiond.Task{}}, res.StructuredContent)
 	assert.Contains(t, res.Text(), "empty")
 
 	for _, s := range []string{"A", "B", "C"} {
@@ -101,8 +102,8 @@ func TestExecuteListAndGet(t *testing.T) {
 		"#2 [deleted] B\n    about B\n    line 2", res.Text())
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskGet, `{"taskid":"#2"}`))
-	assert.Equal(t, tools.Got{Task: store.Task{Taskid: 2, Status: store.Deleted, Subject: "B", Description: "about B\nline 2"},
-		Counts: store.Counts{Total: 3, Pending: 1, Completed: 1, Deleted: 1}}, res.StructuredContent)
+	assert.Equal(t, tools.Got{Task: tasksessiond.Task{Taskid: 2, Status: tasksessiond.Deleted, Subject: "B", Description: "about B\nline 2"},
+		Counts: tasksessiond.Counts{Total: 3, Pending: 1, Completed: 1, Deleted: 1}}, res.StructuredContent)
 	assert.Equal(t, "#2 [deleted] B\n    about B\n    line 2", res.Text())
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
@@ -65,7 +66,7 @@ func BenchmarkListResult(b *testing.B) {
 		st.Create("Step "+strconv.Itoa(i+1)+": write the parser tests",
 			"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8; run them under -race.")
 		if i%2 == 1 {
-			done := store.Completed
+			done := tasksessiond.Completed
 			st.Update(i, store.Patch{Status: &done})
 		}
 	}
@@ -84,7 +85,7 @@ func BenchmarkListResult(b *testing.B) {
 func BenchmarkChangeAmongClosed(b *testing.B) {
 	for _, n := range []int{0, 10_000} {
 		st := store.New()
-		done := store.Completed
+		done := tasksessiond.Completed
 		for i := range n + 20 {
 			st.Create("Write the parser tests", "Cover the error paths.")
 			if i < n {

@@ -1,37 +1,43 @@
-// Package record holds what is kept of a session beside its task list: the
-// session itself, the calls of its log, the messages injected at its start,
-// and what a compaction writes. Like package store it is plain data, with
-// no I/O: the SQLite adapter (package db) turns rows into these and back.
-package record
+package tasksessiond
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/tasksessiond/tasksessiond/internal/store"
-	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Session statuses.
+// A session's status: active, or compacted (sealed: its successor takes
+// the writes).
 const (
-	StatusActive    = "active"
-	StatusCompacted = "compacted"
+	SessionActive    = "active"
+	SessionCompacted = "compacted"
 )
 
-// Session is a session's record.
+// Session is a session's record. Counts and HeadID are not stored: a
+// reader fills them in (sessions/get and sessions/list show them).
 type Session struct {
-	ID          string
-	Title       string
-	Metadata    json.RawMessage
-	Status      string
-	ParentID    string
-	SuccessorID string
-	// Snapshot is the store copied in when this session was made by
+	ID          string          `json:"id"`
+	Title       string          `json:"title"`
+	Metadata    json.RawMessage `json:"metadata"`
+	Status      string          `json:"status"` // SessionActive or SessionCompacted
+	ParentID    string          `json:"parentId,omitempty"`
+	SuccessorID string          `json:"successorId,omitempty"`
+	// HeadID is the newest session of the lineage, the one that takes
+	// writes; sessions/get sets it (to ID unless the session was compacted).
+	HeadID    string    `json:"headId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	Counts    Counts    `json:"counts"`
+	// Snapshot is the list copied in when this session was made by
 	// compaction; nil for a session that started empty.
-	Snapshot  *store.Snapshot
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Snapshot *Snapshot `json:"-"`
+}
+
+// Message is a message to place at the start of a session's history.
+type Message struct {
+	Role    string `json:"role"`
+	Kind    string `json:"kind"` // task_snapshot or summary
+	Content string `json:"content"`
 }
 
 // Call is one entry of a session's log: a tool call and its result.
@@ -54,24 +60,21 @@ type Call struct {
 // it, and the subject and description it set (nil for those it left).
 type Change struct {
 	Taskid      int
-	Status      store.Status
+	Status      Status
 	Subject     *string
 	Description *string
 }
 
 // Append is one call to log, with the task it changed as it is after the
 // call (nil for reads and errors), and which of the task's text fields
-// the call set: the log's change columns
-// hold the status and only what the call set, so that a status change of
-// a task with a long description does not store the description again.
+// the call set: the log's change columns hold the status and only what
+// the call set, so that a status change of a task with a long
+// description does not store the description again.
 type Append struct {
 	Call                       Call
-	Task                       *store.Task
+	Task                       *Task
 	SetSubject, SetDescription bool
 }
-
-// Message is a message injected at the start of a session's history.
-type Message = wire.Message
 
 // Compaction is what sessions/compact writes (built by package compact):
 // the successor, its tasks, its messages and its forced first call, and
@@ -79,7 +82,7 @@ type Message = wire.Message
 type Compaction struct {
 	Old      string
 	New      *Session
-	Tasks    []store.Task
+	Tasks    []Task
 	Messages []Message
 	Forced   *Append
 }
@@ -99,6 +102,23 @@ func (a *Append) Change() *Change {
 		ch.Description = &t.Description
 	}
 	return ch
+}
+
+// Columns are the log row's change columns (taskid, status, subject,
+// description) as SQL arguments, nil for NULL: all four NULL for a read
+// or an error. Both storage adapters write them.
+func (a *Append) Columns() [4]any {
+	var cols [4]any
+	if ch := a.Change(); ch != nil {
+		cols[0], cols[1] = int64(ch.Taskid), string(ch.Status)
+		if ch.Subject != nil {
+			cols[2] = *ch.Subject
+		}
+		if ch.Description != nil {
+			cols[3] = *ch.Description
+		}
+	}
+	return cols
 }
 
 // Equal reports whether c and o record the same change (both nil: none).
