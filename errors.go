@@ -37,3 +37,52 @@ func (e *LeaseHeldError) Error() string {
 	return fmt.Sprintf("session %s is served by another daemon (%s) until its lease expires at %s",
 		e.SessionID, e.Owner, e.ExpiresAt.UTC().Format(time.RFC3339Nano))
 }
+
+// Kind is what kind of failure an Error is: what a caller branches on.
+// The server maps each kind to a JSON-RPC error code in one table.
+type Kind string
+
+const (
+	KindInvalid     Kind = "invalid"     // the request is wrong: its message says how to fix it
+	KindNotFound    Kind = "notFound"    // no such session
+	KindExists      Kind = "exists"      // a session with that id exists already
+	KindSealed      Kind = "sealed"      // the session was compacted: SuccessorID takes its writes
+	KindConflict    Kind = "conflict"    // a callId used before for another call
+	KindLeased      Kind = "leased"      // another daemon of the fleet serves the session: Lease
+	KindUnavailable Kind = "unavailable" // the storage failed; nothing was changed
+	KindInternal    Kind = "internal"    // a bug or an unforeseen failure
+)
+
+// Error is a failure a client can branch on, by its Kind, with a message
+// for whoever reads it.
+type Error struct {
+	Kind        Kind
+	Message     string
+	SuccessorID string          // for KindSealed
+	Lease       *LeaseHeldError // for KindLeased: who holds the session
+	Err         error           // the cause, for logs
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Message + ": " + e.Err.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an Error of kind with a formatted message.
+func Errorf(kind Kind, format string, a ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, a...)}
+}
+
+// KindOf returns the kind of err: KindInternal for an error that is not an
+// *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}

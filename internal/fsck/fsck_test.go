@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -76,7 +77,7 @@ func TestBadSnapshot(t *testing.T) {
 
 	m := session.NewManager(d, nil)
 	_, err = m.Resume(ctx, succ)
-	assert.Equal(t, wire.CodeInternal, session.ErrorCode(err), "%v", err)
+	assert.Equal(t, tasksessiond.KindInternal, tasksessiond.KindOf(err), "%v", err)
 	assert.ErrorContains(t, err, "corrupt snapshot")
 	_, err = m.Resume(ctx, old)
 	assert.NoError(t, err)

@@ -4,10 +4,23 @@ import (
 	"context"
 	"errors"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
+
+// codes is the one table from the domain's kinds of failure to the
+// JSON-RPC codes of package wire.
+var codes = map[tasksessiond.Kind]int64{
+	tasksessiond.KindInvalid:     wire.CodeInvalidParams,
+	tasksessiond.KindNotFound:    wire.CodeSessionNotFound,
+	tasksessiond.KindExists:      wire.CodeSessionExists,
+	tasksessiond.KindSealed:      wire.CodeSessionSealed,
+	tasksessiond.KindConflict:    wire.CodeCallIDConflict,
+	tasksessiond.KindLeased:      wire.CodeSessionLeased,
+	tasksessiond.KindUnavailable: wire.CodeStorageUnavailable,
+	tasksessiond.KindInternal:    wire.CodeInternal,
+}
 
 // wireError turns any error from a method into a JSON-RPC error. internal
 // reports whether it is one the operator should see in the log.
@@ -16,16 +29,20 @@ func wireError(err error) (e *jsonrpc.Error, internal bool) {
 	if errors.As(err, &je) {
 		return je, false
 	}
-	var se *session.Error
-	if errors.As(err, &se) {
-		e := &jsonrpc.Error{Code: se.Code, Message: se.Message}
-		if se.Code == wire.CodeSessionSealed {
-			e.Data = wire.SealedData{SuccessorID: se.SuccessorID}
+	var de *tasksessiond.Error
+	if errors.As(err, &de) {
+		code, ok := codes[de.Kind]
+		if !ok {
+			code = wire.CodeInternal
 		}
-		if se.Code == wire.CodeSessionLeased && se.Lease != nil {
-			e.Data = wire.LeasedData{Owner: se.Lease.Owner, ExpiresAt: se.Lease.ExpiresAt}
+		e := &jsonrpc.Error{Code: code, Message: de.Message}
+		switch {
+		case de.Kind == tasksessiond.KindSealed:
+			e.Data = wire.SealedData{SuccessorID: de.SuccessorID}
+		case de.Kind == tasksessiond.KindLeased && de.Lease != nil:
+			e.Data = wire.LeasedData{Owner: de.Lease.Owner, ExpiresAt: de.Lease.ExpiresAt}
 		}
-		return e, se.Code == wire.CodeInternal || se.Code == wire.CodeStorageUnavailable
+		return e, code == wire.CodeInternal || code == wire.CodeStorageUnavailable
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return jsonrpc.Errorf(wire.CodeInternal, "request cancelled: %v", err), false

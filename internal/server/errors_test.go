@@ -4,36 +4,43 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestWireError(t *testing.T) {
-	// Ensures every session error keeps its JSON-RPC code (the numbers are
-	// the protocol's), the sealed error carries the successor, and unknown
-	// errors are internal.
-	for code, want := range map[int64]int64{
-		wire.CodeInvalidParams: -32602, wire.CodeSessionNotFound: -32001, wire.CodeSessionSealed: -32002,
-		wire.CodeCallIDConflict: -32003, wire.CodeStorageUnavailable: -32004, wire.CodeSessionExists: -32005,
-		wire.CodeInternal: -32603,
-	} {
-		e, _ := wireError(fmt.Errorf("wrapped: %w", &session.Error{Code: code, Message: "m", SuccessorID: "next"}))
-		assert.Equal(t, want, e.Code, code)
+	// Ensures every kind of failure keeps its JSON-RPC code (the numbers
+	// are the protocol's), the sealed error carries the successor and the
+	// leased one its holder, and unknown errors are internal.
+	want := map[tasksessiond.Kind]int64{
+		tasksessiond.KindInvalid: -32602, tasksessiond.KindNotFound: -32001, tasksessiond.KindSealed: -32002,
+		tasksessiond.KindConflict: -32003, tasksessiond.KindUnavailable: -32004, tasksessiond.KindExists: -32005,
+		tasksessiond.KindLeased: -32006, tasksessiond.KindInternal: -32603,
+	}
+	assert.Len(t, codes, len(want), "every kind is in the table")
+	lease := &tasksessiond.LeaseHeldError{SessionID: "s", Owner: "o", ExpiresAt: time.Unix(1, 0)}
+	for kind, code := range want {
+		e, _ := wireError(fmt.Errorf("wrapped: %w", &tasksessiond.Error{Kind: kind, Message: "m", SuccessorID: "next", Lease: lease}))
+		assert.Equal(t, code, e.Code, kind)
 		assert.Equal(t, "m", e.Message)
-		if code == wire.CodeSessionSealed {
+		switch kind {
+		case tasksessiond.KindSealed:
 			assert.Equal(t, wire.SealedData{SuccessorID: "next"}, e.Data)
-		} else {
+		case tasksessiond.KindLeased:
+			assert.Equal(t, wire.LeasedData{Owner: "o", ExpiresAt: time.Unix(1, 0)}, e.Data)
+		default:
 			assert.Nil(t, e.Data)
 		}
 	}
 	e, internal := wireError(errors.New("boom"))
 	assert.Equal(t, int64(wire.CodeInternal), e.Code)
 	assert.True(t, internal)
-	_, internal = wireError(&session.Error{Code: wire.CodeStorageUnavailable})
+	_, internal = wireError(&tasksessiond.Error{Kind: tasksessiond.KindUnavailable})
 	assert.True(t, internal, "storage failures are logged")
-	_, internal = wireError(&session.Error{Code: wire.CodeSessionNotFound})
+	_, internal = wireError(&tasksessiond.Error{Kind: tasksessiond.KindNotFound})
 	assert.False(t, internal)
 }

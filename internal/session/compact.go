@@ -36,7 +36,7 @@ func (m *Manager) Compact(ctx context.Context, p wire.Compact) (wire.Compacted, 
 		return wire.Compacted{}, err
 	}
 	if len(p.Summary) > maxSummaryLen {
-		return wire.Compacted{}, errorf(wire.CodeInvalidParams, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
+		return wire.Compacted{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "summary is %d bytes, the limit is %d", len(p.Summary), maxSummaryLen)
 	}
 	s, err := m.acquire(ctx, p.SessionID)
 	if err != nil {
@@ -48,17 +48,17 @@ func (m *Manager) Compact(ctx context.Context, p wire.Compact) (wire.Compacted, 
 	}
 	plan, err := compact.Build(s.rec, s.st, p.NewSessionID, p.Summary)
 	if err != nil {
-		return wire.Compacted{}, &Error{Code: wire.CodeInternal, Message: "building the successor", Err: err}
+		return wire.Compacted{}, &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "building the successor", Err: err}
 	}
 	if err := m.db.Compact(context.WithoutCancel(ctx), plan); err != nil {
 		switch {
 		case errors.Is(err, tasksessiond.ErrExists):
-			return wire.Compacted{}, errorf(wire.CodeSessionExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
+			return wire.Compacted{}, tasksessiond.Errorf(tasksessiond.KindExists, "session %q already exists: give another newSessionId, or none to have one generated", p.NewSessionID)
 		case errors.Is(err, tasksessiond.ErrSealed):
 			// The row says it is sealed though memory did not: memory is
 			// stale, so drop it and let the next access replay.
 			m.drop(s)
-			return wire.Compacted{}, errorf(wire.CodeSessionSealed, "session %s was already compacted", s.id)
+			return wire.Compacted{}, tasksessiond.Errorf(tasksessiond.KindSealed, "session %s was already compacted", s.id)
 		}
 		// Dropped, for the next use to read what the log says: on
 		// PostgreSQL a commit cut off may have landed.
@@ -96,8 +96,8 @@ func (m *Manager) adopt(s *session) {
 }
 
 // sealed is the error for a change sent to a compacted session.
-func (m *Manager) sealed(s *session, what string) *Error {
-	return &Error{Code: wire.CodeSessionSealed, SuccessorID: s.rec.SuccessorID,
+func (m *Manager) sealed(s *session, what string) *tasksessiond.Error {
+	return &tasksessiond.Error{Kind: tasksessiond.KindSealed, SuccessorID: s.rec.SuccessorID,
 		Message: "session " + s.id + " was compacted into " + s.rec.SuccessorID + " and no longer takes changes: " + what + " in the successor session"}
 }
 

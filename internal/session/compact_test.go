@@ -72,12 +72,12 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	// The old session is sealed for writes, readable, and says where to go.
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: old, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"late"}`)})
 	require.Error(t, err)
-	var se *session.Error
+	var se *tasksessiond.Error
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, wire.CodeSessionSealed, se.Code)
+	assert.Equal(t, tasksessiond.KindSealed, se.Kind)
 	assert.Equal(t, "gen2", se.SuccessorID)
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: old, Name: tools.TaskUpdate, Arguments: json.RawMessage(`garbage-shaped`)})
-	assert.Equal(t, wire.CodeSessionSealed, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindSealed, tasksessiond.KindOf(err))
 	got := call(t, m, old, tools.TaskGet, `{"taskid":4}`)
 	assert.Equal(t, "todo one", got.StructuredContent.Task.Subject)
 	info, err := m.Get(ctx, old)
@@ -85,13 +85,13 @@ func TestCompactKeepsEveryTask(t *testing.T) {
 	assert.Equal(t, tasksessiond.SessionCompacted, info.Status)
 	assert.Equal(t, "gen2", info.SuccessorID)
 	_, err = m.Compact(ctx, wire.Compact{SessionID: old})
-	assert.Equal(t, wire.CodeSessionSealed, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindSealed, tasksessiond.KindOf(err))
 
 	rows, err := d.Calls(ctx, old)
 	require.NoError(t, err)
 	assert.Len(t, rows, 7, "nothing was logged to the sealed session")
 	_, err = m.Compact(ctx, wire.Compact{SessionID: "gen2", NewSessionID: old})
-	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindExists, tasksessiond.KindOf(err))
 }
 
 func TestResumeCompactedAfterRestart(t *testing.T) {
@@ -206,8 +206,8 @@ func TestWritesRacingCompaction(t *testing.T) {
 				callID := fmt.Sprintf("w%d-%d", w, i)
 				raw, err := m.Call(ctx, wire.ToolCall{SessionID: target, Name: tools.TaskCreate, CallID: callID,
 					Arguments: json.RawMessage(fmt.Sprintf(`{"subject":%q}`, callID))})
-				var se *session.Error
-				if errAs(err, &se) && se.Code == wire.CodeSessionSealed {
+				var se *tasksessiond.Error
+				if errAs(err, &se) && se.Kind == tasksessiond.KindSealed {
 					target = se.SuccessorID
 					i-- // send the same call to the successor
 					continue
@@ -412,9 +412,9 @@ func TestCallIDHoldsAcrossALineage(t *testing.T) {
 		_, err = mgr.Call(ctx, wire.ToolCall{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c2", Arguments: json.RawMessage(`{"subject":"twice"}`)})
 		require.NoError(t, err, name)
 		_, err = mgr.Call(ctx, wire.ToolCall{SessionID: "gen3", Name: tools.TaskCreate, CallID: "c1", Arguments: json.RawMessage(`{"subject":"something else"}`)})
-		var se *session.Error
+		var se *tasksessiond.Error
 		require.ErrorAs(t, err, &se, name)
-		assert.Equal(t, wire.CodeCallIDConflict, se.Code, name)
+		assert.Equal(t, tasksessiond.KindConflict, se.Kind, name)
 		got, err := mgr.Resume(ctx, "gen3")
 		require.NoError(t, err)
 		assert.Len(t, got.Tasks, 2, "%s: nothing was created twice", name)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -53,7 +54,7 @@ func TestDiskFull(t *testing.T) {
 		}
 	}
 	require.Error(t, fullErr, "the cap was reached")
-	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(fullErr))
+	assert.Equal(t, tasksessiond.KindUnavailable, tasksessiond.KindOf(fullErr))
 	assert.Contains(t, fullErr.Error(), "nothing was changed")
 
 	got := assertMemoryEqualsDatabase(t, d, m, id)
@@ -85,7 +86,7 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"blocked"}`)})
-	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindUnavailable, tasksessiond.KindOf(err))
 	got := assertMemoryEqualsDatabase(t, d, m, id)
 	assert.Len(t, got.Tasks, 1)
 
@@ -115,7 +116,7 @@ func TestFileTurnsReadOnly(t *testing.T) {
 	defer exec.Command("chattr", append([]string{"-i"}, files...)...).Run()
 
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"refused"}`)})
-	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindUnavailable, tasksessiond.KindOf(err))
 	list := call(t, m, id, tools.TaskList, `{}`)
 	assert.Len(t, list.StructuredContent.Tasks, 1, "reads go on")
 	got := assertMemoryEqualsDatabase(t, d, m, id)

@@ -211,9 +211,9 @@ func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source)
 	l, err := replay.Session(ctx, src, s.id, replay.Options{Each: each})
 	switch {
 	case errors.Is(err, tasksessiond.ErrNotFound):
-		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
+		return tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	case errors.Is(err, replay.ErrSnapshot):
-		return &Error{Code: wire.CodeInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
+		return &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
 	case err != nil:
 		return unavailable("loading session "+s.id, err)
 	}
@@ -391,7 +391,7 @@ func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool)
 		return nil
 	})
 	if err != nil {
-		var e *Error
+		var e *tasksessiond.Error
 		if !errors.As(err, &e) {
 			err = unavailable("reading session "+id, err)
 		}
@@ -412,16 +412,16 @@ func decode(name string, raw json.RawMessage, args *tools.Decoded) (tools.Call, 
 func checkCall(p wire.ToolCall) (tools.Role, tools.Def, error) {
 	role, err := tools.ParseRole(p.Role)
 	if err != nil {
-		return role, tools.Def{}, errorf(wire.CodeInvalidParams, "%v", err)
+		return role, tools.Def{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "%v", err)
 	}
 	def, ok := tools.Lookup(p.Name)
 	switch {
 	case !ok:
-		return role, def, errorf(wire.CodeInvalidParams, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
+		return role, def, tasksessiond.Errorf(tasksessiond.KindInvalid, "unknown tool %q: the tools are %s", p.Name, strings.Join(tools.Names(), ", "))
 	case len(p.CallID) > maxIDLen:
-		return role, def, errorf(wire.CodeInvalidParams, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
+		return role, def, tasksessiond.Errorf(tasksessiond.KindInvalid, "callId is %d bytes, the limit is %d", len(p.CallID), maxIDLen)
 	case strings.ContainsFunc(p.CallID, unicode.IsControl):
-		return role, def, errorf(wire.CodeInvalidParams, "callId %q must not contain control characters", p.CallID)
+		return role, def, tasksessiond.Errorf(tasksessiond.KindInvalid, "callId %q must not contain control characters", p.CallID)
 	}
 	return role, def, nil
 }
@@ -434,7 +434,7 @@ func (m *Manager) retried(ctx context.Context, s *session, p wire.ToolCall, args
 	}
 	if u, ok := s.unlogged[p.CallID]; ok {
 		if u.name != p.Name || !sameJSON(u.args, args) {
-			return nil, true, errorf(wire.CodeCallIDConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", p.CallID, s.id, u.name, u.args)
+			return nil, true, tasksessiond.Errorf(tasksessiond.KindConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", p.CallID, s.id, u.name, u.args)
 		}
 		return u.out, true, nil
 	}
@@ -499,7 +499,7 @@ func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, args j
 	out, stored, err := tools.Encode(res)
 	if err != nil {
 		m.drop(s)
-		return nil, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
+		return nil, &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "encode result", Err: err}
 	}
 	row := call.Append(tasksessiond.Call{SessionID: s.id, Seq: s.nextSeq, CallID: p.CallID, Name: p.Name,
 		Arguments: args, IsError: res.IsError, Result: stored}, changed)
@@ -582,14 +582,14 @@ func (m *Manager) recorded(ctx context.Context, session, name string, args json.
 		return nil, unavailable("looking up callId "+callID, err)
 	}
 	if row.Name != name || !sameJSON(row.Arguments, args) {
-		return nil, errorf(wire.CodeCallIDConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
+		return nil, tasksessiond.Errorf(tasksessiond.KindConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
 	}
 	out, err := tools.Restore(row.Result)
 	if err == nil && !json.Valid(out) {
 		err = errors.New("not JSON")
 	}
 	if err != nil {
-		return nil, &Error{Code: wire.CodeInternal, Message: "the recorded result of callId " + callID, Err: err}
+		return nil, &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "the recorded result of callId " + callID, Err: err}
 	}
 	return out, nil
 }
@@ -605,7 +605,7 @@ func sameJSON(a, b json.RawMessage) bool {
 func marshal(r tools.Result) (json.RawMessage, error) {
 	b, _, err := tools.Encode(r)
 	if err != nil {
-		return nil, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
+		return nil, &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "encode result", Err: err}
 	}
 	return b, nil
 }
@@ -615,11 +615,11 @@ const maxIDLen = 128
 func validID(id string) error {
 	switch {
 	case id == "":
-		return errorf(wire.CodeInvalidParams, "sessionId is required")
+		return tasksessiond.Errorf(tasksessiond.KindInvalid, "sessionId is required")
 	case len(id) > maxIDLen:
-		return errorf(wire.CodeInvalidParams, "sessionId is %d bytes, the limit is %d", len(id), maxIDLen)
+		return tasksessiond.Errorf(tasksessiond.KindInvalid, "sessionId is %d bytes, the limit is %d", len(id), maxIDLen)
 	case strings.ContainsFunc(id, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
-		return errorf(wire.CodeInvalidParams, "sessionId %q must not contain spaces or control characters", id)
+		return tasksessiond.Errorf(tasksessiond.KindInvalid, "sessionId %q must not contain spaces or control characters", id)
 	}
 	return nil
 }

@@ -169,7 +169,7 @@ func TestCallIDRetry(t *testing.T) {
 
 	p.Arguments = json.RawMessage(`{"subject":"b"}`)
 	_, err = restarted.Call(ctx, p)
-	assert.Equal(t, wire.CodeCallIDConflict, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindConflict, tasksessiond.KindOf(err))
 	assert.ErrorContains(t, err, "use a new callId")
 }
 
@@ -189,7 +189,7 @@ func TestFailedCommitLeavesMemoryEqualToDatabase(t *testing.T) {
 
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: json.RawMessage(`{"subject":"lost"}`)})
 	require.Error(t, err)
-	assert.Equal(t, wire.CodeStorageUnavailable, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindUnavailable, tasksessiond.KindOf(err))
 
 	got, err := m.Resume(ctx, id)
 	require.NoError(t, err, "reads keep working")
@@ -205,15 +205,15 @@ func TestUnknownSessionAndTool(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	m := session.NewManager(d, nil)
 	_, err := m.Call(ctx, wire.ToolCall{SessionID: "nope", Name: tools.TaskList})
-	assert.Equal(t, wire.CodeSessionNotFound, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindNotFound, tasksessiond.KindOf(err))
 	id := newSession(t, m)
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: "TaskDelete"})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err))
 	assert.ErrorContains(t, err, "the tools are TaskCreate, TaskList, TaskGet, TaskUpdate")
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: "", Name: tools.TaskList})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err))
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskList, Role: "root"})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err))
 }
 
 func TestToolErrorsAreLogged(t *testing.T) {
@@ -239,11 +239,11 @@ func TestCreateSession(t *testing.T) {
 	assert.Equal(t, tasksessiond.SessionActive, info.Status)
 	assert.JSONEq(t, `{"host":"x"}`, string(info.Metadata))
 	_, err = m.Create(ctx, wire.CreateSession{SessionID: "mine"})
-	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindExists, tasksessiond.KindOf(err))
 	_, err = m.Create(ctx, wire.CreateSession{SessionID: "has space"})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err))
 	_, err = m.Create(ctx, wire.CreateSession{Metadata: json.RawMessage(`[1]`)})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err))
 	gen, err := m.Create(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	assert.NotEmpty(t, gen.ID)
@@ -258,15 +258,15 @@ func TestCreateSession(t *testing.T) {
 		"deep metadata":    {SessionID: "t3", Metadata: json.RawMessage(`{"a":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`)},
 	} {
 		_, err := m.Create(ctx, p)
-		assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), "%s: %v", name, err)
+		assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err), "%s: %v", name, err)
 		_, err = m.Get(ctx, p.SessionID)
-		assert.Equal(t, wire.CodeSessionNotFound, session.ErrorCode(err), name)
+		assert.Equal(t, tasksessiond.KindNotFound, tasksessiond.KindOf(err), name)
 	}
 	_, err = m.Create(ctx, wire.CreateSession{SessionID: "t4", Metadata: json.RawMessage(`{"a":"[[[[\"\\"}`)})
 	assert.NoError(t, err, "brackets inside strings are not nesting")
 
 	_, err = m.Call(ctx, wire.ToolCall{SessionID: "mine", Name: tools.TaskList, CallID: "x\x00y"})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), "NUL in a callId")
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err), "NUL in a callId")
 }
 
 func TestReplayTranscript(t *testing.T) {
@@ -294,12 +294,12 @@ func TestReplayTranscript(t *testing.T) {
 	assert.Equal(t, want, again.Tasks)
 
 	_, err = m.Replay(ctx, wire.ReplaySession{SessionID: "from-host"})
-	assert.Equal(t, wire.CodeSessionExists, session.ErrorCode(err), "a session with a history is not replayed into")
+	assert.Equal(t, tasksessiond.KindExists, tasksessiond.KindOf(err), "a session with a history is not replayed into")
 	_, err = m.Replay(ctx, wire.ReplaySession{SessionID: "dup", Calls: []wire.TranscriptCall{{Name: tools.TaskList, CallID: "x"}, {Name: tools.TaskList, CallID: "x"}}})
-	assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err))
+	assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err))
 }
 
-func errAs(err error, target **session.Error) bool { return errors.As(err, target) }
+func errAs(err error, target **tasksessiond.Error) bool { return errors.As(err, target) }
 
 func TestListCounts(t *testing.T) {
 	// Ensures sessions/list gives each session its own counts (one query for the page).
@@ -326,7 +326,7 @@ func TestBadCursorIsInvalidParams(t *testing.T) {
 	for _, cursor := range []string{"abc", "1.5", "--"} {
 		_, _, err := m.List(ctx, wire.ListSessions{Cursor: cursor})
 		require.Error(t, err)
-		assert.Equal(t, wire.CodeInvalidParams, session.ErrorCode(err), cursor)
+		assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err), cursor)
 		assert.Contains(t, err.Error(), "is not one that sessions/list returned")
 	}
 }

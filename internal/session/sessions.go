@@ -40,24 +40,24 @@ func (m *Manager) Create(ctx context.Context, p wire.CreateSession) (tasksession
 		return tasksessiond.Session{}, err
 	}
 	if len(p.Title) > maxTitleLen {
-		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
+		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "title is %d bytes, the limit is %d", len(p.Title), maxTitleLen)
 	}
 	if strings.ContainsFunc(p.Title, unicode.IsControl) {
-		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
+		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "title must not contain control characters (NUL, newlines, ...): it is one line for people")
 	}
 	meta := tools.Canonical(p.Metadata)
 	if meta[0] != '{' {
-		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "metadata must be a JSON object")
+		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "metadata must be a JSON object")
 	}
 	if d := jsontext.Depth(meta); d > maxMetadataDepth {
 		// SQLite's JSON functions stop at 1,000 levels; the shell's
 		// json_extract must work on every row.
-		return tasksessiond.Session{}, errorf(wire.CodeInvalidParams, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
+		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
 	}
 	rec := tasksessiond.Session{ID: p.SessionID, Title: p.Title, Metadata: meta}
 	if err := m.db.CreateSession(ctx, &rec); err != nil {
 		if errors.Is(err, tasksessiond.ErrExists) {
-			return tasksessiond.Session{}, errorf(wire.CodeSessionExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
+			return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindExists, "session %q already exists: resume it with sessions/resume, or create one with another id", p.SessionID)
 		}
 		return tasksessiond.Session{}, unavailable("creating session", err)
 	}
@@ -73,7 +73,7 @@ func (m *Manager) Get(ctx context.Context, id string) (tasksessiond.Session, err
 	}
 	rec, err := m.db.GetSession(ctx, id)
 	if errors.Is(err, tasksessiond.ErrNotFound) {
-		return tasksessiond.Session{}, errorf(wire.CodeSessionNotFound, "session %q not found", id)
+		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found", id)
 	}
 	if err != nil {
 		return tasksessiond.Session{}, unavailable("reading session", err)
@@ -97,14 +97,14 @@ func (m *Manager) List(ctx context.Context, p wire.ListSessions) ([]tasksessiond
 	switch p.Status {
 	case "", tasksessiond.SessionActive, tasksessiond.SessionCompacted:
 	default:
-		return nil, "", errorf(wire.CodeInvalidParams, "status must be %q or %q, got %q", tasksessiond.SessionActive, tasksessiond.SessionCompacted, p.Status)
+		return nil, "", tasksessiond.Errorf(tasksessiond.KindInvalid, "status must be %q or %q, got %q", tasksessiond.SessionActive, tasksessiond.SessionCompacted, p.Status)
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
-		return nil, "", errorf(wire.CodeInvalidParams, "limit must be between 1 and 1000, got %d", p.Limit)
+		return nil, "", tasksessiond.Errorf(tasksessiond.KindInvalid, "limit must be between 1 and 1000, got %d", p.Limit)
 	}
 	recs, next, err := m.db.ListSessions(ctx, tasksessiond.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
 	if errors.Is(err, tasksessiond.ErrBadCursor) {
-		return nil, "", errorf(wire.CodeInvalidParams, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
+		return nil, "", tasksessiond.Errorf(tasksessiond.KindInvalid, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
 	}
 	if err != nil {
 		return nil, "", unavailable("listing sessions", err)
@@ -175,12 +175,12 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 			continue
 		}
 		if seen[c.CallID] {
-			return wire.Resumed{}, errorf(wire.CodeInvalidParams, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
+			return wire.Resumed{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "calls[%d]: callId %q appears twice in the transcript", i, c.CallID)
 		}
 		seen[c.CallID] = true
 	}
 	if _, err := m.db.GetSession(ctx, p.SessionID); errors.Is(err, tasksessiond.ErrNotFound) {
-		if _, err := m.Create(ctx, wire.CreateSession{SessionID: p.SessionID}); err != nil && ErrorCode(err) != wire.CodeSessionExists {
+		if _, err := m.Create(ctx, wire.CreateSession{SessionID: p.SessionID}); err != nil && tasksessiond.KindOf(err) != tasksessiond.KindExists {
 			return wire.Resumed{}, err
 		}
 	} else if err != nil {
@@ -193,7 +193,7 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 	}
 	defer s.release()
 	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != tasksessiond.SessionActive {
-		return wire.Resumed{}, errorf(wire.CodeSessionExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
+		return wire.Resumed{}, tasksessiond.Errorf(tasksessiond.KindExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
 	}
 
 	var report replay.Report
@@ -208,7 +208,7 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 		_, stored, err := tools.Encode(res)
 		if err != nil {
 			m.drop(s)
-			return wire.Resumed{}, &Error{Code: wire.CodeInternal, Message: "encode result", Err: err}
+			return wire.Resumed{}, &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "encode result", Err: err}
 		}
 		rows = append(rows, step.Call.Append(tasksessiond.Call{SessionID: s.id, Seq: int64(len(rows) + 1), CallID: c.CallID,
 			Name: c.Name, Arguments: args, Result: stored}, step.Task))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond"
-	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // isLeaseError reports whether err says this daemon no longer holds a
@@ -31,7 +30,7 @@ func (m *Manager) takeLease(ctx context.Context, id string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, tasksessiond.ErrNotFound):
-		return errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", id)
+		return tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", id)
 	}
 	return unavailable("leasing session "+id, err)
 }

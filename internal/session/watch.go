@@ -78,7 +78,7 @@ func (m *Manager) watchFleet(ctx context.Context, id string, w Watcher) (cancel 
 		return nil, err
 	}
 	if _, err := m.db.GetSession(ctx, id); errors.Is(err, tasksessiond.ErrNotFound) {
-		return nil, errorf(wire.CodeSessionNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", id)
+		return nil, tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", id)
 	} else if err != nil {
 		return nil, unavailable("watching session "+id, err)
 	}
