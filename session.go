@@ -140,3 +140,23 @@ func (c *Change) String() string {
 	}
 	return s
 }
+
+// ReplayReport counts the outcomes of a replay. A divergence is a create whose
+// replayed task differs from the one recorded, or a write that fails now
+// although it was not recorded as an error (it is then also counted as
+// skipped invalid).
+type ReplayReport struct {
+	Applied        int          `json:"applied"`
+	SkippedErrors  int          `json:"skippedErrors"`
+	SkippedInvalid int          `json:"skippedInvalid"`
+	Divergent      int          `json:"divergent"`
+	Divergences    []Divergence `json:"-"`
+}
+
+// Divergence says where a replay did not reproduce the log.
+type Divergence struct {
+	Seq int64
+	Msg string
+}
+
+func (d Divergence) String() string { return fmt.Sprintf("seq %d: %s", d.Seq, d.Msg) }

@@ -15,7 +15,7 @@ type (
 	Counts         = tasksessiond.Counts
 	Session        = tasksessiond.Session
 	Message        = tasksessiond.Message
-	ReplayReport   = wire.ReplayReport
+	ReplayReport   = tasksessiond.ReplayReport
 	Resumed        = wire.Resumed
 	Content        = wire.Content
 	Change         = wire.Change

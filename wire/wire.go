@@ -93,14 +93,6 @@ type SealedData struct {
 	SuccessorID string `json:"successorId"`
 }
 
-// ReplayReport says what rebuilding a store by replay did.
-type ReplayReport struct {
-	Applied        int `json:"applied"`
-	SkippedErrors  int `json:"skippedErrors"`
-	SkippedInvalid int `json:"skippedInvalid"`
-	Divergent      int `json:"divergent"`
-}
-
 // ForcedCall is the TaskList a host places, as a tool call and its result,
 // at the start of a successor's history.
 type ForcedCall struct {
@@ -292,8 +284,8 @@ type Resumed struct {
 	NextTaskid int                    `json:"nextTaskid"`
 	Messages   []tasksessiond.Message `json:"messages"`
 	// ForcedCall is set for a session made by compaction.
-	ForcedCall *ForcedCall  `json:"forcedCall,omitempty"`
-	Replay     ReplayReport `json:"replay"`
+	ForcedCall *ForcedCall               `json:"forcedCall,omitempty"`
+	Replay     tasksessiond.ReplayReport `json:"replay"`
 	// LastSeq is the seq of the session's last logged call (0: none): the
 	// list is as of that call, so a watch subscribed before it was read
 	// has every later change as an event with a greater seq.

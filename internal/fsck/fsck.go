@@ -21,11 +21,11 @@ import (
 
 // Session is what checking one session found.
 type Session struct {
-	ID       string        `json:"id"`
-	Rows     int           `json:"rows"`
-	Tasks    int           `json:"tasks"`
-	Replay   replay.Report `json:"replay"`
-	Problems []string      `json:"problems,omitempty"`
+	ID       string                    `json:"id"`
+	Rows     int                       `json:"rows"`
+	Tasks    int                       `json:"tasks"`
+	Replay   tasksessiond.ReplayReport `json:"replay"`
+	Problems []string                  `json:"problems,omitempty"`
 }
 
 // Report is what a check found.
@@ -206,7 +206,7 @@ func (c *checker) row(row *tasksessiond.Call) {
 		return
 	}
 	step := replay.Check(c.st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change})
-	c.out.Replay.Add(step)
+	step.Count(&c.out.Replay)
 	// What the row's change columns must hold: the replayed task of an
 	// applied write, nothing for reads, errors and what no longer decodes.
 	var task *tasksessiond.Task

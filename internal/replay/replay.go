@@ -34,37 +34,17 @@ const (
 	SkippedInvalid                // arguments no longer decode (an older version's log)
 )
 
-// Report counts the outcomes of a replay. A divergence is a create whose
-// replayed task differs from the one recorded, or a write that fails now
-// although it was not recorded as an error (it is then also counted as
-// skipped invalid).
-type Report struct {
-	Applied        int          `json:"applied"`
-	SkippedErrors  int          `json:"skippedErrors"`
-	SkippedInvalid int          `json:"skippedInvalid"`
-	Divergent      int          `json:"divergent"`
-	Divergences    []Divergence `json:"-"`
-}
-
-// Divergence says where a replay did not reproduce the log.
-type Divergence struct {
-	Seq int64
-	Msg string
-}
-
-func (d Divergence) String() string { return fmt.Sprintf("seq %d: %s", d.Seq, d.Msg) }
-
 // Run applies calls to st in order.
-func Run(st *store.Store, calls []Call) Report {
-	var r Report
+func Run(st *store.Store, calls []Call) tasksessiond.ReplayReport {
+	var r tasksessiond.ReplayReport
 	for _, c := range calls {
-		r.Add(Apply(st, c))
+		Apply(st, c).Count(&r)
 	}
 	return r
 }
 
-// Add counts one step.
-func (r *Report) Add(s Step) {
+// Count counts s in r.
+func (s Step) Count(r *tasksessiond.ReplayReport) {
 	switch s.Outcome {
 	case Applied:
 		r.Applied++
@@ -83,7 +63,7 @@ func (r *Report) Add(s Step) {
 // the task as it now is.
 type Step struct {
 	Outcome    Outcome
-	Divergence *Divergence
+	Divergence *tasksessiond.Divergence
 	Task       *tasksessiond.Task
 	Call       tools.Call // the decoded call, when applied
 }
@@ -134,7 +114,7 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 	}
 	if err != nil {
 		// Not applied: it changed nothing, now as it would have then had it failed.
-		return Step{Outcome: SkippedInvalid, Divergence: &Divergence{Seq: c.Seq,
+		return Step{Outcome: SkippedInvalid, Divergence: &tasksessiond.Divergence{Seq: c.Seq,
 			Msg: fmt.Sprintf("%s was recorded as a success but fails now: %v", c.Name, err)}}, tools.Result{}
 	}
 	s := Step{Outcome: Applied, Task: &t, Call: call}
@@ -145,7 +125,7 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 		return s, res
 	}
 	if c.Change != nil && !matches(*c.Change, t) {
-		s.Divergence = &Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded %s, replay made %+v", c.Name, c.Change, t)}
+		s.Divergence = &tasksessiond.Divergence{Seq: c.Seq, Msg: fmt.Sprintf("%s recorded %s, replay made %+v", c.Name, c.Change, t)}
 	}
 	return s, res
 }

@@ -27,7 +27,7 @@ func TestRunReproducesIDs(t *testing.T) {
 		call(4, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`),
 		call(5, tools.TaskGet, `{"taskid":2}`),
 	})
-	assert.Equal(t, replay.Report{Applied: 3}, r)
+	assert.Equal(t, tasksessiond.ReplayReport{Applied: 3}, r)
 	assert.Equal(t, []tasksessiond.Task{{Taskid: 1, Status: tasksessiond.Completed, Subject: "a"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "b"}}, st.List())
 }
 

@@ -17,7 +17,7 @@ var ErrSnapshot = errors.New("snapshot does not restore")
 type Loaded struct {
 	Session tasksessiond.Session // with its snapshot
 	Store   *store.Store
-	Report  Report
+	Report  tasksessiond.ReplayReport
 }
 
 // Options tune Session.
@@ -61,7 +61,7 @@ func Session(ctx context.Context, d tasksessiond.Source, id string, o Options) (
 	for batch := range batches {
 		for i := range batch {
 			row := &batch[i]
-			l.Report.Add(step(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change}))
+			step(l.Store, Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change}).Count(&l.Report)
 			if o.Each != nil {
 				o.Each(row)
 			}

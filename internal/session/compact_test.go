@@ -300,7 +300,7 @@ func TestResumeOfSuccessorReadsNoAncestorRow(t *testing.T) {
 	assert.Equal(t, 6, got.NextTaskid)
 	assert.Equal(t, want.Messages, got.Messages)
 	assert.Equal(t, want.ForcedCall, got.ForcedCall)
-	assert.Equal(t, wire.ReplayReport{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
+	assert.Equal(t, tasksessiond.ReplayReport{}, got.Replay, "only its own forced TaskList is replayed, and it applies nothing")
 }
 
 func TestCompactCarriesEveryTaskAndItsTimes(t *testing.T) {

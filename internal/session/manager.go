@@ -65,7 +65,7 @@ type session struct {
 	// logs, so a retry sent to the successor of the session that recorded
 	// it gets the recorded result, not a second task.
 	ancestors []string
-	report    replay.Report
+	report    tasksessiond.ReplayReport
 	forced    *tasksessiond.Call // the TaskList fired at compaction, for a successor session
 	// unlogged are the error results answered though their row could not
 	// be written (SQLite's disk full), by callId: a retry answers the same.

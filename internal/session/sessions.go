@@ -152,8 +152,7 @@ func (m *Manager) Resume(ctx context.Context, id string) (wire.Resumed, error) {
 
 func (m *Manager) resumed(s *session, msgs []tasksessiond.Message) wire.Resumed {
 	r := wire.Resumed{Session: info(s.rec, s.st.Counts()), Tasks: taskList(s.st), NextTaskid: s.st.NextTaskid(), Messages: msgs, LastSeq: s.nextSeq - 1,
-		Replay: wire.ReplayReport{Applied: s.report.Applied, SkippedErrors: s.report.SkippedErrors,
-			SkippedInvalid: s.report.SkippedInvalid, Divergent: s.report.Divergent}}
+		Replay: s.report}
 	if s.forced != nil {
 		fc := forcedCall(s.forced)
 		r.ForcedCall = &fc
@@ -196,12 +195,12 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 		return wire.Resumed{}, tasksessiond.Errorf(tasksessiond.KindExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
 	}
 
-	var report replay.Report
+	var report tasksessiond.ReplayReport
 	var rows []tasksessiond.Append
 	for _, c := range p.Calls {
 		args := tools.Canonical(c.Arguments)
 		step, res := replay.Render(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
-		report.Add(step)
+		step.Count(&report)
 		if step.Outcome != replay.Applied {
 			continue
 		}
