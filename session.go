@@ -56,8 +56,12 @@ type Call struct {
 	Change *Change
 }
 
-// Change is a write's change as logged: the task's id and status after
-// it, and the subject and description it set (nil for those it left).
+// Change is what a write changes: decoded from a TaskCreate's or a
+// TaskUpdate's arguments, applied by the list (store.Update), kept in the
+// log's change columns and replayed from them. Taskid is the task (0 in
+// a TaskCreate's arguments: the list assigns it); Status its status (""
+// in arguments: unchanged; in the log, the status after the call);
+// Subject and Description are nil when left as they were.
 type Change struct {
 	Taskid      int
 	Status      Status
@@ -120,6 +124,9 @@ func (a *Append) Columns() [4]any {
 	}
 	return cols
 }
+
+// Empty reports whether c changes none of a task's fields.
+func (c Change) Empty() bool { return c.Status == "" && c.Subject == nil && c.Description == nil }
 
 // Equal reports whether c and o record the same change (both nil: none).
 func (c *Change) Equal(o *Change) bool {

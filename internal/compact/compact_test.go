@@ -23,7 +23,7 @@ func TestBuild(t *testing.T) {
 	st.Create("a", "")
 	st.Create("b", "")
 	done := tasksessiond.Completed
-	st.Update(1, store.Patch{Status: &done})
+	st.Update(tasksessiond.Change{Taskid: 1, Status: done})
 	old := tasksessiond.Session{ID: "old", Title: "T", Metadata: json.RawMessage(`{"k":1}`)}
 
 	p, err := compact.Build(old, st, "new", "the summary")
@@ -98,7 +98,7 @@ func TestFitText(t *testing.T) {
 	}
 	done := tasksessiond.Completed
 	for i := 1; i <= 100; i++ {
-		_, err := st.Update(i, store.Patch{Status: &done})
+		_, err := st.Update(tasksessiond.Change{Taskid: i, Status: done})
 		require.NoError(t, err)
 	}
 	text := compact.Text(st)

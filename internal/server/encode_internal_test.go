@@ -27,7 +27,7 @@ func bigStore(tb testing.TB, n int) *store.Store {
 		st.Create(fmt.Sprintf("Step %d: write the \"parser\" tests <é>\u2028", i+1),
 			"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8;\nrun them under -race.")
 		if i%2 == 1 {
-			if _, err := st.Update(i/2+1, store.Patch{Status: &done}); err != nil {
+			if _, err := st.Update(tasksessiond.Change{Taskid: i/2 + 1, Status: done}); err != nil {
 				tb.Fatal(err)
 			}
 		}

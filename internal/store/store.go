@@ -14,16 +14,6 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 )
 
-// Patch names the fields a TaskUpdate changes; nil means unchanged.
-type Patch struct {
-	Status      *tasksessiond.Status
-	Subject     *string
-	Description *string
-}
-
-// Empty reports whether the patch changes nothing.
-func (p Patch) Empty() bool { return p.Status == nil && p.Subject == nil && p.Description == nil }
-
 // Store holds a session's tasks in taskid order. It is not safe for
 // concurrent use; the session that owns it serialises access.
 type Store struct {
@@ -72,20 +62,20 @@ func (s *Store) Create(subject, description string) tasksessiond.Task {
 	return t
 }
 
-// Update applies p to task id and returns the task as it now is.
-func (s *Store) Update(id int, p Patch) (tasksessiond.Task, error) {
-	i, ok := s.index(id)
+// Update applies ch to task ch.Taskid and returns the task as it now is.
+func (s *Store) Update(ch tasksessiond.Change) (tasksessiond.Task, error) {
+	i, ok := s.index(ch.Taskid)
 	if !ok {
 		return tasksessiond.Task{}, tasksessiond.ErrTaskNotFound
 	}
-	if p.Status != nil && !p.Status.Valid() {
-		return tasksessiond.Task{}, fmt.Errorf("invalid status %q", *p.Status)
+	if ch.Status != "" && !ch.Status.Valid() {
+		return tasksessiond.Task{}, fmt.Errorf("invalid status %q", ch.Status)
 	}
 	t := &s.tasks[i]
-	if p.Status != nil {
+	if ch.Status != "" {
 		s.count(t.Status, -1)
 		wasOpen := t.Status.Open()
-		t.Status = *p.Status
+		t.Status = ch.Status
 		s.count(t.Status, 1)
 		if j, found := slices.BinarySearch(s.open, i); wasOpen && !t.Status.Open() && found {
 			s.open = slices.Delete(s.open, j, j+1)
@@ -93,11 +83,11 @@ func (s *Store) Update(id int, p Patch) (tasksessiond.Task, error) {
 			s.open = slices.Insert(s.open, j, i)
 		}
 	}
-	if p.Subject != nil {
-		t.Subject = *p.Subject
+	if ch.Subject != nil {
+		t.Subject = *ch.Subject
 	}
-	if p.Description != nil {
-		t.Description = *p.Description
+	if ch.Description != nil {
+		t.Description = *ch.Description
 	}
 	return *t, nil
 }

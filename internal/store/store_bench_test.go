@@ -22,7 +22,7 @@ func BenchmarkUpdate(b *testing.B) {
 	st := tasksessiond.Completed
 	i := 0
 	for b.Loop() {
-		s.Update(i%1000+1, store.Patch{Status: &st})
+		s.Update(tasksessiond.Change{Taskid: i%1000 + 1, Status: st})
 		i++
 	}
 }

@@ -28,19 +28,20 @@ func TestCreate(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		patch store.Patch
+		patch tasksessiond.Change
 		want  tasksessiond.Task
 	}{
-		{"Status", store.Patch{Status: ptr(tasksessiond.InProgress)}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.InProgress, Subject: "s", Description: "d"}},
-		{"Subject", store.Patch{Subject: ptr("new")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "new", Description: "d"}},
-		{"Description", store.Patch{Description: ptr("")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "s"}},
-		{"DeleteKeepsTask", store.Patch{Status: ptr(tasksessiond.Deleted)}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Deleted, Subject: "s", Description: "d"}},
-		{"All", store.Patch{Status: ptr(tasksessiond.Completed), Subject: ptr("x"), Description: ptr("y")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Completed, Subject: "x", Description: "y"}},
+		{"Status", tasksessiond.Change{Status: tasksessiond.InProgress}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.InProgress, Subject: "s", Description: "d"}},
+		{"Subject", tasksessiond.Change{Subject: ptr("new")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "new", Description: "d"}},
+		{"Description", tasksessiond.Change{Description: ptr("")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Pending, Subject: "s"}},
+		{"DeleteKeepsTask", tasksessiond.Change{Status: tasksessiond.Deleted}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Deleted, Subject: "s", Description: "d"}},
+		{"All", tasksessiond.Change{Status: tasksessiond.Completed, Subject: ptr("x"), Description: ptr("y")}, tasksessiond.Task{Taskid: 1, Status: tasksessiond.Completed, Subject: "x", Description: "y"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := store.New()
 			s.Create("s", "d")
-			got, err := s.Update(1, tc.patch)
+			tc.patch.Taskid = 1
+			got, err := s.Update(tc.patch)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, []tasksessiond.Task{tc.want}, s.List(), "the task stays in the list")
@@ -49,15 +50,15 @@ func TestUpdate(t *testing.T) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		s := store.New()
 		s.Create("s", "")
-		_, err := s.Update(2, store.Patch{Status: ptr(tasksessiond.Completed)})
+		_, err := s.Update(tasksessiond.Change{Taskid: 2, Status: tasksessiond.Completed})
 		assert.ErrorIs(t, err, tasksessiond.ErrTaskNotFound)
-		_, err = s.Update(0, store.Patch{Status: ptr(tasksessiond.Completed)})
+		_, err = s.Update(tasksessiond.Change{Taskid: 0, Status: tasksessiond.Completed})
 		assert.ErrorIs(t, err, tasksessiond.ErrTaskNotFound)
 	})
 	t.Run("ErrInvalidStatus", func(t *testing.T) {
 		s := store.New()
 		s.Create("s", "")
-		_, err := s.Update(1, store.Patch{Status: ptr(tasksessiond.Status("done"))})
+		_, err := s.Update(tasksessiond.Change{Taskid: 1, Status: tasksessiond.Status("done")})
 		assert.Error(t, err)
 		assert.Equal(t, tasksessiond.Pending, s.List()[0].Status, "a rejected update changes nothing")
 	})
@@ -89,10 +90,10 @@ func TestCounts(t *testing.T) {
 	for range 4 {
 		s.Create("t", "")
 	}
-	s.Update(1, store.Patch{Status: ptr(tasksessiond.InProgress)})
-	s.Update(2, store.Patch{Status: ptr(tasksessiond.Completed)})
-	s.Update(3, store.Patch{Status: ptr(tasksessiond.Deleted)})
-	s.Update(3, store.Patch{Status: ptr(tasksessiond.Deleted)})
+	s.Update(tasksessiond.Change{Taskid: 1, Status: tasksessiond.InProgress})
+	s.Update(tasksessiond.Change{Taskid: 2, Status: tasksessiond.Completed})
+	s.Update(tasksessiond.Change{Taskid: 3, Status: tasksessiond.Deleted})
+	s.Update(tasksessiond.Change{Taskid: 3, Status: tasksessiond.Deleted})
 	assert.Equal(t, tasksessiond.Counts{Total: 4, Pending: 1, InProgress: 1, Completed: 1, Deleted: 1}, s.Counts())
 }
 
@@ -102,7 +103,7 @@ func TestSnapshotRestore(t *testing.T) {
 	s := store.New()
 	s.Create("a", "")
 	s.Create("b", "")
-	s.Update(2, store.Patch{Status: ptr(tasksessiond.Deleted)})
+	s.Update(tasksessiond.Change{Taskid: 2, Status: tasksessiond.Deleted})
 	snap := s.Snapshot()
 
 	r, err := store.Restore(snap)
@@ -172,7 +173,7 @@ func TestOpenIsTheOpenTasks(t *testing.T) {
 			s.Create(fmt.Sprint("t", step), "")
 		} else {
 			st := tasksessiond.Statuses[r.IntN(len(tasksessiond.Statuses))]
-			_, err := s.Update(1+r.IntN(s.Len()), store.Patch{Status: &st})
+			_, err := s.Update(tasksessiond.Change{Taskid: 1 + r.IntN(s.Len()), Status: st})
 			require.NoError(t, err)
 		}
 		want, got := openOf(s)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/jsontext"
-	"github.com/tasksessiond/tasksessiond/internal/store"
 )
 
 // ErrUnknownTool is returned by Decode for a name that is not a Task tool.
@@ -51,9 +50,13 @@ func (c Call) Append(row tasksessiond.Call, t *tasksessiond.Task) tasksessiond.A
 	return a
 }
 
-// Patch is the change a TaskUpdate makes.
-func (c Call) Patch() store.Patch {
-	return store.Patch{Status: c.Status, Subject: c.Subject, Description: c.Description}
+// Change is the change a TaskUpdate makes.
+func (c Call) Change() tasksessiond.Change {
+	ch := tasksessiond.Change{Taskid: c.Taskid, Subject: c.Subject, Description: c.Description}
+	if c.Status != nil {
+		ch.Status = *c.Status
+	}
+	return ch
 }
 
 // Canonical returns the arguments as they are logged: a compact JSON object.
@@ -209,7 +212,7 @@ func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call,
 		if c.Description, err = decodeDescription(args["description"], maxDesc); err != nil {
 			return fail("%v", err)
 		}
-		if c.Patch().Empty() {
+		if c.Change().Empty() {
 			return fail("nothing to change: give at least one of status, subject or description together with taskid, e.g. {\"taskid\": %d, \"status\": \"completed\"}", c.Taskid)
 		}
 	}

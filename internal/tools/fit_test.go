@@ -81,7 +81,7 @@ func TestListOfAlternatingClosedTasksFits(t *testing.T) {
 				status = tasksessiond.Deleted
 			}
 			if i%100 != 0 { // a few stay open
-				_, err := st.Update(i, store.Patch{Status: &status})
+				_, err := st.Update(tasksessiond.Change{Taskid: i, Status: status})
 				require.NoError(t, err)
 			}
 		}
@@ -109,11 +109,11 @@ func TestOpenTasksComeFirst(t *testing.T) {
 	}
 	done, gone := tasksessiond.Completed, tasksessiond.Deleted
 	for i := 1; i <= 120; i++ {
-		p := store.Patch{Status: &done}
+		p := tasksessiond.Change{Taskid: i, Status: done}
 		if i%10 == 0 {
-			p.Status = &gone
+			p.Status = gone
 		}
-		_, err := st.Update(i, p)
+		_, err := st.Update(p)
 		require.NoError(t, err)
 	}
 	bytes := func(s string) int { return len(s) }

@@ -67,7 +67,7 @@ func BenchmarkListResult(b *testing.B) {
 			"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8; run them under -race.")
 		if i%2 == 1 {
 			done := tasksessiond.Completed
-			st.Update(i, store.Patch{Status: &done})
+			st.Update(tasksessiond.Change{Taskid: i, Status: done})
 		}
 	}
 	for b.Loop() {
@@ -89,7 +89,7 @@ func BenchmarkChangeAmongClosed(b *testing.B) {
 		for i := range n + 20 {
 			st.Create("Write the parser tests", "Cover the error paths.")
 			if i < n {
-				st.Update(i+1, store.Patch{Status: &done})
+				st.Update(tasksessiond.Change{Taskid: i + 1, Status: done})
 			}
 		}
 		call, err := tools.Decode(tools.TaskUpdate, json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"inprogress"}`, n+1)))
