@@ -13,7 +13,9 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 )
 
-// changeColumns are a row's change, as the log keeps it.
+// changeColumns are a row's change as SQLite holds it: NULL for a read
+// or an error, and for a text field the call left. change turns it into
+// the domain's Change; a row type, not a twin of it.
 type changeColumns struct {
 	Taskid      sql.NullInt64  `db:"taskid"`
 	Status      sql.NullString `db:"status"`
@@ -35,6 +37,8 @@ func (c changeColumns) change() *tasksessiond.Change {
 	return ch
 }
 
+// callRow is a tool_calls row as SQLite holds it (the callId NULL when
+// absent, the time as text); call turns it into the domain's Call.
 type callRow struct {
 	SessionID string         `db:"session_id"`
 	Seq       int64          `db:"seq"`

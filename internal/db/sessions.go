@@ -14,6 +14,9 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 )
 
+// sessionRow is a sessions row as SQLite holds it (ids NULL when absent,
+// times as text, metadata as a JSON string); session turns it into the
+// domain's Session.
 type sessionRow struct {
 	ID          string         `db:"id"`
 	Title       string         `db:"title"`

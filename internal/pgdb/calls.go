@@ -15,6 +15,8 @@ import (
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
 
+// callRow is a tool_calls row as PostgreSQL holds it (NULL for an absent
+// callId); call turns it into the domain's Call.
 type callRow struct {
 	SessionID string         `db:"session_id"`
 	Seq       int64          `db:"seq"`

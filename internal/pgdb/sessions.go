@@ -14,6 +14,8 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 )
 
+// sessionRow is a sessions row as PostgreSQL holds it (NULLs for absent
+// ids, metadata as JSON text); session turns it into the domain's Session.
 type sessionRow struct {
 	ID          string         `db:"id"`
 	Title       string         `db:"title"`
