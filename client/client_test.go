@@ -33,7 +33,7 @@ func TestConcurrentUseOfOneConnection(t *testing.T) {
 			defer wg.Done()
 			r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprint("t", i)}})
 			if assert.NoError(t, err) {
-				ids <- must(r.Change()).Task.Taskid
+				ids <- must(r.Written()).Task.Taskid
 			}
 		}()
 	}

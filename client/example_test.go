@@ -88,7 +88,7 @@ func Example() {
 
 	// Later calls go to the successor; ids continue.
 	next, _ := c.CallTool(ctx, client.ToolCall{SessionID: out.Session.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "Test it"}})
-	change, _ := next.Change()
+	change, _ := next.Written()
 	fmt.Println(change.Task.Taskid)
 	// Output:
 	// 4 tools

@@ -18,7 +18,7 @@ type (
 	ReplayReport   = tasksessiond.ReplayReport
 	Resumed        = wire.Resumed
 	Content        = wire.Content
-	Change         = wire.Change
+	Change         = wire.Written
 	Overview       = wire.Overview
 	Got            = wire.Got
 	Listing        = wire.Listing
@@ -26,7 +26,7 @@ type (
 	CallToolResult = wire.CallToolResult
 	CreateSession  = wire.CreateSession
 	ListSessions   = wire.ListSessions
-	Status         = wire.Status
+	Status         = wire.DaemonStatus
 	Snapshot       = wire.Snapshot
 	Compact        = wire.Compact
 	ForcedCall     = wire.ForcedCall

@@ -47,7 +47,7 @@ var Methods = []struct {
 	{MethodSessionsCompact, Compact{}, Compacted{}},
 	{MethodSessionsWatch, SessionRef{}, struct{}{}},
 	{MethodSessionsWatchAll, struct{}{}, struct{}{}},
-	{MethodDaemonStatus, struct{}{}, Status{}},
+	{MethodDaemonStatus, struct{}{}, DaemonStatus{}},
 }
 
 // Notifications the daemon sends on a connection that called sessions/watch
@@ -135,13 +135,13 @@ type Content struct {
 // tools/list gives its exact shape): the daemon encodes these very types,
 // and the client decodes into them.
 
-// Change is the structured result of TaskCreate and TaskUpdate. Hosts such
+// Written is the structured result of TaskCreate and TaskUpdate. Hosts such
 // as Claude Code show the model only the structured result when there is
 // one, so it carries everything the text does: what happened, the
 // overview of the list after the change, and the task as it now is (a
 // long description shortened: TaskGet shows it whole). Fields are in the
 // order a model should read them.
-type Change struct {
+type Written struct {
 	Message string `json:"message"`
 	Overview
 	Task tasksessiond.Task `json:"task"`
@@ -187,7 +187,7 @@ type Listing struct {
 }
 
 // CallToolResult is the result of tools/call: an MCP CallToolResult.
-// StructuredContent is one of Change, Got and Listing, by the tool called:
+// StructuredContent is one of Written, Got and Listing, by the tool called:
 // the methods of the same names decode it.
 type CallToolResult struct {
 	Content           []Content       `json:"content"`
@@ -197,9 +197,9 @@ type CallToolResult struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// Change decodes the structured result of TaskCreate or TaskUpdate.
-func (r *CallToolResult) Change() (Change, error) {
-	var v Change
+// Written decodes the structured result of TaskCreate or TaskUpdate.
+func (r *CallToolResult) Written() (Written, error) {
+	var v Written
 	return v, r.decode(&v)
 }
 
@@ -340,8 +340,8 @@ type Event struct {
 	Message     string             `json:"message,omitempty"`
 }
 
-// Status is the result of daemon/status.
-type Status struct {
+// DaemonStatus is the result of daemon/status.
+type DaemonStatus struct {
 	Version       string  `json:"version"`
 	Uptime        string  `json:"uptime"`
 	UptimeSeconds float64 `json:"uptimeSeconds"`

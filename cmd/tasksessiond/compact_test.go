@@ -61,7 +61,7 @@ func TestCompactionSurvivesKill(t *testing.T) {
 
 	next, err := c.CallTool(ctx, client.ToolCall{SessionID: out.Session.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "ship"}})
 	require.NoError(t, err)
-	assert.Equal(t, 4, must(next.Change()).Task.Taskid)
+	assert.Equal(t, 4, must(next.Written()).Task.Taskid)
 	before, err := c.ResumeSession(ctx, out.Session.ID)
 	require.NoError(t, err)
 

@@ -107,7 +107,7 @@ func TestKillAndRestart(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("step %d", i)}, CallID: fmt.Sprintf("call-%d", i)})
 		require.NoError(t, err)
-		require.Equal(t, i, must(r.Change()).Task.Taskid)
+		require.Equal(t, i, must(r.Written()).Task.Taskid)
 	}
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskUpdate", Arguments: `{"taskid":2,"status":"completed"}`})
 	require.NoError(t, err)
@@ -140,11 +140,11 @@ func TestKillAndRestart(t *testing.T) {
 	// A retry of a call acknowledged before the kill applies nothing.
 	retry, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "step 5"}, CallID: "call-5"})
 	require.NoError(t, err)
-	assert.Equal(t, 5, must(retry.Change()).Task.Taskid)
+	assert.Equal(t, 5, must(retry.Written()).Task.Taskid)
 
 	next, err := c2.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "after restart"}})
 	require.NoError(t, err)
-	assert.Equal(t, 6, must(next.Change()).Task.Taskid)
+	assert.Equal(t, 6, must(next.Written()).Task.Taskid)
 }
 
 func TestFirstCallAfterRestartJustWorks(t *testing.T) {
@@ -165,7 +165,7 @@ func TestFirstCallAfterRestartJustWorks(t *testing.T) {
 	c2 := testutil.DialSocket(t, sock)
 	r, err := c2.CallTool(ctx, client.ToolCall{SessionID: "host-1", Name: "TaskCreate", Arguments: map[string]any{"subject": "b"}})
 	require.NoError(t, err)
-	assert.Equal(t, 2, must(r.Change()).Task.Taskid)
+	assert.Equal(t, 2, must(r.Written()).Task.Taskid)
 }
 
 func TestSIGTERMStopsCleanly(t *testing.T) {

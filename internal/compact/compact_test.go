@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestBuild(t *testing.T) {
@@ -44,7 +45,7 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, tasksessiond.Call{SessionID: "new", Seq: 1, CallID: "tasksessiond-compact-new", Name: tools.TaskList,
 		Arguments: json.RawMessage("{}"), Result: c.Result, Forced: true}, c)
 	var res struct {
-		StructuredContent tools.Listing `json:"structuredContent"`
+		StructuredContent wire.Listing `json:"structuredContent"`
 	}
 	require.NoError(t, json.Unmarshal(c.Result, &res))
 	assert.ElementsMatch(t, st.List(), res.StructuredContent.Tasks)

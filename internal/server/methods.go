@@ -180,13 +180,13 @@ func (s *Server) sessionsList(ctx context.Context, p wire.ListSessions) (wire.Li
 	return wire.ListSessionsResult{Sessions: list, NextCursor: next}, nil
 }
 
-func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.Status, error) {
+func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.DaemonStatus, error) {
 	st, err := s.mgr.Stats(ctx)
 	if err != nil {
-		return wire.Status{}, err
+		return wire.DaemonStatus{}, err
 	}
 	up := s.mgr.Uptime()
-	out := wire.Status{Version: s.cfg.Version, Uptime: up.Round(1e6).String(), UptimeSeconds: up.Seconds(),
+	out := wire.DaemonStatus{Version: s.cfg.Version, Uptime: up.Round(1e6).String(), UptimeSeconds: up.Seconds(),
 		Database: s.cfg.Database, Socket: s.cfg.Socket, PID: s.pid, CallsServed: st.CallsServed,
 		WAL: st.WAL, Fleet: st.Fleet, Problem: st.Problem}
 	out.Sessions.Loaded, out.Sessions.Total = st.Loaded, st.Total

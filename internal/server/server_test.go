@@ -435,7 +435,7 @@ func TestThousandsOfTasks(t *testing.T) {
 	assert.Equal(t, n, got.Tasks[n-1].Taskid)
 	created, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "one more"}})
 	require.NoError(t, err)
-	assert.Equal(t, n+1, must(created.Change()).Task.Taskid)
+	assert.Equal(t, n+1, must(created.Written()).Task.Taskid)
 }
 
 func TestDisconnectMidRequest(t *testing.T) {
@@ -455,7 +455,7 @@ func TestDisconnectMidRequest(t *testing.T) {
 	cl := d.Dial(t)
 	again, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "orphan"}, CallID: "gone-1"})
 	require.NoError(t, err)
-	assert.Equal(t, 1, must(again.Change()).Task.Taskid)
+	assert.Equal(t, 1, must(again.Written()).Task.Taskid)
 	rows, err := d.DB.Calls(ctx, info.ID)
 	require.NoError(t, err)
 	assert.Len(t, rows, 1)

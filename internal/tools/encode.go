@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // A write's result is encoded once and stored once. The log keeps what a
 // retry must return and nothing twice: a change's structured result,
-// without the text, which is rendered from the same data (Change.text)
+// without the text, which is rendered from the same data (wire.Written.text)
 // when the result is read back. Every other result is stored whole.
 
 // Encode returns a result as the host receives it (full) and as the log
 // keeps it (stored); the two share the structured result's encoding.
 func Encode(res Result) (full, stored []byte, err error) {
-	ch, ok := res.StructuredContent.(Change)
+	ch, ok := res.StructuredContent.(wire.Written)
 	if !ok || res.IsError {
 		full, err = marshal(res)
 		return full, full, err
@@ -53,7 +55,7 @@ func Restore(stored []byte) ([]byte, error) {
 		return stored, nil
 	}
 	sc := stored[len(storedHead) : len(stored)-len(resultTail)]
-	var ch Change
+	var ch wire.Written
 	if err := json.Unmarshal(sc, &ch); err != nil {
 		return nil, fmt.Errorf("restore a stored result: %w", err)
 	}
@@ -78,4 +80,4 @@ func marshal(v any) ([]byte, error) {
 
 // changeText is what the model reads of a change: what happened, then the
 // overview.
-func changeText(ch Change) string { return ch.Message + "\n\n" + overviewText(ch.Overview) }
+func changeText(ch wire.Written) string { return ch.Message + "\n\n" + overviewText(ch.Overview) }

@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestRenderWithin(t *testing.T) {
@@ -90,7 +91,7 @@ func TestListOfAlternatingClosedTasksFits(t *testing.T) {
 		require.NoError(t, err)
 		assert.LessOrEqual(t, tools.Length(string(sc)), tools.MaxResultChars, "%d tasks: structured", n)
 		assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%d tasks: text", n)
-		l := res.StructuredContent.(tools.Listing)
+		l := res.StructuredContent.(wire.Listing)
 		assert.Contains(t, l.Omitted["completed"], "more", "%d tasks: the ranges say what they leave out", n)
 		assert.Len(t, append(l.Tasks, make([]tasksessiond.Task, len(l.Brief))...), n/100, "%d tasks: every open task is listed", n)
 	}
@@ -123,7 +124,7 @@ func TestOpenTasksComeFirst(t *testing.T) {
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(sc), budget, "budget %d: structured", budget)
 		assert.LessOrEqual(t, len(res.Text()), budget, "budget %d: text", budget)
-		l := res.StructuredContent.(tools.Listing)
+		l := res.StructuredContent.(wire.Listing)
 		seenClosed := false
 		for _, task := range l.Tasks {
 			if !task.Status.Open() {

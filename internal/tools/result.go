@@ -15,24 +15,13 @@ import (
 
 // Result is an MCP CallToolResult as the daemon builds it, before it is
 // encoded once (Encode): StructuredContent is the tool's own result type
-// (Change, Got or Listing, wire's), conforming to its outputSchema; error
+// (wire.Written, wire.Got or wire.Listing, wire's), conforming to its outputSchema; error
 // results have none. The client reads it as wire.CallToolResult.
 type Result struct {
 	Content           []wire.Content `json:"content"`
 	StructuredContent any            `json:"structuredContent,omitempty"`
 	IsError           bool           `json:"isError"`
 }
-
-// The structured results are the wire's types: what the daemon encodes
-// is what the client decodes, so a change to a result's shape is a change
-// to package wire, and every consumer is compiled against it.
-type (
-	Change   = wire.Change
-	Overview = wire.Overview
-	Brief    = wire.Brief
-	Got      = wire.Got
-	Listing  = wire.Listing
-)
 
 // Text returns the text shown to the model.
 func (r Result) Text() string {
@@ -92,7 +81,7 @@ func Execute(st *store.Store, c Call) (res Result, changed *tasksessiond.Task) {
 		writeTask(&b, t)
 		return Result{
 			Content:           []wire.Content{{Type: "text", Text: b.String()}},
-			StructuredContent: Got{Task: t, Counts: st.Counts()},
+			StructuredContent: wire.Got{Task: t, Counts: st.Counts()},
 		}, nil
 	case TaskList:
 		return ListResult(st), nil
@@ -116,8 +105,8 @@ func ListResultWithin(tasks []tasksessiond.Task, max int, measure func(string) i
 	return Result{Content: []wire.Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
 }
 
-func (v view) listing() Listing {
-	l := Listing{Counts: v.counts, Tasks: v.tasks, Brief: v.brief, MoreOpen: v.moreOpen}
+func (v view) listing() wire.Listing {
+	l := wire.Listing{Counts: v.counts, Tasks: v.tasks, Brief: v.brief, MoreOpen: v.moreOpen}
 	if l.Tasks == nil {
 		l.Tasks = []tasksessiond.Task{}
 	}
@@ -231,7 +220,7 @@ func ListSize(st *store.Store) int {
 }
 
 func taskResult(st *store.Store, what string, t tasksessiond.Task) Result {
-	ch := Change{Message: what, Task: Echo(t), Overview: overview(st)}
+	ch := wire.Written{Message: what, Task: Echo(t), Overview: overview(st)}
 	return Result{Content: []wire.Content{{Type: "text", Text: changeText(ch)}}, StructuredContent: ch}
 }
 
@@ -272,9 +261,9 @@ const (
 
 // overview is the short summary after a change: counts and the open tasks
 // that matter now, in taskid order.
-func overview(st *store.Store) Overview {
+func overview(st *store.Store) wire.Overview {
 	c := st.Counts()
-	ov := Overview{Counts: c, Open: []Brief{}}
+	ov := wire.Overview{Counts: c, Open: []wire.Brief{}}
 	inProgress, pending := 0, 0
 	for t := range st.Open() {
 		if inProgress == min(c.InProgress, maxOverviewInProgress) && pending == min(c.Pending, maxOverviewPending) {
@@ -288,14 +277,14 @@ func overview(st *store.Store) Overview {
 		default:
 			continue
 		}
-		ov.Open = append(ov.Open, Brief{Taskid: t.Taskid, Status: t.Status, Subject: t.Subject})
+		ov.Open = append(ov.Open, wire.Brief{Taskid: t.Taskid, Status: t.Status, Subject: t.Subject})
 	}
 	ov.MoreOpen = c.Pending + c.InProgress - len(ov.Open)
 	return ov
 }
 
 // text renders the overview for the model.
-func overviewText(ov Overview) string {
+func overviewText(ov wire.Overview) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task list: %s.", countsText(ov.Counts))
 	if len(ov.Open) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func mustDecode(t *testing.T, tool, args string) tools.Call {
@@ -30,11 +31,11 @@ func TestExecuteCreate(t *testing.T) {
 	require.False(t, res.IsError)
 	want := tasksessiond.Task{Taskid: 2, Status: tasksessiond.Pending, Subject: "Second", Description: "d"}
 	assert.Equal(t, &want, changed)
-	assert.Equal(t, tools.Change{
+	assert.Equal(t, wire.Written{
 		Message: "Created task #2 \"Second\" (pending).",
 		Task:    want,
-		Overview: tools.Overview{Counts: tasksessiond.Counts{Total: 2, Pending: 2},
-			Open: []tools.Brief{{Taskid: 1, Status: tasksessiond.Pending, Subject: "First"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "Second"}}},
+		Overview: wire.Overview{Counts: tasksessiond.Counts{Total: 2, Pending: 2},
+			Open: []wire.Brief{{Taskid: 1, Status: tasksessiond.Pending, Subject: "First"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "Second"}}},
 	}, res.StructuredContent)
 	assert.Equal(t, "Created task #2 \"Second\" (pending).\n\n"+
 		"Task list: 2 tasks (2 pending, 0 inprogress, 0 completed, 0 deleted).\n"+
@@ -83,7 +84,7 @@ func TestExecuteListAndGet(t *testing.T) {
 	// Ensures TaskList shows every task, completed and deleted included, in taskid order.
 	st := store.New()
 	res, _ := tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
-	assert.Equal(t, tools.Listing{Tasks: []tasksessiond.Task{}}, res.StructuredContent)
+	assert.Equal(t, wire.Listing{Tasks: []tasksessiond.Task{}}, res.StructuredContent)
 	assert.Contains(t, res.Text(), "empty")
 
 	for _, s := range []string{"A", "B", "C"} {
@@ -93,7 +94,7 @@ func TestExecuteListAndGet(t *testing.T) {
 	tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
-	listed := res.StructuredContent.(tools.Listing).Tasks
+	listed := res.StructuredContent.(wire.Listing).Tasks
 	require.Len(t, listed, 3)
 	assert.Equal(t, []int{3, 1, 2}, []int{listed[0].Taskid, listed[1].Taskid, listed[2].Taskid}, "the open tasks, then the closed ones")
 	assert.Equal(t, "Tasks: 3 tasks (1 pending, 0 inprogress, 1 completed, 1 deleted).\n\n"+
@@ -102,7 +103,7 @@ func TestExecuteListAndGet(t *testing.T) {
 		"#2 [deleted] B\n    about B\n    line 2", res.Text())
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskGet, `{"taskid":"#2"}`))
-	assert.Equal(t, tools.Got{Task: tasksessiond.Task{Taskid: 2, Status: tasksessiond.Deleted, Subject: "B", Description: "about B\nline 2"},
+	assert.Equal(t, wire.Got{Task: tasksessiond.Task{Taskid: 2, Status: tasksessiond.Deleted, Subject: "B", Description: "about B\nline 2"},
 		Counts: tasksessiond.Counts{Total: 3, Pending: 1, Completed: 1, Deleted: 1}}, res.StructuredContent)
 	assert.Equal(t, "#2 [deleted] B\n    about B\n    line 2", res.Text())
 }
@@ -218,7 +219,7 @@ func TestOverviewIsBounded(t *testing.T) {
 	}
 	assert.NotContains(t, text, "#4 [pending]")
 	assert.Contains(t, text, "… and 21 more open (TaskList shows every task)")
-	ch := res.StructuredContent.(tools.Change)
+	ch := res.StructuredContent.(wire.Written)
 	require.Len(t, ch.Open, 4, "the structured overview lists what the text lists")
 	assert.Equal(t, []int{1, 2, 3, 7}, []int{ch.Open[0].Taskid, ch.Open[1].Taskid, ch.Open[2].Taskid, ch.Open[3].Taskid})
 	assert.Equal(t, 21, ch.MoreOpen)
@@ -268,7 +269,7 @@ func TestResultsFitTheHostsLimit(t *testing.T) {
 			if call.Name != tools.TaskList {
 				continue
 			}
-			l := res.StructuredContent.(tools.Listing)
+			l := res.StructuredContent.(wire.Listing)
 			assert.Equal(t, tc.n, l.Counts.Total)
 			if tc.allListed {
 				assert.Equal(t, tc.n, len(l.Tasks)+len(l.Brief), "%s: every task is listed, with its description or brief", name)
@@ -283,7 +284,7 @@ func TestResultsFitTheHostsLimit(t *testing.T) {
 	}
 	st := store.New()
 	res, _ := tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Long","description":%q}`, long)))
-	ch := res.StructuredContent.(tools.Change)
+	ch := res.StructuredContent.(wire.Written)
 	assert.Less(t, len(ch.Task.Description), 400, "the model has just written it: not echoed whole")
 	assert.Contains(t, ch.Task.Description, fmt.Sprintf("[%d characters in all]", tools.MaxDescriptionRunes))
 }
@@ -392,7 +393,7 @@ func TestEncodeOnceAndRestore(t *testing.T) {
 		require.NoError(t, err)
 		assert.JSONEq(t, string(want), string(full), "%s: the received result", c.Name)
 		assert.NotContains(t, string(full), `\u003c`, "not escaped for HTML: a model reads it")
-		if _, isChange := res.StructuredContent.(tools.Change); isChange {
+		if _, isChange := res.StructuredContent.(wire.Written); isChange {
 			assert.NotContains(t, string(stored), `"content"`, "a change is stored without its text")
 			assert.Less(t, len(stored), len(full))
 			assert.LessOrEqual(t, len(stored), 1024, "stored at 20 open tasks: %s", stored)

@@ -9,6 +9,7 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func BenchmarkDecode(b *testing.B) {
@@ -72,7 +73,7 @@ func BenchmarkListResult(b *testing.B) {
 	}
 	for b.Loop() {
 		r := tools.ListResult(st)
-		if r.StructuredContent.(tools.Listing).MoreOpen == 0 {
+		if r.StructuredContent.(wire.Listing).MoreOpen == 0 {
 			b.Fatal("not fitted")
 		}
 	}
