@@ -136,21 +136,6 @@ func TestRestoreRejects(t *testing.T) {
 	}
 }
 
-func TestParseStatus(t *testing.T) {
-	for in, want := range map[string]tasksessiond.Status{
-		"pending": tasksessiond.Pending, "inprogress": tasksessiond.InProgress, "in_progress": tasksessiond.InProgress,
-		"in-progress": tasksessiond.InProgress, "Completed": tasksessiond.Completed, " deleted ": tasksessiond.Deleted,
-	} {
-		got, err := tasksessiond.ParseStatus(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	for _, in := range []string{"", "done", "in progress", "cancelled"} {
-		_, err := tasksessiond.ParseStatus(in)
-		assert.Error(t, err, in)
-	}
-}
-
 func TestOpenIsTheOpenTasks(t *testing.T) {
 	// Ensures Open yields exactly the pending and in-progress tasks in
 	// taskid order, however statuses move (reopened tasks included), and
