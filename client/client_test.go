@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestConcurrentUseOfOneConnection(t *testing.T) {
@@ -23,7 +24,7 @@ func TestConcurrentUseOfOneConnection(t *testing.T) {
 	c, err := client.Dial(ctx, os.Getenv("TASKSESSIOND_SOCKET"))
 	require.NoError(t, err)
 	defer c.Close()
-	s, err := c.CreateSession(ctx, client.CreateSession{})
+	s, err := c.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	ids := make(chan int, 40)

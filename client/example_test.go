@@ -14,6 +14,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // TestMain runs a daemon for the examples, on a temp database and socket
@@ -49,7 +50,7 @@ func Example() {
 	defer c.Close()
 
 	// 1. Start: a session, and the tools in the provider's format.
-	s, err := c.CreateSession(ctx, client.CreateSession{Title: "refactor the parser"})
+	s, err := c.CreateSession(ctx, wire.CreateSession{Title: "refactor the parser"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -74,14 +75,14 @@ func Example() {
 
 	// 3. Compaction: the new history starts with the messages, then the
 	// forced TaskList as a tool call and its result.
-	out, err := c.Compact(ctx, client.Compact{SessionID: s.ID, Summary: "We are splitting the parser."})
+	out, err := c.Compact(ctx, wire.Compact{SessionID: s.ID, Summary: "We are splitting the parser."})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, m := range out.Messages {
 		fmt.Println(m.Role, m.Kind)
 	}
-	var forced client.CallToolResult
+	var forced wire.CallToolResult
 	json.Unmarshal(out.ForcedCall.Result, &forced)
 	listing, _ := forced.Listing()
 	fmt.Println(out.ForcedCall.Name, len(listing.Tasks), "task")

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestBoardCommand(t *testing.T) {
@@ -25,7 +25,7 @@ func TestBoardCommand(t *testing.T) {
 	// whose token opens the page and its data, refuses a request without
 	// it, and stops with 0 on an interrupt.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	s, err := d.Dial(t).CreateSession(context.Background(), client.CreateSession{Title: "On the board"})
+	s, err := d.Dial(t).CreateSession(context.Background(), wire.CreateSession{Title: "On the board"})
 	require.NoError(t, err)
 
 	cmd := exec.Command(binary, "board", "--socket", d.Socket, "--no-autostart")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestCompactionSurvivesKill(t *testing.T) {
@@ -27,7 +28,7 @@ func TestCompactionSurvivesKill(t *testing.T) {
 	p := startDaemon(t, dbPath, sock)
 	c := testutil.DialSocket(t, sock)
 
-	s, err := c.CreateSession(ctx, client.CreateSession{Title: "long job"})
+	s, err := c.CreateSession(ctx, wire.CreateSession{Title: "long job"})
 	require.NoError(t, err)
 	for _, subj := range []string{"plan", "build", "abandoned idea"} {
 		_, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": subj}})
@@ -40,7 +41,7 @@ func TestCompactionSurvivesKill(t *testing.T) {
 	snap, err := c.Snapshot(ctx, s.ID)
 	require.NoError(t, err)
 
-	out, err := c.Compact(ctx, client.Compact{SessionID: s.ID, Summary: "built the plan"})
+	out, err := c.Compact(ctx, wire.Compact{SessionID: s.ID, Summary: "built the plan"})
 	require.NoError(t, err)
 	require.Len(t, out.Messages, 2)
 	assert.Equal(t, "task_snapshot", out.Messages[0].Kind)
@@ -48,7 +49,7 @@ func TestCompactionSurvivesKill(t *testing.T) {
 	for _, line := range []string{"#1 [completed] plan", "#2 [inprogress] build", "#3 [deleted] abandoned idea"} {
 		assert.Contains(t, out.Messages[0].Content, line)
 	}
-	var forced client.CallToolResult
+	var forced wire.CallToolResult
 	require.NoError(t, json.Unmarshal(out.ForcedCall.Result, &forced))
 	assert.ElementsMatch(t, snap.Tasks, must(forced.Listing()).Tasks)
 	assert.Contains(t, forced.Text(), "#3 [deleted] abandoned idea")
@@ -102,7 +103,7 @@ func TestCompactCLI(t *testing.T) {
 
 	out, _, code := cli(t, sock, "compact", "g1", "--summary-file", summary, "--new-id", "g2", "--json")
 	require.Equal(t, 0, code)
-	var res client.Compacted
+	var res wire.Compacted
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	assert.Equal(t, "g2", res.Session.ID)
 	assert.Equal(t, "what happened so far", res.Messages[1].Content)

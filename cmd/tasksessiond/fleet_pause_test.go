@@ -16,6 +16,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // fleetCall sends a tools/call and decodes its result's text, the task list
@@ -61,7 +62,7 @@ func TestFleetPausedHolderServesNoStaleRead(t *testing.T) {
 	const sessions = 6
 	for i := range sessions {
 		id := fmt.Sprintf("p%d", i)
-		_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: id})
+		_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 		_, err = fleetCall(ctx, ca, id, "TaskCreate", `{"subject":"before"}`, id+"-1")
 		require.NoError(t, err)

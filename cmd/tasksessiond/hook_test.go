@@ -19,6 +19,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // runHook runs "tasksessiond hook claude-code" with input on stdin, as
@@ -100,7 +101,7 @@ func TestClaudeCodeHook(t *testing.T) {
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
 	c := testutil.DialSocket(t, sock)
 	const claude = "5f1c2d3e-claude-session"
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: claude})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: claude})
 	require.NoError(t, err)
 
 	stdout, stderr, code := runHook(t, sock, hookInput(claude, "startup"))
@@ -179,7 +180,7 @@ func TestClaudeCodeHookFitsClaudeCodesLimit(t *testing.T) {
 	c := testutil.DialSocket(t, sock)
 	for _, n := range []int{20, 200} {
 		id := fmt.Sprintf("big-%d", n)
-		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id})
+		_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 		for i := 1; i <= n; i++ {
 			_, err := c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskCreate", Arguments: map[string]any{
@@ -245,7 +246,7 @@ func TestClaudeCodeHookNeverBreaksTheHost(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
 	c := testutil.DialSocket(t, sock)
-	_, err := c.CreateSession(context.Background(), client.CreateSession{SessionID: "empty"})
+	_, err := c.CreateSession(context.Background(), wire.CreateSession{SessionID: "empty"})
 	require.NoError(t, err)
 	for name, tc := range map[string]struct{ socket, input, stderr string }{
 		"empty list":      {sock, hookInput("empty", "compact"), "session empty has no tasks"},
@@ -280,7 +281,7 @@ func TestCodexHookFitsInBytes(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
 	c := testutil.DialSocket(t, sock)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "thread-1"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "thread-1"})
 	require.NoError(t, err)
 	for i := 1; i <= 400; i++ {
 		_, err := c.CallTool(ctx, client.ToolCall{SessionID: "thread-1", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Étape n° %d : vérifier l'élément", i)}})
@@ -314,7 +315,7 @@ func TestHookWithATinyBudget(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
 	c := testutil.DialSocket(t, sock)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "tiny"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "tiny"})
 	require.NoError(t, err)
 	for i := range 5 {
 		_, err := c.CallTool(ctx, client.ToolCall{SessionID: "tiny", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Step %d", i)}})
@@ -344,7 +345,7 @@ func TestHookReadsTheTranscriptBounded(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	startDaemon(t, filepath.Join(t.TempDir(), "h.db"), sock)
 	c := testutil.DialSocket(t, sock)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "conv"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "conv"})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "conv", Name: "TaskCreate", Arguments: map[string]any{"subject": "Keep reading"}})
 	require.NoError(t, err)

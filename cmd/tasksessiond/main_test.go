@@ -17,9 +17,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
-	tasksessiond "github.com/tasksessiond/tasksessiond/cmd/tasksessiond"
+	main "github.com/tasksessiond/tasksessiond/cmd/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var binary string
@@ -88,7 +90,7 @@ func cli(t *testing.T, socket string, args ...string) (stdout, stderr string, co
 	t.Helper()
 	t.Setenv("TASKSESSIOND_SOCKET", socket)
 	var o, e bytes.Buffer
-	code = tasksessiond.Run(context.Background(), args, strings.NewReader(""), &o, &e)
+	code = main.Run(context.Background(), args, strings.NewReader(""), &o, &e)
 	return o.String(), e.String(), code
 }
 
@@ -102,7 +104,7 @@ func TestKillAndRestart(t *testing.T) {
 	p := startDaemon(t, dbPath, sock)
 
 	c := testutil.DialSocket(t, sock)
-	s, err := c.CreateSession(ctx, client.CreateSession{Title: "e2e"})
+	s, err := c.CreateSession(ctx, wire.CreateSession{Title: "e2e"})
 	require.NoError(t, err)
 	for i := 1; i <= 5; i++ {
 		r, err := c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("step %d", i)}, CallID: fmt.Sprintf("call-%d", i)})
@@ -155,7 +157,7 @@ func TestFirstCallAfterRestartJustWorks(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	p := startDaemon(t, dbPath, sock, "--sync", "normal")
 	c := testutil.DialSocket(t, sock)
-	s, err := c.CreateSession(ctx, client.CreateSession{SessionID: "host-1"})
+	s, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "host-1"})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "a"}})
 	require.NoError(t, err)
@@ -260,9 +262,9 @@ func TestCLI(t *testing.T) {
 
 	out, _, code = cli(t, sock, "tasks", id, "--json")
 	require.Equal(t, 0, code)
-	var tasks []client.Task
+	var tasks []tasksessiond.Task
 	require.NoError(t, json.Unmarshal([]byte(out), &tasks))
-	assert.Equal(t, []client.Task{{Taskid: 1, Status: "inprogress", Subject: "Read the README"}}, tasks)
+	assert.Equal(t, []tasksessiond.Task{{Taskid: 1, Status: "inprogress", Subject: "Read the README"}}, tasks)
 
 	out, _, code = cli(t, sock, "sessions")
 	require.Equal(t, 0, code)
@@ -460,7 +462,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	// answer), exit 0, and that help lists every one.
 	all, _, code := cli(t, "", "help")
 	require.Equal(t, 0, code)
-	for _, name := range tasksessiond.CommandNames() {
+	for _, name := range main.CommandNames() {
 		assert.Regexp(t, `(?m)^  `+name+` `, all, "help lists %s", name)
 		if name == "help" || name == "version" {
 			continue

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func mcpSession(t *testing.T, args ...string) *mcp.ClientSession {
@@ -48,7 +49,7 @@ func TestMCPBridge(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	startDaemon(t, dbPath, sock)
 	dc := testutil.DialSocket(t, sock)
-	s, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "mcp-1"})
+	s, err := dc.CreateSession(ctx, wire.CreateSession{SessionID: "mcp-1"})
 	require.NoError(t, err)
 
 	cs := mcpSession(t, "--socket", sock, "--session", s.ID)
@@ -96,7 +97,7 @@ func TestMCPBridge(t *testing.T) {
 
 	// The host compacts the session; a reconnected client (same session id)
 	// sees the same tasks, and the bridge follows to the successor.
-	_, err = dc.Compact(ctx, client.Compact{SessionID: s.ID, NewSessionID: "mcp-2"})
+	_, err = dc.Compact(ctx, wire.Compact{SessionID: s.ID, NewSessionID: "mcp-2"})
 	require.NoError(t, err)
 	cs2 := mcpSession(t, "--socket", sock, "--session", s.ID)
 	defer cs2.Close()
@@ -241,7 +242,7 @@ func TestAutostart(t *testing.T) {
 	st, err := dc.Status(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, dbPath, st.Database, "the started daemon serves the configured database")
-	sessions, _, err := dc.ListSessions(ctx, client.ListSessions{})
+	sessions, _, err := dc.ListSessions(ctx, wire.ListSessions{})
 	require.NoError(t, err)
 	assert.Len(t, sessions, 4, "every racer reached the one daemon: %q", outs)
 	// A daemon that lost the race for the database's lock exits on its
@@ -363,7 +364,7 @@ func TestMCPBridgeAcrossDaemonKill(t *testing.T) {
 	assert.Contains(t, text(r), `Created task #4 "step 4"`)
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	var list client.Listing
+	var list wire.Listing
 	b, _ := json.Marshal(r.StructuredContent)
 	require.NoError(t, json.Unmarshal(b, &list))
 	require.Len(t, list.Tasks, 4)

@@ -52,7 +52,7 @@ func (rd *running) stop() error {
 func newSessions(ctx context.Context, c *client.Client, n int) ([]string, error) {
 	ids := make([]string, n)
 	for i := range ids {
-		s, err := c.CreateSession(ctx, client.CreateSession{})
+		s, err := c.CreateSession(ctx, wire.CreateSession{})
 		if err != nil {
 			return nil, err
 		}

@@ -164,7 +164,7 @@ func driveFleet(ctx context.Context, sockets []string, phase time.Duration) (flo
 		}
 		defer c.Close()
 		conns[w] = c
-		s, err := c.CreateSession(ctx, client.CreateSession{})
+		s, err := c.CreateSession(ctx, wire.CreateSession{})
 		if err != nil {
 			return 0, Latency{}, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // BenchmarkSessions64 drives 64 sessions over the socket under --sync full,
@@ -62,14 +63,14 @@ func BenchmarkCompactOverSocket(b *testing.B) {
 	}
 	defer c.Close()
 	id := "big"
-	if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id}); err != nil {
+	if _, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id}); err != nil {
 		b.Fatal(err)
 	}
 	if err := fillBig(ctx, c, id); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		out, err := c.Compact(ctx, client.Compact{SessionID: id})
+		out, err := c.Compact(ctx, wire.Compact{SessionID: id})
 		if err != nil {
 			b.Fatal(err)
 		}

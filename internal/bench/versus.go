@@ -397,7 +397,7 @@ func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error
 	}
 	defer func() { c.Close() }()
 	id := "big"
-	if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id}); err != nil {
+	if _, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id}); err != nil {
 		return res, err
 	}
 	if err := fillBig(ctx, c, id); err != nil {
@@ -436,7 +436,7 @@ func (b *bencher) big(ctx context.Context, bin binary) (res BigResult, err error
 	var compactions []time.Duration
 	for i := range 3 {
 		t0 := time.Now()
-		out, err := c.Compact(ctx, client.Compact{SessionID: id})
+		out, err := c.Compact(ctx, wire.Compact{SessionID: id})
 		if err != nil {
 			return res, fmt.Errorf("compaction %d: %w", i+1, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // BenchmarkBoard measures the page in a real browser: the time to first
@@ -61,7 +62,7 @@ var scenarios = []scenario{
 	{"300-sessions", "session", func(tb testing.TB, f *fixture) (string, func(int)) {
 		var ids []string
 		for i := range 300 {
-			s, err := f.c.CreateSession(bg, client.CreateSession{Title: fmt.Sprintf("Session %d", i)})
+			s, err := f.c.CreateSession(bg, wire.CreateSession{Title: fmt.Sprintf("Session %d", i)})
 			require.NoError(tb, err)
 			ids = append(ids, s.ID)
 			for j := range 5 {
@@ -101,7 +102,7 @@ var scenarios = []scenario{
 }
 
 func setupEmpty(tb testing.TB, f *fixture) (string, func(int)) {
-	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Empty"})
+	s, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Empty"})
 	require.NoError(tb, err)
 	return s.ID, func(i int) { createTask(tb, f.c, s.ID, fmt.Sprintf("Change %d", i), "") }
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/board"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var bg = context.Background()
@@ -39,12 +40,12 @@ func TestBoardListsSessions(t *testing.T) {
 	// filters hide what does not match.
 	t.Parallel()
 	f := startBoard(t)
-	older, err := f.c.CreateSession(bg, client.CreateSession{Title: "Refactor the parser", Metadata: json.RawMessage(`{"host":"codex","directory":"/src/parser"}`)})
+	older, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Refactor the parser", Metadata: json.RawMessage(`{"host":"codex","directory":"/src/parser"}`)})
 	require.NoError(t, err)
 	createTask(t, f.c, older.ID, "Read the grammar", "")
 	updateTask(t, f.c, older.ID, 1, "completed")
 	createTask(t, f.c, older.ID, "Write the tests", "")
-	newer, err := f.c.CreateSession(bg, client.CreateSession{Title: "Ship the release", Metadata: json.RawMessage(`{"host":"claude-code"}`)})
+	newer, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Ship the release", Metadata: json.RawMessage(`{"host":"claude-code"}`)})
 	require.NoError(t, err)
 
 	ctx := tab(t)
@@ -67,7 +68,7 @@ func TestBoardListsSessions(t *testing.T) {
 	// A session created now shows up without a reload (the board looks
 	// for new ones every second).
 	eval[bool](t, ctx, `window.__marker = true`)
-	third, err := f.c.CreateSession(bg, client.CreateSession{Title: "Third"})
+	third, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Third"})
 	require.NoError(t, err)
 	waitFor(t, ctx, fmt.Sprintf(`!!document.querySelector('#session-list li[data-head=%q]')`, third.ID), 5*time.Second)
 	assert.Contains(t, eval[string](t, ctx, `document.querySelector('#session-list li').textContent`), "Third")
@@ -106,7 +107,7 @@ func TestBoardShowsChangesLive(t *testing.T) {
 	// behind the toggle.
 	t.Parallel()
 	f := startBoard(t)
-	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Live"})
+	s, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Live"})
 	require.NoError(t, err)
 	createTask(t, f.c, s.ID, "Already there", "since before the page")
 
@@ -148,7 +149,7 @@ func TestBoardFollowsCompaction(t *testing.T) {
 	// that the successor's changes then show.
 	t.Parallel()
 	f := startBoard(t)
-	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Long run"})
+	s, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Long run"})
 	require.NoError(t, err)
 	createTask(t, f.c, s.ID, "Before compaction", "")
 
@@ -156,7 +157,7 @@ func TestBoardFollowsCompaction(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(f.url+"#"+s.ID)))
 	waitFor(t, ctx, `document.body.dataset.ready === '1'`, 10*time.Second)
 
-	out, err := f.c.Compact(bg, client.Compact{SessionID: s.ID})
+	out, err := f.c.Compact(bg, wire.Compact{SessionID: s.ID})
 	require.NoError(t, err)
 	next := out.Session.ID
 	waitFor(t, ctx, fmt.Sprintf(`location.hash === '#' + %q`, next), 5*time.Second)
@@ -179,7 +180,7 @@ func TestBoardRefusesWithoutToken(t *testing.T) {
 	// that bad requests get clear errors while the board serves on.
 	t.Parallel()
 	f := startBoard(t)
-	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Secret"})
+	s, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Secret"})
 	require.NoError(t, err)
 
 	ctx := tab(t)
@@ -239,7 +240,7 @@ func TestBoardTokenIsNoCookie(t *testing.T) {
 	// opens nothing, and the page sends the token with each request.
 	t.Parallel()
 	f := startBoard(t)
-	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Secret"})
+	s, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Secret"})
 	require.NoError(t, err)
 	for _, path := range []string{"/?token=" + f.token, "/api/board?id=" + s.ID + "&token=" + f.token} {
 		res, _ := f.get(t, "GET", path, "", false)
@@ -271,7 +272,7 @@ func TestBoardAnswersToTheAddressItListensOn(t *testing.T) {
 	t.Parallel()
 	f := startBoardAt(t, "127.0.0.2:0")
 	require.Contains(t, f.url, "http://127.0.0.2:")
-	s, err := f.c.CreateSession(bg, client.CreateSession{Title: "Here"})
+	s, err := f.c.CreateSession(bg, wire.CreateSession{Title: "Here"})
 	require.NoError(t, err)
 	for _, u := range []string{f.url, f.base + "/api/board?id=" + s.ID + "&token=" + f.token} {
 		res, err := http.Get(u)

@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/board"
 	"github.com/tasksessiond/tasksessiond/internal/daemon"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestBoardReconnects(t *testing.T) {
@@ -35,7 +36,7 @@ func TestBoardReconnects(t *testing.T) {
 	}
 	stop := start()
 	c := testutil.DialSocket(t, socket)
-	s, err := c.CreateSession(bg, client.CreateSession{Title: "Survivor"})
+	s, err := c.CreateSession(bg, wire.CreateSession{Title: "Survivor"})
 	require.NoError(t, err)
 	createTask(t, c, s.ID, "Before the restart", "")
 

@@ -9,8 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // envScreenshot names the PNG TestScreenshot writes (relative to the
@@ -30,7 +29,7 @@ func TestScreenshot(t *testing.T) {
 	}
 	f := startBoard(t)
 	mk := func(title, meta string, tasks [][3]string) string {
-		s, err := f.c.CreateSession(bg, client.CreateSession{Title: title, Metadata: json.RawMessage(meta)})
+		s, err := f.c.CreateSession(bg, wire.CreateSession{Title: title, Metadata: json.RawMessage(meta)})
 		require.NoError(t, err)
 		for i, task := range tasks {
 			createTask(t, f.c, s.ID, task[0], task[1])
@@ -59,7 +58,7 @@ func TestScreenshot(t *testing.T) {
 		{"Delete the old session helper", "", "pending"},
 		{"Try a cookie-based fallback", "Dropped: the API is token-only.", "deleted"},
 	})
-	out, err := f.c.Compact(bg, client.Compact{SessionID: auth, Summary: "Work on the auth middleware so far."})
+	out, err := f.c.Compact(bg, wire.Compact{SessionID: auth, Summary: "Work on the auth middleware so far."})
 	require.NoError(t, err)
 
 	ctx := tab(t)

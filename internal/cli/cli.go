@@ -14,8 +14,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/paths"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Env is what a command runs with.
@@ -230,13 +232,13 @@ var sessionsCmd = &Command{
 		status := fs.String("status", "", "only sessions with this status: active or compacted")
 		limit := fs.Int("limit", 50, "at most this many sessions")
 		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {
-			list, _, err := c.ListSessions(ctx, client.ListSessions{Status: *status, Limit: *limit})
+			list, _, err := c.ListSessions(ctx, wire.ListSessions{Status: *status, Limit: *limit})
 			if err != nil {
 				return err
 			}
 			if *asJSON {
 				if list == nil {
-					list = []client.Session{}
+					list = []tasksessiond.Session{}
 				}
 				return PrintJSON(e.Stdout, list)
 			}
@@ -264,7 +266,7 @@ var newCmd = &Command{
 		title := fs.String("title", "", "a title for people")
 		id := fs.String("id", "", "the session id (default: generated)")
 		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {
-			s, err := c.CreateSession(ctx, client.CreateSession{SessionID: *id, Title: *title})
+			s, err := c.CreateSession(ctx, wire.CreateSession{SessionID: *id, Title: *title})
 			if err != nil {
 				return err
 			}

@@ -16,14 +16,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestMarkdown(t *testing.T) {
-	got := cli.Markdown(client.Session{ID: "s", Title: "Refactor"}, []client.Task{
+	got := cli.Markdown(tasksessiond.Session{ID: "s", Title: "Refactor"}, []tasksessiond.Task{
 		{Taskid: 1, Status: "completed", Subject: "Read the code"},
 		{Taskid: 2, Status: "inprogress", Subject: "Split the parser", Description: "lexer first\nthen the rest"},
 		{Taskid: 3, Status: "pending", Subject: "Write tests"},
@@ -34,7 +36,7 @@ func TestMarkdown(t *testing.T) {
 		"- [ ] #2 Split the parser (in progress)\n  lexer first\n  then the rest\n"+
 		"- [ ] #3 Write tests\n"+
 		"- [ ] #4 ~~Rewrite in Rust~~ (deleted)\n", got)
-	assert.Equal(t, "# Session x\n\n_No tasks._\n", cli.Markdown(client.Session{ID: "x"}, nil))
+	assert.Equal(t, "# Session x\n\n_No tasks._\n", cli.Markdown(tasksessiond.Session{ID: "x"}, nil))
 }
 
 func TestParseArgs(t *testing.T) {
@@ -54,18 +56,18 @@ func TestLineageOrder(t *testing.T) {
 	ctx := context.Background()
 	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	c := dm.Dial(t)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "g1"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "g1"})
 	require.NoError(t, err)
-	_, err = c.Compact(ctx, client.Compact{SessionID: "g1", NewSessionID: "g2"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "g1", NewSessionID: "g2"})
 	require.NoError(t, err)
-	_, err = c.Compact(ctx, client.Compact{SessionID: "g2", NewSessionID: "g3"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "g2", NewSessionID: "g3"})
 	require.NoError(t, err)
 
 	for _, from := range []string{"g1", "g2", "g3"} {
 		var out bytes.Buffer
 		code := cli.Lookup("lineage").Run(ctx, &cli.Env{Stdout: &out, Stderr: io.Discard}, []string{"--socket", dm.Socket, "--json", from})
 		require.Equal(t, 0, code)
-		var chain []client.Session
+		var chain []tasksessiond.Session
 		require.NoError(t, json.Unmarshal(out.Bytes(), &chain))
 		var ids []string
 		for _, s := range chain {
@@ -82,9 +84,9 @@ func TestReadsFollowCompaction(t *testing.T) {
 	ctx := context.Background()
 	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	c := dm.Dial(t)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "g1"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "g1"})
 	require.NoError(t, err)
-	_, err = c.Compact(ctx, client.Compact{SessionID: "g1", NewSessionID: "g2"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "g1", NewSessionID: "g2"})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "g2", Name: "TaskCreate", Arguments: map[string]any{"subject": "made after compaction"}})
 	require.NoError(t, err)
@@ -134,7 +136,7 @@ func TestWatchEndsWhenTheDaemonGoes(t *testing.T) {
 	ctx := context.Background()
 	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	c := dm.Dial(t)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "w"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "w"})
 	require.NoError(t, err)
 	var out, errOut testutil.SyncBuffer
 	done := make(chan int)
@@ -194,7 +196,7 @@ func TestWatchNeverLosesACompaction(t *testing.T) {
 	ctx := context.Background()
 	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.WatchBuffer = 1 })
 	c := dm.Dial(t)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "g1"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "g1"})
 	require.NoError(t, err)
 
 	wctx, cancel := context.WithCancel(ctx)
@@ -217,7 +219,7 @@ func TestWatchNeverLosesACompaction(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	_, err = c.Compact(ctx, client.Compact{SessionID: "g1", NewSessionID: "g2"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "g1", NewSessionID: "g2"})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "g2", Name: "TaskCreate", Arguments: map[string]any{"subject": "after the lag"}})
 	require.NoError(t, err)
@@ -240,7 +242,7 @@ func TestWatchJSONNeverLosesAChange(t *testing.T) {
 	ctx := context.Background()
 	dm := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.WatchBuffer = 4 })
 	c := dm.Dial(t)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "j1"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "j1"})
 	require.NoError(t, err)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -260,7 +262,7 @@ func TestWatchJSONNeverLosesAChange(t *testing.T) {
 	for i := range 10 {
 		create("j1", fmt.Sprintf("j1 %d", i))
 	}
-	_, err = c.Compact(ctx, client.Compact{SessionID: "j1", NewSessionID: "j2"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "j1", NewSessionID: "j2"})
 	require.NoError(t, err)
 	for i := range 3 {
 		create("j2", fmt.Sprintf("j2 first %d", i))
@@ -284,7 +286,7 @@ func TestWatchJSONNeverLosesAChange(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	_, err = c.Compact(ctx, client.Compact{SessionID: "j2", NewSessionID: "j3"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "j2", NewSessionID: "j3"})
 	require.NoError(t, err)
 	create("j3", "the last")
 	require.Eventually(t, func() bool { return strings.Contains(wout.String(), `"the last"`) }, 20*time.Second, 10*time.Millisecond,
@@ -293,12 +295,12 @@ func TestWatchJSONNeverLosesAChange(t *testing.T) {
 	assert.Equal(t, 0, <-done)
 
 	type line struct {
-		Method    string        `json:"method"`
-		SessionID string        `json:"sessionId"`
-		Seq       int64         `json:"seq"`
-		LastSeq   int64         `json:"lastSeq"`
-		Task      *client.Task  `json:"task"`
-		Tasks     []client.Task `json:"tasks"`
+		Method    string              `json:"method"`
+		SessionID string              `json:"sessionId"`
+		Seq       int64               `json:"seq"`
+		LastSeq   int64               `json:"lastSeq"`
+		Task      *tasksessiond.Task  `json:"task"`
+		Tasks     []tasksessiond.Task `json:"tasks"`
 	}
 	shown := map[string]bool{}
 	order := map[string]int{"j1": 1, "j2": 2, "j3": 3}

@@ -9,7 +9,9 @@ import (
 	"os"
 	"slices"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var snapshotCmd = &Command{
@@ -61,7 +63,7 @@ var compactCmd = &Command{
 				}
 				summary = string(b)
 			}
-			out, err := c.Compact(ctx, client.Compact{SessionID: args[0], Summary: summary, NewSessionID: *newID})
+			out, err := c.Compact(ctx, wire.Compact{SessionID: args[0], Summary: summary, NewSessionID: *newID})
 			if err != nil {
 				return err
 			}
@@ -105,27 +107,27 @@ var lineageCmd = &Command{
 
 // lineage walks parentId back to the first generation and successorId
 // forward to the newest.
-func lineage(ctx context.Context, c *client.Client, id string) ([]client.Session, error) {
+func lineage(ctx context.Context, c *client.Client, id string) ([]tasksessiond.Session, error) {
 	s, err := c.GetSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{s.ID: true}
-	older, err := follow(ctx, c, s.ParentID, func(s client.Session) string { return s.ParentID }, seen)
+	older, err := follow(ctx, c, s.ParentID, func(s tasksessiond.Session) string { return s.ParentID }, seen)
 	if err != nil {
 		return nil, err
 	}
-	newer, err := follow(ctx, c, s.SuccessorID, func(s client.Session) string { return s.SuccessorID }, seen)
+	newer, err := follow(ctx, c, s.SuccessorID, func(s tasksessiond.Session) string { return s.SuccessorID }, seen)
 	if err != nil {
 		return nil, err
 	}
 	slices.Reverse(older)
-	return slices.Concat(older, []client.Session{s}, newer), nil
+	return slices.Concat(older, []tasksessiond.Session{s}, newer), nil
 }
 
 // follow reads the sessions from id along next until it ends.
-func follow(ctx context.Context, c *client.Client, id string, next func(client.Session) string, seen map[string]bool) ([]client.Session, error) {
-	var out []client.Session
+func follow(ctx context.Context, c *client.Client, id string, next func(tasksessiond.Session) string, seen map[string]bool) ([]tasksessiond.Session, error) {
+	var out []tasksessiond.Session
 	for id != "" {
 		s, err := c.GetSession(ctx, id)
 		if err != nil {

@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var watchCmd = &Command{
@@ -234,10 +236,10 @@ func (w *watching) jsonEvent(ctx context.Context, n client.Notification) error {
 	return nil
 }
 
-func (w *watching) printEvent(method string, ev client.Event) {
+func (w *watching) printEvent(method string, ev wire.Event) {
 	json.NewEncoder(w.e.Stdout).Encode(struct {
 		Method string `json:"method"`
-		client.Event
+		wire.Event
 	}{method, ev})
 }
 
@@ -258,11 +260,11 @@ func (w *watching) sync(ctx context.Context, note string) error {
 	}
 	if note != "" && !first {
 		json.NewEncoder(w.e.Stdout).Encode(struct {
-			Method    string        `json:"method"`
-			SessionID string        `json:"sessionId"`
-			LastSeq   int64         `json:"lastSeq"`
-			Note      string        `json:"note"`
-			Tasks     []client.Task `json:"tasks"`
+			Method    string              `json:"method"`
+			SessionID string              `json:"sessionId"`
+			LastSeq   int64               `json:"lastSeq"`
+			Note      string              `json:"note"`
+			Tasks     []tasksessiond.Task `json:"tasks"`
 		}{"resync", w.id, r.LastSeq, note, r.Tasks})
 	}
 	w.last = max(w.last, r.LastSeq)
@@ -326,9 +328,9 @@ var exportCmd = &Command{
 			}
 			if *format == "json" {
 				return PrintJSON(e.Stdout, struct {
-					Session    client.Session `json:"session"`
-					Tasks      []client.Task  `json:"tasks"`
-					NextTaskid int            `json:"nextTaskid"`
+					Session    tasksessiond.Session `json:"session"`
+					Tasks      []tasksessiond.Task  `json:"tasks"`
+					NextTaskid int                  `json:"nextTaskid"`
 				}{r.Session, r.Tasks, r.NextTaskid})
 			}
 			_, err = io.WriteString(e.Stdout, Markdown(r.Session, r.Tasks))
@@ -339,7 +341,7 @@ var exportCmd = &Command{
 
 // Markdown renders tasks as a checklist: completed ticked, deleted struck
 // through, in progress marked.
-func Markdown(s client.Session, tasks []client.Task) string {
+func Markdown(s tasksessiond.Session, tasks []tasksessiond.Task) string {
 	var b strings.Builder
 	title := s.Title
 	if title == "" {

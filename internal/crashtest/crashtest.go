@@ -28,6 +28,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Config configures a run.
@@ -171,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	for i := range cfg.Clients {
 		a := &actor{n: i, session: fmt.Sprintf("crash-%d", i), model: store.New(), acked: map[string]acked{},
 			where: map[string]string{}, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+2))}
-		if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: a.session}); err != nil {
+		if _, err := c.CreateSession(ctx, wire.CreateSession{SessionID: a.session}); err != nil {
 			c.Close()
 			return h.report, fmt.Errorf("create session: %w", err)
 		}
@@ -469,7 +470,7 @@ func (a *actor) nextCall() pending {
 // send sends p and, when answered, records it in the model.
 func (a *actor) send(ctx context.Context, c *client.Client, p pending) error {
 	if p.compactTo != "" {
-		_, err := c.Compact(ctx, client.Compact{SessionID: a.session, NewSessionID: p.compactTo})
+		_, err := c.Compact(ctx, wire.Compact{SessionID: a.session, NewSessionID: p.compactTo})
 		var ce *client.Error
 		if errors.As(err, &ce) && (ce.Code == client.ErrSessionSealed.Code && ce.SuccessorID() == p.compactTo) {
 			err = nil // a retry of a compaction that landed
@@ -595,7 +596,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 			}
 		}
 		// The replayed store equals the model.
-		var r client.Resumed
+		var r wire.Resumed
 		err := h.retryLeased(false, func() (err error) {
 			r, err = c.ResumeSession(ctx, a.session)
 			return err
@@ -651,7 +652,7 @@ func (h *harness) verify(ctx context.Context, final bool) error {
 	return nil
 }
 
-func sameTasks(got []client.Task, want []tasksessiond.Task) bool {
+func sameTasks(got []tasksessiond.Task, want []tasksessiond.Task) bool {
 	return slices.Equal(got, want)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
@@ -139,7 +140,7 @@ func TestOpenCreatesTheDatabaseAndServes(t *testing.T) {
 	assert.Equal(t, sock, st.Socket)
 	assert.Equal(t, "v-test", st.Version)
 	assert.Equal(t, os.Getpid(), st.PID)
-	_, err = c.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	_, err = c.CreateSession(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	res, err := c.CallTool(ctx, client.ToolCall{SessionID: "s", Name: "TaskCreate", Arguments: map[string]any{"subject": "Read the code"}})
 	require.NoError(t, err)
@@ -203,7 +204,7 @@ func TestStartLeavesTheDatabaseOpen(t *testing.T) {
 	st, err := c.Status(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, d.Path(), st.Database)
-	_, err = c.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	_, err = c.CreateSession(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "s", Name: "TaskCreate", Arguments: map[string]any{"subject": "one"}})
 	require.NoError(t, err)
@@ -230,7 +231,7 @@ func TestCloseLetsAnInFlightCallFinish(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	r := open(t, daemon.Config{DB: path, Socket: sock, Sync: db.SyncNormal})
 	c := testutil.DialSocket(t, sock)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	watcher := testutil.DialSocket(t, sock)
 
@@ -242,7 +243,7 @@ func TestCloseLetsAnInFlightCallFinish(t *testing.T) {
 	require.NoError(t, err)
 
 	answered := make(chan error, 1)
-	var res *client.CallToolResult
+	var res *wire.CallToolResult
 	go func() {
 		var err error
 		res, err = c.CallTool(ctx, client.ToolCall{SessionID: "s", Name: "TaskCreate", Arguments: map[string]any{"subject": "in flight"}, CallID: "c1"})
@@ -341,7 +342,7 @@ func TestMaxLoadedBoundsTheSessionsInMemory(t *testing.T) {
 	c := testutil.DialSocket(t, sock)
 	for i := range 6 {
 		id := fmt.Sprintf("s%d", i)
-		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id})
+		_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 		_, err = c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskCreate", Arguments: map[string]any{"subject": "task of " + id}})
 		require.NoError(t, err)
@@ -365,7 +366,7 @@ func TestIdleTimeoutEvictsIdleSessions(t *testing.T) {
 	sock := testutil.SocketPath(t)
 	open(t, daemon.Config{DB: filepath.Join(t.TempDir(), "t.db"), Socket: sock, IdleTimeout: 50 * time.Millisecond})
 	c := testutil.DialSocket(t, sock)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: "s", Name: "TaskCreate", Arguments: map[string]any{"subject": "kept"}})
 	require.NoError(t, err)
@@ -390,7 +391,7 @@ func TestDefaultsKeepSessionsLoaded(t *testing.T) {
 	c := testutil.DialSocket(t, sock)
 	for i := range 3 {
 		id := fmt.Sprintf("s%d", i)
-		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id})
+		_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 		_, err = c.CallTool(ctx, client.ToolCall{SessionID: id, Name: "TaskList"})
 		require.NoError(t, err)

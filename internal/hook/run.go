@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/internal/transcript"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Config is where the hook finds its daemon and session, and how it talks
@@ -139,17 +140,17 @@ type run struct {
 }
 
 // replay makes session id from the Task calls of the transcript at path.
-func (h *run) replay(ctx context.Context, id, path string) (client.Session, error) {
+func (h *run) replay(ctx context.Context, id, path string) (tasksessiond.Session, error) {
 	none := fmt.Errorf("%w: session %s has no task list yet", ErrNothing, id)
 	if path == "" {
-		return client.Session{}, none
+		return tasksessiond.Session{}, none
 	}
 	calls, err := transcript.Calls(ctx, path, h.cfg.Server)
 	if err != nil {
-		return client.Session{}, fmt.Errorf("%w (%w)", none, err)
+		return tasksessiond.Session{}, fmt.Errorf("%w (%w)", none, err)
 	}
 	if len(calls) == 0 {
-		return client.Session{}, none
+		return tasksessiond.Session{}, none
 	}
 	r, err := h.c.ReplaySession(ctx, id, calls)
 	if errors.Is(err, client.ErrSessionExists) {
@@ -157,7 +158,7 @@ func (h *run) replay(ctx context.Context, id, path string) (client.Session, erro
 		return h.c.Head(ctx, id)
 	}
 	if err != nil {
-		return client.Session{}, fmt.Errorf("rebuild session %s from its transcript: %w", id, err)
+		return tasksessiond.Session{}, fmt.Errorf("rebuild session %s from its transcript: %w", id, err)
 	}
 	return r.Session, nil
 }
@@ -166,7 +167,7 @@ func (h *run) replay(ctx context.Context, id, path string) (client.Session, erro
 // snapshot of its list, which is also what the TaskList fired for the
 // model returned, said once.
 func (h *run) compacted(ctx context.Context, head string) (Output, error) {
-	out, err := h.c.Compact(ctx, client.Compact{SessionID: head})
+	out, err := h.c.Compact(ctx, wire.Compact{SessionID: head})
 	if err != nil {
 		return Output{}, fmt.Errorf("compact %s: %w", head, err)
 	}
@@ -200,7 +201,7 @@ func (h *run) current(ctx context.Context, head, path string) (Output, error) {
 // compose is intro, the list fitted to what is left of the budget, and a
 // last line naming the session and the list's version (the marker that
 // current looks for).
-func (h *run) compose(intro string, tasks []client.Task, session string) string {
+func (h *run) compose(intro string, tasks []tasksessiond.Task, session string) string {
 	st := make([]tasksessiond.Task, len(tasks))
 	for i, t := range tasks {
 		st[i] = tasksessiond.Task{Taskid: t.Taskid, Status: tasksessiond.Status(t.Status), Subject: t.Subject, Description: t.Description}

@@ -21,6 +21,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/hook"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
@@ -67,7 +68,7 @@ func (f *fixture) bound() binding.Conversation {
 // create makes session id and creates a task of each subject in it.
 func (f *fixture) create(t *testing.T, id string, subjects ...string) {
 	t.Helper()
-	_, err := f.c.CreateSession(ctx, client.CreateSession{SessionID: id})
+	_, err := f.c.CreateSession(ctx, wire.CreateSession{SessionID: id})
 	require.NoError(t, err)
 	for _, s := range subjects {
 		f.call(t, id, "TaskCreate", map[string]any{"subject": s})

@@ -25,6 +25,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/internal/transcript"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // DefaultReconnectWait is how long a call waits for an unreachable daemon
@@ -230,7 +231,7 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		if name == tools.TaskList && (meta != "" || isCodex(req.Session)) {
 			budget = CodexResultBytes
 		}
-		var res *client.CallToolResult
+		var res *wire.CallToolResult
 		err := b.do(ctx, func(c *client.Client) error {
 			var err error
 			var session string
@@ -275,7 +276,7 @@ func isCodex(s *mcp.ServerSession) bool {
 // refit renders a TaskList result of session again within budget bytes
 // when the daemon's (fitted to its own, larger limit) is longer: from the
 // session's whole list, with the daemon's ladder.
-func refit(ctx context.Context, c *client.Client, res *client.CallToolResult, session string, budget int) (*client.CallToolResult, error) {
+func refit(ctx context.Context, c *client.Client, res *wire.CallToolResult, session string, budget int) (*wire.CallToolResult, error) {
 	var raw struct {
 		StructuredContent json.RawMessage `json:"structuredContent"`
 	}
@@ -290,7 +291,7 @@ func refit(ctx context.Context, c *client.Client, res *client.CallToolResult, se
 	if err != nil {
 		return nil, fmt.Errorf("encode the fitted TaskList: %w", err)
 	}
-	out := &client.CallToolResult{Raw: fitted}
+	out := &wire.CallToolResult{Raw: fitted}
 	if err := json.Unmarshal(fitted, out); err != nil {
 		return nil, fmt.Errorf("decode the fitted TaskList: %w", err)
 	}
@@ -313,7 +314,7 @@ func conversationOf(meta mcp.Meta) string {
 // call makes one tool call on c in the session the bridge serves: it
 // creates the session on first use, sends reads to the head of the lineage
 // and follows a write refused by a sealed session to its successor.
-func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*client.CallToolResult, string, error) {
+func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*wire.CallToolResult, string, error) {
 	// The session this call goes to is settled once, here: another call
 	// (another Codex thread) may rebind the bridge meanwhile.
 	session, err := b.ensure(ctx, c, meta)
@@ -379,7 +380,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 		return b.session, nil
 	}
 	if b.session == "" {
-		s, err := c.CreateSession(ctx, client.CreateSession{Title: b.cfg.Title})
+		s, err := c.CreateSession(ctx, wire.CreateSession{Title: b.cfg.Title})
 		if err != nil {
 			return "", fmt.Errorf("create a session: %w", err)
 		}
@@ -423,7 +424,7 @@ func (b *Bridge) create(ctx context.Context, c *client.Client) error {
 			return nil
 		}
 	}
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: b.session, Title: b.cfg.Title})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: b.session, Title: b.cfg.Title})
 	if err != nil && !errors.Is(err, client.ErrSessionExists) {
 		return err
 	}

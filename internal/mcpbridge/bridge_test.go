@@ -19,10 +19,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/mcpbridge"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
@@ -194,7 +196,7 @@ func TestWriteRetriedAcrossReconnectAppliesOnce(t *testing.T) {
 	// the task exists once, and the model sees a success.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	dc := d.Dial(t)
-	_, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	_, err := dc.CreateSession(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	p := newProxy(t, d.Socket)
 	cs, _ := serve(t, mcpbridge.Config{Socket: p.path, SessionID: "s", ReconnectWait: 5 * time.Second})
@@ -247,13 +249,13 @@ func TestReadsFollowCompaction(t *testing.T) {
 	// successor: TaskList shows tasks created there, TaskGet finds them.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	dc := d.Dial(t)
-	_, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "old"})
+	_, err := dc.CreateSession(ctx, wire.CreateSession{SessionID: "old"})
 	require.NoError(t, err)
 	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
 	schemas := outputSchemas(t, cs)
 	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "planned before"})
 
-	_, err = dc.Compact(ctx, client.Compact{SessionID: "old", NewSessionID: "new"})
+	_, err = dc.Compact(ctx, wire.Compact{SessionID: "old", NewSessionID: "new"})
 	require.NoError(t, err)
 	_, err = dc.CallTool(ctx, client.ToolCall{SessionID: "new", Name: "TaskCreate", Arguments: map[string]any{"subject": "made in the successor"}})
 	require.NoError(t, err)
@@ -268,7 +270,7 @@ func TestReadsFollowCompaction(t *testing.T) {
 	assert.Equal(t, "made in the successor", sc.Task.Subject)
 
 	// A second compaction, then a write: it goes to the newest session.
-	_, err = dc.Compact(ctx, client.Compact{SessionID: "new", NewSessionID: "newer"})
+	_, err = dc.Compact(ctx, wire.Compact{SessionID: "new", NewSessionID: "newer"})
 	require.NoError(t, err)
 	_, sc = callTool(t, cs, schemas, "TaskUpdate", map[string]any{"taskid": 1, "status": "completed"})
 	assert.Equal(t, "completed", string(sc.Task.Status))
@@ -463,8 +465,8 @@ func TestConcurrentThreadsKeepTheirLists(t *testing.T) {
 // structured holds any tool's structured result, for the assertions: a
 // change's fields, a TaskGet's (task, counts) and a TaskList's tasks.
 type structured struct {
-	client.Change
-	Tasks []client.Task `json:"tasks"`
+	wire.Written
+	Tasks []tasksessiond.Task `json:"tasks"`
 }
 
 func TestCodexTaskListFitsItsBudget(t *testing.T) {
@@ -474,7 +476,7 @@ func TestCodexTaskListFitsItsBudget(t *testing.T) {
 	// every open task named; another client gets the daemon's own.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	dc := d.Dial(t)
-	_, err := dc.CreateSession(ctx, client.CreateSession{SessionID: "big", Title: "big"})
+	_, err := dc.CreateSession(ctx, wire.CreateSession{SessionID: "big", Title: "big"})
 	require.NoError(t, err)
 	for i := 1; i <= 300; i++ {
 		_, err := dc.CallTool(ctx, client.ToolCall{SessionID: "big", Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Task %03d", i), "description": strings.Repeat("d", 500)}})

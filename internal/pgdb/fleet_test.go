@@ -24,6 +24,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -87,7 +88,7 @@ func script(t *testing.T, c *client.Client) []string {
 		require.NoError(t, err)
 		out = append(out, string(b))
 	}
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "s1", Title: "fleet", Metadata: json.RawMessage(`{"k":"v"}`)})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "s1", Title: "fleet", Metadata: json.RawMessage(`{"k":"v"}`)})
 	require.NoError(t, err)
 	for i, a := range []struct{ name, args string }{
 		{"TaskCreate", `{"subject":"one","description":"first"}`},
@@ -109,7 +110,7 @@ func script(t *testing.T, c *client.Client) []string {
 	_, err = call(t, c, "s1", "TaskCreate", `{"subject":"other"}`, "c0")
 	require.ErrorIs(t, err, client.ErrCallIDConflict)
 
-	cp, err := c.Compact(ctx, client.Compact{SessionID: "s1", NewSessionID: "s2", Summary: "so far"})
+	cp, err := c.Compact(ctx, wire.Compact{SessionID: "s1", NewSessionID: "s2", Summary: "so far"})
 	require.NoError(t, err)
 	add([]any{cp.Session.Counts, cp.Messages, cp.ForcedCall})
 	_, err = call(t, c, "s1", "TaskCreate", `{"subject":"late"}`, "c9")
@@ -140,7 +141,7 @@ func script(t *testing.T, c *client.Client) []string {
 	var ids []string
 	cursor := ""
 	for {
-		page, next, err := c.ListSessions(ctx, client.ListSessions{Limit: 2, Cursor: cursor})
+		page, next, err := c.ListSessions(ctx, wire.ListSessions{Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		for _, s := range page {
 			ids = append(ids, s.ID+":"+s.Status)
@@ -179,9 +180,9 @@ func TestFleetTasksView(t *testing.T) {
 	c := testutil.DialSocket(t, d.Socket())
 	ctx := context.Background()
 	view := openDB(t, url, 0)
-	_, err := c.CreateSession(ctx, client.CreateSession{SessionID: "v"})
+	_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: "v"})
 	require.NoError(t, err)
-	_, err = c.CreateSession(ctx, client.CreateSession{SessionID: "empty"})
+	_, err = c.CreateSession(ctx, wire.CreateSession{SessionID: "empty"})
 	require.NoError(t, err)
 	check := func(id string) {
 		r, err := c.ResumeSession(ctx, id)
@@ -197,7 +198,7 @@ func TestFleetTasksView(t *testing.T) {
 		}
 	}
 	// An empty session compacted: its successor's snapshot has no tasks.
-	_, err = c.Compact(ctx, client.Compact{SessionID: "empty", NewSessionID: "empty2"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "empty", NewSessionID: "empty2"})
 	require.NoError(t, err)
 	check("empty2")
 	for i := range 5 {
@@ -208,7 +209,7 @@ func TestFleetTasksView(t *testing.T) {
 	_, err = call(t, c, "v", "TaskUpdate", `{"taskid":2,"status":"completed","subject":"done"}`, "")
 	require.NoError(t, err)
 	check("v")
-	_, err = c.Compact(ctx, client.Compact{SessionID: "v", NewSessionID: "w"})
+	_, err = c.Compact(ctx, wire.Compact{SessionID: "v", NewSessionID: "w"})
 	require.NoError(t, err)
 	check("w")
 	check("v")
@@ -237,7 +238,7 @@ func TestFleetLeaseNamesOwner(t *testing.T) {
 	b := startFleetDaemon(t, url, 0)
 	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "s"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "s"})
 	require.NoError(t, err)
 	first, err := call(t, ca, "s", "TaskCreate", `{"subject":"on a"}`, "k1")
 	require.NoError(t, err)
@@ -280,7 +281,7 @@ func TestFleetFencing(t *testing.T) {
 	b := startFleetDaemon(t, url, 0)
 	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "f"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "f"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "f", "TaskCreate", `{"subject":"a1"}`, "")
 	require.NoError(t, err)
@@ -310,7 +311,7 @@ func TestFleetLostLeaseDropsSession(t *testing.T) {
 	a := startFleetDaemon(t, url, 300*time.Millisecond)
 	ca := testutil.DialSocket(t, a.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "l"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "l"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "l", "TaskCreate", `{"subject":"x"}`, "")
 	require.NoError(t, err)
@@ -350,7 +351,7 @@ func TestFleetPostgresRestart(t *testing.T) {
 	for i := range clients {
 		c := testutil.DialSocket(t, d.Socket())
 		id := fmt.Sprintf("r%d", i)
-		_, err := c.CreateSession(ctx, client.CreateSession{SessionID: id})
+		_, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 		wg.Add(1)
 		go func() {
@@ -426,7 +427,7 @@ func TestFleetDocQueries(t *testing.T) {
 	url := pgtest.NewDB(t)
 	d := startFleetDaemon(t, url, 0)
 	c := testutil.DialSocket(t, d.Socket())
-	_, err = c.CreateSession(context.Background(), client.CreateSession{SessionID: "doc"})
+	_, err = c.CreateSession(context.Background(), wire.CreateSession{SessionID: "doc"})
 	require.NoError(t, err)
 	_, err = call(t, c, "doc", "TaskCreate", `{"subject":"documented"}`, "")
 	require.NoError(t, err)
@@ -496,7 +497,7 @@ func TestFleetUnreachableDropsSessions(t *testing.T) {
 	a := startFleetDaemon(t, url, 600*time.Millisecond)
 	ca := testutil.DialSocket(t, a.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "u"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "u"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "u", "TaskCreate", `{"subject":"kept"}`, "")
 	require.NoError(t, err)
@@ -530,7 +531,7 @@ func TestFleetEvictionGivesLeaseUp(t *testing.T) {
 	// another daemon at once, without waiting for its lease to expire.
 	_, a, _, ca, cb := twoDaemons(t)
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "e"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "e"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "e", "TaskCreate", `{"subject":"x"}`, "")
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestFleetFencedErrorResultDropsSession(t *testing.T) {
@@ -29,7 +30,7 @@ func TestFleetFencedErrorResultDropsSession(t *testing.T) {
 	// another daemon, which writes; this daemon's clock still trusts it.
 	url, _, _, ca, cb := twoDaemons(t)
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "e"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "e"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "e", "TaskCreate", `{"subject":"a1"}`, "")
 	require.NoError(t, err)
@@ -63,7 +64,7 @@ func TestFleetRenewalSkipsLockedRow(t *testing.T) {
 	ca := testutil.DialSocket(t, a.Socket())
 	ctx := context.Background()
 	for _, id := range []string{"locked", "free"} {
-		_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: id})
+		_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 		_, err = call(t, ca, id, "TaskCreate", `{"subject":"x"}`, "")
 		require.NoError(t, err)
@@ -204,7 +205,7 @@ func TestFleetLookingTakesNoLease(t *testing.T) {
 	// session's own host goes on writing at its daemon, idle or not.
 	url, _, b, ca, cb := twoDaemons(t)
 	ctx := context.Background()
-	_, err := cb.CreateSession(ctx, client.CreateSession{SessionID: "look"})
+	_, err := cb.CreateSession(ctx, wire.CreateSession{SessionID: "look"})
 	require.NoError(t, err)
 	_, err = call(t, cb, "look", "TaskCreate", `{"subject":"one"}`, "")
 	require.NoError(t, err)
@@ -254,7 +255,7 @@ func TestFleetWatchToldOfTakeover(t *testing.T) {
 	b := startFleetDaemon(t, url, 600*time.Millisecond)
 	ca, cb := testutil.DialSocket(t, a.Socket()), testutil.DialSocket(t, b.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "w"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "w"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "w", "TaskCreate", `{"subject":"a1"}`, "")
 	require.NoError(t, err)
@@ -290,7 +291,7 @@ func TestFleetStatusShowsLeases(t *testing.T) {
 	a := startFleetDaemon(t, withPassword, 0)
 	ca := testutil.DialSocket(t, a.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "st"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "st"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "st", "TaskCreate", `{"subject":"x"}`, "")
 	require.NoError(t, err)
@@ -311,7 +312,7 @@ func TestFleetLostLeaseErrorSaysSo(t *testing.T) {
 	a := startFleetDaemon(t, url, time.Minute)
 	ca := testutil.DialSocket(t, a.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "x"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "x"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "x", "TaskCreate", `{"subject":"one"}`, "")
 	require.NoError(t, err)
@@ -335,7 +336,7 @@ func TestFleetFailedErrorResultRetriedAnswersSame(t *testing.T) {
 	a := startFleetDaemon(t, url, 0)
 	ca := testutil.DialSocket(t, a.Socket())
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "o"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "o"})
 	require.NoError(t, err)
 	_, err = call(t, ca, "o", "TaskCreate", `{"subject":"one"}`, "")
 	require.NoError(t, err)
@@ -364,7 +365,7 @@ func TestFleetRetryAnsweredWhereverServed(t *testing.T) {
 	// and takes no lease there.
 	_, _, _, ca, cb := twoDaemons(t)
 	ctx := context.Background()
-	_, err := ca.CreateSession(ctx, client.CreateSession{SessionID: "r"})
+	_, err := ca.CreateSession(ctx, wire.CreateSession{SessionID: "r"})
 	require.NoError(t, err)
 	first, err := call(t, ca, "r", "TaskCreate", `{"subject":"once"}`, "k1")
 	require.NoError(t, err)
@@ -374,7 +375,7 @@ func TestFleetRetryAnsweredWhereverServed(t *testing.T) {
 	_, err = call(t, cb, "r", "TaskCreate", `{"subject":"other"}`, "k1")
 	require.ErrorIs(t, err, client.ErrCallIDConflict)
 
-	_, err = ca.Compact(ctx, client.Compact{SessionID: "r", NewSessionID: "r2"})
+	_, err = ca.Compact(ctx, wire.Compact{SessionID: "r", NewSessionID: "r2"})
 	require.NoError(t, err)
 	again, err = call(t, cb, "r", "TaskCreate", `{"subject":"once"}`, "k1")
 	require.NoError(t, err, "sealed, and its lease a's")

@@ -8,6 +8,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func benchDaemon(b *testing.B, sync db.Sync) (*testutil.Daemon, *client.Client) {
@@ -35,7 +36,7 @@ func BenchmarkTaskCreate(b *testing.B) {
 	for _, sync := range []db.Sync{db.SyncFull, db.SyncNormal} {
 		b.Run(string(sync), func(b *testing.B) {
 			_, c := benchDaemon(b, sync)
-			s, err := c.CreateSession(ctx, client.CreateSession{})
+			s, err := c.CreateSession(ctx, wire.CreateSession{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestDuplicateWatchesAreOne(t *testing.T) {
@@ -21,7 +22,7 @@ func TestDuplicateWatchesAreOne(t *testing.T) {
 	// change once; past MaxWatches sessions, a new watch is refused.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.MaxWatches = 3 })
 	writer, watcher := d.Dial(t), d.Dial(t)
-	s, err := writer.CreateSession(ctx, client.CreateSession{})
+	s, err := writer.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	var mu sync.Mutex
 	seqs := map[int64]int{}
@@ -49,10 +50,10 @@ func TestDuplicateWatchesAreOne(t *testing.T) {
 		require.NoError(t, watcher.WatchAll(ctx))
 	}
 	assert.Equal(t, 2, d.Srv.Watching(), "one sessions/watchAll")
-	other, err := writer.CreateSession(ctx, client.CreateSession{})
+	other, err := writer.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	require.NoError(t, watcher.Watch(ctx, other.ID))
-	third, err := writer.CreateSession(ctx, client.CreateSession{})
+	third, err := writer.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	err = watcher.Watch(ctx, third.ID)
 	assert.ErrorIs(t, err, client.ErrInvalidRequest)
@@ -67,7 +68,7 @@ func TestBatchRepliesAreBounded(t *testing.T) {
 	const limit = 1 << 20
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t), func(c *server.Config) { c.MaxBatch, c.MaxBatchBytes = 20, limit })
 	w := d.Dial(t)
-	s, err := w.CreateSession(ctx, client.CreateSession{SessionID: "big"})
+	s, err := w.CreateSession(ctx, wire.CreateSession{SessionID: "big"})
 	require.NoError(t, err)
 	for i := range 30 { // about 300 KB of snapshot
 		_, err := w.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate",

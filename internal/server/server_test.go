@@ -382,7 +382,7 @@ func TestOversizeArguments(t *testing.T) {
 	// can act on, and change nothing.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	c := d.Dial(t)
-	s, err := c.CreateSession(ctx, client.CreateSession{})
+	s, err := c.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	for _, args := range []map[string]any{
 		{"subject": strings.Repeat("s", 10_000)},
@@ -686,7 +686,7 @@ func TestSnapshotAndResumeFitMaxChars(t *testing.T) {
 		_, err := cl.CallTool(ctx, client.ToolCall{SessionID: info.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": fmt.Sprintf("Task %03d", i), "description": strings.Repeat("d", 500)}})
 		require.NoError(t, err)
 	}
-	out, err := cl.Compact(ctx, client.Compact{SessionID: info.ID})
+	out, err := cl.Compact(ctx, wire.Compact{SessionID: info.ID})
 	require.NoError(t, err)
 	var snap wire.Snapshot
 	require.NoError(t, cl.Call(ctx, wire.MethodSessionsSnapshot, wire.SessionText{SessionID: out.Session.ID, MaxChars: tools.MaxHookChars}, &snap))

@@ -24,11 +24,11 @@ func TestWatch(t *testing.T) {
 	// failed calls and reads send nothing.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	writer, watcher := d.Dial(t), d.Dial(t)
-	s, err := writer.CreateSession(ctx, client.CreateSession{})
+	s, err := writer.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 
 	var mu sync.Mutex
-	var got []client.Event
+	var got []wire.Event
 	var methods []string
 	arrived := make(chan struct{}, 16)
 	watcher.OnNotification(func(n client.Notification) {
@@ -51,7 +51,7 @@ func TestWatch(t *testing.T) {
 		_, err := writer.CallTool(ctx, c)
 		require.NoError(t, err)
 	}
-	out, err := writer.Compact(ctx, client.Compact{SessionID: s.ID})
+	out, err := writer.Compact(ctx, wire.Compact{SessionID: s.ID})
 	require.NoError(t, err)
 	for range 3 {
 		select {
@@ -156,7 +156,7 @@ func TestStatusReportsTheWAL(t *testing.T) {
 	// finds it.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	c := d.Dial(t)
-	s, err := c.CreateSession(ctx, client.CreateSession{})
+	s, err := c.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	_, err = c.CallTool(ctx, client.ToolCall{SessionID: s.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "a"}})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestWatchAll(t *testing.T) {
@@ -19,11 +20,11 @@ func TestWatchAll(t *testing.T) {
 	// session, and the compaction notice; once it closes, writers go on.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	writer, watcher := d.Dial(t), d.Dial(t)
-	a, err := writer.CreateSession(ctx, client.CreateSession{})
+	a, err := writer.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 
 	var mu sync.Mutex
-	var got []client.Event
+	var got []wire.Event
 	var methods []string
 	arrived := make(chan struct{}, 16)
 	watcher.OnNotification(func(n client.Notification) {
@@ -36,7 +37,7 @@ func TestWatchAll(t *testing.T) {
 	})
 	require.NoError(t, watcher.WatchAll(ctx))
 
-	b, err := writer.CreateSession(ctx, client.CreateSession{})
+	b, err := writer.CreateSession(ctx, wire.CreateSession{})
 	require.NoError(t, err)
 	for _, c := range []client.ToolCall{
 		{SessionID: a.ID, Name: "TaskCreate", Arguments: map[string]any{"subject": "in a"}},
@@ -47,7 +48,7 @@ func TestWatchAll(t *testing.T) {
 		_, err := writer.CallTool(ctx, c)
 		require.NoError(t, err)
 	}
-	out, err := writer.Compact(ctx, client.Compact{SessionID: b.ID})
+	out, err := writer.Compact(ctx, wire.Compact{SessionID: b.ID})
 	require.NoError(t, err)
 	for range 4 {
 		select {
