@@ -21,8 +21,9 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// Error is a JSON-RPC error from the daemon. Compare codes with errors.Is
-// against the Err* values, or read Code.
+// Error is a JSON-RPC error from the daemon, as a client decodes it (its
+// Data still bytes: wire.SealedData or wire.LeasedData by the code).
+// Compare codes with errors.Is against the Err* values, or read Code.
 type Error struct {
 	Code    int64           `json:"code"`
 	Message string          `json:"message"`

@@ -14,9 +14,11 @@ import (
 )
 
 // Result is an MCP CallToolResult as the daemon builds it, before it is
-// encoded once (Encode): StructuredContent is the tool's own result type
-// (wire.Written, wire.Got or wire.Listing, wire's), conforming to its outputSchema; error
-// results have none. The client reads it as wire.CallToolResult.
+// encoded once (Encode): StructuredContent holds the tool's own result
+// value (wire.Written, Got or Listing), conforming to its outputSchema;
+// error results have none. wire.CallToolResult is the same result as a
+// client decodes it, its structured part still bytes: not a twin, the
+// other side of the encoding.
 type Result struct {
 	Content           []wire.Content `json:"content"`
 	StructuredContent any            `json:"structuredContent,omitempty"`
