@@ -11,7 +11,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// wire.Snapshot returns a session's whole store and the text compaction would
+// Snapshot returns a session's whole store and the text compaction would
 // inject. It changes nothing and works on a sealed session too.
 func (m *Manager) Snapshot(ctx context.Context, id string) (wire.Snapshot, error) {
 	s, _, release, err := m.acquireRead(ctx, id, false)

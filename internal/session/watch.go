@@ -11,7 +11,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// wire.Event ops.
+// The ops of a wire.Event.
 const (
 	OpCreate    = "create"
 	OpUpdate    = "update"

@@ -50,7 +50,7 @@ func (c Call) Append(row tasksessiond.Call, t *tasksessiond.Task) tasksessiond.A
 	return a
 }
 
-// wire.Written is the change a TaskUpdate makes.
+// Change is the change a TaskUpdate makes.
 func (c Call) Change() tasksessiond.Change {
 	ch := tasksessiond.Change{Taskid: c.Taskid, Subject: c.Subject, Description: c.Description}
 	if c.Status != nil {

@@ -10,7 +10,7 @@ import (
 
 // A write's result is encoded once and stored once. The log keeps what a
 // retry must return and nothing twice: a change's structured result,
-// without the text, which is rendered from the same data (wire.Written.text)
+// without the text, which is rendered from the same data
 // when the result is read back. Every other result is stored whole.
 
 // Encode returns a result as the host receives it (full) and as the log
