@@ -24,12 +24,12 @@ import (
 // old conversation later brings back its list, with the next id.
 func TestClear(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
 	term := h.Interactive(t, "--session-id", a)
 
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "A one"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "A two"}),
@@ -65,7 +65,7 @@ func TestClear(t *testing.T) {
 	assert.NoError(t, err, "the MCP server process did not survive /clear")
 
 	n := len(h.API.Main())
-	after := p.set(modelapi.NewScript(
+	after := p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "B one"}),
@@ -87,7 +87,7 @@ func TestClear(t *testing.T) {
 
 	// Resume A, in print mode: A's list, and its next id.
 	n = len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "A three"}),
 		modelapi.Text("A resumed."),

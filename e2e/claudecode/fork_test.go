@@ -23,11 +23,11 @@ import (
 // "fork" before the fork's transcript exists, and names no source.)
 func TestFork(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
 
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "One"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
@@ -39,7 +39,7 @@ func TestFork(t *testing.T) {
 
 	// The fork.
 	n := len(h.API.Main())
-	fork := p.set(modelapi.NewScript(
+	fork := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Four in the fork"}),
 		modelapi.Text("Forked."),
@@ -72,7 +72,7 @@ func TestFork(t *testing.T) {
 
 	// Back in A: its own #4.
 	n = len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call(taskCreate, map[string]any{"subject": "Four in the source"}),
 		modelapi.Text("Back."),
 	))

@@ -5,7 +5,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,30 +33,6 @@ const (
 // them with the client-executed tool_search tool; the tool_search_output
 // that answers it holds the namespace with the bridge's schemas.
 var loadTools = modelapi.Call(modelapi.ToolSearch, map[string]any{"query": "TaskCreate TaskList TaskGet TaskUpdate task list", "limit": 8})
-
-// phases is a Responder that plays one script at a time: a test sets the
-// next phase's script before the run it answers.
-type phases struct {
-	mu  sync.Mutex
-	cur *modelapi.Script
-}
-
-func (p *phases) set(s *modelapi.Script) *modelapi.Script {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur = s
-	return s
-}
-
-func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
-	p.mu.Lock()
-	s := p.cur
-	p.mu.Unlock()
-	if s == nil {
-		return modelapi.Reply{}, false
-	}
-	return s.Respond(r)
-}
 
 // since returns the main requests after the first n.
 func since(h *codex.Host, n int) []*modelapi.Request { return h.API.Main()[n:] }

@@ -27,11 +27,11 @@ const compactLimit = 50_000
 // with the ids going on.
 func TestAutoCompact(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, Config: "model_auto_compact_token_limit = 50000"})
 	full := modelapi.Call(taskCreate, map[string]any{"subject": "Two"})
 	full.Usage = &modelapi.Usage{InputTokens: compactLimit + 10_000, OutputTokens: 50}
-	script := p.set(modelapi.NewScript(
+	script := p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "One"}),
 		full,
@@ -83,7 +83,7 @@ func TestAutoCompact(t *testing.T) {
 	// the history, so the list is there once, and the hook adds nothing
 	// (the list changed, though: #3 is new, so it adds the new one).
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Four"}),

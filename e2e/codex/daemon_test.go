@@ -20,15 +20,15 @@ import (
 // holds every task.
 func TestDaemonKilled(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	a := h.Exec(t, "Plan.").ThreadID
 	before := h.Daemon.Status(t)
 	h.Daemon.Kill(t)
 
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
 		modelapi.Call(taskList, nil),
 		modelapi.Text("Still here."),
@@ -52,14 +52,14 @@ func TestDaemonKilled(t *testing.T) {
 // config.toml) and succeeds.
 func TestNoDaemonAtStart(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, NoDaemon: true, NoHook: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := client.Dial(ctx, h.Daemon.Socket)
 	require.Error(t, err, "a daemon answers before the test started one")
 
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	a := h.Exec(t, "Plan.").ThreadID
 	main := h.API.Main()
 	require.Len(t, main, 3, h.API.Dump())

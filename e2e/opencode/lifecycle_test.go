@@ -28,11 +28,11 @@ import (
 // list at the same place, and goes on from there.
 func TestCompaction(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
 	full := modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"})
 	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("TaskUpdate", map[string]any{"taskid": 1, "status": "completed"}),
 		full, // OpenCode compacts after this call, before the next request
@@ -92,7 +92,7 @@ func TestCompaction(t *testing.T) {
 	// once (the plugin finds the snapshot in the daemon by the compaction
 	// message's id), and the ids go on.
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Release it"}),
 		modelapi.Text("Four tasks."),
@@ -112,7 +112,7 @@ func TestCompaction(t *testing.T) {
 	// those before the compaction too (OpenCode keeps them).
 	h.Daemon.LoseDatabase(t)
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("Four tasks still.")))
+	p.Set(modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("Four tasks still.")))
 	h.Run(t, "Go on.", "--session", a)
 	main = since(h, n)
 	require.Len(t, main, 2, h.API.Dump())
@@ -179,14 +179,14 @@ func TestSubagent(t *testing.T) {
 // database, and the list goes on.
 func TestDaemonKilled(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond, NoDaemon: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := client.Dial(ctx, h.Daemon.Socket)
 	require.Error(t, err, "a daemon answers before the test started one")
 
-	p.set(modelapi.NewScript(modelapi.Call("TaskCreate", map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(modelapi.Call("TaskCreate", map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	a := h.Run(t, "Plan.").SessionID
 	main := h.API.Main()
 	require.Len(t, main, 2, h.API.Dump())
@@ -212,7 +212,7 @@ func TestDaemonKilled(t *testing.T) {
 	}
 
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Two"}),
 		modelapi.Call("TaskList", nil),
 		modelapi.Text("Still here."),
@@ -271,9 +271,9 @@ func TestAutostartOff(t *testing.T) {
 func TestCompactionLargeList(t *testing.T) {
 	t.Parallel()
 	const budget = 9_500
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	a := h.Run(t, "Hello.").SessionID
 	h.Daemon.CreateTasks(t, a, 300, 500, "Task number %03d")
 	for i := 1; i <= 100; i++ {
@@ -282,7 +282,7 @@ func TestCompactionLargeList(t *testing.T) {
 	full := modelapi.Call("TaskGet", map[string]any{"taskid": 101})
 	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(full, modelapi.Call("TaskGet", map[string]any{"taskid": 102}), modelapi.Text("Done.")))
+	p.Set(modelapi.NewScript(full, modelapi.Call("TaskGet", map[string]any{"taskid": 102}), modelapi.Text("Done.")))
 	h.Run(t, "Go on.", "--session", a)
 
 	compacts := h.API.Of(modelapi.KindCompact)
@@ -322,9 +322,9 @@ func TestCompactionLargeList(t *testing.T) {
 func TestForkAndLostDatabase(t *testing.T) {
 	t.Parallel()
 	const prompt = "Start the parser and add its review."
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
-	plan := p.set(modelapi.NewScript(
+	plan := p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"}),
 		modelapi.Call("task", map[string]any{"description": "Extend the plan", "prompt": prompt, "subagent_type": "general"}),
@@ -342,7 +342,7 @@ func TestForkAndLostDatabase(t *testing.T) {
 
 	// The fork.
 	n := len(h.API.Main())
-	fork := p.set(modelapi.NewScript(
+	fork := p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it from the fork"}),
 		modelapi.Text("Forked."),
@@ -362,7 +362,7 @@ func TestForkAndLostDatabase(t *testing.T) {
 	// The database lost: A's list is rebuilt from its messages.
 	h.Daemon.LoseDatabase(t)
 	n = len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Back."),

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,29 +23,6 @@ func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 
 // The plugin's tools, as OpenCode names them to the model: the tool keys.
 var taskTools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
-
-// phases is a Responder whose script a test replaces between runs.
-type phases struct {
-	mu  sync.Mutex
-	cur *modelapi.Script
-}
-
-func (p *phases) set(s *modelapi.Script) *modelapi.Script {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur = s
-	return s
-}
-
-func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
-	p.mu.Lock()
-	s := p.cur
-	p.mu.Unlock()
-	if s == nil {
-		return modelapi.Reply{}, false
-	}
-	return s.Respond(r)
-}
 
 // since returns the main requests after the first n.
 func since(h *opencode.Host, n int) []*modelapi.Request { return h.API.Main()[n:] }
@@ -225,9 +201,9 @@ func schemaCore(s map[string]any) map[string]any {
 // and that a new session starts with an empty list of its own.
 func TestContinueAndNew(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"}),
 		modelapi.Text("Planned."),
@@ -236,7 +212,7 @@ func TestContinueAndNew(t *testing.T) {
 
 	// A new session: an empty list, ids from #1.
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Elsewhere"}),
 		modelapi.Text("Fresh."),
@@ -251,7 +227,7 @@ func TestContinueAndNew(t *testing.T) {
 
 	// Back to the first: the same list, ids go on.
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Three tasks now."),
