@@ -68,5 +68,5 @@ func TestAutoCompactMidTurn(t *testing.T) {
 	last := h.API.LastMain(t)
 	created := toolJSON(t, last.PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#3")
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, h.Daemon.Subjects(t, a))
 }

@@ -37,7 +37,7 @@ func TestClear(t *testing.T) {
 	))
 	term.Submit("Plan A.")
 	term.WaitForText(30*time.Second, "A planned.")
-	require.Equal(t, []string{"1 pending A one", "2 pending A two"}, subjects(t, h, a))
+	require.Equal(t, []string{"1 pending A one", "2 pending A two"}, h.Daemon.Subjects(t, a))
 	servers := h.MCPServers()
 	require.Len(t, servers, 1)
 
@@ -82,8 +82,8 @@ func TestClear(t *testing.T) {
 	created := toolJSON(t, main[3].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#1", "TaskCreate after /clear")
 
-	assert.Equal(t, []string{"1 pending A one", "2 pending A two"}, subjects(t, h, a), "A's list in the daemon")
-	assert.Equal(t, []string{"1 pending B one"}, subjects(t, h, b), "the new conversation's list in the daemon")
+	assert.Equal(t, []string{"1 pending A one", "2 pending A two"}, h.Daemon.Subjects(t, a), "A's list in the daemon")
+	assert.Equal(t, []string{"1 pending B one"}, h.Daemon.Subjects(t, b), "the new conversation's list in the daemon")
 
 	// Resume A, in print mode: A's list, and its next id.
 	n = len(h.API.Main())
@@ -105,6 +105,6 @@ func TestClear(t *testing.T) {
 	assert.Equal(t, []string{"1 pending A one", "2 pending A two"}, tasksOf(t, listed), "TaskList in A resumed")
 	created = toolJSON(t, main[2].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#3", "TaskCreate in A resumed")
-	assert.Equal(t, []string{"1 pending A one", "2 pending A two", "3 pending A three"}, subjects(t, h, a))
-	assert.Equal(t, []string{"1 pending B one"}, subjects(t, h, b))
+	assert.Equal(t, []string{"1 pending A one", "2 pending A two", "3 pending A three"}, h.Daemon.Subjects(t, a))
+	assert.Equal(t, []string{"1 pending B one"}, h.Daemon.Subjects(t, b))
 }

@@ -45,7 +45,7 @@ func TestDaemonKilled(t *testing.T) {
 	after := h.Daemon.Status(t)
 	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
 	assert.Equal(t, h.Daemon.DB, after.Database)
-	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, h.Daemon.Subjects(t, a))
 }
 
 // TestNoDaemonAtStart ensures Claude Code started with no daemon running
@@ -96,5 +96,5 @@ func TestNoDaemonAtStart(t *testing.T) {
 
 	st := h.Daemon.Status(t)
 	assert.Equal(t, h.Daemon.DB, st.Database)
-	assert.Equal(t, []string{"1 pending One"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One"}, h.Daemon.Subjects(t, a))
 }

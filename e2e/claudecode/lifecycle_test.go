@@ -1,7 +1,6 @@
 package claudecode_test
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,14 +88,4 @@ func createTasks(t *testing.T, h *claudecode.Host, id string, n, descLen int) {
 func callTool(t *testing.T, h *claudecode.Host, id, name string, args map[string]any) {
 	t.Helper()
 	h.Daemon.Call(t, id, name, args)
-}
-
-// subjects returns "taskid status subject" of each task the daemon holds in session id.
-func subjects(t *testing.T, h *claudecode.Host, id string) []string {
-	t.Helper()
-	var out []string
-	for _, task := range h.Daemon.Resume(t, id).Tasks {
-		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
-	}
-	return out
 }

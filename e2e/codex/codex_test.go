@@ -123,16 +123,6 @@ func hookOf(t *testing.T, h *codex.Host, source string) codex.HookRun {
 	return run
 }
 
-// subjects returns "taskid status subject" of each task the daemon holds in session id.
-func subjects(t *testing.T, d *harness.Daemon, id string) []string {
-	t.Helper()
-	out := []string{}
-	for _, task := range d.Resume(t, id).Tasks {
-		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
-	}
-	return out
-}
-
 // createTasks creates n tasks in session id through the daemon's client,
 // not through the model (fast), with descriptions of descLen characters.
 func createTasks(t *testing.T, d *harness.Daemon, id string, n, descLen int) {

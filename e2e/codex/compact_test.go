@@ -74,7 +74,7 @@ func TestAutoCompact(t *testing.T) {
 
 	last := h.API.LastMain(t)
 	assert.Contains(t, toolJSON(t, pending(t, last))["message"], "#3")
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, h.Daemon.Subjects(t, a))
 	// The daemon session was compacted: the thread's session has a successor.
 	head := h.Daemon.Resume(t, a)
 	assert.NotEqual(t, a, head.Session.ID, "the compact hook did not compact the daemon session")

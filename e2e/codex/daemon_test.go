@@ -42,7 +42,7 @@ func TestDaemonKilled(t *testing.T) {
 	after := h.Daemon.Status(t)
 	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
 	assert.Equal(t, h.Daemon.DB, after.Database)
-	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, h.Daemon.Subjects(t, a))
 }
 
 // TestNoDaemonAtStart ensures Codex started with no daemon running (and
@@ -71,5 +71,5 @@ func TestNoDaemonAtStart(t *testing.T) {
 
 	st := h.Daemon.Status(t)
 	assert.Equal(t, h.Daemon.DB, st.Database)
-	assert.Equal(t, []string{"1 pending One"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending One"}, h.Daemon.Subjects(t, a))
 }

@@ -35,7 +35,7 @@ func TestHandoffFromClaudeCode(t *testing.T) {
 		modelapi.Text("Planned."),
 	))
 	ch.Print(t, "Plan the parser work.", "--session-id", uuid.NewString())
-	require.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, subjects(t, ch.Daemon, name))
+	require.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, ch.Daemon.Subjects(t, name))
 
 	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, Daemon: ch.Daemon,
@@ -51,7 +51,7 @@ func TestHandoffFromClaudeCode(t *testing.T) {
 	require.Len(t, main, 4, h.API.Dump())
 	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, tasksOf(t, toolJSON(t, pending(t, main[2]))))
 	assert.Contains(t, toolJSON(t, pending(t, main[3]))["message"], "#3")
-	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h.Daemon, name))
+	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, name))
 	_, err := h.Daemon.Client(t).Head(t.Context(), a)
 	assert.Error(t, err, "a session was made for the Codex thread though the bridge is bound to %s", name)
 

@@ -28,7 +28,7 @@ func TestLostDatabase(t *testing.T) {
 	))
 	a := h.Exec(t, "Plan the parser work.").ThreadID
 	want := []string{"1 inprogress Write the parser", "2 pending Test the parser"}
-	require.Equal(t, want, subjects(t, h.Daemon, a))
+	require.Equal(t, want, h.Daemon.Subjects(t, a))
 
 	h.Daemon.LoseDatabase(t)
 	n := len(h.API.Main())
@@ -48,7 +48,7 @@ func TestLostDatabase(t *testing.T) {
 	assert.Contains(t, ctx[0], "#2 [pending] Test the parser")
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, pending(t, main[1]))), "TaskList after the database was lost")
 	assert.Contains(t, toolJSON(t, pending(t, main[2]))["message"], "#3")
-	assert.Equal(t, append(want, "3 pending Ship it"), subjects(t, h.Daemon, a))
+	assert.Equal(t, append(want, "3 pending Ship it"), h.Daemon.Subjects(t, a))
 }
 
 // TestLostDatabaseNothingToRebuild ensures a thread that was shown a list
@@ -115,6 +115,6 @@ func TestFork(t *testing.T) {
 	t.Logf("the fork's TaskList: %s", codex.ToolOutput(pending(t, main[1])))
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, pending(t, main[1]))), "the fork's TaskList")
 	assert.Contains(t, toolJSON(t, pending(t, main[2]))["message"], "#3")
-	assert.Equal(t, append(want, "3 pending Ship it from the fork"), subjects(t, h.Daemon, f))
-	assert.Equal(t, want, subjects(t, h.Daemon, a), "the source keeps its own list")
+	assert.Equal(t, append(want, "3 pending Ship it from the fork"), h.Daemon.Subjects(t, f))
+	assert.Equal(t, want, h.Daemon.Subjects(t, a), "the source keeps its own list")
 }

@@ -68,7 +68,7 @@ func TestResume(t *testing.T) {
 	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, tasksOf(t, listed))
 	created := toolJSON(t, pending(t, main[2]))
 	assert.Contains(t, created["message"], "#3")
-	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
 
 	// Again, after a change (the TaskCreate above): the new list, once;
 	// then again without a change: nothing more.
@@ -98,6 +98,6 @@ func TestResume(t *testing.T) {
 	assert.Empty(t, markers(main[0]), "a new thread got a list")
 	assert.Equal(t, []string{}, tasksOf(t, toolJSON(t, pending(t, main[2]))))
 	assert.Contains(t, toolJSON(t, pending(t, main[3]))["message"], "#1")
-	assert.Equal(t, []string{"1 pending Other work"}, subjects(t, h.Daemon, b))
-	assert.Len(t, subjects(t, h.Daemon, a), 3, "the first thread's list is untouched")
+	assert.Equal(t, []string{"1 pending Other work"}, h.Daemon.Subjects(t, b))
+	assert.Len(t, h.Daemon.Subjects(t, a), 3, "the first thread's list is untouched")
 }

@@ -41,7 +41,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	thread := ch.Exec(t, "Plan the parser work.").ThreadID
 	c := ch.Daemon.Client(t)
 	two := []string{"1 pending Write the parser", "2 pending Test the parser"}
-	require.Equal(t, two, subjects(t, h, name), ch.API.Dump())
+	require.Equal(t, two, h.Daemon.Subjects(t, name), ch.API.Dump())
 	_, err := c.Head(ctx10(t), thread)
 	require.Error(t, err, "a session was made for the Codex thread though the bridge is bound to %s", name)
 
@@ -56,7 +56,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [pending] Write the parser\n#2 [pending] Test the parser")
 	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #3 "Ship it"`)
 	three := append(append([]string(nil), two...), "3 pending Ship it")
-	assert.Equal(t, three, subjects(t, h, name))
+	assert.Equal(t, three, h.Daemon.Subjects(t, name))
 	_, err = c.Head(ctx10(t), a)
 	assert.Error(t, err, "a session was made for OpenCode session %s though TASKSESSIOND_SESSION is %s", a, name)
 
@@ -100,7 +100,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	after = since(h, n)
 	require.Len(t, after, 2, h.API.Dump())
 	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #5 "Announce it"`)
-	assert.Equal(t, append(three, "4 pending Tag the release", "5 pending Announce it"), subjects(t, h, name))
+	assert.Equal(t, append(three, "4 pending Tag the release", "5 pending Announce it"), h.Daemon.Subjects(t, name))
 	for _, id := range []string{b, d} {
 		_, err := c.Head(ctx10(t), id)
 		assert.Error(t, err, "a session was made for OpenCode session %s", id)

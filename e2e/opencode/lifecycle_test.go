@@ -86,7 +86,7 @@ func TestCompaction(t *testing.T) {
 	}
 	// Ids go on in the successor.
 	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #3 "Ship it"`)
-	assert.Equal(t, []string{"1 completed Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 completed Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
 
 	// A new process continues the session: the list is in the same place,
 	// once (the plugin finds the snapshot in the daemon by the compaction
@@ -168,7 +168,7 @@ func TestSubagent(t *testing.T) {
 	assert.NotEqual(t, run.SessionID, childID)
 	_, err := h.Daemon.Client(t).GetSession(ctx10(t), childID)
 	assert.Error(t, err, "the daemon has a session for the subagent's child session")
-	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Review the parser"}, subjects(t, h, run.SessionID))
+	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Review the parser"}, h.Daemon.Subjects(t, run.SessionID))
 }
 
 // TestDaemonKilled ensures OpenCode started with no daemon running has the
@@ -226,7 +226,7 @@ func TestDaemonKilled(t *testing.T) {
 	after := h.Daemon.Status(t)
 	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
 	assert.Equal(t, h.Daemon.DB, after.Database)
-	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, h.Daemon.Subjects(t, a))
 }
 
 // TestAutostartOff ensures TASKSESSIOND_AUTOSTART=0 keeps the plugin from
@@ -338,7 +338,7 @@ func TestForkAndLostDatabase(t *testing.T) {
 	a := h.Run(t, "Plan the parser work.").SessionID
 	require.True(t, plan.Done(), h.API.Dump())
 	want := []string{"1 inprogress Write the parser", "2 pending Test the parser", "3 pending Review the parser"}
-	require.Equal(t, want, subjects(t, h, a))
+	require.Equal(t, want, h.Daemon.Subjects(t, a))
 
 	// The fork.
 	n := len(h.API.Main())
@@ -356,8 +356,8 @@ func TestForkAndLostDatabase(t *testing.T) {
 	t.Logf("the fork's TaskList: %q", listed)
 	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
 	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it from the fork"`)
-	assert.Equal(t, append(want, "4 pending Ship it from the fork"), subjects(t, h, f))
-	assert.Equal(t, want, subjects(t, h, a), "the source keeps its own list")
+	assert.Equal(t, append(want, "4 pending Ship it from the fork"), h.Daemon.Subjects(t, f))
+	assert.Equal(t, want, h.Daemon.Subjects(t, a), "the source keeps its own list")
 
 	// The database lost: A's list is rebuilt from its messages.
 	h.Daemon.LoseDatabase(t)
@@ -375,5 +375,5 @@ func TestForkAndLostDatabase(t *testing.T) {
 	t.Logf("after the database was lost, TaskList: %q", listed)
 	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
 	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it"`)
-	assert.Equal(t, append(want, "4 pending Ship it"), subjects(t, h, a))
+	assert.Equal(t, append(want, "4 pending Ship it"), h.Daemon.Subjects(t, a))
 }
