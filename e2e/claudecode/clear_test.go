@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
 
@@ -43,16 +44,14 @@ func TestClear(t *testing.T) {
 
 	term.Submit("/clear")
 	var clear claudecode.HookRun
-	deadline := time.Now().Add(20 * time.Second)
-	for clear.Source == "" {
-		require.True(t, time.Now().Before(deadline), "no SessionStart hook ran with source clear; runs: %+v", h.Hooks())
+	harness.WaitFor(t, 20*time.Second, "a SessionStart hook run with source clear", func() bool {
 		for _, r := range h.Hooks() {
 			if r.Source == "clear" {
 				clear = r
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return clear.Source != ""
+	})
 	b := clear.SessionID
 	t.Logf("/clear: SessionStart source=%q session_id=%s (A=%s) CLAUDE_PID=%s CLAUDE_CODE_SESSION_ID=%s; MCP servers %+v",
 		clear.Source, b, a, clear.ClaudePID, clear.EnvSessionID, h.MCPServers())

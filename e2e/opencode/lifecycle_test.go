@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 	"github.com/tasksessiond/tasksessiond/e2e/opencode"
 )
@@ -199,17 +200,16 @@ func TestDaemonKilled(t *testing.T) {
 	assert.FileExists(t, h.Daemon.AutostartLog(), "the plugin's daemon logs beside the socket")
 
 	require.NoError(t, syscall.Kill(before.PID, syscall.SIGKILL))
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	harness.WaitFor(t, 5*time.Second, "the killed daemon to stop answering", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		c, err := client.Dial(ctx, h.Daemon.Socket)
-		cancel()
 		if err != nil {
-			break
+			return true
 		}
 		c.Close()
-		require.True(t, time.Now().Before(deadline), "the killed daemon still answers")
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 
 	n := len(h.API.Main())
 	p.Set(modelapi.NewScript(
