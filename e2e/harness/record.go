@@ -16,7 +16,10 @@ import (
 // gave them, then run tasksessiond: for a hook run its input, its
 // environment, the transcript as it was (when the input names one), what
 // the hook printed and its stderr; for an MCP server start its pid, its
-// parent and its environment, and the servers' stderr.
+// parent and its environment, and the servers' stderr. The MCP wrapper
+// uses shell builtins only (no process of its own before it execs the
+// bridge): a host's first request may go out before a slow bridge
+// connects.
 
 // Recording says what a host's hook wrapper runs, and what tells the
 // host's runs apart in a failing test's log.
@@ -25,7 +28,8 @@ type Recording struct {
 	// "hook", "codex", "--socket", S.
 	HookArgs []string
 	// Vars name environment variables the host sets for its hooks and
-	// MCP servers, shown in Dump.
+	// MCP servers: recorded at each MCP server start (MCPStart.Getenv)
+	// and shown in Dump.
 	Vars []string
 }
 
@@ -34,8 +38,8 @@ type Recorder struct {
 	HookCommand string // the hook wrapper: the command to configure as the host's hook
 	MCPCommand  string // the MCP server wrapper: the command to configure as the MCP server ("tasksessiond mcp" with the args it is given)
 
-	hookDir, mcpDir, mcpErr string
-	vars                    []string
+	hookDir, mcpLog, mcpEnv, mcpErr string
+	vars                            []string
 }
 
 // Record writes the Host's hook and MCP server wrappers into Root/bin,
@@ -46,11 +50,12 @@ func (h *Host) Record(r Recording) *Recorder {
 		HookCommand: filepath.Join(h.Root, "bin", "hook.sh"),
 		MCPCommand:  filepath.Join(h.Root, "bin", "mcp.sh"),
 		hookDir:     filepath.Join(h.Root, "hooks"),
-		mcpDir:      filepath.Join(h.Root, "mcp"),
+		mcpLog:      filepath.Join(h.Root, "mcp.log"),
+		mcpEnv:      filepath.Join(h.Root, "mcp.env"),
 		mcpErr:      filepath.Join(h.Root, "mcp.stderr"),
 		vars:        r.Vars,
 	}
-	h.Mkdir(rec.hookDir, rec.mcpDir)
+	h.Mkdir(rec.hookDir)
 	q := ShellQuote
 	hookArgs := make([]string, len(r.HookArgs))
 	for i, a := range r.HookArgs {
@@ -68,10 +73,16 @@ if [ -n "$tp" ] && [ -f "$tp" ]; then cp "$tp" "$d.transcript"; fi
 { printf 'PPID=%s\n' "$PPID"; env; } >"$d.env.tmp" && mv "$d.env.tmp" "$d.env"
 cat "$d.out"
 `, 0o700)
+	// A line per start in mcp.log: pid=P ppid=Q VAR=value ...
+	format, vars := "pid=%s ppid=%s", `"$$" "$PPID"`
+	for _, v := range r.Vars {
+		format += " " + v + "=%s"
+		vars += ` "$` + v + `"`
+	}
 	h.WriteFile(rec.MCPCommand, `#!/bin/sh
 # Records the MCP server's start for the test, then becomes it.
-f=`+q(rec.mcpDir)+`/$(date +%s%N)-$$
-{ printf 'PID=%s\nPPID=%s\n' "$$" "$PPID"; env; } >"$f.tmp" && mv "$f.tmp" "$f.env"
+export -p >`+q(rec.mcpEnv)+`.$$
+printf '`+format+`\n' `+vars+` >>`+q(rec.mcpLog)+`
 exec `+q(h.TSD)+` mcp "$@" 2>>`+q(rec.mcpErr)+`
 `, 0o700)
 	h.Rec = rec
@@ -132,23 +143,37 @@ func (rec *Recorder) Hooks() []HookRun {
 // MCPStart is one start of the MCP server by a host.
 type MCPStart struct {
 	PID  int
-	PPID int    // its parent: the host (the wrapper execs the bridge)
-	Env  string // its environment (env's output)
+	PPID int               // its parent: the host (the wrapper execs the bridge)
+	Vars map[string]string // the Recording's Vars, as the server got them
+	Env  string            // its environment ("export -p" lines)
 }
 
-// Getenv returns a variable of the MCP server's environment.
-func (s MCPStart) Getenv(key string) string { return getenv(s.Env, key) }
+// Getenv returns one of the Recording's Vars as the MCP server got it.
+func (s MCPStart) Getenv(key string) string { return s.Vars[key] }
 
 // MCPStarts returns the MCP servers the host started so far, in order.
 func (rec *Recorder) MCPStarts() []MCPStart {
-	files, _ := filepath.Glob(filepath.Join(rec.mcpDir, "*.env"))
-	sort.Strings(files)
+	b, _ := os.ReadFile(rec.mcpLog)
 	var out []MCPStart
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		s := MCPStart{Env: string(b)}
-		s.PID, _ = strconv.Atoi(s.Getenv("PID"))
-		s.PPID, _ = strconv.Atoi(s.Getenv("PPID"))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		s := MCPStart{Vars: map[string]string{}}
+		for _, kv := range f {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "pid":
+				s.PID, _ = strconv.Atoi(v)
+			case "ppid":
+				s.PPID, _ = strconv.Atoi(v)
+			default:
+				s.Vars[k] = v
+			}
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("%s.%d", rec.mcpEnv, s.PID))
+		s.Env = string(env)
 		out = append(out, s)
 	}
 	return out
