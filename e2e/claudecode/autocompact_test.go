@@ -19,12 +19,12 @@ import (
 // in the next request, and the ids continue.
 func TestAutoCompactMidTurn(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
 	full := modelapi.Call(taskCreate, map[string]any{"subject": "Two"})
 	full.Usage = &modelapi.Usage{InputTokens: 170_000, OutputTokens: 50}
-	script := p.set(modelapi.NewScript(
+	script := p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "One"}),
 		full,
@@ -68,5 +68,5 @@ func TestAutoCompactMidTurn(t *testing.T) {
 	last := h.API.LastMain(t)
 	created := toolJSON(t, last.PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#3")
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, h.Daemon.Subjects(t, a))
 }

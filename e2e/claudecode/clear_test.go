@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
 
@@ -24,12 +25,12 @@ import (
 // old conversation later brings back its list, with the next id.
 func TestClear(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
 	term := h.Interactive(t, "--session-id", a)
 
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "A one"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "A two"}),
@@ -37,22 +38,20 @@ func TestClear(t *testing.T) {
 	))
 	term.Submit("Plan A.")
 	term.WaitForText(30*time.Second, "A planned.")
-	require.Equal(t, []string{"1 pending A one", "2 pending A two"}, subjects(t, h, a))
+	require.Equal(t, []string{"1 pending A one", "2 pending A two"}, h.Daemon.Subjects(t, a))
 	servers := h.MCPServers()
 	require.Len(t, servers, 1)
 
 	term.Submit("/clear")
 	var clear claudecode.HookRun
-	deadline := time.Now().Add(20 * time.Second)
-	for clear.Source == "" {
-		require.True(t, time.Now().Before(deadline), "no SessionStart hook ran with source clear; runs: %+v", h.Hooks())
+	harness.WaitFor(t, 20*time.Second, "a SessionStart hook run with source clear", func() bool {
 		for _, r := range h.Hooks() {
 			if r.Source == "clear" {
 				clear = r
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return clear.Source != ""
+	})
 	b := clear.SessionID
 	t.Logf("/clear: SessionStart source=%q session_id=%s (A=%s) CLAUDE_PID=%s CLAUDE_CODE_SESSION_ID=%s; MCP servers %+v",
 		clear.Source, b, a, clear.ClaudePID, clear.EnvSessionID, h.MCPServers())
@@ -65,7 +64,7 @@ func TestClear(t *testing.T) {
 	assert.NoError(t, err, "the MCP server process did not survive /clear")
 
 	n := len(h.API.Main())
-	after := p.set(modelapi.NewScript(
+	after := p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "B one"}),
@@ -82,12 +81,12 @@ func TestClear(t *testing.T) {
 	created := toolJSON(t, main[3].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#1", "TaskCreate after /clear")
 
-	assert.Equal(t, []string{"1 pending A one", "2 pending A two"}, subjects(t, h, a), "A's list in the daemon")
-	assert.Equal(t, []string{"1 pending B one"}, subjects(t, h, b), "the new conversation's list in the daemon")
+	assert.Equal(t, []string{"1 pending A one", "2 pending A two"}, h.Daemon.Subjects(t, a), "A's list in the daemon")
+	assert.Equal(t, []string{"1 pending B one"}, h.Daemon.Subjects(t, b), "the new conversation's list in the daemon")
 
 	// Resume A, in print mode: A's list, and its next id.
 	n = len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "A three"}),
 		modelapi.Text("A resumed."),
@@ -105,6 +104,6 @@ func TestClear(t *testing.T) {
 	assert.Equal(t, []string{"1 pending A one", "2 pending A two"}, tasksOf(t, listed), "TaskList in A resumed")
 	created = toolJSON(t, main[2].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#3", "TaskCreate in A resumed")
-	assert.Equal(t, []string{"1 pending A one", "2 pending A two", "3 pending A three"}, subjects(t, h, a))
-	assert.Equal(t, []string{"1 pending B one"}, subjects(t, h, b))
+	assert.Equal(t, []string{"1 pending A one", "2 pending A two", "3 pending A three"}, h.Daemon.Subjects(t, a))
+	assert.Equal(t, []string{"1 pending B one"}, h.Daemon.Subjects(t, b))
 }

@@ -20,16 +20,16 @@ import (
 // TaskCreate succeeds with the next id, and the list holds every task.
 func TestDaemonKilled(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	h.Print(t, "Plan.", "--session-id", a)
 	before := h.Daemon.Status(t)
 	h.Daemon.Kill(t)
 
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
 		modelapi.Call(taskList, nil),
 		modelapi.Text("Still here."),
@@ -45,7 +45,7 @@ func TestDaemonKilled(t *testing.T) {
 	after := h.Daemon.Status(t)
 	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
 	assert.Equal(t, h.Daemon.DB, after.Database)
-	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, h.Daemon.Subjects(t, a))
 }
 
 // TestNoDaemonAtStart ensures Claude Code started with no daemon running
@@ -57,7 +57,7 @@ func TestDaemonKilled(t *testing.T) {
 // again, as a real one would.
 func TestNoDaemonAtStart(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	// On a loaded machine the bridge may still be connecting when the
 	// model first searches (Claude Code then says so, and ToolSearch finds
 	// nothing): a model searches again, and so does this one, a few times.
@@ -76,7 +76,7 @@ func TestNoDaemonAtStart(t *testing.T) {
 	require.Error(t, err, "a daemon answers before the test started one")
 
 	a := uuid.NewString()
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	h.Print(t, "Plan.", "--session-id", a)
 	main := h.API.Main()
 	require.Len(t, main, 3+searches, h.API.Dump())
@@ -96,5 +96,5 @@ func TestNoDaemonAtStart(t *testing.T) {
 
 	st := h.Daemon.Status(t)
 	assert.Equal(t, h.Daemon.DB, st.Database)
-	assert.Equal(t, []string{"1 pending One"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One"}, h.Daemon.Subjects(t, a))
 }

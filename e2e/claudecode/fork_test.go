@@ -23,11 +23,11 @@ import (
 // "fork" before the fork's transcript exists, and names no source.)
 func TestFork(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
 
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "One"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
@@ -35,11 +35,11 @@ func TestFork(t *testing.T) {
 		modelapi.Text("Three planned."),
 	))
 	h.Print(t, "Plan three things.", "--session-id", a)
-	require.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, subjects(t, h, a))
+	require.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, h.Daemon.Subjects(t, a))
 
 	// The fork.
 	n := len(h.API.Main())
-	fork := p.set(modelapi.NewScript(
+	fork := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Four in the fork"}),
 		modelapi.Text("Forked."),
@@ -67,12 +67,12 @@ func TestFork(t *testing.T) {
 	created := toolJSON(t, main[2].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#4", "the fork's TaskCreate")
 
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three", "4 pending Four in the fork"}, subjects(t, h, f), "the fork's list in the daemon")
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, subjects(t, h, a), "the source's list got the fork's task")
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three", "4 pending Four in the fork"}, h.Daemon.Subjects(t, f), "the fork's list in the daemon")
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, h.Daemon.Subjects(t, a), "the source's list got the fork's task")
 
 	// Back in A: its own #4.
 	n = len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call(taskCreate, map[string]any{"subject": "Four in the source"}),
 		modelapi.Text("Back."),
 	))
@@ -83,6 +83,6 @@ func TestFork(t *testing.T) {
 	require.Len(t, main, 2, h.API.Dump())
 	created = toolJSON(t, main[1].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#4", "the source's TaskCreate after the fork")
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three", "4 pending Four in the source"}, subjects(t, h, a))
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three", "4 pending Four in the fork"}, subjects(t, h, f))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three", "4 pending Four in the source"}, h.Daemon.Subjects(t, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three", "4 pending Four in the fork"}, h.Daemon.Subjects(t, f))
 }

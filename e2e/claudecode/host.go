@@ -7,12 +7,8 @@
 package claudecode
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,17 +25,8 @@ const Version = "2.1.328"
 // EnvBinary overrides where the claude binary is looked for.
 const EnvBinary = "TASKSESSIOND_E2E_CLAUDE"
 
-// Binary returns the claude binary, skipping the test (or failing it under
-// TASKSESSIOND_E2E=1) when it is not installed.
-func Binary(tb testing.TB) string {
-	tb.Helper()
-	return harness.RequireHost(tb, harness.Host{
-		Name:    "Claude Code " + Version,
-		Install: "claude-code",
-		Env:     EnvBinary,
-		Path:    filepath.Join(harness.CacheDir(), "claude-code-"+Version, "node_modules", ".bin", "claude"),
-	})
-}
+// CLI is the pinned Claude Code, for harness.RequireHost.
+var CLI = harness.CLI{Name: "Claude Code", Install: "claude-code", Version: Version, Bin: "claude", Env: EnvBinary}
 
 // The model names the scripted API sees. Claude Code sends side requests
 // (titles, ...) to its small fast model, which is pinned apart so Classify
@@ -67,66 +54,62 @@ type Options struct {
 
 // Host is one isolated Claude Code installation: its HOME, config dir and
 // project dir, wired to a scripted model API and a tasksessiond daemon.
+// Bin is the claude binary.
 type Host struct {
-	Claude  string // the claude binary
-	TSD     string // the tasksessiond binary
-	API     *modelapi.Server
-	Daemon  *harness.Daemon
-	Home    string
-	Config  string // CLAUDE_CONFIG_DIR
-	Project string // the working directory of every run
-	Debug   string // claude's debug log (--debug-file), appended by every run
-	Root    string // the temp dir holding all of the above
-
-	hookDir string // a record of each hook run (see Hooks)
-	mcpLog  string // a line per MCP server started (see MCPServers)
-	mcpErr  string // the MCP servers' stderr
-
-	tb testing.TB
+	*harness.Host
+	Config string // CLAUDE_CONFIG_DIR
+	Debug  string // claude's debug log (--debug-file), appended by every run
 }
 
 // New sets up a Host and starts its daemon (unless opts.NoDaemon). When the
 // test fails, claude's debug log and the model requests are logged.
 func New(tb testing.TB, opts Options) *Host {
 	tb.Helper()
-	h := &Host{Claude: Binary(tb), TSD: harness.Binary(tb), tb: tb}
-	h.API = modelapi.New(tb, modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply})
-	h.Daemon = harness.NewDaemon(tb)
-	if !opts.NoDaemon {
-		h.Daemon.Start(tb)
-	}
-	root := tb.TempDir()
-	h.Root = root
-	h.hookDir = filepath.Join(root, "hooks")
-	h.mcpLog = filepath.Join(root, "mcp.log")
-	h.mcpErr = filepath.Join(root, "mcp.stderr")
-	h.Home = filepath.Join(root, "home")
+	h := &Host{Host: harness.NewHost(tb, harness.HostSetup{
+		CLI:      CLI,
+		Model:    modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply},
+		NoDaemon: opts.NoDaemon,
+		Noisy:    opts.Noisy,
+	})}
 	h.Config = filepath.Join(h.Home, ".claude")
-	h.Project = filepath.Join(root, "project")
-	h.Debug = filepath.Join(root, "claude-debug.log")
-	for _, d := range []string{h.Config, h.Project, h.hookDir, filepath.Join(root, "bin")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	h.writeWrappers()
-	h.writeJSON(filepath.Join(h.Config, ".claude.json"), h.globalConfig())
-	h.writeJSON(filepath.Join(h.Config, "settings.json"), h.settings(opts))
-	tb.Cleanup(func() {
-		if !tb.Failed() && !opts.Noisy {
-			h.checkQuiet(tb)
-		}
-		if !tb.Failed() {
-			return
-		}
-		tb.Logf("hook runs:\n%s", h.dumpHooks())
+	h.Debug = filepath.Join(h.Root, "claude-debug.log")
+	h.Mkdir(h.Config)
+	h.Term = "xterm-256color"
+	h.Vars = append([]string{
+		"CLAUDE_CONFIG_DIR=" + h.Config,
+		"ANTHROPIC_BASE_URL=" + h.API.URL,
+		"ANTHROPIC_API_KEY=" + apiKey,
+		"ANTHROPIC_MODEL=" + MainModel,
+		"ANTHROPIC_SMALL_FAST_MODEL=" + SmallModel,
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL=" + SmallModel,
+		"ANTHROPIC_DEFAULT_SONNET_MODEL=" + MainModel,
+		"ANTHROPIC_DEFAULT_OPUS_MODEL=" + MainModel,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
+		"CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1",
+		"MCP_TIMEOUT=10000",
+		// How long the first request waits for MCP servers to connect
+		// (5 s by default, then it goes out saying "still connecting").
+		// CI runs every package and host at once on two cores; the bridge
+		// once missed the 5 s there (TestNoDaemonAtStart).
+		"MCP_CONNECT_TIMEOUT_MS=30000",
+	}, h.Daemon.Env()...)
+	h.Record(harness.Recording{
+		HookArgs: []string{"hook", "claude-code", "--socket", h.Daemon.Socket},
+		Vars:     []string{"CLAUDE_PID", "CLAUDE_CODE_SESSION_ID"},
+	})
+	h.WriteJSON(filepath.Join(h.Config, ".claude.json"), h.globalConfig())
+	h.WriteJSON(filepath.Join(h.Config, "settings.json"), h.settings(opts))
+	h.AtFailure(func(tb testing.TB) {
 		if b, err := os.ReadFile(h.Debug); err == nil {
-			tb.Logf("claude debug log (%s):\n%s", h.Debug, tail(b, 400))
+			tb.Logf("claude debug log (%s):\n%s", h.Debug, harness.Tail(string(b), 400))
 			if os.Getenv("E2E_KEEP") != "" {
 				os.WriteFile(filepath.Join(os.Getenv("E2E_KEEP"), tb.Name()+".debug.log"), b, 0o644)
 			}
 		}
-		tb.Logf("model requests:\n%s", h.API.Dump())
 	})
 	return h
 }
@@ -153,7 +136,7 @@ func (h *Host) globalConfig() map[string]any {
 		"mcpServers": map[string]any{
 			"tasks": map[string]any{
 				"type":    "stdio",
-				"command": h.mcpCommand(),
+				"command": h.Rec.MCPCommand,
 				"args":    []string{"--socket", h.Daemon.Socket},
 				"env":     map[string]string{"TASKSESSIOND_SOCKET": h.Daemon.Socket, "TASKSESSIOND_DB": h.Daemon.DB},
 			},
@@ -179,7 +162,7 @@ func (h *Host) settings(opts Options) map[string]any {
 			// (TestReadmeHookMatcher).
 			"SessionStart": []any{map[string]any{
 				"hooks": []any{map[string]any{
-					"type": "command", "command": h.hookCommand(),
+					"type": "command", "command": h.Rec.HookCommand,
 				}},
 			}},
 		}
@@ -190,50 +173,7 @@ func (h *Host) settings(opts Options) map[string]any {
 	return s
 }
 
-func (h *Host) writeJSON(path string, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		h.tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		h.tb.Fatal(err)
-	}
-}
-
 const apiKey = "sk-ant-api03-e2e-dummy-key-tasksessiond-0123456789"
-
-// Env is the environment of every claude run: only what the harness sets
-// (and PATH), so the user's configuration and credentials never leak in.
-func (h *Host) Env() []string {
-	env := []string{
-		"HOME=" + h.Home,
-		"PATH=" + os.Getenv("PATH"),
-		"TERM=xterm-256color",
-		"LANG=C.UTF-8",
-		"TMPDIR=" + os.TempDir(),
-		"CLAUDE_CONFIG_DIR=" + h.Config,
-		"ANTHROPIC_BASE_URL=" + h.API.URL,
-		"ANTHROPIC_API_KEY=" + apiKey,
-		"ANTHROPIC_MODEL=" + MainModel,
-		"ANTHROPIC_SMALL_FAST_MODEL=" + SmallModel,
-		"ANTHROPIC_DEFAULT_HAIKU_MODEL=" + SmallModel,
-		"ANTHROPIC_DEFAULT_SONNET_MODEL=" + MainModel,
-		"ANTHROPIC_DEFAULT_OPUS_MODEL=" + MainModel,
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1",
-		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
-		"CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1",
-		"MCP_TIMEOUT=10000",
-		// How long the first request waits for MCP servers to connect
-		// (5 s by default, then it goes out saying "still connecting").
-		// CI runs every package and host at once on two cores; the bridge
-		// once missed the 5 s there (TestNoDaemonAtStart).
-		"MCP_CONNECT_TIMEOUT_MS=30000",
-	}
-	return append(env, h.Daemon.Env()...)
-}
 
 // Result is what "claude -p --output-format json" prints.
 type Result struct {
@@ -254,20 +194,12 @@ type Result struct {
 func (h *Host) Print(tb testing.TB, prompt string, flags ...string) Result {
 	tb.Helper()
 	args := append([]string{"-p", prompt, "--output-format", "json", "--debug-file", h.Debug}, flags...)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, h.Claude, args...)
-	cmd.Dir, cmd.Env = h.Project, h.Env()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
-	tb.Logf("claude %s: %v in %v", strings.Join(quoteArgs(args), " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		tb.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
+	out := h.Command(tb, 90*time.Second, args...)
+	res := Result{Stdout: out.Stdout, Stderr: out.Stderr}
+	if out.Err != nil {
+		tb.Fatalf("claude -p: %v\nstdout:\n%s\nstderr:\n%s", out.Err, res.Stdout, res.Stderr)
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+	if err := json.Unmarshal([]byte(out.Stdout), &res); err != nil {
 		tb.Fatalf("claude -p: output is not a JSON result: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
 	}
 	if res.IsError {
@@ -280,36 +212,7 @@ func (h *Host) Print(tb testing.TB, prompt string, flags ...string) Result {
 // waits for its prompt.
 func (h *Host) Interactive(tb testing.TB, flags ...string) *harness.Term {
 	tb.Helper()
-	argv := append([]string{h.Claude, "--debug-file", h.Debug}, flags...)
-	t := harness.NewTerm(tb, h.Project, h.Env(), 120, 40, argv...)
-	t.WaitFor(30*time.Second, "the prompt", func(s string) bool {
+	return h.StartTerm(tb, 30*time.Second, func(s string) bool {
 		return strings.Contains(s, "? for shortcuts") || strings.Contains(s, "│ >") || strings.Contains(s, "❯")
-	})
-	return t
-}
-
-func errOrOK(err error) any {
-	if err == nil {
-		return "ok"
-	}
-	return err
-}
-
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \"'") {
-			a = fmt.Sprintf("%q", a)
-		}
-		out[i] = a
-	}
-	return out
-}
-
-func tail(b []byte, lines int) string {
-	s := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(s) > lines {
-		s = append([]string{fmt.Sprintf("... (%d lines before)", len(s)-lines)}, s[len(s)-lines:]...)
-	}
-	return strings.Join(s, "\n")
+	}, append([]string{"--debug-file", h.Debug}, flags...)...)
 }

@@ -1,10 +1,8 @@
 package claudecode_test
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,31 +11,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
-
-// phases is a Responder that plays one script at a time: a test sets the
-// next phase's script before the run (claude -p, or a prompt typed into
-// the interactive CLI) that the script answers.
-type phases struct {
-	mu  sync.Mutex
-	cur *modelapi.Script
-}
-
-func (p *phases) set(s *modelapi.Script) *modelapi.Script {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur = s
-	return s
-}
-
-func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
-	p.mu.Lock()
-	s := p.cur
-	p.mu.Unlock()
-	if s == nil {
-		return modelapi.Reply{}, false
-	}
-	return s.Respond(r)
-}
 
 // since returns the main requests after the first n.
 func since(h *claudecode.Host, n int) []*modelapi.Request { return h.API.Main()[n:] }
@@ -115,14 +88,4 @@ func createTasks(t *testing.T, h *claudecode.Host, id string, n, descLen int) {
 func callTool(t *testing.T, h *claudecode.Host, id, name string, args map[string]any) {
 	t.Helper()
 	h.Daemon.Call(t, id, name, args)
-}
-
-// subjects returns "taskid status subject" of each task the daemon holds in session id.
-func subjects(t *testing.T, h *claudecode.Host, id string) []string {
-	t.Helper()
-	var out []string
-	for _, task := range h.Daemon.Resume(t, id).Tasks {
-		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
-	}
-	return out
 }

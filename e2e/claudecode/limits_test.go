@@ -32,10 +32,10 @@ func jsLen(s string) int { return len(utf16.Encode([]rune(s))) }
 // task's id.
 func TestLargeListHookContext(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	h.Print(t, "Hello.", "--session-id", a)
 	createTasks(t, h, a, 200, 200)
 
@@ -56,7 +56,7 @@ func TestLargeListHookContext(t *testing.T) {
 		}
 	}
 
-	p.set(modelapi.NewScript(modelapi.Text("Seen.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Seen.")))
 	h.Print(t, "Status?", "--resume", a)
 	hook := lastHook(t, h)
 	require.Equal(t, "resume", hook.Source)
@@ -83,11 +83,11 @@ func TestLargeListHookContext(t *testing.T) {
 // preview and file path, with the counts near its start.
 func TestLargeTaskList(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
 	createTasks(t, h, a, 40, 2000)
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
 	h.Print(t, "List.", "--session-id", a)
 	main := h.API.Main()
 	require.Len(t, main, 3, h.API.Dump())

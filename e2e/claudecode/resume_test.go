@@ -20,10 +20,10 @@ import (
 // next resume adds the new list, once.
 func TestResumeOncePerChange(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := claudecode.New(t, claudecode.Options{Respond: p.Respond})
 	a := uuid.NewString()
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Test the parser"}),
@@ -31,7 +31,7 @@ func TestResumeOncePerChange(t *testing.T) {
 	))
 	h.Print(t, "Plan.", "--session-id", a)
 
-	p.set(modelapi.NewScript())
+	p.Set(modelapi.NewScript())
 	var first string
 	for i := 1; i <= 3; i++ {
 		h.Print(t, "Again.", "--resume", a)

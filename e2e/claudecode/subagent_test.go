@@ -73,7 +73,7 @@ func TestSubagentWritesSurviveRebuilds(t *testing.T) {
 	h.Print(t, "Plan.", "--session-id", a)
 	require.True(t, main.Done() && sub.Done(), h.API.Dump())
 	want := []string{"1 inprogress One", "2 pending Two"}
-	require.Equal(t, want, subjects(t, h, a), "the subagent wrote to its parent's list")
+	require.Equal(t, want, h.Daemon.Subjects(t, a), "the subagent wrote to its parent's list")
 
 	// The fork: rebuilt by the bridge from the copied history, the
 	// subagent's calls (in the source's directory) included.
@@ -93,7 +93,7 @@ func TestSubagentWritesSurviveRebuilds(t *testing.T) {
 	assert.Equal(t, want, tasksOf(t, listed), "the fork's TaskList")
 	created := toolJSON(t, got[2].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#3", "the fork's TaskCreate")
-	assert.Equal(t, append(want, "3 pending Three in the fork"), subjects(t, h, f))
+	assert.Equal(t, append(want, "3 pending Three in the fork"), h.Daemon.Subjects(t, f))
 
 	// The database lost: the resume hook rebuilds A from its transcript,
 	// the subagent's calls included, and the model is shown that list.
@@ -116,7 +116,7 @@ func TestSubagentWritesSurviveRebuilds(t *testing.T) {
 	assert.Contains(t, ctx[len(ctx)-1], "#2 [pending] Two")
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, got[1].PendingToolResults()[0])), "TaskList after the database was lost")
 	assert.Contains(t, toolJSON(t, got[2].PendingToolResults()[0])["message"], "#3")
-	assert.Equal(t, append(want, "3 pending Three"), subjects(t, h, a))
+	assert.Equal(t, append(want, "3 pending Three"), h.Daemon.Subjects(t, a))
 }
 
 // TestBackgroundSubagentWritesSurviveAFork is TestSubagentWritesSurviveRebuilds's
@@ -144,7 +144,7 @@ func TestBackgroundSubagentWritesSurviveAFork(t *testing.T) {
 	h.Print(t, "Plan.", "--session-id", a)
 	h.API.Wait(t, 60*time.Second, "the background subagent's last turn", func([]*modelapi.Request) bool { return sub.Done() })
 	want := []string{"1 inprogress One", "2 pending Two"}
-	require.Equal(t, want, subjects(t, h, a), "the background subagent wrote to its parent's list")
+	require.Equal(t, want, h.Daemon.Subjects(t, a), "the background subagent wrote to its parent's list")
 
 	n := len(h.API.Main())
 	fork := modelapi.NewScript(
@@ -158,5 +158,5 @@ func TestBackgroundSubagentWritesSurviveAFork(t *testing.T) {
 	got := since(h, n)
 	require.Len(t, got, 3, h.API.Dump())
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, got[1].PendingToolResults()[0])), "the fork's TaskList")
-	assert.Equal(t, append(want, "3 pending Three in the fork"), subjects(t, h, f))
+	assert.Equal(t, append(want, "3 pending Three in the fork"), h.Daemon.Subjects(t, f))
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,30 +33,6 @@ const (
 // them with the client-executed tool_search tool; the tool_search_output
 // that answers it holds the namespace with the bridge's schemas.
 var loadTools = modelapi.Call(modelapi.ToolSearch, map[string]any{"query": "TaskCreate TaskList TaskGet TaskUpdate task list", "limit": 8})
-
-// phases is a Responder that plays one script at a time: a test sets the
-// next phase's script before the run it answers.
-type phases struct {
-	mu  sync.Mutex
-	cur *modelapi.Script
-}
-
-func (p *phases) set(s *modelapi.Script) *modelapi.Script {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur = s
-	return s
-}
-
-func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
-	p.mu.Lock()
-	s := p.cur
-	p.mu.Unlock()
-	if s == nil {
-		return modelapi.Reply{}, false
-	}
-	return s.Respond(r)
-}
 
 // since returns the main requests after the first n.
 func since(h *codex.Host, n int) []*modelapi.Request { return h.API.Main()[n:] }
@@ -146,16 +121,6 @@ func hookOf(t *testing.T, h *codex.Host, source string) codex.HookRun {
 	}
 	require.Equal(t, source, run.Source, "no SessionStart hook ran with source %s: %+v", source, h.Hooks())
 	return run
-}
-
-// subjects returns "taskid status subject" of each task the daemon holds in session id.
-func subjects(t *testing.T, d *harness.Daemon, id string) []string {
-	t.Helper()
-	out := []string{}
-	for _, task := range d.Resume(t, id).Tasks {
-		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
-	}
-	return out
 }
 
 // createTasks creates n tasks in session id through the daemon's client,

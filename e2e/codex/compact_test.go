@@ -27,11 +27,11 @@ const compactLimit = 50_000
 // with the ids going on.
 func TestAutoCompact(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, Config: "model_auto_compact_token_limit = 50000"})
 	full := modelapi.Call(taskCreate, map[string]any{"subject": "Two"})
 	full.Usage = &modelapi.Usage{InputTokens: compactLimit + 10_000, OutputTokens: 50}
-	script := p.set(modelapi.NewScript(
+	script := p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "One"}),
 		full,
@@ -74,7 +74,7 @@ func TestAutoCompact(t *testing.T) {
 
 	last := h.API.LastMain(t)
 	assert.Contains(t, toolJSON(t, pending(t, last))["message"], "#3")
-	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two", "3 pending Three"}, h.Daemon.Subjects(t, a))
 	// The daemon session was compacted: the thread's session has a successor.
 	head := h.Daemon.Resume(t, a)
 	assert.NotEqual(t, a, head.Session.ID, "the compact hook did not compact the daemon session")
@@ -83,7 +83,7 @@ func TestAutoCompact(t *testing.T) {
 	// the history, so the list is there once, and the hook adds nothing
 	// (the list changed, though: #3 is new, so it adds the new one).
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Four"}),

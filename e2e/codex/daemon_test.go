@@ -20,15 +20,15 @@ import (
 // holds every task.
 func TestDaemonKilled(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	a := h.Exec(t, "Plan.").ThreadID
 	before := h.Daemon.Status(t)
 	h.Daemon.Kill(t)
 
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call(taskCreate, map[string]any{"subject": "Two"}),
 		modelapi.Call(taskList, nil),
 		modelapi.Text("Still here."),
@@ -42,7 +42,7 @@ func TestDaemonKilled(t *testing.T) {
 	after := h.Daemon.Status(t)
 	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
 	assert.Equal(t, h.Daemon.DB, after.Database)
-	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, h.Daemon.Subjects(t, a))
 }
 
 // TestNoDaemonAtStart ensures Codex started with no daemon running (and
@@ -52,14 +52,14 @@ func TestDaemonKilled(t *testing.T) {
 // config.toml) and succeeds.
 func TestNoDaemonAtStart(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, NoDaemon: true, NoHook: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := client.Dial(ctx, h.Daemon.Socket)
 	require.Error(t, err, "a daemon answers before the test started one")
 
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskCreate, map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	a := h.Exec(t, "Plan.").ThreadID
 	main := h.API.Main()
 	require.Len(t, main, 3, h.API.Dump())
@@ -71,5 +71,5 @@ func TestNoDaemonAtStart(t *testing.T) {
 
 	st := h.Daemon.Status(t)
 	assert.Equal(t, h.Daemon.DB, st.Database)
-	assert.Equal(t, []string{"1 pending One"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending One"}, h.Daemon.Subjects(t, a))
 }

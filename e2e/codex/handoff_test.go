@@ -25,22 +25,22 @@ import (
 func TestHandoffFromClaudeCode(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-handoff"
-	var cp phases
+	var cp modelapi.Phases
 	ch := claudecode.New(t, claudecode.Options{Respond: cp.Respond, NoHook: true})
 	bindClaudeCode(t, ch, "--session", name, "--create")
-	cp.set(modelapi.NewScript(
+	cp.Set(modelapi.NewScript(
 		modelapi.Call("ToolSearch", map[string]any{"query": "select:" + strings.Join([]string{taskCreate, taskList, taskGet, taskUpdate}, ","), "max_results": 5}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Test the parser"}),
 		modelapi.Text("Planned."),
 	))
 	ch.Print(t, "Plan the parser work.", "--session-id", uuid.NewString())
-	require.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, subjects(t, ch.Daemon, name))
+	require.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, ch.Daemon.Subjects(t, name))
 
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, Daemon: ch.Daemon,
 		MCPArgs: []string{"--session", name, "--create"}, HookArgs: []string{"--session", name}})
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Ship it"}),
@@ -51,11 +51,11 @@ func TestHandoffFromClaudeCode(t *testing.T) {
 	require.Len(t, main, 4, h.API.Dump())
 	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, tasksOf(t, toolJSON(t, pending(t, main[2]))))
 	assert.Contains(t, toolJSON(t, pending(t, main[3]))["message"], "#3")
-	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h.Daemon, name))
+	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, name))
 	_, err := h.Daemon.Client(t).Head(t.Context(), a)
 	assert.Error(t, err, "a session was made for the Codex thread though the bridge is bound to %s", name)
 
-	p.set(modelapi.NewScript(modelapi.Text("Seen.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Seen.")))
 	h.Resume(t, a, "Again.")
 	hook := lastHook(t, h)
 	assert.Equal(t, "resume", hook.Source)

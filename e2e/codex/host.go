@@ -8,17 +8,12 @@
 package codex
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,17 +29,8 @@ const Version = "0.169.0"
 // EnvBinary overrides where the codex binary is looked for.
 const EnvBinary = "TASKSESSIOND_E2E_CODEX"
 
-// Binary returns the codex binary, skipping the test (or failing it under
-// TASKSESSIOND_E2E=1) when it is not installed.
-func Binary(tb testing.TB) string {
-	tb.Helper()
-	return harness.RequireHost(tb, harness.Host{
-		Name:    "Codex CLI " + Version,
-		Install: "codex",
-		Env:     EnvBinary,
-		Path:    filepath.Join(harness.CacheDir(), "codex-"+Version, "node_modules", ".bin", "codex"),
-	})
-}
+// CLI is the pinned Codex CLI, for harness.RequireHost.
+var CLI = harness.CLI{Name: "Codex CLI", Install: "codex", Version: Version, Bin: "codex", Env: EnvBinary}
 
 // Model is the model name the scripted API sees.
 const Model = "gpt-5.5"
@@ -83,24 +69,10 @@ type Options struct {
 
 // Host is one isolated Codex CLI installation: its HOME, CODEX_HOME and
 // project dir, wired to a scripted model API and a tasksessiond daemon.
+// Bin is the codex binary.
 type Host struct {
-	Codex     string // the codex binary
-	TSD       string // the tasksessiond binary
-	API       *modelapi.Server
-	Daemon    *harness.Daemon
-	Home      string
+	*harness.Host
 	CodexHome string // CODEX_HOME: config.toml, hooks.json, sessions/ (the rollouts)
-	Project   string // the working directory of every run
-	Root      string // the temp dir holding all of the above
-	// ExtraEnv is added to every run's environment.
-	ExtraEnv []string
-
-	hookDir string // a record of each hook run (see Hooks)
-	mcpLog  string // a line per MCP server started (see MCPServers)
-	mcpErr  string // the MCP servers' stderr
-	runs    []string
-
-	tb testing.TB
 }
 
 // New sets up a Host and starts its daemon (unless opts.NoDaemon or
@@ -108,49 +80,37 @@ type Host struct {
 // the model requests are logged.
 func New(tb testing.TB, opts Options) *Host {
 	tb.Helper()
-	h := &Host{Codex: Binary(tb), TSD: harness.Binary(tb), tb: tb}
-	h.API = modelapi.New(tb, modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply})
-	if opts.Daemon != nil {
-		h.Daemon = opts.Daemon
-	} else {
-		h.Daemon = harness.NewDaemon(tb)
-		if !opts.NoDaemon {
-			h.Daemon.Start(tb)
-		}
-	}
-	root := tb.TempDir()
-	h.Root = root
-	h.hookDir = filepath.Join(root, "hooks")
-	h.mcpLog = filepath.Join(root, "mcp.log")
-	h.mcpErr = filepath.Join(root, "mcp.stderr")
-	h.Home = filepath.Join(root, "home")
+	h := &Host{Host: harness.NewHost(tb, harness.HostSetup{
+		CLI:      CLI,
+		Model:    modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply},
+		Daemon:   opts.Daemon,
+		NoDaemon: opts.NoDaemon,
+		Noisy:    opts.Noisy,
+	})}
 	h.CodexHome = filepath.Join(h.Home, ".codex")
-	h.Project = filepath.Join(root, "project")
-	for _, d := range []string{h.CodexHome, h.Project, h.hookDir, filepath.Join(root, "bin")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			tb.Fatal(err)
-		}
+	h.Mkdir(h.CodexHome)
+	h.Vars = []string{
+		"CODEX_HOME=" + h.CodexHome,
+		apiKeyEnv + "=sk-e2e-dummy-key",
+		"RUST_LOG=warn",
+		"NO_COLOR=1",
 	}
-	h.writeWrappers(opts)
-	h.writeConfig(opts)
-	tb.Cleanup(func() {
-		if !tb.Failed() && !opts.Noisy {
-			h.checkQuiet(tb)
-		}
-		if !tb.Failed() {
-			return
-		}
-		tb.Logf("codex runs:\n%s", strings.Join(h.runs, "\n"))
-		tb.Logf("hook runs:\n%s", h.dumpHooks())
-		tb.Logf("model requests:\n%s", h.API.Dump())
+	// The hook gets --socket and --db: Codex runs hooks in its own
+	// environment, which does not hold the MCP server's env from
+	// config.toml, and a hook that starts the daemon must start it on the
+	// test's database (TestDaemonKilled).
+	h.Record(harness.Recording{
+		HookArgs: append([]string{"hook", "codex", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB}, opts.HookArgs...),
+		Vars:     []string{"TASKSESSIOND_SOCKET", "TASKSESSIOND_DB"},
 	})
+	h.writeConfig(opts)
 	return h
 }
 
 const apiKeyEnv = "E2E_CODEX_API_KEY"
 
-// hookCommand is the SessionStart hook's command line, as hooks.json has it.
-func (h *Host) hookCommandLine() string { return shq(h.hookCommand()) }
+// hookCommandLine is the SessionStart hook's command line, as hooks.json has it.
+func (h *Host) hookCommandLine() string { return harness.ShellQuote(h.Rec.HookCommand) }
 
 // writeConfig writes $CODEX_HOME/config.toml (the scripted model
 // provider, the MCP server, the project trusted, the hook trusted) and
@@ -181,7 +141,7 @@ func (h *Host) writeConfig(opts Options) {
 	p(`stream_idle_timeout_ms = 60000`)
 	p(``)
 	p(`[mcp_servers.%s]`, Server)
-	p(`command = %s`, tq(h.mcpCommand()))
+	p(`command = %s`, tq(h.Rec.MCPCommand))
 	args := append([]string{"--socket", h.Daemon.Socket}, opts.MCPArgs...)
 	p(`args = [%s]`, tqList(args))
 	p(`startup_timeout_sec = 20`)
@@ -201,21 +161,13 @@ func (h *Host) writeConfig(opts Options) {
 				"hooks": []any{map[string]any{"type": "command", "command": cmd}},
 			}},
 		}}
-		data, err := json.MarshalIndent(hooks, "", "  ")
-		if err != nil {
-			h.tb.Fatal(err)
-		}
-		if err := os.WriteFile(hooksJSON, data, 0o600); err != nil {
-			h.tb.Fatal(err)
-		}
+		h.WriteJSON(hooksJSON, hooks)
 		p(``)
 		p(`[hooks.state.%s]`, tq(hooksJSON+":session_start:0:0"))
 		p(`enabled = true`)
 		p(`trusted_hash = %s`, tq(HookTrustHash("session_start", "", cmd, 600)))
 	}
-	if err := os.WriteFile(filepath.Join(h.CodexHome, "config.toml"), []byte(b.String()), 0o600); err != nil {
-		h.tb.Fatal(err)
-	}
+	h.WriteFile(filepath.Join(h.CodexHome, "config.toml"), b.String(), 0o600)
 }
 
 // HookTrustHash is the hash Codex records as a hook's trusted_hash in
@@ -252,22 +204,6 @@ func tqList(ss []string) string {
 		q[i] = tq(s)
 	}
 	return strings.Join(q, ", ")
-}
-
-// Env is the environment of every codex run: only what the harness sets
-// (and PATH), so the user's configuration and credentials never leak in.
-func (h *Host) Env() []string {
-	return append([]string{
-		"HOME=" + h.Home,
-		"CODEX_HOME=" + h.CodexHome,
-		"PATH=" + os.Getenv("PATH"),
-		"TERM=dumb",
-		"LANG=C.UTF-8",
-		"TMPDIR=" + os.TempDir(),
-		apiKeyEnv + "=sk-e2e-dummy-key",
-		"RUST_LOG=warn",
-		"NO_COLOR=1",
-	}, h.ExtraEnv...)
 }
 
 // Result is what "codex exec --json" reported.
@@ -345,27 +281,14 @@ func (h *Host) execFlags() []string {
 
 func (h *Host) run(tb testing.TB, args []string) Result {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, h.Codex, args...)
-	cmd.Dir, cmd.Env = h.Project, h.Env()
-	cmd.Stdin = nil
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
-	line := fmt.Sprintf("codex %s: %v in %v", strings.Join(quoteArgs(args), " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
-	tb.Log(line)
-	h.runs = append(h.runs, line+"\nstdout:\n"+res.Stdout+"\nstderr:\n"+tail(res.Stderr, 60))
-	sc := bufio.NewScanner(strings.NewReader(res.Stdout))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
+	out := h.Command(tb, 90*time.Second, args...)
+	res := Result{Stdout: out.Stdout, Stderr: out.Stderr}
+	for _, line := range harness.JSONLines(res.Stdout) {
 		var e Event
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
+		if json.Unmarshal(line, &e) != nil {
 			continue
 		}
-		e.Raw = append(json.RawMessage(nil), sc.Bytes()...)
+		e.Raw = line
 		res.Events = append(res.Events, e)
 		switch e.Type {
 		case "thread.started":
@@ -379,11 +302,11 @@ func (h *Host) run(tb testing.TB, args []string) Result {
 	for _, it := range res.Items("agent_message") {
 		res.Message = it.Text
 	}
-	if err != nil {
-		tb.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, tail(res.Stderr, 80))
+	if out.Err != nil {
+		tb.Fatalf("codex exec: %v\nstdout:\n%s\nstderr:\n%s", out.Err, res.Stdout, harness.Tail(res.Stderr, 80))
 	}
 	if res.ThreadID == "" {
-		tb.Fatalf("codex exec: no thread.started event\nstdout:\n%s\nstderr:\n%s", res.Stdout, tail(res.Stderr, 80))
+		tb.Fatalf("codex exec: no thread.started event\nstdout:\n%s\nstderr:\n%s", res.Stdout, harness.Tail(res.Stderr, 80))
 	}
 	return res
 }
@@ -399,30 +322,4 @@ func (h *Host) Rollout(id string) string {
 		return nil
 	})
 	return found
-}
-
-func errOrOK(err error) any {
-	if err == nil {
-		return "ok"
-	}
-	return err
-}
-
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \"'") {
-			a = strconv.Quote(a)
-		}
-		out[i] = a
-	}
-	return out
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > lines {
-		l = append([]string{fmt.Sprintf("... (%d lines before)", len(l)-lines)}, l[len(l)-lines:]...)
-	}
-	return strings.Join(l, "\n")
 }

@@ -60,14 +60,14 @@ func TestLargeListHookContextNonASCII(t *testing.T) {
 }
 
 func largeListHookContext(t *testing.T, subject string) {
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	a := h.Exec(t, "Hello.").ThreadID
 	const n = 400
 	createTasksNamed(t, h.Daemon, a, n, 200, subject)
 
-	p.set(modelapi.NewScript(modelapi.Text("Seen.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Seen.")))
 	h.Resume(t, a, "Status?")
 	hook := lastHook(t, h)
 	require.Equal(t, "resume", hook.Source)
@@ -103,13 +103,13 @@ func largeListHookContext(t *testing.T, subject string) {
 // Codex, with the counts near its start.
 func TestLargeTaskList(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	a := h.Exec(t, "Hello.").ThreadID
 	createTasks(t, h.Daemon, a, 40, 2000)
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(loadTools, modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
+	p.Set(modelapi.NewScript(loadTools, modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
 	h.Resume(t, a, "List.")
 	main := since(h, n)
 	require.Len(t, main, 3, h.API.Dump())
@@ -131,9 +131,9 @@ func TestLargeTaskList(t *testing.T) {
 // named, then the closed ones folded into id ranges.
 func TestLargeTaskListUnknownModel(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, Model: "e2e-custom-model"})
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	a := h.Exec(t, "Hello.").ThreadID
 	createTasks(t, h.Daemon, a, 300, 500)
 	for i := 1; i <= 120; i++ {
@@ -142,7 +142,7 @@ func TestLargeTaskListUnknownModel(t *testing.T) {
 	n := len(h.API.Main())
 	// Outside the catalog the MCP tools are offered as they are (no
 	// tool_search), under their namespaced names.
-	p.set(modelapi.NewScript(modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
+	p.Set(modelapi.NewScript(modelapi.Call(taskList, nil), modelapi.Text("Listed.")))
 	h.Resume(t, a, "List.")
 	main := since(h, n)
 	require.Len(t, main, 2, h.API.Dump())

@@ -16,9 +16,9 @@ import (
 // model, TaskList returns it, and the ids go on.
 func TestLostDatabase(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Test the parser"}),
@@ -28,11 +28,11 @@ func TestLostDatabase(t *testing.T) {
 	))
 	a := h.Exec(t, "Plan the parser work.").ThreadID
 	want := []string{"1 inprogress Write the parser", "2 pending Test the parser"}
-	require.Equal(t, want, subjects(t, h.Daemon, a))
+	require.Equal(t, want, h.Daemon.Subjects(t, a))
 
 	h.Daemon.LoseDatabase(t)
 	n := len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Back."),
@@ -48,7 +48,7 @@ func TestLostDatabase(t *testing.T) {
 	assert.Contains(t, ctx[0], "#2 [pending] Test the parser")
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, pending(t, main[1]))), "TaskList after the database was lost")
 	assert.Contains(t, toolJSON(t, pending(t, main[2]))["message"], "#3")
-	assert.Equal(t, append(want, "3 pending Ship it"), subjects(t, h.Daemon, a))
+	assert.Equal(t, append(want, "3 pending Ship it"), h.Daemon.Subjects(t, a))
 }
 
 // TestLostDatabaseNothingToRebuild ensures a thread that was shown a list
@@ -58,18 +58,18 @@ func TestLostDatabase(t *testing.T) {
 // list its history contradicts.
 func TestLostDatabaseNothingToRebuild(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	a := h.Exec(t, "Hello.").ThreadID
 	createTasks(t, h.Daemon, a, 2, 40)
-	p.set(modelapi.NewScript(modelapi.Text("Seen.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Seen.")))
 	h.Resume(t, a, "Status?")
 	require.Equal(t, "resume", lastHook(t, h).Source)
 
 	h.Daemon.LoseDatabase(t)
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(modelapi.Text("Understood.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Understood.")))
 	h.Resume(t, a, "Where are we?")
 	main := since(h, n)
 	require.Len(t, main, 1, h.API.Dump())
@@ -87,9 +87,9 @@ func TestLostDatabaseNothingToRebuild(t *testing.T) {
 // from there, while A keeps its own list.
 func TestFork(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Test the parser"}),
@@ -100,7 +100,7 @@ func TestFork(t *testing.T) {
 	want := []string{"1 inprogress Write the parser", "2 pending Test the parser"}
 
 	n := len(h.API.Main())
-	fork := p.set(modelapi.NewScript(
+	fork := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Ship it from the fork"}),
 		modelapi.Text("Forked."),
@@ -115,6 +115,6 @@ func TestFork(t *testing.T) {
 	t.Logf("the fork's TaskList: %s", codex.ToolOutput(pending(t, main[1])))
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, pending(t, main[1]))), "the fork's TaskList")
 	assert.Contains(t, toolJSON(t, pending(t, main[2]))["message"], "#3")
-	assert.Equal(t, append(want, "3 pending Ship it from the fork"), subjects(t, h.Daemon, f))
-	assert.Equal(t, want, subjects(t, h.Daemon, a), "the source keeps its own list")
+	assert.Equal(t, append(want, "3 pending Ship it from the fork"), h.Daemon.Subjects(t, f))
+	assert.Equal(t, want, h.Daemon.Subjects(t, a), "the source keeps its own list")
 }

@@ -29,13 +29,13 @@ func plan() *modelapi.Script {
 // once; and a new "codex exec" starts a new thread with an empty list.
 func TestResume(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond})
-	p.set(plan())
+	p.Set(plan())
 	a := h.Exec(t, "Plan the parser work.").ThreadID
 
 	n := len(h.API.Main())
-	resumed := p.set(modelapi.NewScript(
+	resumed := p.Set(modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Three tasks now."),
@@ -68,11 +68,11 @@ func TestResume(t *testing.T) {
 	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser"}, tasksOf(t, listed))
 	created := toolJSON(t, pending(t, main[2]))
 	assert.Contains(t, created["message"], "#3")
-	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h.Daemon, a))
+	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
 
 	// Again, after a change (the TaskCreate above): the new list, once;
 	// then again without a change: nothing more.
-	p.set(modelapi.NewScript(modelapi.Text("Seen.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Seen.")))
 	h.Resume(t, a, "Again.")
 	r := h.API.LastMain(t)
 	assert.Len(t, markers(r), 2, "after a change the hook adds the new list")
@@ -85,7 +85,7 @@ func TestResume(t *testing.T) {
 
 	// A new exec: a new thread, a new, empty list.
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Other work"}),
@@ -98,6 +98,6 @@ func TestResume(t *testing.T) {
 	assert.Empty(t, markers(main[0]), "a new thread got a list")
 	assert.Equal(t, []string{}, tasksOf(t, toolJSON(t, pending(t, main[2]))))
 	assert.Contains(t, toolJSON(t, pending(t, main[3]))["message"], "#1")
-	assert.Equal(t, []string{"1 pending Other work"}, subjects(t, h.Daemon, b))
-	assert.Len(t, subjects(t, h.Daemon, a), 3, "the first thread's list is untouched")
+	assert.Equal(t, []string{"1 pending Other work"}, h.Daemon.Subjects(t, b))
+	assert.Len(t, h.Daemon.Subjects(t, a), 3, "the first thread's list is untouched")
 }

@@ -23,15 +23,15 @@ func listMarker(session string) string { return "(tasksessiond session " + sessi
 // request after it holds the list once; ids go on.
 func TestAutoCompression(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond})
 	// A first turn: Gemini CLI compresses only up to a user message that
 	// starts a turn, so a compression within the session's first turn has
 	// nothing to compress.
-	p.set(modelapi.NewScript(modelapi.Text("Hello.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hello.")))
 	id := h.Run(t, "Hello.").SessionID
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Calls(
 			call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"}),
 			call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"}),
@@ -75,7 +75,7 @@ func TestAutoCompression(t *testing.T) {
 	// Resumed after the compression: the resume hook's list and the
 	// summary are both in the history, the list still once.
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(modelapi.Text("ok")))
+	p.Set(modelapi.NewScript(modelapi.Text("ok")))
 	h.Run(t, "Go on.", "--resume", id)
 	m := h.API.Main()[n:]
 	require.Len(t, m, 1)

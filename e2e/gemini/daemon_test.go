@@ -20,9 +20,9 @@ import (
 // there and the next TaskCreate gets the next id.
 func TestDaemonDownAndKilled(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond, NoDaemon: true})
-	p.set(modelapi.NewScript(modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"})), modelapi.Text("ok")))
+	p.Set(modelapi.NewScript(modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"})), modelapi.Text("ok")))
 	a := h.Run(t, "Plan.")
 	m := h.API.Main()
 	require.Len(t, m, 2)
@@ -34,7 +34,7 @@ func TestDaemonDownAndKilled(t *testing.T) {
 	require.NoError(t, syscall.Kill(st.PID, syscall.SIGKILL))
 
 	n := len(m)
-	p.set(modelapi.NewScript(modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"})), modelapi.Text("ok")))
+	p.Set(modelapi.NewScript(modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"})), modelapi.Text("ok")))
 	h.Run(t, "Go on.", "--resume", a.SessionID)
 	m = h.API.Main()[n:]
 	require.Len(t, m, 2)
@@ -48,9 +48,9 @@ func TestDaemonDownAndKilled(t *testing.T) {
 // naming every open task with its status and subject.
 func TestLargeListResume(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(modelapi.Text("ok")))
+	p.Set(modelapi.NewScript(modelapi.Text("ok")))
 	a := h.Run(t, "Hello.")
 	c := h.Daemon.Client(t)
 	_, err := c.CreateSession(t.Context(), client.CreateSession{SessionID: a.SessionID})
@@ -62,7 +62,7 @@ func TestLargeListResume(t *testing.T) {
 		require.NoError(t, err)
 	}
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(modelapi.Text("ok")))
+	p.Set(modelapi.NewScript(modelapi.Text("ok")))
 	h.Run(t, "Go on.", "--resume", a.SessionID)
 	m := h.API.Main()[n:]
 	require.Len(t, m, 1)

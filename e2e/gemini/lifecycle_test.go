@@ -12,30 +12,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
 
-// phases is a Responder that plays one script at a time: a test sets the
-// next phase's script before the run it answers.
-type phases struct {
-	mu  sync.Mutex
-	cur *modelapi.Script
-}
-
-func (p *phases) set(s *modelapi.Script) *modelapi.Script {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur = s
-	return s
-}
-
-func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
-	p.mu.Lock()
-	s := p.cur
-	p.mu.Unlock()
-	if s == nil {
-		return modelapi.Reply{}, false
-	}
-	return s.Respond(r)
-}
-
 // result returns the text of the one result of the named tool that r
 // answers, failing unless there is exactly one and it is no error.
 func result(t *testing.T, r *modelapi.Request, name string) string {
@@ -51,17 +27,17 @@ func result(t *testing.T, r *modelapi.Request, name string) string {
 // on; the other session's list is untouched.
 func TestNewSessionAndResume(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := gemini.New(t, gemini.Options{Respond: p.Respond})
 
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"}), call(gemini.TaskCreate, map[string]any{"subject": "Alpha two"})),
 		modelapi.Text("ok"),
 	))
 	a := h.Run(t, "Plan A.")
 
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Calls(call(gemini.TaskList, nil)),
 		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Beta one"})),
 		modelapi.Text("ok"),
@@ -75,7 +51,7 @@ func TestNewSessionAndResume(t *testing.T) {
 	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "Created task #1")
 
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Calls(call(gemini.TaskList, nil)),
 		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha three"})),
 		modelapi.Text("ok"),
@@ -99,7 +75,7 @@ func TestNewSessionAndResume(t *testing.T) {
 	// context in the session (the resumed history has the prompt as typed),
 	// so each resume gets the list again, once.
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(modelapi.Text("ok")))
+	p.Set(modelapi.NewScript(modelapi.Text("ok")))
 	h.Run(t, "Anything left?", "--resume", a.SessionID)
 	m = h.API.Main()[n:]
 	require.Len(t, m, 1)

@@ -291,3 +291,14 @@ func (d *Daemon) LoseDatabase(tb testing.TB) {
 	}
 	d.Start(tb)
 }
+
+// Subjects returns "taskid status subject" of each task the daemon holds
+// in session id's lineage (followed to its head).
+func (d *Daemon) Subjects(tb testing.TB, id string) []string {
+	tb.Helper()
+	var out []string
+	for _, task := range d.Resume(tb, id).Tasks {
+		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
+	}
+	return out
+}

@@ -1,7 +1,9 @@
 // Package harness holds what every host's end-to-end tests share: the
 // tasksessiond binary, built once per test run; a daemon on a temp socket
 // and database; the gate that skips a test whose host is not installed
-// (or fails it, in CI); and a terminal driver for interactive hosts.
+// (or fails it, in CI); the Host every host's harness embeds (its dirs,
+// environment, runs, failure log); the Recorder of hook runs and MCP
+// server starts; and a terminal driver for interactive hosts.
 package harness
 
 import (
@@ -40,35 +42,45 @@ func CacheDir() string {
 	return filepath.Join(home, ".cache", "tasksessiond-e2e")
 }
 
-// Host names a pinned host CLI for RequireHost.
-type Host struct {
-	Name    string // for messages, e.g. "Claude Code 2.1.328"
+// CLI names a pinned host CLI for RequireHost.
+type CLI struct {
+	Name    string // for messages, e.g. "Claude Code"
 	Install string // its name for e2e/install-hosts.sh, e.g. "claude-code"
+	Version string // the pinned release, e.g. "2.1.328"
+	Bin     string // its command, e.g. "claude"
 	Env     string // the variable naming a binary to use instead
-	Path    string // where install-hosts.sh puts its binary
+}
+
+// String names the CLI and its version, for messages.
+func (c CLI) String() string { return c.Name + " " + c.Version }
+
+// Path is where install-hosts.sh puts the CLI's binary:
+// <cache>/<install>-<version>/node_modules/.bin/<bin>.
+func (c CLI) Path() string {
+	return filepath.Join(CacheDir(), c.Install+"-"+c.Version, "node_modules", ".bin", c.Bin)
 }
 
 // RequireHost returns the path of a host's binary: $Env when set, else
 // Path, which it installs first (e2e/install-hosts.sh, once per test
 // binary and host) when it is missing. When the binary is still missing it
 // skips the test, or fails it when TASKSESSIOND_E2E=1, saying why.
-func RequireHost(tb testing.TB, h Host) string {
+func RequireHost(tb testing.TB, h CLI) string {
 	tb.Helper()
 	if !Required() {
 		// Opt-in: they drive real host CLIs (installed from npm on first
 		// use) and take minutes; `go test ./...` stays quick without them.
-		tb.Skipf("the %s end-to-end test runs with %s=1 (it installs the pinned CLI from npm on first use)", h.Name, EnvE2E)
+		tb.Skipf("the %s end-to-end test runs with %s=1 (it installs the pinned CLI from npm on first use)", h, EnvE2E)
 	}
-	path := h.Path
+	path := h.Path()
 	if p := os.Getenv(h.Env); p != "" {
 		path = p
 	} else if _, err := os.Stat(path); err != nil {
 		if err := install(tb, h.Install); err != nil {
-			missing(tb, fmt.Sprintf("%s is not installed and e2e/install-hosts.sh %s failed: %v", h.Name, h.Install, err), h.Env)
+			missing(tb, fmt.Sprintf("%s is not installed and e2e/install-hosts.sh %s failed: %v", h, h.Install, err), h.Env)
 		}
 	}
 	if _, err := os.Stat(path); err != nil {
-		missing(tb, fmt.Sprintf("%s is not installed (%v)", h.Name, err), h.Env)
+		missing(tb, fmt.Sprintf("%s is not installed (%v)", h, err), h.Env)
 	}
 	return path
 }
@@ -202,24 +214,4 @@ func Main(m *testing.M) int {
 		os.RemoveAll(build.dir)
 	}
 	return code
-}
-
-// Records reads a log the hosts' recording wrappers write: a line per
-// start, each field key=value. A missing file has none.
-func Records(path string) []map[string]string {
-	b, _ := os.ReadFile(path)
-	var out []map[string]string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		r := make(map[string]string, len(f))
-		for _, kv := range f {
-			k, v, _ := strings.Cut(kv, "=")
-			r[k] = v
-		}
-		out = append(out, r)
-	}
-	return out
 }

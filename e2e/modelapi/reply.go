@@ -136,6 +136,34 @@ func (s *Script) Respond(r *Request) (Reply, bool) {
 	return f(r), true
 }
 
+// Phases is a Responder that plays one script at a time: a test Sets the
+// next phase's script before the run (or the prompt typed into an
+// interactive CLI) that the script answers. Before the first Set it
+// leaves every request to the default.
+type Phases struct {
+	mu  sync.Mutex
+	cur *Script
+}
+
+// Set makes s the script that answers from now on, and returns it.
+func (p *Phases) Set(s *Script) *Script {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur = s
+	return s
+}
+
+// Respond is the Phases' Responder.
+func (p *Phases) Respond(r *Request) (Reply, bool) {
+	p.mu.Lock()
+	s := p.cur
+	p.mu.Unlock()
+	if s == nil {
+		return Reply{}, false
+	}
+	return s.Respond(r)
+}
+
 // Step is one step of a Steps responder: the first step whose Match
 // accepts a request answers it.
 type Step struct {

@@ -26,26 +26,26 @@ func TestHandoffFromCodex(t *testing.T) {
 	const name = "e2e-handoff-opencode"
 
 	// Codex plans two tasks in NAME.
-	var cp phases
+	var cp modelapi.Phases
 	ch := codex.New(t, codex.Options{Respond: cp.Respond,
 		MCPArgs: []string{"--session", name, "--create"}, HookArgs: []string{"--session", name}})
-	cp.set(modelapi.NewScript(
+	cp.Set(modelapi.NewScript(
 		modelapi.Call(modelapi.ToolSearch, map[string]any{"query": "TaskCreate TaskList TaskGet TaskUpdate task list", "limit": 8}),
 		modelapi.Call("mcp__tasks__TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("mcp__tasks__TaskCreate", map[string]any{"subject": "Test the parser"}),
 		modelapi.Text("Planned."),
 	))
 	// OpenCode, on the same daemon, bound to NAME (its first run below).
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond, Daemon: ch.Daemon, Session: name})
 	thread := ch.Exec(t, "Plan the parser work.").ThreadID
 	c := ch.Daemon.Client(t)
 	two := []string{"1 pending Write the parser", "2 pending Test the parser"}
-	require.Equal(t, two, subjects(t, h, name), ch.API.Dump())
+	require.Equal(t, two, h.Daemon.Subjects(t, name), ch.API.Dump())
 	_, err := c.Head(ctx10(t), thread)
 	require.Error(t, err, "a session was made for the Codex thread though the bridge is bound to %s", name)
 
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Three."),
@@ -56,7 +56,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [pending] Write the parser\n#2 [pending] Test the parser")
 	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #3 "Ship it"`)
 	three := append(append([]string(nil), two...), "3 pending Ship it")
-	assert.Equal(t, three, subjects(t, h, name))
+	assert.Equal(t, three, h.Daemon.Subjects(t, name))
 	_, err = c.Head(ctx10(t), a)
 	assert.Error(t, err, "a session was made for OpenCode session %s though TASKSESSIOND_SESSION is %s", a, name)
 
@@ -65,7 +65,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	n := len(h.API.Main())
 	full := modelapi.Call("TaskCreate", map[string]any{"subject": "Tag the release"})
 	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
-	p.set(modelapi.NewScript(full, modelapi.Text("Tagged.")))
+	p.Set(modelapi.NewScript(full, modelapi.Text("Tagged.")))
 	run := h.Run(t, "Tag it.")
 	b := run.SessionID
 	require.NotEqual(t, a, b)
@@ -92,7 +92,7 @@ func TestHandoffFromCodex(t *testing.T) {
 
 	// A later process, a new session: it finds NAME's head.
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Announce it"}),
 		modelapi.Text("Five."),
 	))
@@ -100,7 +100,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	after = since(h, n)
 	require.Len(t, after, 2, h.API.Dump())
 	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #5 "Announce it"`)
-	assert.Equal(t, append(three, "4 pending Tag the release", "5 pending Announce it"), subjects(t, h, name))
+	assert.Equal(t, append(three, "4 pending Tag the release", "5 pending Announce it"), h.Daemon.Subjects(t, name))
 	for _, id := range []string{b, d} {
 		_, err := c.Head(ctx10(t), id)
 		assert.Error(t, err, "a session was made for OpenCode session %s", id)

@@ -7,8 +7,6 @@
 package opencode
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,17 +29,8 @@ const Version = "1.18.33"
 // EnvBinary overrides where the opencode binary is looked for.
 const EnvBinary = "TASKSESSIOND_E2E_OPENCODE"
 
-// Binary returns the opencode binary, skipping the test (or failing it under
-// TASKSESSIOND_E2E=1) when it is not installed.
-func Binary(tb testing.TB) string {
-	tb.Helper()
-	return harness.RequireHost(tb, harness.Host{
-		Name:    "OpenCode " + Version,
-		Install: "opencode",
-		Env:     EnvBinary,
-		Path:    filepath.Join(harness.CacheDir(), "opencode-"+Version, "node_modules", ".bin", "opencode"),
-	})
-}
+// CLI is the pinned OpenCode, for harness.RequireHost.
+var CLI = harness.CLI{Name: "OpenCode", Install: "opencode", Version: Version, Bin: "opencode", Env: EnvBinary}
 
 // The provider and models the scripted API serves, as opencode.json
 // declares them. The context window is small, so that a reply reporting
@@ -86,19 +75,14 @@ type Options struct {
 
 // Host is one isolated OpenCode installation: its HOME, XDG dirs and
 // project dir, wired to a scripted model API and a tasksessiond daemon.
+// Bin is the opencode binary; TSD, the tasksessiond binary, is on the
+// runs' PATH.
 type Host struct {
-	OpenCode string // the opencode binary
-	TSD      string // the tasksessiond binary (on the runs' PATH)
-	API      *modelapi.Server
-	Daemon   *harness.Daemon
-	Root     string // the temp dir holding all below
-	Home     string
-	Config   string // $XDG_CONFIG_HOME/opencode: opencode.json, plugin/
-	Project  string // the working directory of every run
-	Logs     string // each run's --print-logs output, appended
+	*harness.Host
+	Config string // $XDG_CONFIG_HOME/opencode: opencode.json, plugin/
+	Logs   string // each run's --print-logs output, appended
 
 	opts Options
-	tb   testing.TB
 	mu   sync.Mutex
 	runs []Run
 }
@@ -108,44 +92,48 @@ type Host struct {
 // requests are logged.
 func New(tb testing.TB, opts Options) *Host {
 	tb.Helper()
-	h := &Host{OpenCode: Binary(tb), TSD: harness.Binary(tb), opts: opts, tb: tb}
+	h := &Host{Host: harness.NewHost(tb, harness.HostSetup{
+		CLI:      CLI,
+		Model:    modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply},
+		Daemon:   opts.Daemon,
+		NoDaemon: opts.NoDaemon,
+		Noisy:    opts.Noisy,
+	}), opts: opts}
 	deps := pluginDeps(tb)
-	h.API = modelapi.New(tb, modelapi.Config{Respond: opts.Respond, Classify: Classify, Default: DefaultReply})
-	if opts.Daemon != nil {
-		h.Daemon = opts.Daemon
-	} else {
-		h.Daemon = harness.NewDaemon(tb)
-		if !opts.NoDaemon {
-			h.Daemon.Start(tb)
-		}
-	}
-	h.Root = tb.TempDir()
-	h.Home = filepath.Join(h.Root, "home")
 	h.Config = filepath.Join(h.Home, ".config", "opencode")
-	h.Project = filepath.Join(h.Root, "project")
 	h.Logs = filepath.Join(h.Root, "opencode.log")
-	for _, d := range []string{h.Config, h.Project, filepath.Join(h.Root, "bin"),
-		filepath.Join(h.Home, ".local", "share"), filepath.Join(h.Home, ".local", "state"), filepath.Join(h.Home, ".cache")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	h.Mkdir(h.Config, filepath.Join(h.Home, ".local", "share"), filepath.Join(h.Home, ".local", "state"), filepath.Join(h.Home, ".cache"))
 	// tasksessiond on PATH, as a user has it: the plugin starts the
 	// daemon with it.
-	if err := os.Symlink(h.TSD, filepath.Join(h.Root, "bin", "tasksessiond")); err != nil {
+	bin := filepath.Join(h.Root, "bin")
+	if err := os.Symlink(h.TSD, filepath.Join(bin, "tasksessiond")); err != nil {
 		tb.Fatal(err)
 	}
-	h.writeJSON(filepath.Join(h.Config, "opencode.json"), h.config())
+	h.Path = []string{bin}
+	h.Vars = append([]string{
+		"XDG_CONFIG_HOME=" + filepath.Join(h.Home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(h.Home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(h.Home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(h.Home, ".cache"),
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		"OPENCODE_DISABLE_SHARE=1",
+		"OPENCODE_DISABLE_CLAUDE_CODE_SKILLS=1",
+		"OPENCODE_DISABLE_EXTERNAL_SKILLS=1",
+		"OPENCODE_DISABLE_TERMINAL_TITLE=1",
+	}, h.Daemon.Env()...)
+	if opts.Session != "" {
+		h.Vars = append(h.Vars, "TASKSESSIOND_SESSION="+opts.Session)
+	}
+	h.ExtraEnv = opts.Env
+	h.WriteJSON(filepath.Join(h.Config, "opencode.json"), h.config())
 	if opts.Commented {
 		path := filepath.Join(h.Config, "opencode.json")
 		b, err := os.ReadFile(path)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		jsonc := "// OpenCode settings (JSONC: comments and trailing commas)\n" + strings.TrimSuffix(string(b), "\n}") + ", // the last setting\n}\n"
-		if err := os.WriteFile(path, []byte(jsonc), 0o600); err != nil {
-			tb.Fatal(err)
-		}
+		h.WriteFile(path, "// OpenCode settings (JSONC: comments and trailing commas)\n"+strings.TrimSuffix(string(b), "\n}")+", // the last setting\n}\n", 0o600)
 	}
 	h.install(deps)
 	if opts.KeepTodo {
@@ -158,21 +146,17 @@ func New(tb testing.TB, opts Options) *Host {
 			tb.Fatal(err)
 		}
 		delete(c, "tools")
-		h.writeJSON(filepath.Join(h.Config, "opencode.json"), c)
+		h.WriteJSON(filepath.Join(h.Config, "opencode.json"), c)
 	}
-	tb.Cleanup(func() {
-		if !tb.Failed() && !opts.Noisy {
-			if w := h.PluginWarnings(); len(w) > 0 {
-				tb.Errorf("the plugin logged warnings (it must be quiet unless something is wrong):\n%s", strings.Join(w, "\n"))
-			}
+	h.Quiet(func(tb testing.TB) {
+		if w := h.PluginWarnings(); len(w) > 0 {
+			tb.Errorf("the plugin logged warnings (it must be quiet unless something is wrong):\n%s", strings.Join(w, "\n"))
 		}
-		if !tb.Failed() {
-			return
-		}
+	})
+	h.AtFailure(func(tb testing.TB) {
 		if b, err := os.ReadFile(h.Logs); err == nil {
-			tb.Logf("opencode logs (%s):\n%s", h.Logs, tail(b, 300))
+			tb.Logf("opencode logs (%s):\n%s", h.Logs, harness.Tail(string(b), 300))
 		}
-		tb.Logf("model requests:\n%s", h.API.Dump())
 	})
 	return h
 }
@@ -213,41 +197,29 @@ func (h *Host) config() map[string]any {
 	return c
 }
 
-func (h *Host) writeJSON(path string, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		h.tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		h.tb.Fatal(err)
-	}
-}
-
 // install runs contrib/opencode/install.sh into the host's config dir, and
 // gives that dir the plugin's dependency (@opencode-ai/plugin), which
 // OpenCode would otherwise install there from npm at its first start.
 func (h *Host) install(deps string) {
 	root, err := harness.RepoRoot()
 	if err != nil {
-		h.tb.Fatal(err)
+		h.TB().Fatal(err)
 	}
 	cmd := exec.Command("sh", filepath.Join(root, "contrib", "opencode", "install.sh"))
 	cmd.Env = h.Env()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		h.tb.Fatalf("contrib/opencode/install.sh: %v\n%s", err, out)
+		h.TB().Fatalf("contrib/opencode/install.sh: %v\n%s", err, out)
 	}
 	if err := os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(h.Config, "node_modules")); err != nil {
-		h.tb.Fatal(err)
+		h.TB().Fatal(err)
 	}
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		b, err := os.ReadFile(filepath.Join(deps, f))
 		if err != nil {
-			h.tb.Fatal(err)
+			h.TB().Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(h.Config, f), b, 0o600); err != nil {
-			h.tb.Fatal(err)
-		}
+		h.WriteFile(filepath.Join(h.Config, f), string(b), 0o600)
 	}
 }
 
@@ -304,34 +276,6 @@ func pluginDeps(tb testing.TB) string {
 	return deps.dir
 }
 
-// Env is the environment of every opencode run (and of the installer):
-// only what the harness sets (and PATH), so the user's configuration,
-// sessions and credentials never leak in.
-func (h *Host) Env() []string {
-	env := []string{
-		"HOME=" + h.Home,
-		"PATH=" + filepath.Join(h.Root, "bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"TERM=dumb",
-		"LANG=C.UTF-8",
-		"TMPDIR=" + os.TempDir(),
-		"XDG_CONFIG_HOME=" + filepath.Join(h.Home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(h.Home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(h.Home, ".local", "state"),
-		"XDG_CACHE_HOME=" + filepath.Join(h.Home, ".cache"),
-		"OPENCODE_DISABLE_AUTOUPDATE=1",
-		"OPENCODE_DISABLE_MODELS_FETCH=1",
-		"OPENCODE_DISABLE_SHARE=1",
-		"OPENCODE_DISABLE_CLAUDE_CODE_SKILLS=1",
-		"OPENCODE_DISABLE_EXTERNAL_SKILLS=1",
-		"OPENCODE_DISABLE_TERMINAL_TITLE=1",
-	}
-	env = append(env, h.Daemon.Env()...)
-	if h.opts.Session != "" {
-		env = append(env, "TASKSESSIOND_SESSION="+h.opts.Session)
-	}
-	return append(env, h.opts.Env...)
-}
-
 // Run is one "opencode run".
 type Run struct {
 	Args      []string
@@ -349,10 +293,10 @@ func (h *Host) Run(tb testing.TB, prompt string, flags ...string) Run {
 	tb.Helper()
 	r := h.RunErr(tb, prompt, flags...)
 	if r.Err != nil {
-		tb.Fatalf("opencode run: %v\nstdout:\n%s\nstderr:\n%s", r.Err, r.Stdout, tail([]byte(r.Stderr), 100))
+		tb.Fatalf("opencode run: %v\nstdout:\n%s\nstderr:\n%s", r.Err, r.Stdout, harness.Tail(r.Stderr, 100))
 	}
 	if r.SessionID == "" {
-		tb.Fatalf("opencode run: no session id in its events\nstdout:\n%s\nstderr:\n%s", r.Stdout, tail([]byte(r.Stderr), 100))
+		tb.Fatalf("opencode run: no session id in its events\nstdout:\n%s\nstderr:\n%s", r.Stdout, harness.Tail(r.Stderr, 100))
 	}
 	return r
 }
@@ -366,27 +310,20 @@ func (h *Host) RunErr(tb testing.TB, prompt string, flags ...string) Run {
 	args = append(args, strings.Fields(prompt)...)
 	// Generous: a run takes some 10 CPU-seconds, and a loaded machine
 	// (the tests run 6 at once on 2 cores) stretches that a lot.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, h.OpenCode, args...)
-	cmd.Dir, cmd.Env = h.Project, h.Env()
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := Run{Args: args, Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	out := h.Command(tb, 3*time.Minute, args...)
+	r := Run{Args: args, Stdout: out.Stdout, Stderr: out.Stderr, Err: out.Err}
 	if f, ferr := os.OpenFile(h.Logs, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); ferr == nil {
-		fmt.Fprintf(f, "==== opencode %s (%v)\n%s\n", strings.Join(args, " "), errOrOK(err), r.Stderr)
+		result := any("ok")
+		if r.Err != nil {
+			result = r.Err
+		}
+		fmt.Fprintf(f, "==== opencode %s (%v)\n%s\n", strings.Join(args, " "), result, r.Stderr)
 		f.Close()
 	}
-	tb.Logf("opencode %s: %v in %v", strings.Join(quoteArgs(args), " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
 	var texts []string
-	sc := bufio.NewScanner(strings.NewReader(r.Stdout))
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
+	for _, line := range harness.JSONLines(r.Stdout) {
 		var ev map[string]any
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+		if json.Unmarshal(line, &ev) != nil {
 			continue
 		}
 		r.Events = append(r.Events, ev)
@@ -465,30 +402,4 @@ func (h *Host) Runs() []Run {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Run(nil), h.runs...)
-}
-
-func errOrOK(err error) any {
-	if err == nil {
-		return "ok"
-	}
-	return err
-}
-
-func quoteArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \"'") {
-			a = fmt.Sprintf("%q", a)
-		}
-		out[i] = a
-	}
-	return out
-}
-
-func tail(b []byte, lines int) string {
-	s := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(s) > lines {
-		s = append([]string{fmt.Sprintf("... (%d lines before)", len(s)-lines)}, s[len(s)-lines:]...)
-	}
-	return strings.Join(s, "\n")
 }

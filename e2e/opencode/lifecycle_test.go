@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 	"github.com/tasksessiond/tasksessiond/e2e/opencode"
 )
@@ -28,11 +29,11 @@ import (
 // list at the same place, and goes on from there.
 func TestCompaction(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
 	full := modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"})
 	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("TaskUpdate", map[string]any{"taskid": 1, "status": "completed"}),
 		full, // OpenCode compacts after this call, before the next request
@@ -86,13 +87,13 @@ func TestCompaction(t *testing.T) {
 	}
 	// Ids go on in the successor.
 	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #3 "Ship it"`)
-	assert.Equal(t, []string{"1 completed Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 completed Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
 
 	// A new process continues the session: the list is in the same place,
 	// once (the plugin finds the snapshot in the daemon by the compaction
 	// message's id), and the ids go on.
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Release it"}),
 		modelapi.Text("Four tasks."),
@@ -112,7 +113,7 @@ func TestCompaction(t *testing.T) {
 	// those before the compaction too (OpenCode keeps them).
 	h.Daemon.LoseDatabase(t)
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("Four tasks still.")))
+	p.Set(modelapi.NewScript(modelapi.Call("TaskList", nil), modelapi.Text("Four tasks still.")))
 	h.Run(t, "Go on.", "--session", a)
 	main = since(h, n)
 	require.Len(t, main, 2, h.API.Dump())
@@ -168,7 +169,7 @@ func TestSubagent(t *testing.T) {
 	assert.NotEqual(t, run.SessionID, childID)
 	_, err := h.Daemon.Client(t).GetSession(ctx10(t), childID)
 	assert.Error(t, err, "the daemon has a session for the subagent's child session")
-	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Review the parser"}, subjects(t, h, run.SessionID))
+	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Review the parser"}, h.Daemon.Subjects(t, run.SessionID))
 }
 
 // TestDaemonKilled ensures OpenCode started with no daemon running has the
@@ -179,14 +180,14 @@ func TestSubagent(t *testing.T) {
 // database, and the list goes on.
 func TestDaemonKilled(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond, NoDaemon: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := client.Dial(ctx, h.Daemon.Socket)
 	require.Error(t, err, "a daemon answers before the test started one")
 
-	p.set(modelapi.NewScript(modelapi.Call("TaskCreate", map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
+	p.Set(modelapi.NewScript(modelapi.Call("TaskCreate", map[string]any{"subject": "One"}), modelapi.Text("Planned.")))
 	a := h.Run(t, "Plan.").SessionID
 	main := h.API.Main()
 	require.Len(t, main, 2, h.API.Dump())
@@ -199,20 +200,19 @@ func TestDaemonKilled(t *testing.T) {
 	assert.FileExists(t, h.Daemon.AutostartLog(), "the plugin's daemon logs beside the socket")
 
 	require.NoError(t, syscall.Kill(before.PID, syscall.SIGKILL))
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	harness.WaitFor(t, 5*time.Second, "the killed daemon to stop answering", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		c, err := client.Dial(ctx, h.Daemon.Socket)
-		cancel()
 		if err != nil {
-			break
+			return true
 		}
 		c.Close()
-		require.True(t, time.Now().Before(deadline), "the killed daemon still answers")
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Two"}),
 		modelapi.Call("TaskList", nil),
 		modelapi.Text("Still here."),
@@ -226,7 +226,7 @@ func TestDaemonKilled(t *testing.T) {
 	after := h.Daemon.Status(t)
 	assert.NotEqual(t, before.PID, after.PID, "the killed daemon answers")
 	assert.Equal(t, h.Daemon.DB, after.Database)
-	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, subjects(t, h, a))
+	assert.Equal(t, []string{"1 pending One", "2 pending Two"}, h.Daemon.Subjects(t, a))
 }
 
 // TestAutostartOff ensures TASKSESSIOND_AUTOSTART=0 keeps the plugin from
@@ -271,9 +271,9 @@ func TestAutostartOff(t *testing.T) {
 func TestCompactionLargeList(t *testing.T) {
 	t.Parallel()
 	const budget = 9_500
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(modelapi.Text("Hi.")))
+	p.Set(modelapi.NewScript(modelapi.Text("Hi.")))
 	a := h.Run(t, "Hello.").SessionID
 	h.Daemon.CreateTasks(t, a, 300, 500, "Task number %03d")
 	for i := 1; i <= 100; i++ {
@@ -282,7 +282,7 @@ func TestCompactionLargeList(t *testing.T) {
 	full := modelapi.Call("TaskGet", map[string]any{"taskid": 101})
 	full.Usage = &modelapi.Usage{InputTokens: opencode.ContextLimit - 1000, OutputTokens: 10}
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(full, modelapi.Call("TaskGet", map[string]any{"taskid": 102}), modelapi.Text("Done.")))
+	p.Set(modelapi.NewScript(full, modelapi.Call("TaskGet", map[string]any{"taskid": 102}), modelapi.Text("Done.")))
 	h.Run(t, "Go on.", "--session", a)
 
 	compacts := h.API.Of(modelapi.KindCompact)
@@ -322,9 +322,9 @@ func TestCompactionLargeList(t *testing.T) {
 func TestForkAndLostDatabase(t *testing.T) {
 	t.Parallel()
 	const prompt = "Start the parser and add its review."
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
-	plan := p.set(modelapi.NewScript(
+	plan := p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"}),
 		modelapi.Call("task", map[string]any{"description": "Extend the plan", "prompt": prompt, "subagent_type": "general"}),
@@ -338,11 +338,11 @@ func TestForkAndLostDatabase(t *testing.T) {
 	a := h.Run(t, "Plan the parser work.").SessionID
 	require.True(t, plan.Done(), h.API.Dump())
 	want := []string{"1 inprogress Write the parser", "2 pending Test the parser", "3 pending Review the parser"}
-	require.Equal(t, want, subjects(t, h, a))
+	require.Equal(t, want, h.Daemon.Subjects(t, a))
 
 	// The fork.
 	n := len(h.API.Main())
-	fork := p.set(modelapi.NewScript(
+	fork := p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it from the fork"}),
 		modelapi.Text("Forked."),
@@ -356,13 +356,13 @@ func TestForkAndLostDatabase(t *testing.T) {
 	t.Logf("the fork's TaskList: %q", listed)
 	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
 	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it from the fork"`)
-	assert.Equal(t, append(want, "4 pending Ship it from the fork"), subjects(t, h, f))
-	assert.Equal(t, want, subjects(t, h, a), "the source keeps its own list")
+	assert.Equal(t, append(want, "4 pending Ship it from the fork"), h.Daemon.Subjects(t, f))
+	assert.Equal(t, want, h.Daemon.Subjects(t, a), "the source keeps its own list")
 
 	// The database lost: A's list is rebuilt from its messages.
 	h.Daemon.LoseDatabase(t)
 	n = len(h.API.Main())
-	back := p.set(modelapi.NewScript(
+	back := p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Back."),
@@ -375,5 +375,5 @@ func TestForkAndLostDatabase(t *testing.T) {
 	t.Logf("after the database was lost, TaskList: %q", listed)
 	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
 	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it"`)
-	assert.Equal(t, append(want, "4 pending Ship it"), subjects(t, h, a))
+	assert.Equal(t, append(want, "4 pending Ship it"), h.Daemon.Subjects(t, a))
 }

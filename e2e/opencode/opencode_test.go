@@ -3,11 +3,9 @@ package opencode_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,29 +23,6 @@ func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 // The plugin's tools, as OpenCode names them to the model: the tool keys.
 var taskTools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 
-// phases is a Responder whose script a test replaces between runs.
-type phases struct {
-	mu  sync.Mutex
-	cur *modelapi.Script
-}
-
-func (p *phases) set(s *modelapi.Script) *modelapi.Script {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cur = s
-	return s
-}
-
-func (p *phases) Respond(r *modelapi.Request) (modelapi.Reply, bool) {
-	p.mu.Lock()
-	s := p.cur
-	p.mu.Unlock()
-	if s == nil {
-		return modelapi.Reply{}, false
-	}
-	return s.Respond(r)
-}
-
 // since returns the main requests after the first n.
 func since(h *opencode.Host, n int) []*modelapi.Request { return h.API.Main()[n:] }
 
@@ -58,17 +33,6 @@ func result(t *testing.T, r *modelapi.Request, name string) string {
 	require.Len(t, got, 1, "request %d", r.Seq)
 	require.Equal(t, name, got[0].Name, "request %d", r.Seq)
 	return got[0].Text
-}
-
-// subjects returns "taskid status subject" of each task the daemon holds in
-// session id's lineage (followed to its head).
-func subjects(t *testing.T, h *opencode.Host, id string) []string {
-	t.Helper()
-	var out []string
-	for _, task := range h.Daemon.Resume(t, id).Tasks {
-		out = append(out, fmt.Sprintf("%d %s %s", task.Taskid, task.Status, task.Subject))
-	}
-	return out
 }
 
 func ctx10(t *testing.T) context.Context {
@@ -175,7 +139,7 @@ func TestFourTools(t *testing.T) {
 	s := h.Daemon.Resume(t, run.SessionID)
 	assert.Equal(t, run.SessionID, s.Session.ID)
 	assert.Contains(t, string(s.Session.Metadata), `"host":"opencode"`)
-	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Test the parser"}, subjects(t, h, run.SessionID))
+	assert.Equal(t, []string{"1 inprogress Write the parser", "2 pending Test the parser"}, h.Daemon.Subjects(t, run.SessionID))
 	assert.Equal(t, 3, s.NextTaskid)
 
 	// Writes carry "opencode:<message id>:<tool call id>" as callId: sent
@@ -189,7 +153,7 @@ func TestFourTools(t *testing.T) {
 		Arguments: map[string]any{"subject": "Write the parser"}, CallID: "opencode:" + first.MessageID + ":" + first.CallID})
 	require.NoError(t, err)
 	assert.Equal(t, first.Output, again.Text(), "the recorded result of the model's first TaskCreate")
-	assert.Len(t, subjects(t, h, run.SessionID), 2, "a resent write was applied again")
+	assert.Len(t, h.Daemon.Subjects(t, run.SessionID), 2, "a resent write was applied again")
 }
 
 // schemaCore is what a tool's argument schema says of its arguments:
@@ -225,9 +189,9 @@ func schemaCore(s map[string]any) map[string]any {
 // and that a new session starts with an empty list of its own.
 func TestContinueAndNew(t *testing.T) {
 	t.Parallel()
-	var p phases
+	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Write the parser"}),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Test the parser"}),
 		modelapi.Text("Planned."),
@@ -236,7 +200,7 @@ func TestContinueAndNew(t *testing.T) {
 
 	// A new session: an empty list, ids from #1.
 	n := len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Elsewhere"}),
 		modelapi.Text("Fresh."),
@@ -251,7 +215,7 @@ func TestContinueAndNew(t *testing.T) {
 
 	// Back to the first: the same list, ids go on.
 	n = len(h.API.Main())
-	p.set(modelapi.NewScript(
+	p.Set(modelapi.NewScript(
 		modelapi.Call("TaskList", nil),
 		modelapi.Call("TaskCreate", map[string]any{"subject": "Ship it"}),
 		modelapi.Text("Three tasks now."),
@@ -265,6 +229,6 @@ func TestContinueAndNew(t *testing.T) {
 	assert.NotContains(t, result(t, main[1], "TaskList"), "Elsewhere")
 	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #3 "Ship it"`)
 
-	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, subjects(t, h, a))
-	assert.Equal(t, []string{"1 pending Elsewhere"}, subjects(t, h, b))
+	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
+	assert.Equal(t, []string{"1 pending Elsewhere"}, h.Daemon.Subjects(t, b))
 }
