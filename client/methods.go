@@ -9,31 +9,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// The wire's types, under the names this package has always used.
-type (
-	Task           = tasksessiond.Task
-	Counts         = tasksessiond.Counts
-	Session        = tasksessiond.Session
-	Message        = tasksessiond.Message
-	ReplayReport   = tasksessiond.ReplayReport
-	Resumed        = wire.Resumed
-	Content        = wire.Content
-	Change         = wire.Written
-	Overview       = wire.Overview
-	Got            = wire.Got
-	Listing        = wire.Listing
-	Brief          = wire.Brief
-	CallToolResult = wire.CallToolResult
-	CreateSession  = wire.CreateSession
-	ListSessions   = wire.ListSessions
-	Status         = wire.DaemonStatus
-	Snapshot       = wire.Snapshot
-	Compact        = wire.Compact
-	ForcedCall     = wire.ForcedCall
-	Compacted      = wire.Compacted
-	Event          = wire.Event
-)
-
 // ToolCall is a tools/call as a Go host builds it: Arguments is any value
 // that marshals to the arguments object (a map, a struct, json.RawMessage,
 // or a string holding the object).
@@ -58,9 +33,9 @@ func (p ToolCall) wire() (wire.ToolCall, error) {
 }
 
 // CallTool forwards a model's tool call. A tool failure is a result with
-// IsError set, not an error. The result's Change, Got and Listing methods
+// IsError set, not an error. The result's Written, Got and Listing methods
 // decode its structured content in the types the daemon encoded it from.
-func (c *Client) CallTool(ctx context.Context, p ToolCall) (*CallToolResult, error) {
+func (c *Client) CallTool(ctx context.Context, p ToolCall) (*wire.CallToolResult, error) {
 	w, err := p.wire()
 	if err != nil {
 		return nil, err
@@ -69,7 +44,7 @@ func (c *Client) CallTool(ctx context.Context, p ToolCall) (*CallToolResult, err
 	if err := c.Call(ctx, wire.MethodToolsCall, w, &raw); err != nil {
 		return nil, err
 	}
-	r := &CallToolResult{Raw: raw}
+	r := &wire.CallToolResult{Raw: raw}
 	if err := json.Unmarshal(raw, r); err != nil {
 		return nil, err
 	}
@@ -85,7 +60,7 @@ func (c *Client) ListTools(ctx context.Context, role, format string) ([]json.Raw
 }
 
 // CreateSession makes a new, empty session.
-func (c *Client) CreateSession(ctx context.Context, p CreateSession) (Session, error) {
+func (c *Client) CreateSession(ctx context.Context, p wire.CreateSession) (tasksessiond.Session, error) {
 	var out wire.SessionResult
 	err := c.Call(ctx, wire.MethodSessionsCreate, p, &out)
 	return out.Session, err
@@ -93,14 +68,14 @@ func (c *Client) CreateSession(ctx context.Context, p CreateSession) (Session, e
 
 // ResumeSession loads a session (by replay when the daemon does not hold
 // it) and returns its tasks and injected messages.
-func (c *Client) ResumeSession(ctx context.Context, id string) (Resumed, error) {
-	var out Resumed
+func (c *Client) ResumeSession(ctx context.Context, id string) (wire.Resumed, error) {
+	var out wire.Resumed
 	err := c.Call(ctx, wire.MethodSessionsResume, wire.SessionRef{SessionID: id}, &out)
 	return out, err
 }
 
 // GetSession returns a session's record.
-func (c *Client) GetSession(ctx context.Context, id string) (Session, error) {
+func (c *Client) GetSession(ctx context.Context, id string) (tasksessiond.Session, error) {
 	var out wire.SessionResult
 	err := c.Call(ctx, wire.MethodSessionsGet, wire.SessionRef{SessionID: id}, &out)
 	return out.Session, err
@@ -109,7 +84,7 @@ func (c *Client) GetSession(ctx context.Context, id string) (Session, error) {
 // Head returns the newest session of id's lineage — id's own record unless
 // it has been compacted — which is where its task list now lives and where
 // writes go. It costs one round trip, two after a compaction.
-func (c *Client) Head(ctx context.Context, id string) (Session, error) {
+func (c *Client) Head(ctx context.Context, id string) (tasksessiond.Session, error) {
 	s, err := c.GetSession(ctx, id)
 	if err != nil || s.HeadID == "" || s.HeadID == s.ID {
 		return s, err
@@ -119,7 +94,7 @@ func (c *Client) Head(ctx context.Context, id string) (Session, error) {
 
 // ListSessions returns a page of sessions, newest first, and the cursor of
 // the next page ("" at the end).
-func (c *Client) ListSessions(ctx context.Context, p ListSessions) ([]Session, string, error) {
+func (c *Client) ListSessions(ctx context.Context, p wire.ListSessions) ([]tasksessiond.Session, string, error) {
 	var out wire.ListSessionsResult
 	err := c.Call(ctx, wire.MethodSessionsList, p, &out)
 	return out.Sessions, out.NextCursor, err
@@ -135,38 +110,38 @@ type TranscriptCall struct {
 }
 
 // ReplaySession builds a new session's store from a host's transcript.
-func (c *Client) ReplaySession(ctx context.Context, id string, calls []TranscriptCall) (Resumed, error) {
+func (c *Client) ReplaySession(ctx context.Context, id string, calls []TranscriptCall) (wire.Resumed, error) {
 	p := wire.ReplaySession{SessionID: id, Calls: make([]wire.TranscriptCall, len(calls))}
 	for i, tc := range calls {
 		w, err := ToolCall{Arguments: tc.Arguments}.wire()
 		if err != nil {
-			return Resumed{}, err
+			return wire.Resumed{}, err
 		}
 		p.Calls[i] = wire.TranscriptCall{Name: tc.Name, Arguments: w.Arguments, CallID: tc.CallID, IsError: tc.IsError}
 	}
-	var out Resumed
+	var out wire.Resumed
 	err := c.Call(ctx, wire.MethodSessionsReplay, p, &out)
 	return out, err
 }
 
 // Status reports on the daemon.
-func (c *Client) Status(ctx context.Context) (Status, error) {
-	var out Status
+func (c *Client) Status(ctx context.Context) (wire.DaemonStatus, error) {
+	var out wire.DaemonStatus
 	err := c.Call(ctx, wire.MethodDaemonStatus, nil, &out)
 	return out, err
 }
 
 // Snapshot returns a session's whole store; it changes nothing.
-func (c *Client) Snapshot(ctx context.Context, id string) (Snapshot, error) {
-	var out Snapshot
+func (c *Client) Snapshot(ctx context.Context, id string) (wire.Snapshot, error) {
+	var out wire.Snapshot
 	err := c.Call(ctx, wire.MethodSessionsSnapshot, wire.SessionRef{SessionID: id}, &out)
 	return out, err
 }
 
 // Compact seals a session and returns its successor, which holds every
 // task and goes on numbering where the old one stopped.
-func (c *Client) Compact(ctx context.Context, p Compact) (Compacted, error) {
-	var out Compacted
+func (c *Client) Compact(ctx context.Context, p wire.Compact) (wire.Compacted, error) {
+	var out wire.Compacted
 	err := c.Call(ctx, wire.MethodSessionsCompact, p, &out)
 	return out, err
 }
@@ -193,8 +168,8 @@ func (c *Client) WatchAll(ctx context.Context) error {
 }
 
 // DecodeEvent decodes a watch notification.
-func DecodeEvent(n Notification) (Event, error) {
-	var e Event
+func DecodeEvent(n Notification) (wire.Event, error) {
+	var e wire.Event
 	err := json.Unmarshal(n.Params, &e)
 	return e, err
 }

@@ -2,6 +2,7 @@ package claudecode_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,10 +81,13 @@ func TestNoDaemonAtStart(t *testing.T) {
 	h.Print(t, "Plan.", "--session-id", a)
 	main := h.API.Main()
 	require.Len(t, main, 3+searches, h.API.Dump())
-	if searches == 0 {
-		assert.Contains(t, main[0].ConversationText(), taskCreate, "the deferred tools named in the first request")
-	} else {
-		t.Logf("the bridge was still connecting: the model searched %d more times", searches)
+	// The first request names the deferred Task tools, or, when Claude Code
+	// built it while the bridge was still connecting (a loaded machine: the
+	// bridge starts the daemon first), says that the tasks server is
+	// connecting: never neither, so the model knows the tools are coming.
+	if first := main[0].ConversationText(); !strings.Contains(first, taskCreate) {
+		assert.Regexp(t, `(?s)\btasks\b.{0,200}still connecting|still connecting.{0,200}\btasks\b`, first, "the first request neither names the deferred tools nor says the tasks server is connecting")
+		t.Logf("the bridge was still connecting at the first request; the model searched %d more times", searches)
 	}
 	found := main[1+searches].PendingToolResults()
 	require.Len(t, found, 1)

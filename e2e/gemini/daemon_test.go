@@ -12,6 +12,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/e2e/gemini"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // No daemon at start: the startup hook starts it (on the configured socket
@@ -53,7 +54,7 @@ func TestLargeListResume(t *testing.T) {
 	p.Set(modelapi.NewScript(modelapi.Text("ok")))
 	a := h.Run(t, "Hello.")
 	c := h.Daemon.Client(t)
-	_, err := c.CreateSession(t.Context(), client.CreateSession{SessionID: a.SessionID})
+	_, err := c.CreateSession(t.Context(), wire.CreateSession{SessionID: a.SessionID})
 	require.NoError(t, err)
 	var subjects []string
 	for i := 1; i <= 300; i++ {

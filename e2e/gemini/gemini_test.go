@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/e2e/gemini"
 	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
@@ -28,7 +28,7 @@ func call(name string, args map[string]any) modelapi.ToolUse {
 }
 
 // tasks returns "#id status subject" for each task the daemon holds.
-func tasks(ts []client.Task) []string {
+func tasks(ts []tasksessiond.Task) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = fmt.Sprintf("#%d %s %s", t.Taskid, t.Status, t.Subject)

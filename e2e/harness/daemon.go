@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Daemon is a tasksessiond daemon on a temp socket and database. NewDaemon
@@ -148,7 +149,7 @@ func (d *Daemon) Client(tb testing.TB) *client.Client {
 // Resume returns a session as the daemon holds it (its tasks, and for a
 // compacted lineage the injected messages), following compaction to the
 // newest session.
-func (d *Daemon) Resume(tb testing.TB, sessionID string) client.Resumed {
+func (d *Daemon) Resume(tb testing.TB, sessionID string) wire.Resumed {
 	tb.Helper()
 	c := d.Client(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -170,7 +171,7 @@ func (d *Daemon) AutostartLog() string { return filepath.Join(d.Dir, "tasksessio
 
 // Status asks whatever daemon answers on the socket (the harness's, or one
 // a bridge or hook started) for its status.
-func (d *Daemon) Status(tb testing.TB) client.Status {
+func (d *Daemon) Status(tb testing.TB) wire.DaemonStatus {
 	tb.Helper()
 	c := d.Client(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -247,7 +248,7 @@ func (d *Daemon) CreateTasks(tb testing.TB, id string, n, descLen int, format st
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := c.Head(ctx, id); err != nil {
-		if _, err := c.CreateSession(ctx, client.CreateSession{SessionID: id, Title: "e2e"}); err != nil {
+		if _, err := c.CreateSession(ctx, wire.CreateSession{SessionID: id, Title: "e2e"}); err != nil {
 			tb.Fatalf("harness: create session %s: %v", id, err)
 		}
 	}
