@@ -150,7 +150,8 @@ func readRequest(dec *jsontext.Decoder, in []byte, decoders func(string) ParamsD
 		return r, nil, err
 	}
 	var (
-		names      []string // as given, to find one given twice in another case
+		seen       [8]string
+		names      = seen[:0] // as given, to find one given twice in another case
 		twice      string
 		typeErr    string
 		params     []byte // read, not decoded: the method came after them
@@ -173,7 +174,7 @@ func readRequest(dec *jsontext.Decoder, in []byte, decoders func(string) ParamsD
 		names = append(names, name)
 		switch m := member(envelope[:], name); m {
 		case memberJSONRPC, memberMethod:
-			var s *string = &r.JSONRPC
+			s := &r.JSONRPC
 			if m == memberMethod {
 				s = &r.Method
 			}

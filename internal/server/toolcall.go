@@ -43,7 +43,8 @@ func toolCallParams(dec *jsontext.Decoder, in []byte) (any, error) {
 		return nil, err
 	}
 	var (
-		names []string
+		seen  [8]string
+		names = seen[:0] // as given, to find one given twice in another case
 		twice string
 		wrong bool // a member wire.ToolCall does not take
 	)
