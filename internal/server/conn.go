@@ -174,7 +174,7 @@ func (c *conn) readEnded(err error) {
 }
 
 func (c *conn) handleLine(line []byte) {
-	reqs, errs, batch, perr := jsonrpc.ParseWith(line, c.srv.paramsDecoder)
+	reqs, errs, batch, perr := jsonrpc.Parse(line, c.srv.paramsDecoder)
 	if perr != nil {
 		c.send(jsonrpc.ErrorResponse(nil, perr))
 		return
@@ -350,6 +350,9 @@ func (c *conn) call(req *jsonrpc.Request) (result any, err error) {
 	h, ok := c.srv.handlers[req.Method]
 	if !ok {
 		return nil, jsonrpc.Errorf(wire.CodeMethodNotFound, "unknown method %q; the methods are %s", clip(req.Method, 64), strings.Join(c.srv.Methods(), ", "))
+	}
+	if req.ParamsErr != nil {
+		return nil, req.ParamsErr
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
@@ -20,8 +22,7 @@ import (
 type handler func(ctx context.Context, c *conn, req *jsonrpc.Request) (any, error)
 
 // method is a served method: its handler, and the decoder that reads its
-// params in the same pass as the rest of the request line (nil: the
-// handler decodes them).
+// params into their type in the pass over the request line.
 type method struct {
 	h      handler
 	params jsonrpc.ParamsDecoder
@@ -62,8 +63,8 @@ func (s *Server) methods() map[string]method {
 			return snap, err
 		}),
 		wire.MethodSessionsCompact:  with(s.mgr.Compact),
-		wire.MethodSessionsWatch:    plain(s.sessionsWatch),
-		wire.MethodSessionsWatchAll: plain(s.sessionsWatchAll),
+		wire.MethodSessionsWatch:    withConn(s.watch),
+		wire.MethodSessionsWatchAll: withConn(s.watchAll),
 		wire.MethodDaemonStatus:     with(s.daemonStatus),
 	}
 	out := make(map[string]method, len(named))
@@ -73,36 +74,77 @@ func (s *Server) methods() map[string]method {
 	return out
 }
 
-// with makes a method of fn: the params are read strictly into P, in the
-// parse's pass (strictParams) or else by decode, and passed on.
+// with makes a method of fn: its params, read into P by the parse
+// (structParams), passed on.
 func with[P, R any](fn func(context.Context, P) (R, error)) func(name string) method {
+	return withConn(func(ctx context.Context, _ *conn, p P) (any, error) { return fn(ctx, p) })
+}
+
+// withConn is with, for a method that needs its connection.
+func withConn[P any](fn func(context.Context, *conn, P) (any, error)) func(name string) method {
 	return func(name string) method {
-		return method{params: strictParams[P], h: func(ctx context.Context, _ *conn, req *jsonrpc.Request) (any, error) {
-			p, ok := req.Value.(P)
-			if !ok {
-				if err := decode(name, req.Params, &p); err != nil {
-					return nil, err
-				}
-			}
-			return fn(ctx, p)
+		return method{params: structParams[P](name), h: func(ctx context.Context, c *conn, req *jsonrpc.Request) (any, error) {
+			p, _ := req.Params.(P) // none sent: the zero P
+			return fn(ctx, c, p)
 		}}
 	}
 }
 
-// plain makes a method of a handler that decodes its own params.
-func plain(h func(name string) handler) func(name string) method {
-	return func(name string) method { return method{h: h(name)} }
+// paramsOptions read params as encoding/json reads them into a struct
+// (names matched without regard to case, but for '_' and '-'), strictly:
+// a member no field takes is an error, so that a misspelt "session_id" is
+// reported instead of ignored; and, as the decoder's defaults have it,
+// a name given twice (in any case: two names one field takes), bytes
+// that are not UTF-8 and lone surrogate escapes are refused.
+var paramsOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false),
+	jsonv2.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
+
+// structParams reads params into P (strictly, with paramsOptions): the
+// value, checked by the line's decoder, then decoded from its bytes.
+func structParams[P any](method string) jsonrpc.ParamsDecoder {
+	return func(dec *jsontext.Decoder, _ []byte) (any, error) {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		var p P
+		opts := paramsOptions
+		if allow, _ := jsonv2.GetOption(dec.Options(), jsontext.AllowDuplicateNames); allow {
+			// The line is read again letting names twice through (one
+			// was given twice inside a member's value, as metadata may
+			// be): the params' own names are still held to once.
+			opts = jsonv2.JoinOptions(opts, jsontext.AllowDuplicateNames(true))
+			if name, twice := twiceAtTop(raw); twice {
+				return nil, givenTwice(name)
+			}
+		}
+		if err := jsonv2.Unmarshal(raw, &p, opts); err != nil {
+			return nil, paramsError(method, raw, new(P), err)
+		}
+		return p, nil
+	}
 }
 
-// strictParams reads params into P as decode would accept them: every
-// member known (by its exact name: one spelt otherwise is left to decode,
-// which matches names as encoding/json does).
-func strictParams[P any](dec *jsontext.Decoder, _ []byte) (any, error) {
-	var p P
-	if err := jsonv2.UnmarshalDecode(dec, &p, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return nil, err
+// paramsError is the answer to params raw that do not decode into v, a
+// pointer to their type: a name given twice (in another case: the line's
+// decoder found any other), or what is wrong in encoding/json's words, as
+// clients have always read them.
+func paramsError(method string, raw []byte, v any, err error) *jsonrpc.Error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && se.Err == jsontext.ErrDuplicateName {
+		return givenTwice(se.JSONPointer.LastToken())
 	}
-	return p, nil
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if v1err := dec.Decode(v); v1err != nil {
+		err = v1err
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for %s: %s", method, msg)
+}
+
+func givenTwice(name string) *jsonrpc.Error {
+	return jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params: %q is given twice; give each member once", name)
 }
 
 // Methods lists the served method names, sorted.
@@ -113,22 +155,6 @@ func (s *Server) Methods() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// decode unmarshals params strictly: an unknown field is an error, so that
-// a misspelt "session_id" is reported instead of ignored.
-func decode(method string, params json.RawMessage, v any) error {
-	params = bytes.TrimSpace(params)
-	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
-		params = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for %s: %s", method, msg)
-	}
-	return nil
 }
 
 func (s *Server) toolsList(_ context.Context, p wire.ToolsList) (wire.ToolsListResult, error) {
@@ -150,18 +176,12 @@ func (s *Server) toolsList(_ context.Context, p wire.ToolsList) (wire.ToolsListR
 	return out, nil
 }
 
-// toolsCallMethod is tools/call: its params, and a tool's arguments when
-// the name comes before them, are read in the parse's pass (toolCallParams).
-func (s *Server) toolsCallMethod(name string) method {
+// toolsCallMethod is tools/call: its params, and a tool's arguments, are
+// read by the parse (toolCallParams).
+func (s *Server) toolsCallMethod(string) method {
 	return method{params: toolCallParams, h: func(ctx context.Context, _ *conn, req *jsonrpc.Request) (any, error) {
-		if v, ok := req.Value.(toolCall); ok {
-			return s.toolsCall(ctx, v.ToolCall, v.args)
-		}
-		var p wire.ToolCall
-		if err := decode(name, req.Params, &p); err != nil {
-			return nil, err
-		}
-		return s.toolsCall(ctx, p, nil)
+		v, _ := req.Params.(toolCall)
+		return s.toolsCall(ctx, v.ToolCall, v.args)
 	}}
 }
 
@@ -191,4 +211,32 @@ func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.DaemonStatu
 		WAL: st.WAL, Fleet: st.Fleet, Problem: st.Problem}
 	out.Sessions.Loaded, out.Sessions.Total = st.Loaded, st.Total
 	return out, nil
+}
+
+// twiceAtTop reports a name the object raw gives twice at its top level,
+// in any case (as encoding/json would read both into one field). It is
+// for the line read again letting names twice through, only.
+func twiceAtTop(raw []byte) (string, bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", false
+	}
+	var names []string
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return "", false
+		}
+		name := tok.String()
+		for _, n := range names {
+			if strings.EqualFold(n, name) {
+				return name, true
+			}
+		}
+		names = append(names, name)
+		if dec.SkipValue() != nil {
+			return "", false
+		}
+	}
+	return "", false
 }

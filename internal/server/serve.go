@@ -121,7 +121,7 @@ func New(mgr *session.Manager, cfg Config) *Server {
 	return s
 }
 
-// paramsDecoder is the decoder of a method's params, for jsonrpc.ParseWith.
+// paramsDecoder is the decoder of a method's params, for jsonrpc.Parse.
 func (s *Server) paramsDecoder(method string) jsonrpc.ParamsDecoder { return s.params[method] }
 
 // Listen opens the socket; see listen for the care it takes.

@@ -75,17 +75,7 @@ func (w *watcher) run(done <-chan struct{}) {
 	}
 }
 
-// sessionsWatch needs its connection, so it decodes its params itself.
-func (s *Server) sessionsWatch(method string) handler {
-	return func(ctx context.Context, c *conn, req *jsonrpc.Request) (any, error) {
-		var p wire.SessionRef
-		if err := decode(method, req.Params, &p); err != nil {
-			return nil, err
-		}
-		return s.watch(ctx, c, p)
-	}
-}
-
+// watch is sessions/watch, which needs its connection.
 func (s *Server) watch(ctx context.Context, c *conn, p wire.SessionRef) (any, error) {
 	if err := c.canWatch(p.SessionID); err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/tasksessiond/tasksessiond"
-	"github.com/tasksessiond/tasksessiond/internal/jsontext"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -49,7 +48,7 @@ func (m *Manager) Create(ctx context.Context, p wire.CreateSession) (tasksession
 	if meta[0] != '{' {
 		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "metadata must be a JSON object")
 	}
-	if d := jsontext.Depth(meta); d > maxMetadataDepth {
+	if d := tools.Depth(meta); d > maxMetadataDepth {
 		// SQLite's JSON functions stop at 1,000 levels; the shell's
 		// json_extract must work on every row.
 		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)

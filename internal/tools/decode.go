@@ -2,17 +2,21 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tasksessiond/tasksessiond"
-	"github.com/tasksessiond/tasksessiond/internal/jsontext"
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 )
 
 // ErrUnknownTool is returned by Decode for a name that is not a Task tool.
@@ -78,8 +82,9 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 			}
 			// The outer line was checked as text; the JSON inside the
 			// string was not: a lone surrogate escape there would
-			// become U+FFFD.
-			if json.Valid(inner) && jsontext.Check(inner) == nil {
+			// become U+FFFD. (A name given twice is kept, to be logged
+			// as it came with the error that names it.)
+			if jsontext.Value(inner).IsValid(jsontext.AllowDuplicateNames(true)) {
 				raw = inner
 			}
 		}
@@ -102,53 +107,135 @@ func Decode(name string, raw json.RawMessage) (Call, error) {
 
 // DecodeLogged is Decode for a call already in a log (replay): it holds a
 // description to the highest limit any version had, so that a call
-// accepted then is applied now, and no later taskid shifts.
+// accepted then is applied now, and no later taskid shifts; and it reads
+// text the first version took as encoding/json read it (bytes that are
+// not UTF-8 and lone surrogate escapes as U+FFFD).
 func DecodeLogged(name string, raw json.RawMessage) (Call, error) {
-	return decode(name, raw, MaxLoggedDescriptionRunes)
+	return decode(name, raw, MaxLoggedDescriptionRunes, jsontext.AllowInvalidUTF8(true))
 }
 
-func decode(name string, raw json.RawMessage, maxDesc int) (Call, error) {
+func decode(name string, raw json.RawMessage, maxDesc int, opts ...jsontext.Options) (Call, error) {
 	def, ok := Lookup(name)
 	if !ok {
-		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
+		return Call{}, unknownTool(name)
 	}
 	fail := func(format string, a ...any) (Call, error) {
 		return Call{}, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
 	}
-
-	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
-		raw = Canonical(raw) // unwrap a string holding the object, or null
+	raw = bytes.TrimSpace(raw)
+	inString := false
+	switch {
+	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+		raw = json.RawMessage("{}")
+	case raw[0] == '"':
+		// A string holding the object, as OpenAI-style hosts send it.
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return fail("arguments must be a JSON object, got %s", jsonKind(raw))
+		}
+		if raw, inString = bytes.TrimSpace([]byte(s)), true; len(raw) == 0 {
+			raw = json.RawMessage("{}")
+		}
+		opts = nil // the text inside is held to JSON's rules, whenever it came
 	}
-	if raw[0] == '"' {
-		var inner string
-		if json.Unmarshal(raw, &inner) == nil && json.Valid([]byte(inner)) {
-			if err := jsontext.Check([]byte(inner)); err != nil {
-				return fail("arguments: %v", err)
-			}
+	if inString && raw[0] == '"' {
+		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
+	}
+	call, argErr, err := readArgs(def, raw, maxDesc, opts...)
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		// One given twice inside an argument's value: read again, so
+		// that the argument is judged (the object's own names given
+		// twice are readCall's to find).
+		call, argErr, err = readArgs(def, raw, maxDesc, append(opts, jsontext.AllowDuplicateNames(true))...)
+	}
+	switch {
+	case err == nil:
+		return call, argErr
+	case inString:
+		if msg, ok := jsonrpc.TextError(raw, err); ok {
+			return fail("arguments: %s", msg)
+		}
+		if raw[0] != '{' && jsontext.Value(raw).IsValid() {
+			return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 		}
 		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
 	}
-	var args map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
-		return fail("arguments must be a JSON object, got %s", jsonKind(raw))
+	if msg, ok := jsonrpc.TextError(raw, err); ok {
+		return fail("arguments: %s", msg)
 	}
-	if k, ok := jsontext.DuplicateKey(raw, len(args)); ok {
-		// Readers disagree on which of two values counts (Go takes the
-		// last, SQLite's json_extract the first): neither is guessed.
-		return fail("argument %q is given twice; give each argument once", k)
-	}
-	return decodeMembers(def, args, maxDesc)
+	return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 }
 
-// DecodeMembers is Decode for arguments already read member by member:
-// each argument's name and its JSON value, the object being valid JSON
-// with no name twice (the server's single pass over a request line).
-func DecodeMembers(name string, args map[string]json.RawMessage) (Call, error) {
+// readArgs reads raw, one value, into the call.
+func readArgs(def Def, raw []byte, maxDesc int, opts ...jsontext.Options) (call Call, argErr, err error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), opts...)
+	if call, argErr, err = readCall(def, dec, raw, maxDesc); err != nil {
+		return call, argErr, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return call, argErr, cmp.Or(err, errors.New("more than one value"))
+	}
+	return call, argErr, nil
+}
+
+func unknownTool(name string) error {
+	return fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
+}
+
+// ReadCall reads a call's arguments — the object dec stands at, whole —
+// member by member, into the named tool's call: the server's one pass
+// over a request line. in is dec's whole input. argErr is what is wrong
+// with the call (ErrUnknownTool or an *ArgError); err is the decoder's.
+func ReadCall(name string, dec *jsontext.Decoder, in []byte) (call Call, argErr, err error) {
 	def, ok := Lookup(name)
 	if !ok {
-		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
+		return Call{}, unknownTool(name), dec.SkipValue()
 	}
-	return decodeMembers(def, args, MaxDescriptionRunes)
+	return readCall(def, dec, in, MaxDescriptionRunes)
+}
+
+// readCall reads the object dec stands at, to the end of its input when it
+// is all of it (Decode's), into the call. Each argument's value is kept as
+// the bytes it came in, and decoded by its own rule.
+func readCall(def Def, dec *jsontext.Decoder, in []byte, maxDesc int) (call Call, argErr, err error) {
+	if dec.PeekKind() != '{' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return Call{}, nil, err
+		}
+		return Call{}, &ArgError{Tool: def.Name, Msg: "arguments must be a JSON object, got " + jsonKind(json.RawMessage(v))}, nil
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return Call{}, nil, err
+	}
+	args := make(map[string]json.RawMessage, 4)
+	twice := ""
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return Call{}, nil, err
+		}
+		name := tok.String() // a token is void after the next read
+		v, err := dec.ReadValue()
+		if err != nil {
+			return Call{}, nil, err
+		}
+		end := dec.InputOffset()
+		if _, ok := args[name]; ok && twice == "" {
+			twice = name
+		}
+		args[name] = json.RawMessage(in[end-int64(len(v)) : end])
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return Call{}, nil, err
+	}
+	if twice != "" {
+		// Readers disagree on which of two values counts (Go takes the
+		// last, SQLite's json_extract the first): neither is guessed.
+		return Call{}, &ArgError{Tool: def.Name, Msg: fmt.Sprintf("argument %q is given twice; give each argument once", twice)}, nil
+	}
+	call, argErr = decodeMembers(def, args, maxDesc)
+	return call, argErr, nil
 }
 
 func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call, error) {
@@ -374,4 +461,26 @@ func jsonKind(v json.RawMessage) string {
 type Decoded struct {
 	Call Call
 	Err  error
+}
+
+// Depth is the deepest nesting of objects and arrays in the JSON text b
+// (session metadata is held to a depth SQLite's JSON functions can read;
+// the decoder bounds nesting only at 10,000 levels).
+func Depth(b []byte) int {
+	d, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
 }

@@ -133,3 +133,9 @@ func TestCanonical(t *testing.T) {
 		assert.Equal(t, want, string(tools.Canonical(json.RawMessage(in))), "Canonical(%s)", in)
 	}
 }
+
+func TestDepth(t *testing.T) {
+	assert.Equal(t, 0, tools.Depth([]byte(`"[[["`)))
+	assert.Equal(t, 1, tools.Depth([]byte(`{"a":"[[[\"{"}`)))
+	assert.Equal(t, 1001, tools.Depth([]byte(strings.Repeat("[", 1001)+strings.Repeat("]", 1001))))
+}
