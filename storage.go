@@ -43,11 +43,12 @@ type Source interface {
 	EachCall(ctx context.Context, sessionID string, fn func(*Call) error) error
 }
 
-// ListFilter selects sessions for ListSessions.
+// ListFilter selects sessions for ListSessions; it is also the params of
+// sessions/list.
 type ListFilter struct {
-	Status string // "" for any
-	Limit  int
-	Cursor string // from a previous page's next cursor
+	Status string `json:"status,omitempty"` // SessionActive or SessionCompacted; "" for both
+	Limit  int    `json:"limit,omitempty"`  // 1..1000; default 50
+	Cursor string `json:"cursor,omitempty"` // a previous page's next cursor, as it came
 }
 
 // WAL is SQLite's write-ahead log as the daemon's last checkpoint found it.

@@ -94,7 +94,7 @@ func (c *Client) Head(ctx context.Context, id string) (tasksessiond.Session, err
 
 // ListSessions returns a page of sessions, newest first, and the cursor of
 // the next page ("" at the end).
-func (c *Client) ListSessions(ctx context.Context, p wire.ListSessions) ([]tasksessiond.Session, string, error) {
+func (c *Client) ListSessions(ctx context.Context, p tasksessiond.ListFilter) ([]tasksessiond.Session, string, error) {
 	var out wire.ListSessionsResult
 	err := c.Call(ctx, wire.MethodSessionsList, p, &out)
 	return out.Sessions, out.NextCursor, err

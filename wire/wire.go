@@ -41,7 +41,7 @@ var Methods = []struct {
 	{MethodSessionsCreate, CreateSession{}, SessionResult{}},
 	{MethodSessionsResume, SessionText{}, Resumed{}},
 	{MethodSessionsGet, SessionRef{}, SessionResult{}},
-	{MethodSessionsList, ListSessions{}, ListSessionsResult{}},
+	{MethodSessionsList, tasksessiond.ListFilter{}, ListSessionsResult{}},
 	{MethodSessionsReplay, ReplaySession{}, Resumed{}},
 	{MethodSessionsSnapshot, SessionText{}, Snapshot{}},
 	{MethodSessionsCompact, Compact{}, Compacted{}},
@@ -262,13 +262,6 @@ type SessionText struct {
 // SessionResult is the result of sessions/create and sessions/get.
 type SessionResult struct {
 	Session tasksessiond.Session `json:"session"`
-}
-
-// ListSessions is the params of sessions/list.
-type ListSessions struct {
-	Status string `json:"status,omitempty"` // active or compacted; "" for both
-	Limit  int    `json:"limit,omitempty"`  // 1..1000; default 50
-	Cursor string `json:"cursor,omitempty"` // a NextCursor, as it came
 }
 
 // ListSessionsResult is the result of sessions/list, newest first.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -242,7 +243,7 @@ func TestAutostart(t *testing.T) {
 	st, err := dc.Status(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, dbPath, st.Database, "the started daemon serves the configured database")
-	sessions, _, err := dc.ListSessions(ctx, wire.ListSessions{})
+	sessions, _, err := dc.ListSessions(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)
 	assert.Len(t, sessions, 4, "every racer reached the one daemon: %q", outs)
 	// A daemon that lost the race for the database's lock exits on its

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
-	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Row is a lineage of sessions folded into one row of the page's list: its
@@ -256,7 +255,7 @@ func listAll(ctx context.Context, c *client.Client) (map[string]tasksessiond.Ses
 	all := map[string]tasksessiond.Session{}
 	cursor := ""
 	for {
-		page, next, err := c.ListSessions(ctx, wire.ListSessions{Limit: listPage, Cursor: cursor})
+		page, next, err := c.ListSessions(ctx, tasksessiond.ListFilter{Limit: listPage, Cursor: cursor})
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}
@@ -294,7 +293,7 @@ func (h *hub) pollNew(ctx context.Context, c *client.Client) error {
 	var got []tasksessiond.Session
 	cursor := ""
 	for {
-		page, next, err := c.ListSessions(ctx, wire.ListSessions{Limit: 20, Cursor: cursor})
+		page, next, err := c.ListSessions(ctx, tasksessiond.ListFilter{Limit: 20, Cursor: cursor})
 		if err != nil {
 			return fmt.Errorf("list sessions: %w", err)
 		}

@@ -232,7 +232,7 @@ var sessionsCmd = &Command{
 		status := fs.String("status", "", "only sessions with this status: active or compacted")
 		limit := fs.Int("limit", 50, "at most this many sessions")
 		return func(ctx context.Context, e *Env, c *client.Client, _ []string) error {
-			list, _, err := c.ListSessions(ctx, wire.ListSessions{Status: *status, Limit: *limit})
+			list, _, err := c.ListSessions(ctx, tasksessiond.ListFilter{Status: *status, Limit: *limit})
 			if err != nil {
 				return err
 			}

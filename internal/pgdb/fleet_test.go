@@ -141,7 +141,7 @@ func script(t *testing.T, c *client.Client) []string {
 	var ids []string
 	cursor := ""
 	for {
-		page, next, err := c.ListSessions(ctx, wire.ListSessions{Limit: 2, Cursor: cursor})
+		page, next, err := c.ListSessions(ctx, tasksessiond.ListFilter{Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		for _, s := range page {
 			ids = append(ids, s.ID+":"+s.Status)

@@ -157,7 +157,7 @@ func BenchmarkFleetReads(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/list%d", backend, limit), func(b *testing.B) {
 				rb := readBenchOn(b, backend)
 				for b.Loop() {
-					list, _, err := rb.m.List(ctx, wire.ListSessions{Limit: limit})
+					list, _, err := rb.m.List(ctx, tasksessiond.ListFilter{Limit: limit})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/compact"
 	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
@@ -192,7 +193,7 @@ func (s *Server) toolsCall(ctx context.Context, p wire.ToolCall, args *tools.Dec
 	return s.mgr.CallDecoded(ctx, p, args)
 }
 
-func (s *Server) sessionsList(ctx context.Context, p wire.ListSessions) (wire.ListSessionsResult, error) {
+func (s *Server) sessionsList(ctx context.Context, p tasksessiond.ListFilter) (wire.ListSessionsResult, error) {
 	list, next, err := s.mgr.List(ctx, p)
 	if err != nil {
 		return wire.ListSessionsResult{}, err

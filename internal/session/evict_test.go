@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
-	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func loaded(t *testing.T, m *session.Manager) int {
@@ -88,7 +88,7 @@ func TestStartLoadsNothing(t *testing.T) {
 	info, err := m.Get(ctx, ids[3])
 	require.NoError(t, err)
 	assert.Equal(t, 10, info.Counts.Total, "counted through the tasks view")
-	list, _, err := m.List(ctx, wire.ListSessions{})
+	list, _, err := m.List(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)
 	assert.Len(t, list, 20)
 	assert.Equal(t, 0, loaded(t, m))

@@ -309,7 +309,7 @@ func TestListCounts(t *testing.T) {
 	call(t, m, a, tools.TaskCreate, `{"subject":"x"}`)
 	call(t, m, a, tools.TaskCreate, `{"subject":"y"}`)
 	call(t, m, a, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`)
-	list, _, err := m.List(ctx, wire.ListSessions{})
+	list, _, err := m.List(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)
 	got := map[string]tasksessiond.Counts{}
 	for _, s := range list {
@@ -324,7 +324,7 @@ func TestBadCursorIsInvalidParams(t *testing.T) {
 	// mistake (invalid params), not storage being unavailable.
 	m := session.NewManager(testutil.MustOpenDB(t), nil)
 	for _, cursor := range []string{"abc", "1.5", "--"} {
-		_, _, err := m.List(ctx, wire.ListSessions{Cursor: cursor})
+		_, _, err := m.List(ctx, tasksessiond.ListFilter{Cursor: cursor})
 		require.Error(t, err)
 		assert.Equal(t, tasksessiond.KindInvalid, tasksessiond.KindOf(err), cursor)
 		assert.Contains(t, err.Error(), "is not one that sessions/list returned")

@@ -92,7 +92,7 @@ func (m *Manager) Get(ctx context.Context, id string) (tasksessiond.Session, err
 }
 
 // List returns sessions, newest first.
-func (m *Manager) List(ctx context.Context, p wire.ListSessions) ([]tasksessiond.Session, string, error) {
+func (m *Manager) List(ctx context.Context, p tasksessiond.ListFilter) ([]tasksessiond.Session, string, error) {
 	switch p.Status {
 	case "", tasksessiond.SessionActive, tasksessiond.SessionCompacted:
 	default:
@@ -101,7 +101,7 @@ func (m *Manager) List(ctx context.Context, p wire.ListSessions) ([]tasksessiond
 	if p.Limit < 0 || p.Limit > 1000 {
 		return nil, "", tasksessiond.Errorf(tasksessiond.KindInvalid, "limit must be between 1 and 1000, got %d", p.Limit)
 	}
-	recs, next, err := m.db.ListSessions(ctx, tasksessiond.ListFilter{Status: p.Status, Limit: p.Limit, Cursor: p.Cursor})
+	recs, next, err := m.db.ListSessions(ctx, p)
 	if errors.Is(err, tasksessiond.ErrBadCursor) {
 		return nil, "", tasksessiond.Errorf(tasksessiond.KindInvalid, "cursor %q is not one that sessions/list returned: pass a nextCursor as it came, or none for the first page", p.Cursor)
 	}
