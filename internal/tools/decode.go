@@ -32,13 +32,13 @@ type ArgError struct {
 
 func (e *ArgError) Error() string { return e.Tool + ": " + e.Msg }
 
-// Call is a decoded, validated tool call.
+// Call is a decoded, validated tool call: the tool's name and, for a
+// write, the change it makes (a TaskGet has only its Taskid). A TaskCreate
+// sets Subject and Description (empty when not given); a TaskUpdate sets
+// Taskid and what it changes.
 type Call struct {
-	Name        string
-	Subject     *string // TaskCreate, TaskUpdate
-	Description *string // TaskCreate, TaskUpdate
-	Taskid      int     // TaskGet, TaskUpdate
-	Status      *tasksessiond.Status
+	Name string
+	tasksessiond.Change
 }
 
 // Writes reports whether the call changes the store.
@@ -52,15 +52,6 @@ func (c Call) Append(row tasksessiond.Call, t *tasksessiond.Task) tasksessiond.A
 		a.SetSubject, a.SetDescription = c.Subject != nil, c.Description != nil
 	}
 	return a
-}
-
-// Change is the change a TaskUpdate makes.
-func (c Call) Change() tasksessiond.Change {
-	ch := tasksessiond.Change{Taskid: c.Taskid, Subject: c.Subject, Description: c.Description}
-	if c.Status != nil {
-		ch.Status = *c.Status
-	}
-	return ch
 }
 
 // Canonical returns the arguments as they are logged: a compact JSON object.
@@ -289,7 +280,7 @@ func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call,
 			if err != nil {
 				return fail("%v", err)
 			}
-			c.Status = &st
+			c.Status = st
 		}
 		if v, ok := args["subject"]; ok {
 			if c.Subject, err = decodeSubject(v); err != nil {
@@ -299,7 +290,7 @@ func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call,
 		if c.Description, err = decodeDescription(args["description"], maxDesc); err != nil {
 			return fail("%v", err)
 		}
-		if c.Change().Empty() {
+		if c.Change.Empty() {
 			return fail("nothing to change: give at least one of status, subject or description together with taskid, e.g. {\"taskid\": %d, \"status\": \"completed\"}", c.Taskid)
 		}
 	}

@@ -19,10 +19,10 @@ func TestDecodeIgnoresHostArguments(t *testing.T) {
 		tool, args string
 		want       tools.Call
 	}{
-		{tools.TaskCreate, `{"subject":"a","wait_for_previous":true}`, tools.Call{Name: tools.TaskCreate, Subject: ptr("a"), Description: ptr("")}},
+		{tools.TaskCreate, `{"subject":"a","wait_for_previous":true}`, tools.Call{Name: tools.TaskCreate, Change: tasksessiond.Change{Subject: ptr("a"), Description: ptr("")}}},
 		{tools.TaskList, `{"wait_for_previous":false}`, tools.Call{Name: tools.TaskList}},
-		{tools.TaskGet, `{"taskid":"#2","wait_for_previous":true}`, tools.Call{Name: tools.TaskGet, Taskid: 2}},
-		{tools.TaskUpdate, `{"wait_for_previous":true,"taskid":"2","status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Taskid: 2, Status: ptr(tasksessiond.InProgress)}},
+		{tools.TaskGet, `{"taskid":"#2","wait_for_previous":true}`, tools.Call{Name: tools.TaskGet, Change: tasksessiond.Change{Taskid: 2}}},
+		{tools.TaskUpdate, `{"wait_for_previous":true,"taskid":"2","status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Change: tasksessiond.Change{Taskid: 2, Status: tasksessiond.InProgress}}},
 	} {
 		got, err := tools.Decode(tc.tool, json.RawMessage(tc.args))
 		require.NoError(t, err, tc.args)

@@ -46,7 +46,7 @@ func Apply(st *store.Store, c Call) (tasksessiond.Task, error) {
 	case TaskCreate:
 		return st.Create(*c.Subject, *c.Description), nil
 	case TaskUpdate:
-		return st.Update(c.Change())
+		return st.Update(c.Change)
 	}
 	return tasksessiond.Task{}, fmt.Errorf("%s is not a write", c.Name)
 }
