@@ -120,9 +120,9 @@ func (t *Term) Keys(keys ...string) {
 func (t *Term) Submit(line string) {
 	t.tb.Helper()
 	t.Type(line)
-	// A pause between the text and Enter: a TUI that reads a fast paste
-	// as one chunk may take the Enter as part of it.
-	time.Sleep(150 * time.Millisecond)
+	// Enter once the TUI shows the text: one that reads a fast paste as a
+	// chunk takes an Enter sent with it as part of the paste.
+	t.WaitForText(10*time.Second, line)
 	t.Keys("Enter")
 }
 
