@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/sqlscan"
 )
 
 // changeColumns are a row's change as SQLite holds it: NULL for a read
@@ -37,36 +38,19 @@ func (c changeColumns) change() *tasksessiond.Change {
 	return ch
 }
 
-// callRow is a tool_calls row as SQLite holds it (the callId NULL when
-// absent, the time as text); call turns it into the domain's Call.
-type callRow struct {
-	SessionID string         `db:"session_id"`
-	Seq       int64          `db:"seq"`
-	CallID    sql.NullString `db:"call_id"`
-	Name      string         `db:"name"`
-	Arguments string         `db:"arguments"`
-	IsError   bool           `db:"is_error"`
-	Result    string         `db:"result"`
-	Forced    bool           `db:"forced"`
-	CreatedAt string         `db:"created_at"`
-	changeColumns
-}
-
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
 
 // readCallColumns are callColumns and the change.
 const readCallColumns = callColumns + `, taskid, status, subject, description`
 
-func (r callRow) call() (tasksessiond.Call, error) {
-	at, err := parseTime("created_at", r.CreatedAt)
-	if err != nil {
-		return tasksessiond.Call{}, fmt.Errorf("call %s/%d: %w", r.SessionID, r.Seq, err)
-	}
-	return tasksessiond.Call{
-		SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
-		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
-		Forced: r.Forced, CreatedAt: at, Change: r.change(),
-	}, nil
+// scanCall reads the columns of readCallColumns into a Call.
+func scanCall(sc sqlscan.Row) (tasksessiond.Call, error) {
+	var c tasksessiond.Call
+	var ch changeColumns
+	err := sc.Scan(&c.SessionID, &c.Seq, (*sqlscan.NullText)(&c.CallID), &c.Name, (*sqlscan.JSON)(&c.Arguments), &c.IsError,
+		(*sqlscan.JSON)(&c.Result), &c.Forced, (*textTime)(&c.CreatedAt), &ch.Taskid, &ch.Status, &ch.Subject, &ch.Description)
+	c.Change = ch.change()
+	return c, err
 }
 
 // The statements of the hot path, prepared once on the writer connection,
@@ -159,31 +143,35 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*tasksessiond.C
 
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, error) {
-	var rows []callRow
-	if err := d.q.SelectContext(ctx, &rows, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID); err != nil {
+	rows, err := d.q.QueryContext(ctx, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? ORDER BY seq`, sessionID)
+	if err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
-	out := make([]tasksessiond.Call, len(rows))
-	for i, r := range rows {
-		var err error
-		if out[i], err = r.call(); err != nil {
-			return nil, err
+	defer rows.Close()
+	out := []tasksessiond.Call{}
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	return out, nil
 }
 
 // CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (tasksessiond.Call, error) {
-	var r callRow
-	err := d.q.GetContext(ctx, &r, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)
+	c, err := scanCall(d.q.QueryRowContext(ctx, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
 	}
-	return r.call()
+	return c, nil
 }
 
 // FindCall looks a callId up in the logs of sessions (a lineage's

@@ -368,16 +368,6 @@ const timeFormat = "2006-01-02T15:04:05.000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
-// parseTime reads a time the daemon wrote; what reads otherwise was
-// written by someone else (the sqlite3 shell, say), and is reported.
-func parseTime(column, s string) (time.Time, error) {
-	t, err := time.Parse(timeFormat, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s %q is not a time in the form %s: %w", column, s, timeFormat, err)
-	}
-	return t, nil
-}
-
 func isConstraint(err error, code int) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == code
@@ -430,6 +420,7 @@ type querier interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // ReadTx runs fn with a view of the database in which every read sees one

@@ -682,12 +682,12 @@ func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.GetSession(ctx, "s")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `created_at "yesterday" is not a time`)
+	assert.Regexp(t, `session s: .*"created_at": "yesterday" is not a time`, err.Error())
 	_, err = raw.Exec(`UPDATE tool_calls SET created_at = '3 pm' WHERE session_id = 's'`)
 	require.NoError(t, err)
 	_, err = d.CallBySeq(ctx, "s", 1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `call s/1: created_at "3 pm"`)
+	assert.Regexp(t, `call 1 of s: .*"created_at": "3 pm" is not a time`, err.Error())
 }
 
 func TestAppendRefusesASeqLoggedBefore(t *testing.T) {

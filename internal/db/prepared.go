@@ -74,6 +74,13 @@ func (p *preparedReads) QueryContext(ctx context.Context, query string, args ...
 	return p.pool.QueryContext(ctx, query, args...)
 }
 
+func (p *preparedReads) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if s := p.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return p.pool.QueryRowContext(ctx, query, args...)
+}
+
 // close closes the statements (before their pool).
 func (p *preparedReads) close() error {
 	p.mu.Lock()

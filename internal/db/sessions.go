@@ -12,21 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/sqlscan"
 )
-
-// sessionRow is a sessions row as SQLite holds it (ids NULL when absent,
-// times as text, metadata as a JSON string); session turns it into the
-// domain's Session.
-type sessionRow struct {
-	ID          string         `db:"id"`
-	Title       string         `db:"title"`
-	Metadata    string         `db:"metadata"`
-	Status      string         `db:"status"`
-	ParentID    sql.NullString `db:"parent_id"`
-	SuccessorID sql.NullString `db:"successor_id"`
-	CreatedAt   string         `db:"created_at"`
-	UpdatedAt   string         `db:"updated_at"`
-}
 
 // recordColumns are the sessions row's columns but updated_at, which is
 // read as lastActive: the later of the row's own (its creation, its seal)
@@ -39,19 +26,13 @@ const (
 		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
 )
 
-func (r sessionRow) session() (tasksessiond.Session, error) {
-	s := tasksessiond.Session{
-		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
-		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
-	}
-	var err error
-	if s.CreatedAt, err = parseTime("created_at", r.CreatedAt); err != nil {
-		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
-	}
-	if s.UpdatedAt, err = parseTime("updated_at", r.UpdatedAt); err != nil {
-		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", r.ID, err)
-	}
-	return s, nil
+// scanSession reads the columns of sessionColumns (or selectRecordColumns)
+// into a Session, after dest.
+func scanSession(sc sqlscan.Row, dest ...any) (tasksessiond.Session, error) {
+	var s tasksessiond.Session
+	err := sc.Scan(append(dest, &s.ID, &s.Title, (*sqlscan.JSON)(&s.Metadata), &s.Status, (*sqlscan.NullText)(&s.ParentID),
+		(*sqlscan.NullText)(&s.SuccessorID), (*textTime)(&s.CreatedAt), (*textTime)(&s.UpdatedAt))...)
+	return s, err
 }
 
 // CreateSession inserts s, stamping its times. tasksessiond.ErrExists if the id is taken.
@@ -152,23 +133,14 @@ func (d *DB) snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, e
 }
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {
-	r, err := d.getRow(ctx, id, columns)
-	if err != nil {
-		return tasksessiond.Session{}, err
-	}
-	return r.session()
-}
-
-func (d *DB) getRow(ctx context.Context, id, columns string) (sessionRow, error) {
-	var r sessionRow
-	err := d.q.GetContext(ctx, &r, `SELECT `+columns+` FROM sessions WHERE id = ?`, id)
+	s, err := scanSession(d.q.QueryRowContext(ctx, `SELECT `+columns+` FROM sessions WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
+		return s, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
-		return r, fmt.Errorf("get session %s: %w", id, err)
+		return s, fmt.Errorf("get session %s: %w", id, err)
 	}
-	return r, nil
+	return s, nil
 }
 
 // Head returns the newest session of id's lineage: id itself when it has
@@ -220,25 +192,27 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 	q += " ORDER BY sessions.rowid DESC LIMIT ?"
 	args = append(args, f.Limit+1)
 
-	var rows []struct {
-		RowID int64 `db:"rowid"`
-		sessionRow
-	}
-	if err := d.q.SelectContext(ctx, &rows, q, args...); err != nil {
+	rows, err := d.q.QueryContext(ctx, q, args...)
+	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
+	defer rows.Close()
+	out := []tasksessiond.Session{} // an empty page is [], not null
+	var rowid int64
 	next := ""
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		next = strconv.FormatInt(rows[len(rows)-1].RowID, 10)
-	}
-	out := make([]tasksessiond.Session, 0, len(rows))
-	for _, r := range rows {
-		s, err := r.session()
+	for rows.Next() {
+		if len(out) == f.Limit { // one more than the page: there is a next one
+			next = strconv.FormatInt(rowid, 10)
+			break
+		}
+		s, err := scanSession(rows, &rowid)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("list sessions: %w", err)
 		}
 		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
 	return out, next, nil
 }

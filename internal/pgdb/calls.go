@@ -11,28 +11,18 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/sqlscan"
 )
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
 
-// callRow is a tool_calls row as PostgreSQL holds it (NULL for an absent
-// callId); call turns it into the domain's Call.
-type callRow struct {
-	SessionID string         `db:"session_id"`
-	Seq       int64          `db:"seq"`
-	CallID    sql.NullString `db:"call_id"`
-	Name      string         `db:"name"`
-	Arguments string         `db:"arguments"`
-	IsError   bool           `db:"is_error"`
-	Result    string         `db:"result"`
-	Forced    bool           `db:"forced"`
-	CreatedAt time.Time      `db:"created_at"`
-}
-
-func (r callRow) call() tasksessiond.Call {
-	return tasksessiond.Call{SessionID: r.SessionID, Seq: r.Seq, CallID: r.CallID.String, Name: r.Name,
-		Arguments: json.RawMessage(r.Arguments), IsError: r.IsError, Result: json.RawMessage(r.Result),
-		Forced: r.Forced, CreatedAt: r.CreatedAt.UTC()}
+// scanCall reads the columns of callColumns into a Call.
+func scanCall(sc sqlscan.Row) (tasksessiond.Call, error) {
+	var c tasksessiond.Call
+	err := sc.Scan(&c.SessionID, &c.Seq, (*sqlscan.NullText)(&c.CallID), &c.Name, (*sqlscan.JSON)(&c.Arguments), &c.IsError,
+		(*sqlscan.JSON)(&c.Result), &c.Forced, &c.CreatedAt)
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, err
 }
 
 // insertFencedSQL logs one call if, and only if, this daemon holds the
@@ -129,28 +119,35 @@ func eachCall(ctx context.Context, q sqlx.QueryerContext, sessionID string, fn f
 
 // Calls returns a session's log in seq order.
 func (d *DB) Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, error) {
-	var rows []callRow
-	if err := d.x.SelectContext(ctx, &rows, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID); err != nil {
+	rows, err := d.x.QueryContext(ctx, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 ORDER BY seq`, sessionID)
+	if err != nil {
 		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
-	out := make([]tasksessiond.Call, len(rows))
-	for i, r := range rows {
-		out[i] = r.call()
+	defer rows.Close()
+	out := []tasksessiond.Call{}
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("calls of %s: %w", sessionID, err)
 	}
 	return out, nil
 }
 
 // CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (tasksessiond.Call, error) {
-	var r callRow
-	err := d.x.GetContext(ctx, &r, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 AND seq = $2`, sessionID, seq)
+	c, err := scanCall(d.x.QueryRowContext(ctx, `SELECT `+callColumns+` FROM tool_calls WHERE session_id = $1 AND seq = $2`, sessionID, seq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
 	}
-	return r.call(), nil
+	return c, nil
 }
 
 // FindCall looks a callId up in the logs of sessions (a lineage's

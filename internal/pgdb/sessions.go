@@ -12,21 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/sqlscan"
 )
-
-// sessionRow is a sessions row as PostgreSQL holds it (NULLs for absent
-// ids, metadata as JSON text); session turns it into the domain's Session.
-type sessionRow struct {
-	ID          string         `db:"id"`
-	Title       string         `db:"title"`
-	Metadata    string         `db:"metadata"`
-	Status      string         `db:"status"`
-	ParentID    sql.NullString `db:"parent_id"`
-	SuccessorID sql.NullString `db:"successor_id"`
-	Snapshot    sql.NullString `db:"snapshot"`
-	CreatedAt   time.Time      `db:"created_at"`
-	UpdatedAt   time.Time      `db:"updated_at"`
-}
 
 // A session's updated_at is read as the later of its row's own and its
 // last call's, as on SQLite: a call does not rewrite the sessions row.
@@ -36,18 +23,25 @@ const (
 	loadColumns = recordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
 )
 
-func (r sessionRow) session() (tasksessiond.Session, error) {
-	s := tasksessiond.Session{
-		ID: r.ID, Title: r.Title, Metadata: json.RawMessage(r.Metadata), Status: r.Status,
-		ParentID: r.ParentID.String, SuccessorID: r.SuccessorID.String,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+// scanSession reads the columns of recordColumns (and, with snapshot,
+// loadColumns') into a Session, after dest.
+func scanSession(sc sqlscan.Row, snapshot bool, dest ...any) (tasksessiond.Session, error) {
+	var s tasksessiond.Session
+	var snap sqlscan.NullText
+	dest = append(dest, &s.ID, &s.Title, (*sqlscan.JSON)(&s.Metadata), &s.Status, (*sqlscan.NullText)(&s.ParentID),
+		(*sqlscan.NullText)(&s.SuccessorID), &s.CreatedAt, &s.UpdatedAt)
+	if snapshot {
+		dest = append(dest, &snap)
 	}
-	if r.Snapshot.Valid {
-		var snap tasksessiond.Snapshot
-		if err := json.Unmarshal([]byte(r.Snapshot.String), &snap); err != nil {
-			return tasksessiond.Session{}, fmt.Errorf("session %s: decode snapshot: %w", r.ID, err)
+	if err := sc.Scan(dest...); err != nil {
+		return s, err
+	}
+	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
+	if snap != "" {
+		s.Snapshot = new(tasksessiond.Snapshot)
+		if err := json.Unmarshal([]byte(snap), s.Snapshot); err != nil {
+			return tasksessiond.Session{}, fmt.Errorf("session %s: decode snapshot: %w", s.ID, err)
 		}
-		s.Snapshot = &snap
 	}
 	return s, nil
 }
@@ -82,28 +76,28 @@ func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Se
 
 // GetSession returns the session without its snapshot, or tasksessiond.ErrNotFound.
 func (d *DB) GetSession(ctx context.Context, id string) (tasksessiond.Session, error) {
-	return d.getSession(ctx, id, recordColumns)
+	return getSession(ctx, d.x, id, false)
 }
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
 func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, error) {
-	return d.getSession(ctx, id, loadColumns)
+	return getSession(ctx, d.x, id, true)
 }
 
-func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {
-	return getSession(ctx, d.x, id, columns)
-}
-
-func getSession(ctx context.Context, q sqlx.QueryerContext, id, columns string) (tasksessiond.Session, error) {
-	var r sessionRow
-	err := sqlx.GetContext(ctx, q, &r, `SELECT `+columns+` FROM sessions WHERE id = $1`, id)
+// getSession reads a session, with its snapshot when withSnapshot.
+func getSession(ctx context.Context, q sqlx.QueryerContext, id string, withSnapshot bool) (tasksessiond.Session, error) {
+	columns := recordColumns
+	if withSnapshot {
+		columns = loadColumns
+	}
+	s, err := scanSession(q.QueryRowxContext(ctx, `SELECT `+columns+` FROM sessions WHERE id = $1`, id), withSnapshot)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return tasksessiond.Session{}, fmt.Errorf("get session %s: %w", id, err)
 	}
-	return r.session()
+	return s, nil
 }
 
 // Head returns the newest session of id's lineage.
@@ -151,25 +145,27 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 	}
 	args = append(args, f.Limit+1)
 	q += fmt.Sprintf(" ORDER BY n DESC LIMIT $%d", len(args))
-	var rows []struct {
-		N int64 `db:"n"`
-		sessionRow
-	}
-	if err := d.x.SelectContext(ctx, &rows, q, args...); err != nil {
+	rows, err := d.x.QueryContext(ctx, q, args...)
+	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
+	defer rows.Close()
+	out := []tasksessiond.Session{} // an empty page is [], not null
+	var n int64
 	next := ""
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		next = strconv.FormatInt(rows[len(rows)-1].N, 10)
-	}
-	out := make([]tasksessiond.Session, 0, len(rows))
-	for _, r := range rows {
-		s, err := r.session()
+	for rows.Next() {
+		if len(out) == f.Limit { // one more than the page: there is a next one
+			next = strconv.FormatInt(n, 10)
+			break
+		}
+		s, err := scanSession(rows, false, &n)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("list sessions: %w", err)
 		}
 		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
 	}
 	return out, next, nil
 }
