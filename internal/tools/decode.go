@@ -124,7 +124,9 @@ func decode(name string, raw json.RawMessage, maxDesc int, opts ...jsontext.Opti
 		if json.Unmarshal(raw, &s) != nil {
 			return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 		}
-		if raw, inString = bytes.TrimSpace([]byte(s)), true; len(raw) == 0 {
+		// What it holds is read as arguments given directly: nothing and
+		// null are no arguments.
+		if raw, inString = bytes.TrimSpace([]byte(s)), true; len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 			raw = json.RawMessage("{}")
 		}
 		opts = nil // the text inside is held to JSON's rules, whenever it came

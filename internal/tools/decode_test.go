@@ -59,6 +59,8 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"CreateNoSubject", tools.TaskCreate, `{}`, "subject is required"},
 		{"CreateNullSubject", tools.TaskCreate, `{"subject":null}`, "subject is required"},
+		{"CreateStringHoldingNull", tools.TaskCreate, `" null "`, "subject is required"},
+		{"UpdateStringHoldingNull", tools.TaskUpdate, `"null"`, "taskid is required"},
 		{"CreateEmptySubject", tools.TaskCreate, `{"subject":"   "}`, "subject must not be empty"},
 		{"CreateMultilineSubject", tools.TaskCreate, `{"subject":"a\nb"}`, "subject must be one line"},
 		{"CreateCRSubject", tools.TaskCreate, `{"subject":"a\rb"}`, "subject must be one line"},
