@@ -171,8 +171,9 @@ func (d *DB) FindCall(ctx context.Context, sessions []string, callID string) (st
 // first call, and this daemon's lease on it) and seals the old session, in
 // one transaction fenced by the old session's lease.
 func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
-	// The successor's first tasks, as JSON. Encoded first: a long list's JSON
-	// takes a while, and the transaction holds the old session's lease row.
+	// The successor's first tasks, as JSON, for one INSERT of their rows.
+	// Encoded first: a long list's JSON takes a while, and the transaction
+	// holds the old session's lease row.
 	snap, err := json.Marshal(c.New.Snapshot)
 	if err != nil {
 		return fmt.Errorf("compact %s: encode snapshot: %w", c.Old, err)
@@ -195,10 +196,10 @@ func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
 	if err := createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, snapshot) VALUES ($1, $2)`, c.New.ID, string(snap)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, next_taskid) VALUES ($1, $2)`, c.New.ID, c.New.Snapshot.NextTaskid); err != nil {
 		return fmt.Errorf("compact %s: snapshot: %w", c.Old, err)
 	}
-	// And as rows, which the tasks view reads session by session.
+	// Its tasks as rows, which the tasks view reads and the daemon loads.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshot_tasks (session_id, taskid, status, subject, description, created_at)
 		SELECT $1, (t ->> 'taskid')::int, t ->> 'status', coalesce(t ->> 'subject', ''), t ->> 'description', $3::timestamptz
 		FROM json_array_elements(CASE json_typeof($2::json -> 'tasks') WHEN 'array' THEN $2::json -> 'tasks' ELSE '[]' END) t`,

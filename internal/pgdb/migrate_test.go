@@ -18,7 +18,10 @@ import (
 func TestMigrationSnapshotTasks(t *testing.T) {
 	// Ensures schema 2 moves the first tasks of the successors made under
 	// schema 1 (one JSON document each) into snapshot_tasks, so that the
-	// tasks view and the counts read them as before, session by session.
+	// tasks view and the counts read them as before, session by session;
+	// and that schema 3 keeps them there only (the JSON document goes, its
+	// next taskid a column), the daemon loading a successor from the same
+	// rows the view reads, and its down migration gives the document back.
 	url := pgtest.NewDB(t)
 	ctx := context.Background()
 	raw, err := sql.Open("pgx", url)
@@ -48,4 +51,20 @@ func TestMigrationSnapshotTasks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, tasksessiond.Counts{Total: 2, Pending: 1, Completed: 1}, counts["new"])
 	assert.Zero(t, counts["empty"].Total)
+
+	loaded, err := d.LoadSession(ctx, "new")
+	require.NoError(t, err)
+	assert.Equal(t, &tasksessiond.Snapshot{Tasks: tasks, NextTaskid: 3}, loaded.Snapshot)
+	loaded, err = d.LoadSession(ctx, "empty")
+	require.NoError(t, err)
+	assert.Equal(t, &tasksessiond.Snapshot{NextTaskid: 1}, loaded.Snapshot)
+	loaded, err = d.LoadSession(ctx, "old")
+	require.NoError(t, err)
+	assert.Nil(t, loaded.Snapshot, "a session that started empty has no snapshot")
+
+	_, err = p.DownTo(ctx, 2)
+	require.NoError(t, err)
+	var doc string
+	require.NoError(t, raw.QueryRowContext(ctx, `SELECT snapshot FROM snapshots WHERE session_id = 'new'`).Scan(&doc))
+	assert.JSONEq(t, `{"tasks":[{"taskid":1,"status":"completed","subject":"a","description":"da"},{"taskid":2,"status":"pending","subject":"b","description":""}],"nextTaskid":3}`, doc)
 }

@@ -32,7 +32,7 @@ func (d *DB) ReadConsistent(ctx context.Context, fn func(tasksessiond.ReadSource
 type txSource struct{ q sqlx.QueryerContext }
 
 func (t txSource) LoadSession(ctx context.Context, id string) (tasksessiond.Session, error) {
-	return getSession(ctx, t.q, id, true)
+	return loadSession(ctx, t.q, id)
 }
 
 func (t txSource) EachCall(ctx context.Context, sessionID string, fn func(*tasksessiond.Call) error) error {

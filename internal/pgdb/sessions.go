@@ -20,30 +20,16 @@ import (
 const (
 	recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at,
 		greatest(updated_at, (SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1)) AS updated_at`
-	loadColumns = recordColumns + `, (SELECT b.snapshot FROM snapshots b WHERE b.session_id = sessions.id) AS snapshot`
 )
 
-// scanSession reads the columns of recordColumns (and, with snapshot,
-// loadColumns') into a Session, after dest.
-func scanSession(sc sqlscan.Row, snapshot bool, dest ...any) (tasksessiond.Session, error) {
+// scanSession reads the columns of recordColumns into a Session, after
+// dest.
+func scanSession(sc sqlscan.Row, dest ...any) (tasksessiond.Session, error) {
 	var s tasksessiond.Session
-	var snap sqlscan.NullText
-	dest = append(dest, &s.ID, &s.Title, (*sqlscan.JSON)(&s.Metadata), &s.Status, (*sqlscan.NullText)(&s.ParentID),
-		(*sqlscan.NullText)(&s.SuccessorID), &s.CreatedAt, &s.UpdatedAt)
-	if snapshot {
-		dest = append(dest, &snap)
-	}
-	if err := sc.Scan(dest...); err != nil {
-		return s, err
-	}
+	err := sc.Scan(append(dest, &s.ID, &s.Title, (*sqlscan.JSON)(&s.Metadata), &s.Status, (*sqlscan.NullText)(&s.ParentID),
+		(*sqlscan.NullText)(&s.SuccessorID), &s.CreatedAt, &s.UpdatedAt)...)
 	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
-	if snap != "" {
-		s.Snapshot = new(tasksessiond.Snapshot)
-		if err := json.Unmarshal([]byte(snap), s.Snapshot); err != nil {
-			return tasksessiond.Session{}, fmt.Errorf("session %s: decode snapshot: %w", s.ID, err)
-		}
-	}
-	return s, nil
+	return s, err
 }
 
 // CreateSession inserts s, stamping its times; tasksessiond.ErrExists if the id is taken.
@@ -76,27 +62,58 @@ func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Se
 
 // GetSession returns the session without its snapshot, or tasksessiond.ErrNotFound.
 func (d *DB) GetSession(ctx context.Context, id string) (tasksessiond.Session, error) {
-	return getSession(ctx, d.x, id, false)
+	return getSession(ctx, d.x, id)
 }
 
 // LoadSession is GetSession with the snapshot, for rebuilding the store.
 func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, error) {
-	return getSession(ctx, d.x, id, true)
+	return loadSession(ctx, d.x, id)
 }
 
-// getSession reads a session, with its snapshot when withSnapshot.
-func getSession(ctx context.Context, q sqlx.QueryerContext, id string, withSnapshot bool) (tasksessiond.Session, error) {
-	columns := recordColumns
-	if withSnapshot {
-		columns = loadColumns
-	}
-	s, err := scanSession(q.QueryRowxContext(ctx, `SELECT `+columns+` FROM sessions WHERE id = $1`, id), withSnapshot)
+func getSession(ctx context.Context, q sqlx.QueryerContext, id string) (tasksessiond.Session, error) {
+	s, err := scanSession(q.QueryRowxContext(ctx, `SELECT `+recordColumns+` FROM sessions WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasksessiond.Session{}, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
 	if err != nil {
 		return tasksessiond.Session{}, fmt.Errorf("get session %s: %w", id, err)
 	}
+	return s, nil
+}
+
+// loadSession reads a session and the snapshot it started from: the rows
+// of snapshot_tasks, which the tasks view reads too (written once, at its
+// compaction, with the session's row).
+func loadSession(ctx context.Context, q sqlx.QueryerContext, id string) (tasksessiond.Session, error) {
+	s, err := getSession(ctx, q, id)
+	if err != nil {
+		return s, err
+	}
+	snap := &tasksessiond.Snapshot{}
+	err = q.QueryRowxContext(ctx, `SELECT next_taskid FROM snapshots WHERE session_id = $1`, id).Scan(&snap.NextTaskid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, nil // started empty
+	}
+	if err != nil {
+		return s, fmt.Errorf("snapshot of %s: %w", id, err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT taskid, status, subject, coalesce(description, '') FROM snapshot_tasks
+		WHERE session_id = $1 ORDER BY taskid`, id)
+	if err != nil {
+		return s, fmt.Errorf("snapshot of %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t tasksessiond.Task
+		if err := rows.Scan(&t.Taskid, &t.Status, &t.Subject, &t.Description); err != nil {
+			return s, fmt.Errorf("snapshot of %s: %w", id, err)
+		}
+		snap.Tasks = append(snap.Tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return s, fmt.Errorf("snapshot of %s: %w", id, err)
+	}
+	s.Snapshot = snap
 	return s, nil
 }
 
@@ -158,7 +175,7 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 			next = strconv.FormatInt(n, 10)
 			break
 		}
-		s, err := scanSession(rows, false, &n)
+		s, err := scanSession(rows, &n)
 		if err != nil {
 			return nil, "", fmt.Errorf("list sessions: %w", err)
 		}
