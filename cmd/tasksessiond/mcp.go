@@ -88,9 +88,9 @@ Examples:
 		cfg.FollowMeta = true // Codex names its thread in each call's _meta
 		if id := os.Getenv(envClaudeSession); id != "" {
 			cfg.SessionID, cfg.Create = id, true
-			cfg.Bound = claudeBinding(*socket)
+			cfg.Bound = parentBinding(*socket, hook.BindingHost)
 		} else if os.Getenv(envGeminiCLI) == "1" {
-			cfg.Bound = geminiBinding(*socket)
+			cfg.Bound = parentBinding(*socket, hook.BindingHostGemini)
 		}
 	}
 	start := starter(*socket, *dbPath, *noStart)
@@ -120,35 +120,24 @@ func starter(socket, db string, off bool) autostart.Config {
 	return cfg
 }
 
-// claudeBinding follows the Claude Code process the bridge serves through
-// the conversations its SessionStart hook records (nil outside Claude
-// Code). Claude Code gives its hooks its pid as CLAUDE_PID but not its MCP
-// servers, which it starts as its direct children: the parent is the key.
-// A CLAUDE_PID the bridge sees was inherited (a Claude Code run inside
-// another's shell has the outer one's), so it is not trusted: keyed by it,
-// the inner conversation's calls would go to the outer one's list.
-func claudeBinding(socket string) func() binding.Conversation {
-	pid := os.Getppid()
-	if pid <= 1 {
-		return nil
-	}
-	k := binding.KeyOf(hook.BindingHost, pid)
-	dir := filepath.Dir(socket)
-	return func() binding.Conversation { return binding.Read(dir, k) }
-}
-
 // envGeminiCLI is set to 1 by Gemini CLI for the MCP servers it starts.
 const envGeminiCLI = "GEMINI_CLI"
 
-// geminiBinding follows the Gemini CLI process the bridge serves (its
-// parent) through the sessions its SessionStart hook records: startup,
-// resume and /clear each name the session the list belongs to.
-func geminiBinding(socket string) func() binding.Conversation {
+// parentBinding follows the host process the bridge serves, its parent,
+// through the conversations its SessionStart hook records under host
+// (startup, resume, /clear and a fork each name the list's session); nil
+// when the bridge has no parent to follow. Claude Code gives its hooks
+// its pid as CLAUDE_PID but not its MCP servers, which it starts as its
+// direct children, as Gemini CLI does: the parent is the key. A
+// CLAUDE_PID the bridge sees was inherited (a Claude Code run inside
+// another's shell has the outer one's), so it is not trusted: keyed by it,
+// the inner conversation's calls would go to the outer one's list.
+func parentBinding(socket, host string) func() binding.Conversation {
 	pid := os.Getppid()
 	if pid <= 1 {
 		return nil
 	}
-	k := binding.KeyOf(hook.BindingHostGemini, pid)
+	k := binding.KeyOf(host, pid)
 	dir := filepath.Dir(socket)
 	return func() binding.Conversation { return binding.Read(dir, k) }
 }

@@ -128,19 +128,14 @@ func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 // fenced says why this daemon may not write a session: who holds its
 // lease, or that this daemon's own has expired.
 func (d *DB) fenced(ctx context.Context, sessionID string) error {
-	var r struct {
-		Owner     string    `db:"owner"`
-		Info      string    `db:"owner_info"`
-		ExpiresAt time.Time `db:"expires_at"`
-	}
-	err := d.x.GetContext(ctx, &r, `SELECT owner, owner_info, expires_at FROM leases WHERE session_id = $1 AND expires_at > clock_timestamp()`, sessionID)
+	held, err := d.Holder(ctx, sessionID)
 	switch {
-	case err != nil && !errors.Is(err, sql.ErrNoRows):
+	case err != nil:
 		return fmt.Errorf("session %s: %w (who holds it now could not be read: %w)", sessionID, tasksessiond.ErrLeaseExpired, err)
-	case err == nil && r.Owner != d.owner:
+	case held != nil:
 		// Another daemon serves it, sealed or not: send the call there.
 		d.unhold(sessionID)
-		return &tasksessiond.LeaseHeldError{SessionID: sessionID, Owner: r.Info, ExpiresAt: r.ExpiresAt.UTC()}
+		return held
 	}
 	var status string
 	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != tasksessiond.SessionActive {
