@@ -77,28 +77,12 @@ func TestSubagentWritesSurviveRebuilds(t *testing.T) {
 
 	// The fork: rebuilt by the bridge from the copied history, the
 	// subagent's calls (in the source's directory) included.
-	n := len(h.API.Main())
-	fork := modelapi.NewScript(
-		modelapi.Call(taskList, nil),
-		modelapi.Call(taskCreate, map[string]any{"subject": "Three in the fork"}),
-		modelapi.Text("Forked."),
-	)
-	s.set(fork, nil)
-	f := h.Print(t, "Go on in a fork.", "--resume", a, "--fork-session").SessionID
-	require.True(t, fork.Done(), h.API.Dump())
-	got := since(h, n)
-	require.Len(t, got, 3, h.API.Dump())
-	listed := toolJSON(t, got[1].PendingToolResults()[0])
-	t.Logf("the fork's TaskList: %s", claudecode.StripReminders(got[1].PendingToolResults()[0].Text))
-	assert.Equal(t, want, tasksOf(t, listed), "the fork's TaskList")
-	created := toolJSON(t, got[2].PendingToolResults()[0])
-	assert.Contains(t, created["message"], "#3", "the fork's TaskCreate")
-	assert.Equal(t, append(want, "3 pending Three in the fork"), h.Daemon.Subjects(t, f))
+	checkFork(t, h, &s, a, want)
 
 	// The database lost: the resume hook rebuilds A from its transcript,
 	// the subagent's calls included, and the model is shown that list.
 	h.Daemon.LoseDatabase(t)
-	n = len(h.API.Main())
+	n := len(h.API.Main())
 	back := modelapi.NewScript(
 		modelapi.Call(taskList, nil),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Three"}),
@@ -107,7 +91,7 @@ func TestSubagentWritesSurviveRebuilds(t *testing.T) {
 	s.set(back, nil)
 	h.Print(t, "Go on.", "--resume", a)
 	require.True(t, back.Done(), h.API.Dump())
-	got = since(h, n)
+	got := since(h, n)
 	require.Len(t, got, 3, h.API.Dump())
 	ctx := hookContexts(got[0])
 	require.NotEmpty(t, ctx, "the resume hook added no list")
@@ -146,6 +130,14 @@ func TestBackgroundSubagentWritesSurviveAFork(t *testing.T) {
 	want := []string{"1 inprogress One", "2 pending Two"}
 	require.Equal(t, want, h.Daemon.Subjects(t, a), "the background subagent wrote to its parent's list")
 
+	checkFork(t, h, &s, a, want)
+}
+
+// checkFork forks conversation a (--fork-session), which the bridge
+// rebuilds from the copied history, subagents' calls included: the fork's
+// TaskList shows want, its TaskCreate gets #3, and its list is want and #3.
+func checkFork(t *testing.T, h *claudecode.Host, s *split, a string, want []string) {
+	t.Helper()
 	n := len(h.API.Main())
 	fork := modelapi.NewScript(
 		modelapi.Call(taskList, nil),
@@ -157,6 +149,9 @@ func TestBackgroundSubagentWritesSurviveAFork(t *testing.T) {
 	require.True(t, fork.Done(), h.API.Dump())
 	got := since(h, n)
 	require.Len(t, got, 3, h.API.Dump())
+	t.Logf("the fork's TaskList: %s", claudecode.StripReminders(got[1].PendingToolResults()[0].Text))
 	assert.Equal(t, want, tasksOf(t, toolJSON(t, got[1].PendingToolResults()[0])), "the fork's TaskList")
+	created := toolJSON(t, got[2].PendingToolResults()[0])
+	assert.Contains(t, created["message"], "#3", "the fork's TaskCreate")
 	assert.Equal(t, append(want, "3 pending Three in the fork"), h.Daemon.Subjects(t, f))
 }

@@ -77,6 +77,15 @@ func call(t *testing.T, c *client.Client, session, name, args, callID string) (j
 	return raw, err
 }
 
+// newSessionWith creates session id at c's daemon with one task, subject.
+func newSessionWith(t *testing.T, c *client.Client, id, subject string) {
+	t.Helper()
+	_, err := c.CreateSession(context.Background(), wire.CreateSession{SessionID: id})
+	require.NoError(t, err)
+	_, err = call(t, c, id, "TaskCreate", fmt.Sprintf(`{"subject":%q}`, subject), "")
+	require.NoError(t, err)
+}
+
 // script is a session's life through every method that writes or reads
 // the store, run alike on SQLite and on PostgreSQL.
 func script(t *testing.T, c *client.Client) []string {
