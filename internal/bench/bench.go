@@ -87,6 +87,7 @@ type Results struct {
 	Startup    StartupResult   `json:"startup"`
 	Memory     MemoryResult    `json:"memory"`
 	Versus     VersusResult    `json:"versus"`
+	Heavy      HeavyResult     `json:"writeHeavy"`
 	Took       time.Duration   `json:"took"`
 }
 
@@ -162,6 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		{"start-up", b.startup},
 		{"memory", b.memory},
 		{"side by side", b.versus},
+		{"write-heavy", b.heavy},
 	}
 	for _, s := range steps {
 		if cfg.Only != "" && !slices.Contains(strings.Split(cfg.Only, ","), s.name) {

@@ -49,6 +49,7 @@ func Print(w io.Writer, r *Results) {
 
 	if r.Replay.Rows == 0 { // a run of some parts only
 		printVersus(w, r.Versus)
+		printHeavy(w, r.Heavy)
 		printTargets(w, r.Targets)
 		return
 	}
@@ -69,6 +70,7 @@ func Print(w io.Writer, r *Results) {
 
 	fmt.Fprintln(w)
 	printVersus(w, r.Versus)
+	printHeavy(w, r.Heavy)
 	printTargets(w, r.Targets)
 }
 

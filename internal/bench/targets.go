@@ -40,6 +40,7 @@ func targets(r *Results) []Target {
 			"%s vs %s: +%s%s", us(daemon1.Latency.P50), us(raw1.Latency.P50), us(max(over, time.Microsecond)), inProcess)
 	}
 	versusTargets(r.Versus, add)
+	heavyTargets(r.Heavy, add)
 	if r.Sustained.Took > 0 {
 		add(fmt.Sprintf("WAL peak ≤ 64 MiB through a %s run at 64 sessions", r.Sustained.Took), r.Sustained.WALPeak <= 64<<20,
 			"%.1f MiB at %.0f calls/s", float64(r.Sustained.WALPeak)/(1<<20), r.Sustained.PerSec)
