@@ -2,286 +2,143 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// ParamsDecoder reads a method's params — the value dec stands at, whole —
-// into the method's own type. in is dec's whole input: the values dec
-// returns are slices of it. An *Error is what is wrong with the params
-// (answered once the method has been found); any other error is dec's,
-// about the line.
-type ParamsDecoder func(dec *jsontext.Decoder, in []byte) (any, error)
+// Options are how every message is read: names matched without regard to
+// case (as encoding/json matches a struct's fields), and, as the decoder's
+// defaults have it, bytes that are not UTF-8, lone surrogate escapes and a
+// name given twice (in any case) refused. ('_' and '-' count, as they do
+// for encoding/json: "session_id" is not "sessionId".)
+var Options = json.JoinOptions(json.MatchCaseInsensitiveNames(true), jsonv1.MatchCaseSensitiveDelimiter(true))
 
-// Parse reads one line, a single request or a batch, in one pass of
-// encoding/json/v2's streaming decoder: the envelope member by member,
-// and the params by the method's decoder (from decoders) as they come —
-// or, when the method comes after them, once the envelope is read, from
-// the bytes the decoder checked. The decoder's own defaults refuse what
-// JSON cannot carry faithfully: bytes that are not UTF-8, a lone UTF-16
-// surrogate escape, and a name given twice in an object.
-//
-// Each element that is not a valid request comes back as an error
-// response in place; a line that is not JSON is a parse error.
-func Parse(line []byte, decoders func(method string) ParamsDecoder) (reqs []Request, errs []Response, batch bool, perr *Error) {
+// Parse reads one line: a request, or a batch of them. Each element that
+// is not a valid request comes back as an error response in its place; a
+// line that is not JSON is a parse error.
+func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
 	line = bytes.TrimSpace(line)
-	reqs, errs, batch, perr, err := parse(line, decoders)
-	if err != nil && errors.Is(err, jsontext.ErrDuplicateName) {
-		// A name given twice is answered where it was given: in the
-		// envelope or the params (which say so), or inside a member's
-		// value, which is the method's to judge (a tool's arguments: the
-		// model is told). The line is read again so, with the decoder
-		// letting names twice through to those that name them.
-		reqs, errs, batch, perr, err = parse(line, decoders, jsontext.AllowDuplicateNames(true))
+	if !jsontext.Value(line).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
+		return nil, nil, len(line) > 0 && line[0] == '[', parseError(nil, nil)
 	}
-	if err != nil {
-		if msg, ok := TextError(line, err); ok {
-			e := Errorf(wire.CodeParseError, "parse error: %s; nothing was done", msg)
-			if batch {
-				return nil, []Response{ErrorResponse(nil, e)}, true, nil
-			}
-			return nil, []Response{ErrorResponse(idOf(line), e)}, false, nil
+	if line[0] != '[' {
+		r, e := readRequest(line)
+		if e != nil {
+			return nil, []Response{*e}, false, nil
 		}
-		return nil, nil, batch, notJSON()
+		return []Request{r}, nil, false, nil
 	}
-	return reqs, errs, batch, perr
-}
-
-func parse(line []byte, decoders func(string) ParamsDecoder, opts ...jsontext.Options) (reqs []Request, errs []Response, batch bool, perr *Error, err error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(line), opts...) // reads line in place
-	if dec.PeekKind() != '[' {
-		r, e, err := readRequest(dec, line, decoders)
-		if err == nil {
-			err = atEOF(dec)
-		}
-		switch {
-		case err != nil:
-			return nil, nil, false, nil, err
-		case e != nil:
-			return nil, []Response{*e}, false, nil, nil
-		}
-		return []Request{r}, nil, false, nil, nil
+	var elems []jsontext.Value // a name twice inside an element is the element's to answer
+	if err := json.Unmarshal(line, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
+		e := parseError(line, err)
+		return nil, []Response{ErrorResponse(nil, e)}, true, nil
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, nil, true, nil, err
+	if len(elems) == 0 {
+		return nil, nil, true, Errorf(wire.CodeInvalidRequest, "invalid request: empty batch")
 	}
-	for dec.PeekKind() != ']' {
-		r, e, err := readRequest(dec, line, decoders)
-		switch {
-		case err != nil:
-			return nil, nil, true, nil, err
-		case e != nil:
+	for _, v := range elems {
+		if r, e := readRequest(v); e != nil {
 			errs = append(errs, *e)
-		default:
+		} else {
 			reqs = append(reqs, r)
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, nil, true, nil, err
-	}
-	if err := atEOF(dec); err != nil {
-		return nil, nil, true, nil, err
-	}
-	if len(reqs)+len(errs) == 0 {
-		return nil, nil, true, Errorf(wire.CodeInvalidRequest, "invalid request: empty batch"), nil
-	}
-	return reqs, errs, true, nil, nil
+	return reqs, errs, true, nil
 }
 
-// atEOF reports anything after the line's one value.
-func atEOF(dec *jsontext.Decoder) error {
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return cmpOr(err, errors.New("more than one value"))
-	}
-	return nil
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
-// The envelope's members, matched as encoding/json matches a struct's
-// fields: by name, else without regard to case.
-var envelope = [...]string{"jsonrpc", "id", "method", "params"}
-
-const (
-	memberJSONRPC = iota
-	memberID
-	memberMethod
-	memberParams
-)
-
-func member(names []string, name string) int {
-	for i, n := range names {
-		if n == name {
-			return i
+// readRequest reads one request, or the error response that answers it.
+func readRequest(v []byte) (r Request, e *Response) {
+	if jsontext.Value(v).Kind() != '{' {
+		if !jsontext.Value(v).IsValid() {
+			resp := ErrorResponse(nil, parseError(v, json.Unmarshal(v, new(jsontext.Value))))
+			return r, &resp
 		}
+		return r, invalid(nil, "a JSON-RPC request must be an object, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"}")
 	}
-	for i, n := range names {
-		if strings.EqualFold(n, name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// readRequest reads one request, the value dec stands at. e is the error
-// response of a value that is not a valid request; err is the decoder's.
-func readRequest(dec *jsontext.Decoder, in []byte, decoders func(string) ParamsDecoder) (r Request, e *Response, err error) {
-	if dec.PeekKind() != '{' {
-		if _, err := dec.ReadValue(); err != nil {
-			return r, nil, err
-		}
-		return r, invalid(nil, Errorf(wire.CodeInvalidRequest, "invalid request: a JSON-RPC request must be an object, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"}")), nil
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return r, nil, err
-	}
-	var (
-		seen       [8]string
-		names      = seen[:0] // as given, to find one given twice in another case
-		twice      string
-		typeErr    string
-		params     []byte // read, not decoded: the method came after them
-		paramsKind jsontext.Kind
-	)
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return r, nil, err
-		}
-		name := tok.String()
-		// Go keeps the last of two equal names, without regard to case,
-		// so a request naming two methods or ids would be read as one of
-		// them, silently.
-		for _, n := range names {
-			if twice == "" && strings.EqualFold(n, name) {
-				twice = name
-			}
-		}
-		names = append(names, name)
-		switch m := member(envelope[:], name); m {
-		case memberJSONRPC, memberMethod:
-			s := &r.JSONRPC
-			if m == memberMethod {
-				s = &r.Method
-			}
-			switch dec.PeekKind() {
-			case '"':
-				tok, err := dec.ReadToken()
-				if err != nil {
-					return r, nil, err
-				}
-				*s = tok.String()
-			default:
-				v, err := dec.ReadValue()
-				if err != nil {
-					return r, nil, err
-				}
-				if v.Kind() != 'n' && typeErr == "" { // null leaves it unset, as encoding/json does
-					typeErr = fmt.Sprintf("json: cannot unmarshal %s into Go struct field Request.%s of type string", kindName(v.Kind()), envelope[m])
-				}
-			}
-		case memberID:
-			v, err := dec.ReadValue()
-			if err != nil {
-				return r, nil, err
-			}
-			r.ID = json.RawMessage(bytes.Clone(v))
-		case memberParams:
-			paramsKind = dec.PeekKind()
-			var pd ParamsDecoder
-			if paramsKind == '{' || paramsKind == '[' || paramsKind == 'n' {
-				pd = decoderOf(decoders, r.Method)
-			}
-			if pd == nil {
-				// The method comes after its params, or has no decoder,
-				// or the params are of the wrong kind: they are checked
-				// now and decoded once the method is known.
-				v, err := dec.ReadValue()
-				if err != nil {
-					return r, nil, err
-				}
-				end := dec.InputOffset()
-				params, r.Params, r.ParamsErr = in[end-int64(len(v)):end], nil, nil
-				continue
-			}
-			params = nil
-			if r.Params, r.ParamsErr, err = decodeParams(pd, dec, in); err != nil {
-				return r, nil, err
-			}
-		default:
-			if err := dec.SkipValue(); err != nil {
-				return r, nil, err
-			}
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return r, nil, err
-	}
-	id := r.ID
-	if len(id) > 0 && (id[0] == '{' || id[0] == '[' || id[0] == 't' || id[0] == 'f') {
-		id = nil
-	}
+	twice, err := Unmarshal(v, &r)
+	id := idOf(v)
+	var se *json.SemanticError
 	switch {
-	case typeErr != "":
-		return r, invalid(id, Errorf(wire.CodeInvalidRequest, "invalid request: %s", typeErr)), nil
+	case errors.As(err, &se):
+		return r, invalid(id, fmt.Sprintf("%q must be a %s, got %s", se.JSONPointer.LastToken(), se.GoType, kindName(se.JSONKind)))
+	case err != nil:
+		resp := ErrorResponse(id, parseError(v, err))
+		return r, &resp
 	case twice != "":
-		return r, invalid(id, Errorf(wire.CodeInvalidRequest, "invalid request: %q is given twice; give each member once", twice)), nil
+		return r, invalid(id, fmt.Sprintf("%q is given twice; give each member once", twice))
 	case r.JSONRPC != "2.0":
-		return r, invalid(id, Errorf(wire.CodeInvalidRequest, "invalid request: \"jsonrpc\" must be \"2.0\", got %q", r.JSONRPC)), nil
+		return r, invalid(id, fmt.Sprintf("\"jsonrpc\" must be \"2.0\", got %q", r.JSONRPC))
 	case r.Method == "":
-		return r, invalid(id, Errorf(wire.CodeInvalidRequest, "invalid request: \"method\" is required")), nil
+		return r, invalid(id, "\"method\" is required")
 	case r.ID != nil && id == nil:
-		return r, invalid(nil, Errorf(wire.CodeInvalidRequest, "invalid request: \"id\" must be a string or a number")), nil
-	case paramsKind != 0 && paramsKind != '{' && paramsKind != '[' && paramsKind != 'n':
-		return r, invalid(id, Errorf(wire.CodeInvalidRequest, "invalid request: \"params\" must be an object")), nil
+		return r, invalid(nil, "\"id\" must be a string or a number")
+	case r.Params != nil && r.Params.Kind() != '{' && r.Params.Kind() != '[' && r.Params.Kind() != 'n':
+		return r, invalid(id, "\"params\" must be an object")
 	}
-	if pd := decoderOf(decoders, r.Method); params != nil && pd != nil {
-		// Read already (checked by the line's decoder), decoded now.
-		pdec := jsontext.NewDecoder(bytes.NewBuffer(params), dec.Options())
-		if r.Params, r.ParamsErr, err = decodeParams(pd, pdec, params); err != nil {
-			return r, nil, err
+	return r, nil
+}
+
+// Unmarshal reads the object v into out, as every message is read
+// (Options): a name v itself gives twice, in any case, is returned as
+// twice; one given twice deeper is let through, for whoever reads that
+// value to answer (a tool's arguments: the model is told).
+func Unmarshal(v []byte, out any, opts ...json.Options) (twice string, err error) {
+	opts = append([]json.Options{Options}, opts...)
+	err = json.Unmarshal(v, out, opts...)
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) || se.Err != jsontext.ErrDuplicateName {
+		return "", err
+	}
+	if se.JSONPointer.Parent() == "" {
+		return se.JSONPointer.LastToken(), nil
+	}
+	// Deeper: the names of v's own level are checked here, in any case.
+	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true))
+	dec.ReadToken()
+	var names []string
+	for dec.PeekKind() == '"' {
+		tok, _ := dec.ReadToken()
+		for _, n := range names {
+			if strings.EqualFold(n, tok.String()) {
+				return tok.String(), nil
+			}
 		}
+		names = append(names, tok.String())
+		dec.SkipValue()
 	}
-	return r, nil, nil
+	return "", json.Unmarshal(v, out, append(opts, jsontext.AllowDuplicateNames(true))...)
 }
 
-func decoderOf(decoders func(string) ParamsDecoder, method string) ParamsDecoder {
-	if decoders == nil || method == "" {
-		return nil
-	}
-	return decoders(method)
-}
-
-// decodeParams runs a method's decoder: an *Error is the params' fault, any
-// other error the decoder's.
-func decodeParams(pd ParamsDecoder, dec *jsontext.Decoder, in []byte) (any, *Error, error) {
-	v, err := pd(dec, in)
-	var pe *Error
+// ParamsError words what is wrong with params that did not read into
+// their type (err from Unmarshal), or a name they give twice.
+func ParamsError(method, twice string, err error) *Error {
+	var se *json.SemanticError
 	switch {
+	case twice != "":
+		return Errorf(wire.CodeInvalidParams, "invalid params: %q is given twice; give each member once", twice)
 	case err == nil:
-		return v, nil, nil
-	case errors.As(err, &pe):
-		return nil, pe, nil
+		return nil
+	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
+		return Errorf(wire.CodeInvalidParams, "invalid params for %s: unknown field %q", method, se.JSONPointer.LastToken())
+	case errors.As(err, &se) && se.JSONPointer == "":
+		return Errorf(wire.CodeInvalidParams, "invalid params for %s: the params must be an object, got %s", method, kindName(se.JSONKind))
+	case errors.As(err, &se):
+		return Errorf(wire.CodeInvalidParams, "invalid params for %s: %s must be a %s, got %s", method, strings.TrimPrefix(string(se.JSONPointer), "/"), se.GoType, kindName(se.JSONKind))
 	}
-	return nil, nil, err
+	return Errorf(wire.CodeInvalidParams, "invalid params for %s: %v", method, err)
 }
 
-func invalid(id json.RawMessage, e *Error) *Response {
-	r := ErrorResponse(id, e)
+func invalid(id []byte, msg string) *Response {
+	r := ErrorResponse(id, Errorf(wire.CodeInvalidRequest, "invalid request: %s", msg))
 	return &r
 }
 
@@ -301,23 +158,27 @@ func kindName(k jsontext.Kind) string {
 	return "null"
 }
 
-func notJSON() *Error {
-	return &Error{Code: wire.CodeParseError, Message: "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line"}
+// parseError words a line the decoder refused: text JSON cannot carry, or
+// not JSON at all.
+func parseError(line []byte, err error) *Error {
+	if msg, ok := TextError(line, err); ok {
+		return Errorf(wire.CodeParseError, "parse error: %s; nothing was done", msg)
+	}
+	return Errorf(wire.CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
 }
 
-// idOf digs the id out of a request whose text the decoder refused, so its
-// error can be matched: encoding/json reads past what the decoder refuses.
-func idOf(raw json.RawMessage) json.RawMessage {
-	var v struct {
-		ID json.RawMessage `json:"id"`
+// idOf is the id of a request, read past what the strict read refuses (so
+// that its error can be matched), or nil when it has none that is a string
+// or a number.
+func idOf(v []byte) []byte {
+	var r struct {
+		ID jsontext.Value `json:"id"`
 	}
-	if json.Unmarshal(raw, &v) != nil || v.ID == nil {
-		return null
+	json.Unmarshal(v, &r, Options, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if k := r.ID.Kind(); k != '"' && k != '0' && k != 'n' {
+		return nil
 	}
-	if c := v.ID[0]; c == '{' || c == '[' || c == 't' || c == 'f' {
-		return null
-	}
-	return v.ID
+	return r.ID
 }
 
 // TextError says what err, the decoder's error reading text, is when it is

@@ -4,9 +4,14 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -32,17 +37,12 @@ func Errorf(code int64, format string, a ...any) *Error {
 }
 
 // Request is a call (with an id) or a notification (without), as Parse
-// read it.
+// read it: its params are read into their type by the method.
 type Request struct {
-	JSONRPC string
-	ID      json.RawMessage
-	Method  string
-	// Params is the params as the method's ParamsDecoder read them into
-	// the method's type (nil: none were sent, or the method is unknown).
-	Params any
-	// ParamsErr is what is wrong with the params, answered once the
-	// method has been found (an unknown method is reported first).
-	ParamsErr *Error
+	JSONRPC string         `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  string         `json:"method"`
+	Params  jsontext.Value `json:"params"`
 }
 
 // IsNotification reports whether the request expects no response.
@@ -70,17 +70,15 @@ type Notification struct {
 var null = json.RawMessage("null")
 
 // ErrorResponse answers id (null when unknown) with err.
-func ErrorResponse(id json.RawMessage, err *Error) Response {
+func ErrorResponse(id []byte, err *Error) Response {
 	if id == nil {
 		id = null
 	}
 	return Response{JSONRPC: "2.0", ID: id, Error: err}
 }
 
-// AppendJSON appends r encoded. A result is written as it is, without the
-// second pass json.Marshal makes over a json.RawMessage (it re-validates
-// and compacts it, and escapes <, > and & a model would then read): the
-// daemon encodes each result once, compact.
+// AppendJSON appends r encoded. A result is written as it is (the daemon
+// encodes each result once, compact, with Encode).
 func (r Response) AppendJSON(b []byte) ([]byte, error) {
 	if r.Encoded != nil {
 		if b == nil {
@@ -89,11 +87,7 @@ func (r Response) AppendJSON(b []byte) ([]byte, error) {
 		return append(b, r.Encoded...), nil
 	}
 	if r.Error != nil || r.Result == nil {
-		out, err := json.Marshal(r)
-		if err != nil {
-			return b, fmt.Errorf("encode response: %w", err)
-		}
-		return append(b, out...), nil
+		return Encode(b, r)
 	}
 	// Sized once: a compaction's result is megabytes.
 	b = slices.Grow(b, len(wire.ResponseHead)+len(r.ID)+len(`null,"result":`)+len(r.Result)+1)
@@ -102,10 +96,25 @@ func (r Response) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// encodeOptions are encoding/json's semantics, which the wire's types are
+// declared for, but that <, > and & are left as they are: a host reads a
+// result as JSON and a model its text, and "\u003c" costs six bytes for one.
+var encodeOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false))
+
+// Encode appends v encoded to b: every response and notification is
+// encoded by it.
+func Encode(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	if err := jsonv2.MarshalWrite(buf, v, encodeOptions); err != nil {
+		return b, fmt.Errorf("encode: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // AppendResultHead appends what a successful response to id has before
 // its result: {"jsonrpc":"2.0","id":<id, null if none>,"result":. The
 // result and a closing brace complete it.
-func AppendResultHead(b []byte, id json.RawMessage) []byte {
+func AppendResultHead(b []byte, id []byte) []byte {
 	if id == nil {
 		id = null
 	}

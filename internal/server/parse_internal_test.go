@@ -2,12 +2,14 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,31 +18,16 @@ import (
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// decoders is the server's table of params decoders, without a server.
-func decoders() func(string) jsonrpc.ParamsDecoder {
-	s := &Server{params: map[string]jsonrpc.ParamsDecoder{}}
-	for name, m := range s.methods() {
-		if m.params != nil {
-			s.params[name] = m.params
-		}
-	}
-	return s.paramsDecoder
-}
-
-// v1Decode is how params were decoded before the one pass, and the
-// reference its answers are held to: encoding/json, strictly, its error
-// worded for the client.
-func v1Decode(method string, params json.RawMessage, v any) *jsonrpc.Error {
+// v1Decode is how params were decoded before json/v2 read them, and the
+// reference their values are held to: encoding/json, strictly.
+func v1Decode(params json.RawMessage, v any) error {
 	params = bytes.TrimSpace(params)
 	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
 		params = []byte("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonrpc.Errorf(wire.CodeInvalidParams, "invalid params for %s: %s", method, strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return nil
+	return dec.Decode(v)
 }
 
 // v1Envelope is a request as encoding/json reads it.
@@ -51,13 +38,22 @@ type v1Envelope struct {
 	Params  json.RawMessage `json:"params"`
 }
 
-func TestToolCallIsReadInOnePass(t *testing.T) {
-	// Ensures a tools/call line of any shape is read in the one pass —
-	// envelope, params and the tool's arguments, into their final types —
-	// to what encoding/json and tools.Decode make of them (the arguments
-	// as logged, the call, the argument error's message), and that what
-	// cannot be read is answered as before: params encoding/json refuses
-	// with its words, a name given twice, text JSON cannot carry.
+// readParams is what the method table does with a request's params before
+// it serves them: read into P, strictly, or the error answered.
+func readParams[P any](method string, params []byte) (P, *jsonrpc.Error) {
+	var p P
+	_, err := withConn(method, func(_ context.Context, _ *conn, v P) (any, error) { p = v; return nil, nil })(context.Background(), nil, params)
+	e, _ := err.(*jsonrpc.Error)
+	return p, e
+}
+
+func TestToolCallIsReadOnce(t *testing.T) {
+	// Ensures a tools/call line of any shape is read once — the envelope,
+	// then the params into wire.ToolCall — to what encoding/json makes of
+	// them, its arguments as logged and the call tools.Decode makes of
+	// them; and that what cannot be read is answered: params of the wrong
+	// shape (in json/v2's words since issue 44), a name given twice, text
+	// JSON cannot carry.
 	const head = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":`
 	for _, tc := range []struct {
 		name, params string
@@ -82,8 +78,8 @@ func TestToolCallIsReadInOnePass(t *testing.T) {
 		{"OtherCase", `{"SessionId":"s","name":"TaskList"}`, ""},
 		{"MemberNull", `{"sessionId":"s","name":"TaskList","callId":null}`, ""},
 		{"UnknownParam", `{"sessionId":"s","name":"TaskList","session_id":"x"}`, `-32602 invalid params for tools/call: unknown field "session_id"`},
-		{"SessionIDNotAString", `{"sessionId":5,"name":"TaskList"}`, `-32602 invalid params for tools/call: cannot unmarshal number into Go struct field ToolCall.sessionId of type string`},
-		{"ParamsArray", `[1]`, `-32602 invalid params for tools/call: cannot unmarshal array into Go value of type wire.ToolCall`},
+		{"SessionIDNotAString", `{"sessionId":5,"name":"TaskList"}`, `-32602 invalid params for tools/call: sessionId must be a string, got number`},
+		{"ParamsArray", `[1]`, `-32602 invalid params for tools/call: the params must be an object, got array`},
 		{"ParamGivenTwice", `{"sessionId":"s","sessionId":"t","name":"TaskList"}`, `-32602 invalid params: "sessionId" is given twice; give each member once`},
 		{"ParamGivenTwiceInAnotherCase", `{"sessionId":"s","SESSIONID":"t","name":"TaskList"}`, `-32602 invalid params: "SESSIONID" is given twice; give each member once`},
 		{"NotUTF8", "{\"sessionId\":\"s\",\"name\":\"TaskCreate\",\"arguments\":{\"subject\":\"\xff\"}}", `-32700 parse error: the message is not valid UTF-8 (byte 0xff at offset 116)`},
@@ -91,9 +87,10 @@ func TestToolCallIsReadInOnePass(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := []byte(head + tc.params + "}")
-			reqs, errs, _, perr := jsonrpc.Parse(line, decoders())
+			reqs, errs, _, perr := jsonrpc.Parse(line)
 			require.Nil(t, perr)
 			var got *jsonrpc.Error
+			var p wire.ToolCall
 			switch {
 			case len(errs) > 0:
 				require.Empty(t, reqs)
@@ -102,62 +99,46 @@ func TestToolCallIsReadInOnePass(t *testing.T) {
 				got = errs[0].Error
 			default:
 				require.Len(t, reqs, 1)
-				got = reqs[0].ParamsErr
+				p, got = readParams[wire.ToolCall](reqs[0].Method, reqs[0].Params)
 			}
 			if tc.want != "" {
 				require.NotNil(t, got, "refused")
 				code, msg, _ := strings.Cut(tc.want, " ")
 				assert.Equal(t, code, strconv.FormatInt(got.Code, 10))
 				assert.Contains(t, got.Message, msg)
-				if got.Code == wire.CodeInvalidParams && !strings.Contains(msg, "given twice") {
-					var p wire.ToolCall
-					assert.Equal(t, v1Decode(wire.MethodToolsCall, json.RawMessage(tc.params), &p), got, "encoding/json's words")
-				}
 				return
 			}
 			require.Nil(t, got)
-			v, ok := reqs[0].Params.(toolCall)
-			require.True(t, ok, "read into tools/call's params")
 			var want wire.ToolCall
-			require.Nil(t, v1Decode(wire.MethodToolsCall, json.RawMessage(tc.params), &want))
-			assert.Equal(t, want.SessionID, v.SessionID)
-			assert.Equal(t, want.Name, v.Name)
-			assert.Equal(t, want.CallID, v.CallID)
-			assert.Equal(t, want.Role, v.Role)
-			assert.Equal(t, string(tools.Canonical(want.Arguments)), string(tools.Canonical(v.Arguments)), "arguments as logged")
-			require.NotNil(t, v.args, "the arguments are decoded in the pass")
-			wantCall, wantErr := tools.Decode(want.Name, tools.Canonical(want.Arguments))
-			assert.Equal(t, wantCall, v.args.Call)
-			if wantErr == nil {
-				assert.NoError(t, v.args.Err)
-			} else {
-				require.Error(t, v.args.Err)
-				assert.Equal(t, wantErr.Error(), v.args.Err.Error())
-			}
+			require.NoError(t, v1Decode(json.RawMessage(tc.params), &want))
+			assert.Equal(t, want.SessionID, p.SessionID)
+			assert.Equal(t, want.Name, p.Name)
+			assert.Equal(t, want.CallID, p.CallID)
+			assert.Equal(t, want.Role, p.Role)
+			assert.Equal(t, string(tools.Canonical(want.Arguments)), string(tools.Canonical(p.Arguments)), "arguments as logged")
 		})
 	}
 }
 
-func TestParamsOfOtherMethodsAreReadInThePass(t *testing.T) {
-	// Ensures every other method has its params read into its own type in
-	// the same pass, to what encoding/json made of them, whatever the
-	// order of the envelope's members; and that a name given twice in
-	// the params, in any case (encoding/json would read "sessionID" over
-	// "sessionId"), is refused.
+func TestParamsOfOtherMethodsAreReadOnce(t *testing.T) {
+	// Ensures every other method has its params read into its own type, to
+	// what encoding/json made of them, whatever the order of the
+	// envelope's members; and that a name given twice in the params, in
+	// any case (encoding/json would read "sessionID" over "sessionId"),
+	// is refused.
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","id":"a","method":"sessions/create","params":{"sessionId":"x","title":"T","metadata":{"k":[1,2]}}}`,
 		`{"params":{"sessionId":"x","title":"T","metadata":{"k":[1,2]}},"id":"a","method":"sessions/create","jsonrpc":"2.0"}`,
 		`[{"jsonrpc":"2.0","id":"a","params":{"sessionId":"x","title":"T","metadata":{"k":[1,2]}},"method":"sessions/create"}]`,
 	} {
-		reqs, errs, _, perr := jsonrpc.Parse([]byte(line), decoders())
+		reqs, errs, _, perr := jsonrpc.Parse([]byte(line))
 		require.Nil(t, perr)
 		require.Empty(t, errs)
 		require.Len(t, reqs, 1)
-		require.Nil(t, reqs[0].ParamsErr)
-		got, ok := reqs[0].Params.(wire.CreateSession)
-		require.True(t, ok, "read into its type: %s", line)
+		got, e := readParams[wire.CreateSession](reqs[0].Method, reqs[0].Params)
+		require.Nil(t, e)
 		var want wire.CreateSession
-		require.Nil(t, v1Decode(wire.MethodSessionsCreate, json.RawMessage(`{"sessionId":"x","title":"T","metadata":{"k":[1,2]}}`), &want))
+		require.NoError(t, v1Decode(json.RawMessage(`{"sessionId":"x","title":"T","metadata":{"k":[1,2]}}`), &want))
 		assert.Equal(t, want, got)
 	}
 
@@ -167,23 +148,22 @@ func TestParamsOfOtherMethodsAreReadInThePass(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"params":{"sessionId":"a","sessionID":"b"},"method":"sessions/get"}`, `invalid params: "sessionID" is given twice`},
 		{`{"jsonrpc":"2.0","id":1,"method":"sessions/create","params":{"metadata":{"a":1,"a":2},"sessionId":"a","SessionId":"b"}}`, `invalid params: "SessionId" is given twice`},
 	} {
-		reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line), decoders())
+		reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line))
 		require.Nil(t, perr)
 		require.Empty(t, errs)
 		require.Len(t, reqs, 1)
-		require.NotNil(t, reqs[0].ParamsErr, tc.line)
-		assert.Equal(t, wire.CodeInvalidParams, reqs[0].ParamsErr.Code)
-		assert.Contains(t, reqs[0].ParamsErr.Message, tc.want)
+		_, e := readParams[wire.CreateSession](reqs[0].Method, reqs[0].Params)
+		require.NotNil(t, e, tc.line)
+		assert.Equal(t, wire.CodeInvalidParams, e.Code)
+		assert.Contains(t, e.Message, tc.want)
 	}
 }
 
 // FuzzOnePassParse checks the one path against encoding/json: a line is
 // not JSON to it exactly when it is not to encoding/json; a request it
-// reads has the envelope encoding/json reads, params equal to what
-// encoding/json's strict decode makes of them (for tools/call, the
-// arguments as logged and the call tools.Decode makes of them), and
-// params it refuses are refused by encoding/json in the same words, or
-// give a name twice.
+// reads has the envelope encoding/json reads, and params it reads into
+// their type are what encoding/json's strict decode makes of them (a
+// tools/call's arguments as logged and as tools.Decode reads them).
 func FuzzOnePassParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"s","name":"TaskCreate","arguments":{"subject":"a","description":"b"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"TaskUpdate","arguments":{"taskid":"3","status":"completed"}}}`))
@@ -192,9 +172,8 @@ func FuzzOnePassParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":5,"method":"sessions/watch","params":{"sessionId":"a","sessionID":"b"}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"sessions/replay","params":{"sessionId":"s","calls":[{"name":"TaskCreate","arguments":{"subject":"a"}}]}}`))
 	f.Add([]byte(`[{"params":{"sessionId":5},"method":"sessions/get","jsonrpc":"2.0","id":1},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":"{\"taskid\":1}","name":"TaskGet"}}]`))
-	dec := decoders()
 	f.Fuzz(func(t *testing.T, line []byte) {
-		reqs, errs, batch, perr := jsonrpc.Parse(line, dec)
+		reqs, errs, batch, perr := jsonrpc.Parse(line)
 		notJSON := perr != nil && perr.Code == wire.CodeParseError
 		if notJSON != !json.Valid(bytes.TrimSpace(line)) {
 			t.Fatalf("%q: not JSON to the one pass: %v, to encoding/json: %v", line, notJSON, !json.Valid(line))
@@ -203,106 +182,72 @@ func FuzzOnePassParse(f *testing.F) {
 			return
 		}
 		var envs []v1Envelope
-		if batch {
-			var elems []json.RawMessage
-			if err := json.Unmarshal(line, &elems); err != nil {
-				t.Fatalf("%q: a batch encoding/json cannot read: %v", line, err)
-			}
-			for _, e := range elems {
-				var env v1Envelope
-				if json.Unmarshal(e, &env) == nil && env.JSONRPC == "2.0" && env.Method != "" {
-					envs = append(envs, env)
-				}
-			}
-		} else {
+		var elems []json.RawMessage
+		if !batch {
+			elems = []json.RawMessage{line}
+		} else if err := json.Unmarshal(line, &elems); err != nil {
+			t.Fatalf("%q: a batch encoding/json cannot read: %v", line, err)
+		}
+		for _, e := range elems {
 			var env v1Envelope
-			if json.Unmarshal(line, &env) == nil && env.JSONRPC == "2.0" && env.Method != "" {
+			if json.Unmarshal(e, &env) == nil && env.JSONRPC == "2.0" && env.Method != "" {
 				envs = append(envs, env)
 			}
 		}
 		for _, r := range reqs {
-			i := slicesIndex(envs, r)
+			i := -1
+			for j, e := range envs {
+				if e.Method == r.Method && string(e.ID) == string(r.ID) {
+					i = j
+				}
+			}
 			if i < 0 {
 				t.Fatalf("%q: the one pass read %+v, which encoding/json does not", line, r)
 			}
 			env := envs[i]
 			envs = append(envs[:i], envs[i+1:]...)
-			if r.ParamsErr != nil {
-				if strings.Contains(r.ParamsErr.Message, "given twice") {
-					continue
-				}
-				want := reflect.New(paramsType(r.Method))
-				if e := v1Decode(r.Method, env.Params, want.Interface()); e == nil || e.Message != r.ParamsErr.Message {
-					t.Fatalf("%q: the one pass refused the params: %v; encoding/json: %v", line, r.ParamsErr, e)
-				}
+			typ := paramsType(r.Method)
+			if typ == nil || len(r.Params) == 0 || r.Params[0] == 'n' {
 				continue
 			}
-			if r.Params == nil {
-				continue // a method not served
+			got := reflect.New(typ)
+			twice, err := jsonrpc.Unmarshal(r.Params, got.Interface(), jsonv2.RejectUnknownMembers(true))
+			want := reflect.New(typ)
+			v1err := v1Decode(env.Params, want.Interface())
+			switch {
+			case twice != "":
+			case err != nil && v1err == nil:
+				t.Fatalf("%q: json/v2 refused the params (%v), encoding/json read them", line, err)
+			case err == nil && v1err != nil:
+				t.Fatalf("%q: json/v2 read the params, encoding/json refused them: %v", line, v1err)
+			case err == nil && !reflect.DeepEqual(want.Elem().Interface(), got.Elem().Interface()):
+				t.Fatalf("%q: json/v2 read %+v, encoding/json %+v", line, got.Elem().Interface(), want.Elem().Interface())
 			}
-			v, ok := r.Params.(toolCall)
-			if !ok {
-				want := reflect.New(reflect.TypeOf(r.Params))
-				if err := v1Decode(r.Method, env.Params, want.Interface()); err != nil {
-					t.Fatalf("%q: the one pass read the params, encoding/json refused them: %v", line, err)
-				}
-				if !reflect.DeepEqual(want.Elem().Interface(), r.Params) {
-					t.Fatalf("%q: the one pass read %+v, encoding/json %+v", line, r.Params, want.Elem().Interface())
-				}
-				continue
-			}
-			var p wire.ToolCall
-			if err := v1Decode(r.Method, env.Params, &p); err != nil {
-				t.Fatalf("%q: the one pass read the params, encoding/json refused them: %v", line, err)
-			}
-			if p.SessionID != v.SessionID || p.Name != v.Name || p.CallID != v.CallID || p.Role != v.Role ||
-				string(tools.Canonical(p.Arguments)) != string(tools.Canonical(v.Arguments)) {
-				t.Fatalf("%q: the one pass read %+v, encoding/json %+v", line, v.ToolCall, p)
-			}
-			if v.args == nil {
-				if p.Name != "" {
-					t.Fatalf("%q: the arguments were not decoded", line)
-				}
-				continue
-			}
-			call, callErr := tools.Decode(p.Name, tools.Canonical(p.Arguments))
-			if (callErr == nil) != (v.args.Err == nil) || callErr == nil && !assert.ObjectsAreEqual(call, v.args.Call) ||
-				callErr != nil && callErr.Error() != v.args.Err.Error() {
-				t.Fatalf("%q: the pass decoded %+v (%v), tools.Decode %+v (%v)", line, v.args.Call, v.args.Err, call, callErr)
+			if p, ok := got.Elem().Interface().(wire.ToolCall); ok && err == nil && twice == "" && p.Name != "" {
+				tools.Decode(p.Name, tools.Canonical(p.Arguments), tools.Live)
 			}
 		}
 	})
 }
 
-// slicesIndex finds the envelope encoding/json read for r.
-func slicesIndex(envs []v1Envelope, r jsonrpc.Request) int {
-	for i, e := range envs {
-		if e.Method == r.Method && string(e.ID) == string(r.ID) {
-			return i
-		}
-	}
-	return -1
-}
-
-// paramsType is the type of a served method's params.
+// paramsType is the type of a served method's params, nil for another.
 func paramsType(method string) reflect.Type {
 	if method == wire.MethodToolsCall {
 		return reflect.TypeOf(wire.ToolCall{})
 	}
 	for _, m := range wire.Methods {
-		if m.Name == method {
+		if m.Name == method && m.Params != nil {
 			return reflect.TypeOf(m.Params)
 		}
 	}
-	return reflect.TypeOf(struct{}{})
+	return nil
 }
 
 // BenchmarkParseToolCall is what a tools/call line costs before it reaches
-// the session's apply: the envelope, the params and the arguments, in the
-// one pass, of the usual member order and of another.
+// the session's apply: the envelope, the params, and the arguments as
+// logged and decoded, of the usual member order and of another.
 func BenchmarkParseToolCall(b *testing.B) {
 	const params = `{"sessionId":"01a23d72-81ce-7bbe-9e6d-0dee88c81d62","name":"TaskCreate","callId":"toolu_01A09q90qw90lq917835lq9","arguments":{"subject":"Step 4: write the parser tests","description":"Cover the error paths of the config parser: missing keys, wrong types and a file that is not UTF-8; run them under -race."}}`
-	dec := decoders()
 	for name, line := range map[string][]byte{
 		"usual-order":  []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":` + params + `}`),
 		"params-first": []byte(`{"params":` + params + `,"jsonrpc":"2.0","id":42,"method":"tools/call"}`),
@@ -311,9 +256,14 @@ func BenchmarkParseToolCall(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
-				reqs, _, _, perr := jsonrpc.Parse(line, dec)
-				if v, ok := reqs[0].Params.(toolCall); perr != nil || !ok || v.args == nil || v.args.Err != nil {
-					b.Fatal(perr)
+				reqs, _, _, perr := jsonrpc.Parse(line)
+				var p wire.ToolCall
+				twice, err := jsonrpc.Unmarshal(reqs[0].Params, &p, jsonv2.RejectUnknownMembers(true))
+				if perr != nil || err != nil || twice != "" {
+					b.Fatal(perr, err)
+				}
+				if _, err := tools.Decode(p.Name, tools.Canonical(p.Arguments), tools.Live); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

@@ -53,18 +53,17 @@ type Config struct {
 // Defaults of the bounds on what one connection may ask.
 const (
 	DefaultMaxWatches    = 256
-	DefaultMaxBatch      = 4096
-	DefaultMaxBatchBytes = 64 << 20
+	DefaultMaxBatch      = 256
+	DefaultMaxBatchBytes = 16 << 20
 )
 
 // Server accepts connections and serves each on its own goroutine.
 type Server struct {
-	cfg      Config
-	mgr      *session.Manager
-	log      *slog.Logger
-	handlers map[string]handler
-	params   map[string]jsonrpc.ParamsDecoder
-	pid      int
+	cfg   Config
+	mgr   *session.Manager
+	log   *slog.Logger
+	table map[string]method
+	pid   int
 
 	ln      *net.UnixListener
 	accept  func() (*net.UnixConn, error) // ln.AcceptUnix; tests stand in for it
@@ -110,19 +109,10 @@ func New(mgr *session.Manager, cfg Config) *Server {
 		cfg.AllowUIDs = []int{os.Getuid()}
 	}
 	s := &Server{cfg: cfg, mgr: mgr, log: cfg.Logger, pid: os.Getpid(), conns: make(map[*conn]struct{}), peerUID: peercred.UID}
-	s.handlers, s.params = map[string]handler{}, map[string]jsonrpc.ParamsDecoder{}
-	for name, m := range s.methods() {
-		s.handlers[name] = m.h
-		if m.params != nil {
-			s.params[name] = m.params
-		}
-	}
+	s.table = s.methods()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
-
-// paramsDecoder is the decoder of a method's params, for jsonrpc.Parse.
-func (s *Server) paramsDecoder(method string) jsonrpc.ParamsDecoder { return s.params[method] }
 
 // Listen opens the socket; see listen for the care it takes.
 func (s *Server) Listen() error {

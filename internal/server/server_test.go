@@ -606,13 +606,13 @@ func TestShutdownInTheMiddleOfABatch(t *testing.T) {
 	d := testutil.MustOpenDB(t)
 	sock := testutil.SocketPath(t)
 	m := session.NewManager(d, nil)
-	srv := server.New(m, server.Config{Socket: sock})
+	const n = 3000
+	srv := server.New(m, server.Config{Socket: sock, MaxBatch: n}) // past the default, so the shutdown comes mid-batch
 	require.NoError(t, srv.Listen())
 	go srv.Serve()
 	info, err := m.Create(ctx, wire.CreateSession{SessionID: "batch"})
 	require.NoError(t, err)
 	c := dialRaw(t, sock)
-	const n = 3000
 	var b strings.Builder
 	b.WriteString("[")
 	for i := 1; i <= n; i++ {

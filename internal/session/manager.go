@@ -270,21 +270,17 @@ const (
 
 // Call runs a tool call and returns its CallToolResult as JSON. A write is
 // returned only after its log row has committed; a retry with a recorded
-// callId returns the recorded result and applies nothing.
+// callId returns the recorded result and applies nothing. The arguments
+// are read once, here, as they are logged (tools.Canonical) and into the
+// tool's call (tools.Decode).
 func (m *Manager) Call(ctx context.Context, p wire.ToolCall) (json.RawMessage, error) {
-	return m.CallDecoded(ctx, p, nil)
-}
-
-// CallDecoded is Call with the arguments already decoded (by the server,
-// in its one pass over the request line; p.Arguments are then the bytes
-// they were decoded from, compact). args nil: Call decodes them.
-func (m *Manager) CallDecoded(ctx context.Context, p wire.ToolCall, args *tools.Decoded) (json.RawMessage, error) {
 	role, def, err := checkCall(p)
 	if err != nil {
 		return nil, err
 	}
+	p.Arguments = tools.Canonical(p.Arguments)
 	if role == tools.RoleCompactWorker || !def.Writes {
-		return m.read(ctx, p, role, def, args)
+		return m.read(ctx, p, role, def)
 	}
 	if out, seen, err := m.retriedUnheld(ctx, p); seen || err != nil {
 		return out, err
@@ -305,8 +301,7 @@ func (m *Manager) CallDecoded(ctx context.Context, p wire.ToolCall, args *tools.
 	}()
 	m.calls.Add(1)
 
-	raw := tools.Canonical(p.Arguments)
-	if out, seen, err := m.retried(ctx, s, p, raw); seen || err != nil {
+	if out, seen, err := m.retried(ctx, s, p, p.Arguments); seen || err != nil {
 		return out, err
 	}
 	if s.rec.Status == tasksessiond.SessionCompacted {
@@ -315,7 +310,7 @@ func (m *Manager) CallDecoded(ctx context.Context, p wire.ToolCall, args *tools.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return m.write(ctx, s, p, raw, args)
+	return m.write(ctx, s, p)
 }
 
 // read answers a read (the compact worker's calls are all reads): it
@@ -323,7 +318,7 @@ func (m *Manager) CallDecoded(ctx context.Context, p wire.ToolCall, args *tools.
 // logged, so it never grows the database nor waits on the writer, and a
 // retry simply reads again. In fleet mode, a session this daemon does not
 // hold is read from the database, without taking its lease.
-func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, def tools.Def, args *tools.Decoded) (json.RawMessage, error) {
+func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, def tools.Def) (json.RawMessage, error) {
 	s, _, release, err := m.acquireRead(ctx, p.SessionID, false)
 	if err != nil {
 		return nil, err
@@ -333,7 +328,7 @@ func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, de
 	if role == tools.RoleCompactWorker && def.Writes {
 		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
 	}
-	return marshal(m.execute(s, p.Name, p.Arguments, args))
+	return marshal(m.execute(s, p.Name, p.Arguments))
 }
 
 // acquireRead returns a session to read: the one in memory when this
@@ -398,14 +393,6 @@ func (m *Manager) acquireRead(ctx context.Context, id string, withMessages bool)
 		return nil, nil, nil, err
 	}
 	return t, msgs, func() {}, nil
-}
-
-// decode is the call p.Arguments make: args when given, else decoded now.
-func decode(name string, raw json.RawMessage, args *tools.Decoded) (tools.Call, error) {
-	if args != nil {
-		return args.Call, args.Err
-	}
-	return tools.Decode(name, raw)
 }
 
 // checkCall validates what a call names before its session is touched.
@@ -477,15 +464,16 @@ func (m *Manager) retriedUnheld(ctx context.Context, p wire.ToolCall) (json.RawM
 		return nil, false, nil
 	}
 	m.calls.Add(1)
-	out, err := m.recorded(ctx, sid, p.Name, tools.Canonical(p.Arguments), p.CallID, seq)
+	out, err := m.recorded(ctx, sid, p.Name, p.Arguments, p.CallID, seq)
 	return out, true, err
 }
 
 // write applies a write to the session's store, logs it and answers once
 // its row has committed. A write that fails (an unknown taskid) is logged
 // too, as an error, so that replay skips it.
-func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, args json.RawMessage, decoded *tools.Decoded) (json.RawMessage, error) {
-	call, derr := decode(p.Name, args, decoded)
+func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall) (json.RawMessage, error) {
+	args := p.Arguments
+	call, derr := tools.Decode(p.Name, args, tools.Live)
 	var res tools.Result
 	var changed *tasksessiond.Task
 	if derr != nil {
@@ -565,8 +553,8 @@ func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksession
 
 // execute runs a call without logging it: reads by the compact worker and
 // on a sealed session.
-func (m *Manager) execute(s *session, name string, args json.RawMessage, decoded *tools.Decoded) tools.Result {
-	call, err := decode(name, args, decoded)
+func (m *Manager) execute(s *session, name string, args json.RawMessage) tools.Result {
+	call, err := tools.Decode(name, args, tools.Live)
 	if err != nil {
 		return tools.ErrorResult(err.Error())
 	}

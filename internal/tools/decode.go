@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tasksessiond/tasksessiond"
@@ -64,171 +65,126 @@ func Canonical(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return json.RawMessage("{}")
 	}
+	v := jsontext.Value(raw)
 	if raw[0] == '"' {
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			inner := bytes.TrimSpace([]byte(s))
-			if len(inner) == 0 {
-				return json.RawMessage("{}")
-			}
+		if jsonv2.Unmarshal(raw, &s) == nil {
 			// The outer line was checked as text; the JSON inside the
 			// string was not: a lone surrogate escape there would
 			// become U+FFFD. (A name given twice is kept, to be logged
 			// as it came with the error that names it.)
-			if jsontext.Value(inner).IsValid(jsontext.AllowDuplicateNames(true)) {
-				raw = inner
+			switch inner := bytes.TrimSpace([]byte(s)); {
+			case len(inner) == 0:
+				return json.RawMessage("{}")
+			case jsontext.Value(inner).IsValid(jsontext.AllowDuplicateNames(true)):
+				v = inner
 			}
 		}
 	}
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
-		return raw // compact already, as most hosts send it
+	if bytes.IndexAny(v, " \t\r\n") < 0 {
+		return json.RawMessage(v) // compact already, as most hosts send it
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
+	v = bytes.Clone(v)
+	if v.Compact(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) != nil {
 		return raw
 	}
-	return buf.Bytes()
+	return json.RawMessage(v)
 }
 
-// Decode validates a call of the named tool. raw may be an object, a string
-// holding one, or absent. The error is ErrUnknownTool or an *ArgError.
-func Decode(name string, raw json.RawMessage) (Call, error) {
-	return decode(name, raw, MaxDescriptionRunes)
+// Rules are what a call's arguments are held to.
+type Rules struct {
+	maxDescription int
+	lenientText    bool // bytes that are not UTF-8 and lone surrogate escapes read as U+FFFD
 }
 
-// DecodeLogged is Decode for a call already in a log (replay): it holds a
-// description to the highest limit any version had, so that a call
-// accepted then is applied now, and no later taskid shifts; and it reads
-// text the first version took as encoding/json read it (bytes that are
-// not UTF-8 and lone surrogate escapes as U+FFFD).
-func DecodeLogged(name string, raw json.RawMessage) (Call, error) {
-	return decode(name, raw, MaxLoggedDescriptionRunes, jsontext.AllowInvalidUTF8(true))
-}
+var (
+	// Live are the rules of a call as a host sends it.
+	Live = Rules{maxDescription: MaxDescriptionRunes}
+	// Logged are the rules of a call already in a log (replay): a
+	// description held to the highest limit any version had, and text
+	// read as the first version read it, so that a call accepted then is
+	// applied now, and no later taskid shifts.
+	Logged = Rules{maxDescription: MaxLoggedDescriptionRunes, lenientText: true}
+)
 
-func decode(name string, raw json.RawMessage, maxDesc int, opts ...jsontext.Options) (Call, error) {
+// Decode validates a call of the named tool, live or from a log alike.
+// raw is an object, a string holding one (as OpenAI-style hosts send it),
+// or absent. The error is ErrUnknownTool or an *ArgError.
+func Decode(name string, raw json.RawMessage, rules Rules) (Call, error) {
 	def, ok := Lookup(name)
 	if !ok {
-		return Call{}, unknownTool(name)
+		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
 	}
 	fail := func(format string, a ...any) (Call, error) {
 		return Call{}, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
 	}
 	raw = bytes.TrimSpace(raw)
-	inString := false
-	switch {
-	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-		raw = json.RawMessage("{}")
-	case raw[0] == '"':
-		// A string holding the object, as OpenAI-style hosts send it.
+	inString := len(raw) > 0 && raw[0] == '"'
+	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(rules.lenientText)}
+	if inString {
 		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		if jsonv2.Unmarshal(raw, &s, opts[1]) != nil {
 			return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 		}
-		// What it holds is read as arguments given directly: nothing and
-		// null are no arguments.
-		if raw, inString = bytes.TrimSpace([]byte(s)), true; len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-			raw = json.RawMessage("{}")
+		// What it holds is read as arguments given directly; the text
+		// inside is held to JSON's rules, whenever it came.
+		raw, opts[1] = bytes.TrimSpace([]byte(s)), jsontext.AllowInvalidUTF8(false)
+		if len(raw) > 0 && raw[0] == '"' {
+			return fail("arguments must be a JSON object; the string given does not hold valid JSON")
 		}
-		opts = nil // the text inside is held to JSON's rules, whenever it came
 	}
-	if inString && raw[0] == '"' {
-		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = json.RawMessage("{}")
 	}
-	call, argErr, err := readArgs(def, raw, maxDesc, opts...)
-	if errors.Is(err, jsontext.ErrDuplicateName) {
-		// One given twice inside an argument's value: read again, so
-		// that the argument is judged (the object's own names given
-		// twice are readCall's to find).
-		call, argErr, err = readArgs(def, raw, maxDesc, append(opts, jsontext.AllowDuplicateNames(true))...)
-	}
+	args, twice, err := readArgs(raw, opts...)
 	switch {
+	case err == nil && twice != "":
+		// Readers disagree on which of two values counts (Go takes the
+		// last, SQLite's json_extract the first): neither is guessed.
+		return fail("argument %q is given twice; give each argument once", twice)
 	case err == nil:
-		return call, argErr
-	case inString:
-		if msg, ok := jsonrpc.TextError(raw, err); ok {
-			return fail("arguments: %s", msg)
-		}
-		if raw[0] != '{' && jsontext.Value(raw).IsValid() {
-			return fail("arguments must be a JSON object, got %s", jsonKind(raw))
-		}
-		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
+		return decodeMembers(def, args, rules.maxDescription)
 	}
 	if msg, ok := jsonrpc.TextError(raw, err); ok {
 		return fail("arguments: %s", msg)
 	}
+	if inString && (raw[0] == '{' || !jsontext.Value(raw).IsValid()) {
+		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
+	}
 	return fail("arguments must be a JSON object, got %s", jsonKind(raw))
 }
 
-// readArgs reads raw, one value, into the call.
-func readArgs(def Def, raw []byte, maxDesc int, opts ...jsontext.Options) (call Call, argErr, err error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), opts...)
-	if call, argErr, err = readCall(def, dec, raw, maxDesc); err != nil {
-		return call, argErr, err
+// readArgs reads raw, one object, into its members, each kept as the bytes
+// it came in, to be decoded by its own rule; twice is a name it gives
+// twice (a name twice inside a member is that member's to answer).
+func readArgs(raw []byte, opts ...jsontext.Options) (args map[string]json.RawMessage, twice string, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), opts...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, "", cmp.Or(err, errors.New("not an object"))
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return call, argErr, cmp.Or(err, errors.New("more than one value"))
-	}
-	return call, argErr, nil
-}
-
-func unknownTool(name string) error {
-	return fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
-}
-
-// ReadCall reads a call's arguments — the object dec stands at, whole —
-// member by member, into the named tool's call: the server's one pass
-// over a request line. in is dec's whole input. argErr is what is wrong
-// with the call (ErrUnknownTool or an *ArgError); err is the decoder's.
-func ReadCall(name string, dec *jsontext.Decoder, in []byte) (call Call, argErr, err error) {
-	def, ok := Lookup(name)
-	if !ok {
-		return Call{}, unknownTool(name), dec.SkipValue()
-	}
-	return readCall(def, dec, in, MaxDescriptionRunes)
-}
-
-// readCall reads the object dec stands at, to the end of its input when it
-// is all of it (Decode's), into the call. Each argument's value is kept as
-// the bytes it came in, and decoded by its own rule.
-func readCall(def Def, dec *jsontext.Decoder, in []byte, maxDesc int) (call Call, argErr, err error) {
-	if dec.PeekKind() != '{' {
-		v, err := dec.ReadValue()
-		if err != nil {
-			return Call{}, nil, err
-		}
-		return Call{}, &ArgError{Tool: def.Name, Msg: "arguments must be a JSON object, got " + jsonKind(json.RawMessage(v))}, nil
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return Call{}, nil, err
-	}
-	args := make(map[string]json.RawMessage, 4)
-	twice := ""
+	args = make(map[string]json.RawMessage, 4)
 	for dec.PeekKind() == '"' {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return Call{}, nil, err
+			return nil, "", err
 		}
 		name := tok.String() // a token is void after the next read
 		v, err := dec.ReadValue()
 		if err != nil {
-			return Call{}, nil, err
+			return nil, "", err
 		}
-		end := dec.InputOffset()
 		if _, ok := args[name]; ok && twice == "" {
 			twice = name
 		}
-		args[name] = json.RawMessage(in[end-int64(len(v)) : end])
+		args[name] = json.RawMessage(bytes.Clone(v))
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return Call{}, nil, err
+		return nil, "", err
 	}
-	if twice != "" {
-		// Readers disagree on which of two values counts (Go takes the
-		// last, SQLite's json_extract the first): neither is guessed.
-		return Call{}, &ArgError{Tool: def.Name, Msg: fmt.Sprintf("argument %q is given twice; give each argument once", twice)}, nil
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, "", cmp.Or(err, errors.New("more than one value"))
 	}
-	call, argErr = decodeMembers(def, args, maxDesc)
-	return call, argErr, nil
+	return args, twice, nil
 }
 
 func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call, error) {
@@ -306,7 +262,7 @@ func jsonString(v json.RawMessage, s *string) error {
 		*s = string(v[1 : n-1])
 		return nil
 	}
-	return json.Unmarshal(v, s)
+	return jsonv2.Unmarshal(v, s, jsontext.AllowInvalidUTF8(true))
 }
 
 func decodeSubject(v json.RawMessage) (*string, error) {
@@ -446,14 +402,6 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// Decoded is a call's arguments decoded ahead of its execution (by the
-// server, in its one pass over the request line): the call, or why the
-// arguments are wrong.
-type Decoded struct {
-	Call Call
-	Err  error
 }
 
 // Depth is the deepest nesting of objects and arrays in the JSON text b
