@@ -14,9 +14,10 @@ DROP INDEX tool_calls_task;
 -- the log changed takes its status from its last change and its subject
 -- and description from the last change that set them (or its snapshot),
 -- each row found again by the key; a snapshot's task the log never changed
--- is as the snapshot has it. A session_id = ? filter reaches both arms
--- (the second through its EXCEPT, as the daemon's SQLite 3.54 does; the
--- 3.40 shell reads every snapshot row and change there, once a query).
+-- is as the snapshot has it: its rows and a successor's changes are
+-- counted by task in one sorted pass (a window, through which SQLite
+-- pushes a session_id = ? filter into both arms; a lookup per snapshot
+-- task would read the successor's whole log for each).
 CREATE VIEW tasks AS
 SELECT x.session_id, x.taskid,
        (SELECT f.status FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq) AS status,
@@ -33,10 +34,14 @@ FROM (
 ) x
 LEFT JOIN snapshot_tasks b ON b.session_id = x.session_id AND b.taskid = x.taskid
 UNION ALL
-SELECT u.session_id, u.taskid, b.status, b.subject, b.description, b.created_at, b.updated_at
-FROM (SELECT session_id, taskid FROM snapshot_tasks
-      EXCEPT SELECT session_id, taskid FROM tool_calls WHERE taskid IS NOT NULL) u
-JOIN snapshot_tasks b ON b.session_id = u.session_id AND b.taskid = u.taskid;
+SELECT session_id, taskid, status, subject, description, created_at, updated_at FROM (
+    SELECT *, sum(logged) OVER (PARTITION BY session_id, taskid) AS changes FROM (
+        SELECT session_id, taskid, status, subject, description, created_at, updated_at, 0 AS logged FROM snapshot_tasks
+        UNION ALL
+        SELECT n.session_id, c.taskid, NULL, NULL, NULL, NULL, NULL, 1
+        FROM snapshots n JOIN tool_calls c ON c.session_id = n.session_id WHERE c.taskid IS NOT NULL
+    )
+) WHERE changes = 0;
 
 CREATE VIEW open_tasks AS
 SELECT t.session_id, s.title AS session_title, t.taskid, t.status, t.subject, t.description, t.updated_at
