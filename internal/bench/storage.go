@@ -44,7 +44,7 @@ var storageRow = func() string {
 	st := store.New()
 	var res tools.Result
 	for i := range 11 {
-		c, err := tools.Decode(tools.TaskCreate, []byte(fmt.Sprintf(`{"subject":"Write the parser tests, part %d","description":"Cover the error paths."}`, i)), tools.Live)
+		c, _, err := tools.Decode(tools.TaskCreate, []byte(fmt.Sprintf(`{"subject":"Write the parser tests, part %d","description":"Cover the error paths."}`, i)), tools.Live)
 		if err != nil {
 			panic(err)
 		}

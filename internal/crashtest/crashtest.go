@@ -382,7 +382,7 @@ func (h *harness) pauseCycle(ctx context.Context, stop chan struct{}, wg *sync.W
 			h.report.PausedRefused++
 			continue
 		}
-		call, _ := tools.Decode(tools.TaskList, json.RawMessage(`{}`), tools.Live)
+		call, _, _ := tools.Decode(tools.TaskList, json.RawMessage(`{}`), tools.Live)
 		want, _ := tools.Execute(a.model, call)
 		if b, _, _ := tools.Encode(want); string(b) != string(resp.Result) {
 			h.report.Stale++
@@ -495,7 +495,7 @@ func (a *actor) send(ctx context.Context, c *client.Client, p pending) error {
 	}
 	// The model: the same call on a plain store must give the same result.
 	var want tools.Result
-	if call, err := tools.Decode(p.name, json.RawMessage(p.args), tools.Live); err != nil {
+	if call, _, err := tools.Decode(p.name, json.RawMessage(p.args), tools.Live); err != nil {
 		want = tools.ErrorResult(err.Error())
 	} else {
 		want, _ = tools.Execute(a.model, call)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -207,18 +208,9 @@ func TextError(text []byte, err error) (msg string, ok bool) {
 }
 
 func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return -1
-		}
+	r, err := strconv.ParseUint(string(b), 16, 16)
+	if err != nil {
+		return -1
 	}
-	return r
+	return rune(r)
 }

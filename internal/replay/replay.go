@@ -93,7 +93,7 @@ func apply(st *store.Store, c Call, render, checkAll bool) (Step, tools.Result) 
 	if c.IsError {
 		return Step{Outcome: SkippedError}, tools.Result{}
 	}
-	call, err := tools.Decode(c.Name, c.Arguments, tools.Logged)
+	call, _, err := tools.Decode(c.Name, c.Arguments, tools.Logged)
 	if err != nil {
 		return Step{Outcome: SkippedInvalid}, tools.Result{}
 	}

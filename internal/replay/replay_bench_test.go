@@ -21,7 +21,7 @@ func BenchmarkRun(b *testing.B) {
 		if i >= 1000 {
 			name, args = tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":"completed"}`, i%1000+1)
 		}
-		c, _ := tools.Decode(name, json.RawMessage(args), tools.Live)
+		c, _, _ := tools.Decode(name, json.RawMessage(args), tools.Live)
 		_, t := tools.Execute(live, c)
 		a := c.Append(tasksessiond.Call{}, t)
 		calls[i] = replay.Call{Seq: int64(i + 1), Name: name, Arguments: json.RawMessage(args), Change: change(a)}

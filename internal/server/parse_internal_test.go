@@ -262,7 +262,7 @@ func BenchmarkParseToolCall(b *testing.B) {
 				if perr != nil || err != nil || twice != "" {
 					b.Fatal(perr, err)
 				}
-				if _, err := tools.Decode(p.Name, tools.Canonical(p.Arguments), tools.Live); err != nil {
+				if _, _, err := tools.Decode(p.Name, tools.Canonical(p.Arguments), tools.Live); err != nil {
 					b.Fatal(err)
 				}
 			}

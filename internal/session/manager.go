@@ -271,16 +271,17 @@ const (
 // Call runs a tool call and returns its CallToolResult as JSON. A write is
 // returned only after its log row has committed; a retry with a recorded
 // callId returns the recorded result and applies nothing. The arguments
-// are read once, here, as they are logged (tools.Canonical) and into the
-// tool's call (tools.Decode).
+// are read once, here (tools.Decode), into the tool's call and as they are
+// logged.
 func (m *Manager) Call(ctx context.Context, p wire.ToolCall) (json.RawMessage, error) {
 	role, def, err := checkCall(p)
 	if err != nil {
 		return nil, err
 	}
-	p.Arguments = tools.Canonical(p.Arguments)
+	call, args, derr := tools.Decode(p.Name, p.Arguments, tools.Live)
+	p.Arguments = args
 	if role == tools.RoleCompactWorker || !def.Writes {
-		return m.read(ctx, p, role, def)
+		return m.read(ctx, p, role, def, call, derr)
 	}
 	if out, seen, err := m.retriedUnheld(ctx, p); seen || err != nil {
 		return out, err
@@ -310,7 +311,7 @@ func (m *Manager) Call(ctx context.Context, p wire.ToolCall) (json.RawMessage, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return m.write(ctx, s, p)
+	return m.write(ctx, s, p, call, derr)
 }
 
 // read answers a read (the compact worker's calls are all reads): it
@@ -318,7 +319,7 @@ func (m *Manager) Call(ctx context.Context, p wire.ToolCall) (json.RawMessage, e
 // logged, so it never grows the database nor waits on the writer, and a
 // retry simply reads again. In fleet mode, a session this daemon does not
 // hold is read from the database, without taking its lease.
-func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, def tools.Def) (json.RawMessage, error) {
+func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, def tools.Def, call tools.Call, derr error) (json.RawMessage, error) {
 	s, _, release, err := m.acquireRead(ctx, p.SessionID, false)
 	if err != nil {
 		return nil, err
@@ -328,7 +329,11 @@ func (m *Manager) read(ctx context.Context, p wire.ToolCall, role tools.Role, de
 	if role == tools.RoleCompactWorker && def.Writes {
 		return marshal(tools.ErrorResult(fmt.Sprintf("the compact worker cannot edit tasks: %s is not available to it; it may read the list with TaskList and TaskGet", p.Name)))
 	}
-	return marshal(m.execute(s, p.Name, p.Arguments))
+	if derr != nil {
+		return marshal(tools.ErrorResult(derr.Error()))
+	}
+	res, _ := tools.Execute(s.st, call)
+	return marshal(res)
 }
 
 // acquireRead returns a session to read: the one in memory when this
@@ -471,9 +476,8 @@ func (m *Manager) retriedUnheld(ctx context.Context, p wire.ToolCall) (json.RawM
 // write applies a write to the session's store, logs it and answers once
 // its row has committed. A write that fails (an unknown taskid) is logged
 // too, as an error, so that replay skips it.
-func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall) (json.RawMessage, error) {
+func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, call tools.Call, derr error) (json.RawMessage, error) {
 	args := p.Arguments
-	call, derr := tools.Decode(p.Name, args, tools.Live)
 	var res tools.Result
 	var changed *tasksessiond.Task
 	if derr != nil {
@@ -549,17 +553,6 @@ func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksession
 	if row.CreatedAt.After(s.rec.UpdatedAt) {
 		s.rec.UpdatedAt = row.CreatedAt
 	}
-}
-
-// execute runs a call without logging it: reads by the compact worker and
-// on a sealed session.
-func (m *Manager) execute(s *session, name string, args json.RawMessage) tools.Result {
-	call, err := tools.Decode(name, args, tools.Live)
-	if err != nil {
-		return tools.ErrorResult(err.Error())
-	}
-	res, _ := tools.Execute(s.st, call)
-	return res
 }
 
 // recorded answers a retry: the recorded result when the call is the same,

@@ -72,7 +72,7 @@ func TestReplayPropertyMatchesLive(t *testing.T) {
 			name, args := crashtest.RandomCall(r, model[id].Len())
 			res := call(t, live, id, name, args)
 			// The model: the same call on a plain store.
-			c, err := tools.Decode(name, json.RawMessage(args), tools.Live)
+			c, _, err := tools.Decode(name, json.RawMessage(args), tools.Live)
 			if err != nil {
 				assert.True(t, res.IsError, "%s %s", name, args)
 				continue

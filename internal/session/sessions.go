@@ -48,7 +48,7 @@ func (m *Manager) Create(ctx context.Context, p wire.CreateSession) (tasksession
 	if meta[0] != '{' {
 		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "metadata must be a JSON object")
 	}
-	if d := tools.Depth(meta); d > maxMetadataDepth {
+	if d := depth(meta); d > maxMetadataDepth {
 		// SQLite's JSON functions stop at 1,000 levels; the shell's
 		// json_extract must work on every row.
 		return tasksessiond.Session{}, tasksessiond.Errorf(tasksessiond.KindInvalid, "metadata is nested %d levels deep, the limit is %d", d, maxMetadataDepth)
@@ -282,3 +282,25 @@ func (m *Manager) created() {
 
 // Uptime is the time since the manager started.
 func (m *Manager) Uptime() time.Duration { return m.now().Sub(m.start) }
+
+// depth is the deepest nesting of objects and arrays in the JSON text b
+// (session metadata is held to a depth SQLite's JSON functions can read;
+// the decoder bounds nesting only at 10,000 levels).
+func depth(b []byte) int {
+	d, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			deepest = max(deepest, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
+}

@@ -2,11 +2,9 @@ package tools
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,28 +30,6 @@ type ArgError struct {
 }
 
 func (e *ArgError) Error() string { return e.Tool + ": " + e.Msg }
-
-// Call is a decoded, validated tool call: the tool's name and, for a
-// write, the change it makes (a TaskGet has only its Taskid). A TaskCreate
-// sets Subject and Description (empty when not given); a TaskUpdate sets
-// Taskid and what it changes.
-type Call struct {
-	Name string
-	tasksessiond.Change
-}
-
-// Writes reports whether the call changes the store.
-func (c Call) Writes() bool { return c.Name == TaskCreate || c.Name == TaskUpdate }
-
-// Append is the log row of a write that changed t, with which of t's text
-// fields the call set (a TaskCreate sets both).
-func (c Call) Append(row tasksessiond.Call, t *tasksessiond.Task) tasksessiond.Append {
-	a := tasksessiond.Append{Call: row, Task: t}
-	if t != nil {
-		a.SetSubject, a.SetDescription = c.Subject != nil, c.Description != nil
-	}
-	return a
-}
 
 // Canonical returns the arguments as they are logged: a compact JSON object.
 // Hosts in the OpenAI style pass the arguments as a string holding the
@@ -107,84 +83,46 @@ var (
 	Logged = Rules{maxDescription: MaxLoggedDescriptionRunes, lenientText: true}
 )
 
-// Decode validates a call of the named tool, live or from a log alike.
-// raw is an object, a string holding one (as OpenAI-style hosts send it),
-// or absent. The error is ErrUnknownTool or an *ArgError.
-func Decode(name string, raw json.RawMessage, rules Rules) (Call, error) {
+// Decode reads a call of the named tool, live or from a log alike: the
+// call it makes, and its arguments as they are logged (Canonical). raw is
+// an object, a string holding one (as OpenAI-style hosts send it), or
+// absent. The error is ErrUnknownTool or an *ArgError.
+func Decode(name string, raw json.RawMessage, rules Rules) (call Call, logged json.RawMessage, err error) {
+	logged = Canonical(raw)
 	def, ok := Lookup(name)
 	if !ok {
-		return Call{}, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
+		return Call{}, logged, fmt.Errorf("%w %q: the tools are %s", ErrUnknownTool, name, strings.Join(Names(), ", "))
 	}
-	fail := func(format string, a ...any) (Call, error) {
-		return Call{}, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
+	fail := func(format string, a ...any) (Call, json.RawMessage, error) {
+		return Call{}, logged, &ArgError{Tool: name, Msg: fmt.Sprintf(format, a...)}
 	}
-	raw = bytes.TrimSpace(raw)
-	inString := len(raw) > 0 && raw[0] == '"'
-	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(rules.lenientText)}
-	if inString {
-		var s string
-		if jsonv2.Unmarshal(raw, &s, opts[1]) != nil {
-			return fail("arguments must be a JSON object, got %s", jsonKind(raw))
-		}
-		// What it holds is read as arguments given directly; the text
-		// inside is held to JSON's rules, whenever it came.
-		raw, opts[1] = bytes.TrimSpace([]byte(s)), jsontext.AllowInvalidUTF8(false)
-		if len(raw) > 0 && raw[0] == '"' {
-			return fail("arguments must be a JSON object; the string given does not hold valid JSON")
-		}
+	args := map[string]json.RawMessage{}
+	var twice string
+	if !bytes.Equal(logged, []byte("null")) { // a string holding null: no arguments
+		twice, err = jsonrpc.Unmarshal(logged, &args, jsontext.AllowInvalidUTF8(rules.lenientText))
 	}
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = json.RawMessage("{}")
-	}
-	args, twice, err := readArgs(raw, opts...)
 	switch {
-	case err == nil && twice != "":
+	case twice != "":
 		// Readers disagree on which of two values counts (Go takes the
 		// last, SQLite's json_extract the first): neither is guessed.
 		return fail("argument %q is given twice; give each argument once", twice)
-	case err == nil:
-		return decodeMembers(def, args, rules.maxDescription)
-	}
-	if msg, ok := jsonrpc.TextError(raw, err); ok {
-		return fail("arguments: %s", msg)
-	}
-	if inString && (raw[0] == '{' || !jsontext.Value(raw).IsValid()) {
+	case err == nil && logged[0] != '"':
+		call, err = decodeMembers(def, args, rules.maxDescription)
+		return call, logged, err
+	case logged[0] == '"':
+		// A string Canonical could not unwrap: it holds no JSON, or text
+		// JSON cannot carry.
+		var s string
+		jsonv2.Unmarshal(logged, &s, jsontext.AllowInvalidUTF8(true))
+		if msg, ok := jsonrpc.TextError([]byte(s), jsonv2.Unmarshal([]byte(s), new(jsontext.Value))); ok {
+			return fail("arguments: %s", msg)
+		}
 		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
 	}
-	return fail("arguments must be a JSON object, got %s", jsonKind(raw))
-}
-
-// readArgs reads raw, one object, into its members, each kept as the bytes
-// it came in, to be decoded by its own rule; twice is a name it gives
-// twice (a name twice inside a member is that member's to answer).
-func readArgs(raw []byte, opts ...jsontext.Options) (args map[string]json.RawMessage, twice string, err error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), opts...)
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, "", cmp.Or(err, errors.New("not an object"))
+	if msg, ok := jsonrpc.TextError(logged, err); ok {
+		return fail("arguments: %s", msg)
 	}
-	args = make(map[string]json.RawMessage, 4)
-	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return nil, "", err
-		}
-		name := tok.String() // a token is void after the next read
-		v, err := dec.ReadValue()
-		if err != nil {
-			return nil, "", err
-		}
-		if _, ok := args[name]; ok && twice == "" {
-			twice = name
-		}
-		args[name] = json.RawMessage(bytes.Clone(v))
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, "", err
-	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return nil, "", cmp.Or(err, errors.New("more than one value"))
-	}
-	return args, twice, nil
+	return fail("arguments must be a JSON object, got %s", jsonKind(logged))
 }
 
 func decodeMembers(def Def, args map[string]json.RawMessage, maxDesc int) (Call, error) {
@@ -402,26 +340,4 @@ func jsonKind(v json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
-}
-
-// Depth is the deepest nesting of objects and arrays in the JSON text b
-// (session metadata is held to a depth SQLite's JSON functions can read;
-// the decoder bounds nesting only at 10,000 levels).
-func Depth(b []byte) int {
-	d, deepest, inString := 0, 0, false
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			d++
-			deepest = max(deepest, d)
-		case c == '}' || c == ']':
-			d--
-		}
-	}
-	return deepest
 }

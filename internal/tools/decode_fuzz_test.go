@@ -25,7 +25,7 @@ func FuzzDecode(f *testing.F) {
 		if !json.Valid(args) {
 			return // the transport only passes valid JSON
 		}
-		c, err := tools.Decode(name, args, tools.Live)
+		c, _, err := tools.Decode(name, args, tools.Live)
 		if err != nil {
 			var ae *tools.ArgError
 			if !errors.As(err, &ae) && !errors.Is(err, tools.ErrUnknownTool) {

@@ -44,7 +44,7 @@ func TestDecodeOK(t *testing.T) {
 		{"SubjectAtLimit", tools.TaskCreate, `{"subject":"` + strings.Repeat("é", tools.MaxSubjectRunes) + `"}`, tools.Call{Name: tools.TaskCreate, Change: tasksessiond.Change{Subject: ptr(strings.Repeat("é", tools.MaxSubjectRunes)), Description: ptr("")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
+			got, _, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
 		})
@@ -104,7 +104,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"UpdateUnknownArgument", tools.TaskUpdate, `{"taskid":1,"priority":"high"}`, `unknown argument "priority"; TaskUpdate takes: taskid, status, subject, description`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
+			_, _, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
 			var ae *tools.ArgError
 			require.ErrorAs(t, err, &ae)
 			assert.Contains(t, ae.Msg, tc.want)
@@ -115,7 +115,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeUnknownTool(t *testing.T) {
 	// Ensures an unknown tool is a protocol error naming the real tools, not an ArgError.
-	_, err := tools.Decode("TaskDelete", json.RawMessage(`{}`), tools.Live)
+	_, _, err := tools.Decode("TaskDelete", json.RawMessage(`{}`), tools.Live)
 	require.ErrorIs(t, err, tools.ErrUnknownTool)
 	assert.Contains(t, err.Error(), "TaskCreate, TaskList, TaskGet, TaskUpdate")
 	var ae *tools.ArgError
@@ -134,10 +134,4 @@ func TestCanonical(t *testing.T) {
 	} {
 		assert.Equal(t, want, string(tools.Canonical(json.RawMessage(in))), "Canonical(%s)", in)
 	}
-}
-
-func TestDepth(t *testing.T) {
-	assert.Equal(t, 0, tools.Depth([]byte(`"[[["`)))
-	assert.Equal(t, 1, tools.Depth([]byte(`{"a":"[[[\"{"}`)))
-	assert.Equal(t, 1001, tools.Depth([]byte(strings.Repeat("[", 1001)+strings.Repeat("]", 1001))))
 }

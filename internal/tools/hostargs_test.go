@@ -24,14 +24,14 @@ func TestDecodeIgnoresHostArguments(t *testing.T) {
 		{tools.TaskGet, `{"taskid":"#2","wait_for_previous":true}`, tools.Call{Name: tools.TaskGet, Change: tasksessiond.Change{Taskid: 2}}},
 		{tools.TaskUpdate, `{"wait_for_previous":true,"taskid":"2","status":"in_progress"}`, tools.Call{Name: tools.TaskUpdate, Change: tasksessiond.Change{Taskid: 2, Status: tasksessiond.InProgress}}},
 	} {
-		got, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
+		got, _, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
 		require.NoError(t, err, tc.args)
 		assert.Equal(t, tc.want, got, tc.args)
 	}
 	// It is no argument of ours: alone it changes nothing.
-	_, err := tools.Decode(tools.TaskUpdate, json.RawMessage(`{"taskid":1,"wait_for_previous":true}`), tools.Live)
+	_, _, err := tools.Decode(tools.TaskUpdate, json.RawMessage(`{"taskid":1,"wait_for_previous":true}`), tools.Live)
 	assert.ErrorContains(t, err, "nothing to change")
-	_, err = tools.Decode(tools.TaskList, json.RawMessage(`{"wait_for_previous":true,"zz":1}`), tools.Live)
+	_, _, err = tools.Decode(tools.TaskList, json.RawMessage(`{"wait_for_previous":true,"zz":1}`), tools.Live)
 	assert.ErrorContains(t, err, `unknown argument "zz"; TaskList takes no arguments`)
 }
 
@@ -72,7 +72,7 @@ func TestSchemasAdmitWhatTheDecoderTakes(t *testing.T) {
 		{tools.TaskUpdate, `{"taskid":2,"status":"inprogress"}`},
 		{tools.TaskUpdate, `{"taskid":2,"status":"completed","subject":"s","description":""}`},
 	} {
-		_, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
+		_, _, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
 		require.NoError(t, err, "decoder: %s %s", tc.tool, tc.args)
 		assert.NoError(t, check(tc.tool, tc.args), "schema: %s %s", tc.tool, tc.args)
 	}
@@ -83,7 +83,7 @@ func TestSchemasAdmitWhatTheDecoderTakes(t *testing.T) {
 		{tools.TaskUpdate, `{"taskid":1,"status":"done"}`},
 		{tools.TaskCreate, `{"subject":"a","zz":1}`},
 	} {
-		_, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
+		_, _, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
 		require.Error(t, err, "decoder: %s %s", tc.tool, tc.args)
 		assert.Error(t, check(tc.tool, tc.args), "schema: %s %s", tc.tool, tc.args)
 	}

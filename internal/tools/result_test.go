@@ -18,7 +18,7 @@ import (
 
 func mustDecode(t *testing.T, tool, args string) tools.Call {
 	t.Helper()
-	c, err := tools.Decode(tool, json.RawMessage(args), tools.Live)
+	c, _, err := tools.Decode(tool, json.RawMessage(args), tools.Live)
 	require.NoError(t, err)
 	return c
 }
@@ -177,12 +177,12 @@ func TestToolList(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(d.InputSchema, &s))
 			for p := range s.Properties {
-				_, err := tools.Decode(d.Name, json.RawMessage(`{"`+p+`":{}}`), tools.Live)
+				_, _, err := tools.Decode(d.Name, json.RawMessage(`{"`+p+`":{}}`), tools.Live)
 				if err != nil {
 					assert.NotContains(t, err.Error(), "unknown argument", "%s.%s", d.Name, p)
 				}
 			}
-			_, err := tools.Decode(d.Name, json.RawMessage(`{"zz":1}`), tools.Live)
+			_, _, err := tools.Decode(d.Name, json.RawMessage(`{"zz":1}`), tools.Live)
 			assert.ErrorContains(t, err, `unknown argument "zz"`)
 		}
 	})

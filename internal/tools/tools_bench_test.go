@@ -21,7 +21,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			args := json.RawMessage(tc.args)
 			for b.Loop() {
-				if _, err := tools.Decode(tc.tool, args, tools.Live); err != nil {
+				if _, _, err := tools.Decode(tc.tool, args, tools.Live); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -40,7 +40,7 @@ func BenchmarkExecute(b *testing.B) {
 			{"TaskUpdate", tools.TaskUpdate, `{"taskid":1,"status":"inprogress"}`},
 			{"TaskList", tools.TaskList, `{}`},
 		} {
-			call, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
+			call, _, err := tools.Decode(tc.tool, json.RawMessage(tc.args), tools.Live)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func BenchmarkChangeAmongClosed(b *testing.B) {
 				st.Update(tasksessiond.Change{Taskid: i + 1, Status: done})
 			}
 		}
-		call, err := tools.Decode(tools.TaskUpdate, json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"inprogress"}`, n+1)), tools.Live)
+		call, _, err := tools.Decode(tools.TaskUpdate, json.RawMessage(fmt.Appendf(nil, `{"taskid":%d,"status":"inprogress"}`, n+1)), tools.Live)
 		if err != nil {
 			b.Fatal(err)
 		}
