@@ -10,25 +10,30 @@ DROP VIEW open_tasks;
 DROP VIEW tasks;
 DROP INDEX tool_calls_task;
 
--- Each session's tasks, computed from the log whenever it is read: a task
--- the log changed takes its status from its last change and its subject
--- and description from the last change that set them (or its snapshot),
--- each row found again by the key; a snapshot's task the log never changed
--- is as the snapshot has it: its rows and a successor's changes are
--- counted by task in one sorted pass (a window, through which SQLite
--- pushes a session_id = ? filter into both arms; a lookup per snapshot
--- task would read the successor's whole log for each).
+-- Each session's tasks, computed from the log whenever it is read, in one
+-- pass over the session's changes (through the key): a task the log
+-- changed takes its status from its last change and its subject and
+-- description from the last change that set them (or its snapshot); a
+-- snapshot's task the log never changed is as the snapshot has it, found
+-- by counting its rows and a successor's changes by task in one sorted
+-- pass (a window, through which SQLite pushes a session_id = ? filter into
+-- both arms; a lookup per snapshot task would read the successor's whole
+-- log for each).
 CREATE VIEW tasks AS
-SELECT x.session_id, x.taskid,
-       (SELECT f.status FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq) AS status,
-       coalesce((SELECT f.subject FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.subject_seq), b.subject) AS subject,
-       coalesce((SELECT f.description FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.description_seq), b.description) AS description,
-       coalesce(b.created_at, (SELECT f.created_at FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.first_seq)) AS created_at,
-       (SELECT f.created_at FROM tool_calls f WHERE f.session_id = x.session_id AND f.seq = x.last_seq) AS updated_at
+SELECT x.session_id, x.taskid, substr(x.status, 17) AS status,
+       coalesce(substr(x.subject, 17), b.subject) AS subject,
+       coalesce(substr(x.description, 17), b.description) AS description,
+       coalesce(b.created_at, substr(x.first_at, 17)) AS created_at,
+       substr(x.last_at, 17) AS updated_at
 FROM (
-    SELECT session_id, taskid, max(seq) AS last_seq, min(seq) AS first_seq,
-           max(CASE WHEN subject IS NOT NULL THEN seq END) AS subject_seq,
-           max(CASE WHEN description IS NOT NULL THEN seq END) AS description_seq
+    -- Each value prefixed with its row's seq, 16 digits, so that max()
+    -- picks the value of the last row that set it (and min() the first).
+    SELECT session_id, taskid,
+           max(printf('%016d', seq) || status) AS status,
+           max(CASE WHEN subject IS NOT NULL THEN printf('%016d', seq) || subject END) AS subject,
+           max(CASE WHEN description IS NOT NULL THEN printf('%016d', seq) || description END) AS description,
+           min(printf('%016d', seq) || created_at) AS first_at,
+           max(printf('%016d', seq) || created_at) AS last_at
     FROM tool_calls WHERE taskid IS NOT NULL
     GROUP BY session_id, taskid
 ) x
