@@ -62,7 +62,7 @@ const storageRounds = 3
 // full sync.
 func (b *bencher) storage(ctx context.Context, r *Results) error {
 	patterns := []writePattern{
-		{name: "now: log keyed by (session, seq), task index"},
+		{name: "now: log keyed by (session, seq)"},
 		{name: "floor: append-only rows", floor: true},
 	}
 	totals := make([]phaseTotals, len(patterns))
