@@ -92,6 +92,7 @@ type DB struct {
 	lock    *os.File                         // held while open: one writing process
 	key     string                           // the file's device and inode, in held
 	gone    atomic.Pointer[string]           // why the file at path is not the one open, once it is not
+	schema  string                           // what is wrong with the schema's indexes, as found at open
 	wal     atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
 	walWarn int64
 
@@ -312,6 +313,18 @@ func (d *DB) init(ctx context.Context) error {
 			d.log.Warn("checkpointing after the migrations failed", slog.Any("err", err))
 		}
 	}
+	// An index dropped or changed by hand slows nothing the daemon needs
+	// (it answers from the log), but the shell's tasks view reads one:
+	// said at once, and in daemon/status, not found as a failure later.
+	problems, err := d.IndexProblems(ctx)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		d.schema = "the database is damaged: " + strings.Join(problems, "; ")
+		d.log.Warn("the database's indexes are not as the schema defines them; the daemon answers from the log, the tasks view may fail",
+			slog.String("database", d.path), slog.String("problems", strings.Join(problems, "; ")))
+	}
 	return d.prepare(ctx)
 }
 
@@ -403,16 +416,6 @@ func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 		rows = nil
 	}
 	return rows, nil
-}
-
-// Reindex rebuilds every index from its table: the only structures beside
-// the log that the daemon reads, kept by SQLite in each transaction, and
-// rebuilt here when integrity_check finds one astray.
-func (d *DB) Reindex(ctx context.Context) error {
-	if _, err := d.w.ExecContext(ctx, "REINDEX"); err != nil {
-		return fmt.Errorf("reindex %s: %w", d.path, err)
-	}
-	return nil
 }
 
 // querier is what the read queries need; *preparedReads and *sqlx.Tx have it.
@@ -532,5 +535,5 @@ func (d *DB) Problem() string {
 	if err := d.checkFile(); err != nil {
 		return err.Error()
 	}
-	return ""
+	return d.schema
 }
