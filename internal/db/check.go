@@ -109,12 +109,14 @@ var Indexes = []Index{
 
 // IndexProblems says what is wrong with the indexes of Indexes: one
 // missing, or not as the schema defines it. Nil when all are as defined.
-func (d *DB) IndexProblems(ctx context.Context) ([]string, error) {
+func (d *DB) IndexProblems(ctx context.Context) ([]string, error) { return indexProblems(ctx, d.q) }
+
+func indexProblems(ctx context.Context, q querier) ([]string, error) {
 	var rows []struct {
 		Name string         `db:"name"`
 		SQL  sql.NullString `db:"sql"`
 	}
-	if err := d.q.SelectContext(ctx, &rows, `SELECT name, sql FROM sqlite_master WHERE type = 'index'`); err != nil {
+	if err := q.SelectContext(ctx, &rows, `SELECT name, sql FROM sqlite_master WHERE type = 'index'`); err != nil {
 		return nil, fmt.Errorf("read the indexes: %w", err)
 	}
 	have := make(map[string]string, len(rows))

@@ -316,7 +316,7 @@ func (d *DB) init(ctx context.Context) error {
 	// An index dropped or changed by hand slows nothing the daemon needs
 	// (it answers from the log), but the shell's tasks view reads one:
 	// said at once, and in daemon/status, not found as a failure later.
-	problems, err := d.IndexProblems(ctx)
+	problems, err := indexProblems(ctx, d.w) // once: not kept prepared
 	if err != nil {
 		return err
 	}
