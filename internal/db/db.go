@@ -21,12 +21,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tasksessiond/tasksessiond"
-	"github.com/tasksessiond/tasksessiond/migrations"
 )
 
 // Sync is the synchronous pragma: full makes every commit durable across
@@ -82,19 +80,20 @@ var _ tasksessiond.Storage = (*DB)(nil)
 // DB is the database: one writer connection and a pool of readers beside it
 // (WAL lets them read while the writer commits).
 type DB struct {
-	path    string
-	w       *sqlx.DB
-	r       *sqlx.DB
-	reads   *preparedReads // r's read queries, prepared
-	q       querier        // what the read queries go through: reads, or a read transaction
-	now     func() time.Time
-	log     *slog.Logger
-	lock    *os.File                         // held while open: one writing process
-	key     string                           // the file's device and inode, in held
-	gone    atomic.Pointer[string]           // why the file at path is not the one open, once it is not
-	schema  string                           // what is wrong with the schema's indexes, as found at open
-	wal     atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
-	walWarn int64
+	path     string
+	w        *sqlx.DB
+	r        *sqlx.DB
+	reads    *preparedReads // r's read queries, prepared
+	q        querier        // what the read queries go through: reads, or a read transaction
+	now      func() time.Time
+	log      *slog.Logger
+	lock     *os.File                         // held while open: one writing process
+	key      string                           // the file's device and inode, in held
+	gone     atomic.Pointer[string]           // why the file at path is not the one open, once it is not
+	schema   string                           // what is wrong with the schema's indexes, as found at open
+	maxBytes int64                            // the cap on the file (0: none), which an upgrade must fit in
+	wal      atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
+	walWarn  int64
 
 	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
@@ -179,6 +178,10 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
+	if err := refuseNewer(ctx, path, r); err != nil {
+		r.Close()
+		return nil, err
+	}
 	reads := newPreparedReads(r)
 	d := &DB{path: path, r: r, reads: reads, q: reads, now: opts.Now, log: opts.Logger, closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
@@ -210,7 +213,7 @@ func open(ctx context.Context, path string, opts Options, key string) (*DB, erro
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	reads := newPreparedReads(r)
-	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
+	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes, maxBytes: opts.MaxBytes,
 		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout},
 		appends: make(chan *appendReq), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
@@ -298,20 +301,8 @@ func (d *DB) init(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("open %s: journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", d.path, mode)
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, d.w.DB, migrations.FS)
-	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
-	}
-	applied, err := p.Up(ctx)
-	if err != nil {
-		return migrateError(d.path, err)
-	}
-	if len(applied) > 0 {
-		// A migration can rewrite whole tables: start from an empty WAL
-		// rather than carry that into the first commits' checkpoints.
-		if _, err := d.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			d.log.Warn("checkpointing after the migrations failed", slog.Any("err", err))
-		}
+	if err := d.migrate(ctx, d.maxBytes); err != nil {
+		return err
 	}
 	// An index dropped or changed by hand slows nothing the daemon needs
 	// (it answers from the log), but the shell's tasks view reads one:
