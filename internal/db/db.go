@@ -283,11 +283,32 @@ func createFile(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create database directory: %w", err)
 	}
+	_, err := os.Stat(path)
+	created := errors.Is(err, fs.ErrNotExist)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open database file: %w", err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil || !created {
+		return err
+	}
+	// A new file's name is in its directory, which a power loss may lose
+	// unless it is synced too (SQLite's own advice, "atomic commit").
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes the names in dir durable: a file created, a journal
+// removed.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 func (d *DB) init(ctx context.Context) error {
@@ -300,6 +321,12 @@ func (d *DB) init(ctx context.Context) error {
 	}
 	if mode != "wal" {
 		return fmt.Errorf("open %s: journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", d.path, mode)
+	}
+	// The switch to WAL removed a rollback journal and made the -wal
+	// file: both are names in the directory, durable once it is synced.
+	// Without it a power loss can bring the journal back, hot.
+	if err := syncDir(filepath.Dir(d.path)); err != nil {
+		return err
 	}
 	if err := d.migrate(ctx, d.maxBytes); err != nil {
 		return err
@@ -456,41 +483,60 @@ func refuseForeign(ctx context.Context, path string) error {
 	case err == nil && string(header[:16]) == "SQLite format 3\x00" && binary.BigEndian.Uint32(header[68:72]) == applicationID:
 		return nil
 	}
-	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	tables, ours, err := schemaObjects(ctx, path, "ro")
+	if isConstraint(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
+		// A hot journal: a transaction cut by a crash or a power loss
+		// (the first moments of a new database among them) that SQLite
+		// must roll back before anyone reads the file, which a read-only
+		// connection cannot. Rolling it back is the file's own recovery,
+		// as any SQLite program opening it does; it adds nothing.
+		tables, ours, err = schemaObjects(ctx, path, "rw")
+	}
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return err
 	}
-	defer ro.Close()
-	// Any schema object counts (a file of views alone is someone's too).
-	rows, err := ro.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name`)
-	if err != nil {
-		if isCorrupt(err) {
-			return fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
-		}
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	defer rows.Close()
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return fmt.Errorf("open %s: %w", path, err)
-		}
-		if name == versionTable {
-			return nil
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	if len(tables) == 0 {
+	if ours || len(tables) == 0 {
 		return nil
 	}
 	if len(tables) > 5 {
 		tables = append(tables[:5], "…")
 	}
 	return fmt.Errorf("%s is a SQLite database made by another program (it holds %s); refusing to touch it: give --db a new path, or one tasksessiond made", path, strings.Join(tables, ", "))
+}
+
+// schemaObjects lists the file's schema objects through a connection of
+// the mode given (never one that creates the file); ours is set when one
+// is goose's version table.
+func schemaObjects(ctx context.Context, path, mode string) (tables []string, ours bool, err error) {
+	conn, err := sql.Open("sqlite", "file:"+path+"?mode="+mode)
+	if err != nil {
+		return nil, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer conn.Close()
+	// Any schema object counts (a file of views alone is someone's too).
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name`)
+	if isConstraint(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
+		return nil, false, err
+	}
+	if err != nil {
+		if isCorrupt(err) {
+			return nil, false, fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
+		}
+		return nil, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, false, fmt.Errorf("open %s: %w", path, err)
+		}
+		ours = ours || name == versionTable
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	return tables, ours, nil
 }
 
 // versionTable is where goose records the migrations applied.

@@ -85,7 +85,7 @@ func (d *DB) migrate(ctx context.Context, maxBytes int64) error {
 		if err != nil {
 			return migrateError(d.path, err)
 		}
-		if len(applied) > 0 && from > 0 {
+		if len(applied) > 0 {
 			d.checkpointAfterMigrations(ctx)
 		}
 		return nil
