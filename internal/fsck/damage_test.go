@@ -28,7 +28,7 @@ const (
 	sN = "N"
 )
 
-func lineageDB(t *testing.T) string {
+func lineageDB(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.db")
 	d := testutil.MustOpenDBAt(t, path)
@@ -58,7 +58,7 @@ func lineageDB(t *testing.T) string {
 }
 
 // damage runs statements on the file as the sqlite3 shell would.
-func damage(t *testing.T, path string, stmts ...string) {
+func damage(t testing.TB, path string, stmts ...string) {
 	t.Helper()
 	raw := testutil.RawDB(t, path)
 	for _, q := range stmts {
