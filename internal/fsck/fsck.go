@@ -353,9 +353,8 @@ func digest(tasks []tasksessiond.Task, next int) list {
 	return l
 }
 
-// differs says how snap differs from l ("" when it does not).
-func (l list) differs(snap tasksessiond.Snapshot) string {
-	s := digest(snap.Tasks, snap.NextTaskid)
+// differs says how the snapshot s differs from l ("" when it does not).
+func (l list) differs(s list) string {
 	head := fmt.Sprintf("the parent replays to %d tasks (next #%d), the snapshot holds %d (next #%d)", len(l.ids), l.next, len(s.ids), s.next)
 	for i := range min(len(l.ids), len(s.ids)) {
 		switch {
@@ -382,7 +381,7 @@ func (l list) differs(snap tasksessiond.Snapshot) string {
 type checker struct {
 	c      *checking
 	out    Session
-	snap   *tasksessiond.Snapshot
+	snap   *list // its snapshot's tasks, as the cross checks keep them
 	st     *store.Store
 	broken bool // nothing to replay onto
 	// unrestorable: its snapshot is not a list at all (reported as such).
@@ -413,7 +412,10 @@ func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
 		k.broken = true
 		return k
 	}
-	k.snap = snap
+	if snap != nil {
+		l := digest(snap.Tasks, snap.NextTaskid)
+		k.snap = &l
+	}
 	switch {
 	case snap != nil:
 		if k.st, err = store.Restore(*snap); err != nil {
@@ -514,12 +516,16 @@ func checkResult(result json.RawMessage, t tasksessiond.Task) string {
 func (k *checker) finish(ctx context.Context, d *db.DB) {
 	k.out.Tasks = k.st.Len()
 	if k.broken {
+		k.st = nil
 		return
 	}
 	replayed := k.st.List()
 	if k.sealedAt != "" {
 		k.end = digest(replayed, k.st.NextTaskid())
 	}
+	// Every session's checker is kept for the cross checks: its list is
+	// not (a check of every session would hold every task).
+	defer func() { k.st = nil }()
 	viewed, err := d.Tasks(ctx, k.out.ID)
 	switch {
 	case err != nil:
