@@ -23,6 +23,10 @@ var (
 	// holding the session yet: memory may be stale, so the manager drops
 	// the session.
 	ErrLeaseExpired = errors.New("this daemon's lease on the session has expired")
+	// ErrDamaged means what the database holds contradicts itself (edited
+	// by hand, say): the session is not served, and fsck says what and
+	// what to do.
+	ErrDamaged = errors.New("the database is damaged")
 )
 
 // LeaseHeldError is a session served by another daemon. Appends return

@@ -18,8 +18,6 @@ type Storage interface {
 	Head(ctx context.Context, id string) (string, error)
 	ListSessions(ctx context.Context, f ListFilter) ([]Session, string, error)
 	CountSessions(ctx context.Context) (int, error)
-	TaskCounts(ctx context.Context, sessionID string) (Counts, error)
-	TaskCountsOf(ctx context.Context, ids []string) (map[string]Counts, error)
 	Messages(ctx context.Context, sessionID string) ([]Message, error)
 
 	// AppendCalls logs calls, returning once they have committed (setting

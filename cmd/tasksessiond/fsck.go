@@ -27,13 +27,17 @@ func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 Check the database against its log: SQLite's integrity check (every index
 against its table), then every row of the log read from the table itself,
 each session (or the one given) replayed from its snapshot, and compared with
-the replay: each row's change columns, the tasks view, the log's key, a
-sealed session's successor's snapshot; all as of one moment.
-Exits 1 if anything differs. Safe while the daemon runs. A missing file is an
-error, not an empty database.
+the replay: each row's change columns and its result (what the model was
+told), the tasks view, the log's key, each successor's snapshot against its
+parent's replay; the lineage columns against each other; every index the
+schema defines; all as of one moment. Every problem is reported, whatever a
+row holds. Exits 1 if anything differs. Safe while the daemon runs. A missing
+file is an error, not an empty database.
 
-With --repair (the daemon stopped), rewrite the change columns that differ
-from the replay and rebuild every index, then check again.
+With --repair (the daemon stopped), make every index again and rewrite the
+change columns that differ from the replay, in sessions whose log replays
+consistently only; a session whose log itself is damaged is named and left as
+it is. Then check again.
 
 Flags:
 `)
@@ -92,6 +96,9 @@ func printReport(w io.Writer, r fsck.Report) {
 	for _, line := range r.Integrity {
 		fmt.Fprintf(w, "integrity: %s\n", line)
 	}
+	for _, line := range r.Indexes {
+		fmt.Fprintf(w, "schema: %s\n", line)
+	}
 	for _, id := range r.Orphans {
 		fmt.Fprintf(w, "the log holds rows of session %s, which does not exist\n", id)
 	}
@@ -122,14 +129,20 @@ func repairCmd(ctx context.Context, path string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer d.Close()
-	before, rewrote, err := fsck.Repair(ctx, d)
+	before, done, err := fsck.Repair(ctx, d)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond fsck: repair: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "before: ")
 	printReport(stdout, before)
-	fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; rebuilt every index\n", rewrote)
+	for _, ix := range done.Indexes {
+		fmt.Fprintf(stdout, "repaired: made index %s again from the schema's definition\n", ix)
+	}
+	fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; rebuilt every index\n", done.Rewrote)
+	for _, id := range done.Left {
+		fmt.Fprintf(stdout, "left: session %s, whose log itself is damaged (above): repair rebuilds only from a consistent replay and changed nothing of it; the daemon serves what its log replays to (or refuses it, saying why): restore a backup taken before the damage to get it back as it was\n", id)
+	}
 	after, err := fsck.Check(ctx, d)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond fsck: %v\n", err)
@@ -138,7 +151,7 @@ func repairCmd(ctx context.Context, path string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "after: ")
 	printReport(stdout, after)
 	if !after.OK() {
-		fmt.Fprintf(stdout, "what is left is in the log itself (the truth), which repair does not change: restore a backup, or leave it (replay skips what no longer applies)\n")
+		fmt.Fprintf(stdout, "what is left is in the log itself (the truth) or in the lineage columns, which repair does not change: set a lineage column back as its problem says, restore a backup, or leave it (the daemon serves what the log replays to, and refuses a session it cannot, saying why)\n")
 		return 1
 	}
 	return 0

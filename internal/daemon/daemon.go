@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/paths"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/server"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -50,10 +52,15 @@ type Daemon struct {
 }
 
 // Open opens the database at cfg.DB (running migrations) and starts the
-// daemon on it. A live daemon on the socket is found before the database
-// is touched.
+// daemon on it. A live daemon on the socket, or a socket directory open to
+// others, is found before the database is touched.
 func Open(ctx context.Context, cfg Config) (*Daemon, error) {
 	if err := server.CheckSocket(cfg.Socket); err != nil {
+		return nil, err
+	}
+	// A socket directory that would be refused at listen is refused now,
+	// before a database is created or migrated for nothing.
+	if err := paths.PrivateIfExists(filepath.Dir(cfg.Socket)); err != nil {
 		return nil, err
 	}
 	d, err := openStorage(ctx, cfg)

@@ -175,15 +175,28 @@ func TestOpenRefusesALiveSocket(t *testing.T) {
 	assert.Equal(t, live.DB.Path(), st.Database, "the live daemon still serves")
 }
 
-func TestOpenThatCannotListenReleasesTheDatabase(t *testing.T) {
-	// Ensures an Open that has opened the database but cannot listen (a
-	// socket directory open to other users) fails with that reason and
-	// closes the database it opened, so that a later start can take it.
+func TestOpenRefusesAnUnsafeSocketDirectoryFirst(t *testing.T) {
+	// Ensures Open refuses a socket directory open to other users before
+	// it creates or migrates a database: the file is not made.
 	dir := filepath.Dir(testutil.SocketPath(t))
 	require.NoError(t, os.Chmod(dir, 0o755))
 	path := filepath.Join(t.TempDir(), "t.db")
 	dm, err := daemon.Open(ctx, daemon.Config{DB: path, Socket: filepath.Join(dir, "d.sock")})
 	require.ErrorContains(t, err, "open to other users")
+	assert.Nil(t, dm)
+	assert.NoFileExists(t, path, "the database was not touched")
+}
+
+func TestOpenThatCannotListenReleasesTheDatabase(t *testing.T) {
+	// Ensures an Open that has opened the database but cannot listen (a
+	// file that is not a socket where the socket goes) fails with that
+	// reason and closes the database it opened, so that a later start can
+	// take it.
+	socket := testutil.SocketPath(t)
+	require.NoError(t, os.WriteFile(socket, []byte("not a socket"), 0o600))
+	path := filepath.Join(t.TempDir(), "t.db")
+	dm, err := daemon.Open(ctx, daemon.Config{DB: path, Socket: socket})
+	require.ErrorContains(t, err, "is not a socket")
 	assert.Nil(t, dm)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err, "the failed Open released the database")

@@ -315,55 +315,6 @@ func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []tas
 	return nil
 }
 
-// EachLogged streams every row of the log to fn, read from the table
-// itself rather than through an index (fsck's view of the truth), in
-// session and seq order (sorted by SQLite), without results. The Call's
-// bytes are valid only during the call to fn.
-func (d *DB) EachLogged(ctx context.Context, fn func(*tasksessiond.Call) error) error {
-	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, forced, taskid, status, subject, description
-		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
-	if err != nil {
-		return fmt.Errorf("read the log: %w", err)
-	}
-	defer rows.Close()
-	var c tasksessiond.Call
-	var callID sql.NullString
-	var args sql.RawBytes
-	var ch changeColumns
-	for rows.Next() {
-		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &c.Name, &args, &c.IsError, &c.Forced,
-			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
-			return fmt.Errorf("read the log: %w", err)
-		}
-		c.CallID, c.Arguments, c.Change = callID.String, json.RawMessage(args), ch.change()
-		if err := fn(&c); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read the log: %w", err)
-	}
-	return nil
-}
-
-// CountCalls counts a session's rows through the log's key.
-func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
-	var n int
-	if err := d.q.GetContext(ctx, &n, `SELECT count(*) FROM tool_calls WHERE session_id = ?`, sessionID); err != nil {
-		return 0, fmt.Errorf("count calls of %s: %w", sessionID, err)
-	}
-	return n, nil
-}
-
-// SessionIDs returns every session's id, in order.
-func (d *DB) SessionIDs(ctx context.Context) ([]string, error) {
-	var ids []string
-	if err := d.q.SelectContext(ctx, &ids, `SELECT id FROM sessions ORDER BY id`); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return ids, nil
-}
-
 // RewriteChanges sets the change columns of logged rows (each Append's
 // Call names its row) to what their replay gives: fsck --repair, when a
 // row's columns disagree with its arguments.

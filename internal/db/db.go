@@ -21,12 +21,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/tasksessiond/tasksessiond"
-	"github.com/tasksessiond/tasksessiond/migrations"
 )
 
 // Sync is the synchronous pragma: full makes every commit durable across
@@ -82,18 +80,20 @@ var _ tasksessiond.Storage = (*DB)(nil)
 // DB is the database: one writer connection and a pool of readers beside it
 // (WAL lets them read while the writer commits).
 type DB struct {
-	path    string
-	w       *sqlx.DB
-	r       *sqlx.DB
-	reads   *preparedReads // r's read queries, prepared
-	q       querier        // what the read queries go through: reads, or a read transaction
-	now     func() time.Time
-	log     *slog.Logger
-	lock    *os.File                         // held while open: one writing process
-	key     string                           // the file's device and inode, in held
-	gone    atomic.Pointer[string]           // why the file at path is not the one open, once it is not
-	wal     atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
-	walWarn int64
+	path     string
+	w        *sqlx.DB
+	r        *sqlx.DB
+	reads    *preparedReads // r's read queries, prepared
+	q        querier        // what the read queries go through: reads, or a read transaction
+	now      func() time.Time
+	log      *slog.Logger
+	lock     *os.File                         // held while open: one writing process
+	key      string                           // the file's device and inode, in held
+	gone     atomic.Pointer[string]           // why the file at path is not the one open, once it is not
+	schema   string                           // what is wrong with the schema's indexes, as found at open
+	maxBytes int64                            // the cap on the file (0: none), which an upgrade must fit in
+	wal      atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
+	walWarn  int64
 
 	stmts      statements
 	appends    chan *appendReq // to the group-commit writer
@@ -178,6 +178,10 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
+	if err := refuseNewer(ctx, path, r); err != nil {
+		r.Close()
+		return nil, err
+	}
 	reads := newPreparedReads(r)
 	d := &DB{path: path, r: r, reads: reads, q: reads, now: opts.Now, log: opts.Logger, closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
@@ -209,7 +213,7 @@ func open(ctx context.Context, path string, opts Options, key string) (*DB, erro
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	reads := newPreparedReads(r)
-	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes,
+	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes, maxBytes: opts.MaxBytes,
 		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout},
 		appends: make(chan *appendReq), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}
@@ -279,11 +283,32 @@ func createFile(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create database directory: %w", err)
 	}
+	_, err := os.Stat(path)
+	created := errors.Is(err, fs.ErrNotExist)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open database file: %w", err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil || !created {
+		return err
+	}
+	// A new file's name is in its directory, which a power loss may lose
+	// unless it is synced too (SQLite's own advice, "atomic commit").
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes the names in dir durable: a file created, a journal
+// removed.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 func (d *DB) init(ctx context.Context) error {
@@ -297,20 +322,26 @@ func (d *DB) init(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("open %s: journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", d.path, mode)
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, d.w.DB, migrations.FS)
-	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+	// The switch to WAL removed a rollback journal and made the -wal
+	// file: both are names in the directory, durable once it is synced.
+	// Without it a power loss can bring the journal back, hot.
+	if err := syncDir(filepath.Dir(d.path)); err != nil {
+		return err
 	}
-	applied, err := p.Up(ctx)
-	if err != nil {
-		return migrateError(d.path, err)
+	if err := d.migrate(ctx, d.maxBytes); err != nil {
+		return err
 	}
-	if len(applied) > 0 {
-		// A migration can rewrite whole tables: start from an empty WAL
-		// rather than carry that into the first commits' checkpoints.
-		if _, err := d.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			d.log.Warn("checkpointing after the migrations failed", slog.Any("err", err))
-		}
+	// An index dropped or changed by hand slows nothing the daemon needs
+	// (it answers from the log), but the shell's tasks view reads one:
+	// said at once, and in daemon/status, not found as a failure later.
+	problems, err := indexProblems(ctx, d.w) // once: not kept prepared
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		d.schema = "the database is damaged: " + strings.Join(problems, "; ")
+		d.log.Warn("the database's indexes are not as the schema defines them; the daemon answers from the log, the tasks view may fail",
+			slog.String("database", d.path), slog.String("problems", strings.Join(problems, "; ")))
 	}
 	return d.prepare(ctx)
 }
@@ -405,16 +436,6 @@ func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	return rows, nil
 }
 
-// Reindex rebuilds every index from its table: the only structures beside
-// the log that the daemon reads, kept by SQLite in each transaction, and
-// rebuilt here when integrity_check finds one astray.
-func (d *DB) Reindex(ctx context.Context) error {
-	if _, err := d.w.ExecContext(ctx, "REINDEX"); err != nil {
-		return fmt.Errorf("reindex %s: %w", d.path, err)
-	}
-	return nil
-}
-
 // querier is what the read queries need; *preparedReads and *sqlx.Tx have it.
 type querier interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
@@ -462,41 +483,60 @@ func refuseForeign(ctx context.Context, path string) error {
 	case err == nil && string(header[:16]) == "SQLite format 3\x00" && binary.BigEndian.Uint32(header[68:72]) == applicationID:
 		return nil
 	}
-	ro, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	tables, ours, err := schemaObjects(ctx, path, "ro")
+	if isConstraint(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
+		// A hot journal: a transaction cut by a crash or a power loss
+		// (the first moments of a new database among them) that SQLite
+		// must roll back before anyone reads the file, which a read-only
+		// connection cannot. Rolling it back is the file's own recovery,
+		// as any SQLite program opening it does; it adds nothing.
+		tables, ours, err = schemaObjects(ctx, path, "rw")
+	}
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return err
 	}
-	defer ro.Close()
-	// Any schema object counts (a file of views alone is someone's too).
-	rows, err := ro.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name`)
-	if err != nil {
-		if isCorrupt(err) {
-			return fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
-		}
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	defer rows.Close()
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return fmt.Errorf("open %s: %w", path, err)
-		}
-		if name == versionTable {
-			return nil
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
-	}
-	if len(tables) == 0 {
+	if ours || len(tables) == 0 {
 		return nil
 	}
 	if len(tables) > 5 {
 		tables = append(tables[:5], "…")
 	}
 	return fmt.Errorf("%s is a SQLite database made by another program (it holds %s); refusing to touch it: give --db a new path, or one tasksessiond made", path, strings.Join(tables, ", "))
+}
+
+// schemaObjects lists the file's schema objects through a connection of
+// the mode given (never one that creates the file); ours is set when one
+// is goose's version table.
+func schemaObjects(ctx context.Context, path, mode string) (tables []string, ours bool, err error) {
+	conn, err := sql.Open("sqlite", "file:"+path+"?mode="+mode)
+	if err != nil {
+		return nil, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer conn.Close()
+	// Any schema object counts (a file of views alone is someone's too).
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type = 'table' DESC, name`)
+	if isConstraint(err, sqlite3.SQLITE_READONLY_ROLLBACK) {
+		return nil, false, err
+	}
+	if err != nil {
+		if isCorrupt(err) {
+			return nil, false, fmt.Errorf("database %s is corrupt or is not a SQLite database (%w); refusing to run on it: restore it from a backup, or move it aside to start afresh", path, err)
+		}
+		return nil, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, false, fmt.Errorf("open %s: %w", path, err)
+		}
+		ours = ours || name == versionTable
+		tables = append(tables, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	return tables, ours, nil
 }
 
 // versionTable is where goose records the migrations applied.
@@ -532,5 +572,5 @@ func (d *DB) Problem() string {
 	if err := d.checkFile(); err != nil {
 		return err.Error()
 	}
-	return ""
+	return d.schema
 }

@@ -19,11 +19,22 @@ import (
 // read as lastActive: the later of the row's own (its creation, its seal)
 // and its last logged call's. A call does not rewrite the sessions row:
 // that would dirty a page of it in every commit.
+//
+// The lineage is read both ways, so that one column edited by hand changes
+// nothing the daemon does (fsck reports the edit): a session is sealed when
+// its status says so, when it names a successor, or when another session
+// names it as its parent; its parent is its parent_id, or else the session
+// whose successor_id names it; its successor likewise.
 const (
 	recordColumns       = `id, title, metadata, status, parent_id, successor_id, created_at`
 	sessionColumns      = recordColumns + `, updated_at`
-	selectRecordColumns = recordColumns + `, max(updated_at, coalesce(
+	selectRecordColumns = `id, title, metadata, ` + lineageStatus + ` AS status,
+		coalesce(parent_id, (SELECT p.id FROM sessions p WHERE p.successor_id = sessions.id ORDER BY p.rowid LIMIT 1)) AS parent_id,
+		coalesce(successor_id, (SELECT c.id FROM sessions c WHERE c.parent_id = sessions.id ORDER BY c.rowid LIMIT 1)) AS successor_id,
+		created_at, max(updated_at, coalesce(
 		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+	lineageStatus = `CASE WHEN sessions.successor_id IS NOT NULL OR EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = sessions.id)
+		THEN 'compacted' ELSE sessions.status END`
 )
 
 // scanSession reads the columns of sessionColumns (or selectRecordColumns)
@@ -150,9 +161,11 @@ func (d *DB) Head(ctx context.Context, id string) (string, error) {
 	var head string
 	err := d.q.GetContext(ctx, &head, `
 		WITH RECURSIVE chain(id, successor_id) AS (
-			SELECT id, successor_id FROM sessions WHERE id = ?
+			SELECT id, coalesce(successor_id, (SELECT c.id FROM sessions c WHERE c.parent_id = sessions.id ORDER BY c.rowid LIMIT 1))
+			FROM sessions WHERE id = ?
 			UNION
-			SELECT s.id, s.successor_id FROM sessions s JOIN chain c ON s.id = c.successor_id
+			SELECT s.id, coalesce(s.successor_id, (SELECT c.id FROM sessions c WHERE c.parent_id = s.id ORDER BY c.rowid LIMIT 1))
+			FROM sessions s JOIN chain ON s.id = chain.successor_id
 		)
 		SELECT id FROM chain WHERE successor_id IS NULL LIMIT 1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -173,7 +186,7 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 	var where []string
 	var args []any
 	if f.Status != "" {
-		where = append(where, "sessions.status = ?")
+		where = append(where, lineageStatus+" = ?")
 		args = append(args, f.Status)
 	}
 	if f.Cursor != "" {
@@ -270,20 +283,23 @@ func (d *DB) TaskCountsOf(ctx context.Context, ids []string) (map[string]taskses
 	return out, nil
 }
 
-// Tasks returns a session's tasks from the tasks view, in taskid order.
+// Tasks returns a session's tasks from the tasks view, in taskid order:
+// for fsck and the shell's users; the daemon answers from the log replayed.
 func (d *DB) Tasks(ctx context.Context, sessionID string) ([]tasksessiond.Task, error) {
+	// A change's columns edited by hand can leave NULL where a task has
+	// text: read as "", which differs from the replay that fsck compares.
 	var rows []struct {
-		Taskid      int    `db:"taskid"`
-		Status      string `db:"status"`
-		Subject     string `db:"subject"`
-		Description string `db:"description"`
+		Taskid      sql.NullInt64  `db:"taskid"`
+		Status      sql.NullString `db:"status"`
+		Subject     sql.NullString `db:"subject"`
+		Description sql.NullString `db:"description"`
 	}
 	if err := d.q.SelectContext(ctx, &rows, `SELECT taskid, status, subject, description FROM tasks WHERE session_id = ? ORDER BY taskid`, sessionID); err != nil {
 		return nil, fmt.Errorf("tasks of %s: %w", sessionID, err)
 	}
 	out := make([]tasksessiond.Task, len(rows))
 	for i, r := range rows {
-		out[i] = tasksessiond.Task{Taskid: r.Taskid, Status: tasksessiond.Status(r.Status), Subject: r.Subject, Description: r.Description}
+		out[i] = tasksessiond.Task{Taskid: int(r.Taskid.Int64), Status: tasksessiond.Status(r.Status.String), Subject: r.Subject.String, Description: r.Description.String}
 	}
 	return out, nil
 }

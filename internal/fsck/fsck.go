@@ -1,15 +1,20 @@
 // Package fsck checks a database against its own log. It reads every row
-// of the log from the table itself (not through an index), replays each
-// session from its snapshot, and compares with that replay everything read
-// beside it: each row's change columns, the tasks view, the log's key, and
-// a sealed session's successor's snapshot; SQLite's integrity check covers
-// every index. Repair rebuilds what is derived from the log.
+// of the log from the table itself (not through an index), whatever the
+// row holds, replays each session from its snapshot, and compares with
+// that replay everything read beside it: each row's change columns and its
+// result (what the model was told), the tasks view, the log's key; each
+// successor's snapshot against its parent's replay; the lineage columns
+// against each other and the snapshots; every index of the schema, and
+// SQLite's integrity check. It reports every problem and goes on: only a
+// file it cannot read stops it. Repair rebuilds what is derived from the
+// log, and only from a replay found consistent.
 package fsck
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -17,48 +22,79 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/store"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
 // Session is what checking one session found.
 type Session struct {
-	ID       string                    `json:"id"`
-	Rows     int                       `json:"rows"`
-	Tasks    int                       `json:"tasks"`
+	ID    string `json:"id"`
+	Rows  int    `json:"rows"`
+	Tasks int    `json:"tasks"`
+	// Agree counts the rows whose change columns and result agree with
+	// what replaying them yields.
+	Agree    int                       `json:"agree"`
 	Replay   tasksessiond.ReplayReport `json:"replay"`
 	Problems []string                  `json:"problems,omitempty"`
+	// LogDamaged says the log itself disagrees with itself (a row gone, an
+	// argument or result edited, a snapshot that is not its parent's
+	// list): there is no consistent replay to rebuild from, so repair
+	// changes nothing of this session.
+	LogDamaged bool `json:"logDamaged,omitempty"`
 }
 
 // Report is what a check found.
 type Report struct {
-	Integrity []string  `json:"integrity,omitempty"` // SQLite's findings; empty when ok
-	Sessions  []Session `json:"sessions"`
+	Integrity []string `json:"integrity,omitempty"` // SQLite's findings; empty when ok
+	// Indexes are the schema's indexes that are missing or not as defined.
+	Indexes  []string  `json:"indexes,omitempty"`
+	Sessions []Session `json:"sessions"`
 	// Orphans are log rows of sessions that do not exist.
 	Orphans  []string `json:"orphans,omitempty"`
 	Problems int      `json:"problems"`
-	// fixes are the rows whose change columns disagree with their replay,
-	// as the replay gives them.
-	fixes []tasksessiond.Append
+	// fixes are, by session, the rows whose change columns disagree with
+	// their replay, as the replay gives them.
+	fixes map[string][]tasksessiond.Append
 }
 
 // OK reports whether nothing was found.
 func (r Report) OK() bool { return r.Problems == 0 }
 
-// Check runs SQLite's integrity check and checks the sessions given, or
-// every session when none is, all as of one moment (one read transaction),
-// even beside a daemon that writes.
-func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
-	integrity, err := d.IntegrityCheck(ctx)
-	if err != nil {
-		return Report{}, err
+// Agree is how many rows of every session agree with their replay.
+func (r Report) Agree() int {
+	n := 0
+	for _, s := range r.Sessions {
+		n += s.Agree
 	}
-	r, err := Sessions(ctx, d, ids...)
-	r.Integrity = integrity
-	r.Problems += len(integrity)
+	return n
+}
+
+// Check runs SQLite's integrity check, checks the schema's indexes, and
+// checks the sessions given, or every session when none is, all as of one
+// moment (one read transaction), even beside a daemon that writes. It
+// returns an error only when the file cannot be read.
+func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
+	var r Report
+	err := d.ReadTx(ctx, func(view *db.DB) error {
+		integrity, err := view.IntegrityCheck(ctx)
+		if err != nil {
+			return err
+		}
+		indexes, err := view.IndexProblems(ctx)
+		if err != nil {
+			return err
+		}
+		if r, err = check(ctx, view, ids); err != nil {
+			return err
+		}
+		r.Integrity, r.Indexes = integrity, indexes
+		r.Problems += len(integrity) + len(indexes)
+		return nil
+	})
 	return r, err
 }
 
 // Sessions is Check without SQLite's integrity check, which reads the
-// whole file.
+// whole file, and without the indexes.
 func Sessions(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 	var r Report
 	err := d.ReadTx(ctx, func(view *db.DB) error {
@@ -69,144 +105,351 @@ func Sessions(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 	return r, err
 }
 
+// Repaired is what Repair did.
+type Repaired struct {
+	// Rewrote counts the rows whose change columns were rewritten.
+	Rewrote int `json:"rewrote"`
+	// Indexes are the indexes made again from the schema's definition
+	// (every index is rebuilt from its table besides).
+	Indexes []string `json:"indexes,omitempty"`
+	// Left are the sessions whose log is damaged, left as they were.
+	Left []string `json:"left,omitempty"`
+}
+
 // Repair rebuilds what is derived from the log, on a database opened for
-// writing (so that no daemon serves it meanwhile): the change columns of
-// rows whose arguments replay to another change, and every index. It
-// returns the check it repaired from and how many rows it rewrote.
-func Repair(ctx context.Context, d *db.DB) (Report, int, error) {
+// writing (so that no daemon serves it meanwhile): every index (made again
+// from the schema's definition where one is missing or altered), and the
+// change columns of rows whose replay gives another change, in sessions
+// whose replay is consistent only. A session whose log is damaged is left
+// as it is, and named. It returns the check it repaired from.
+func Repair(ctx context.Context, d *db.DB) (Report, Repaired, error) {
+	var done Repaired
 	r, err := Check(ctx, d)
 	if err != nil {
-		return r, 0, err
+		return r, done, err
 	}
-	if err := d.RewriteChanges(ctx, r.fixes); err != nil {
-		return r, 0, err
+	// The indexes first: the tasks view reads through one.
+	if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
+		return r, done, err
 	}
-	return r, len(r.fixes), d.Reindex(ctx)
+	var fixes []tasksessiond.Append
+	for _, s := range r.Sessions {
+		if s.LogDamaged {
+			done.Left = append(done.Left, s.ID)
+			continue
+		}
+		fixes = append(fixes, r.fixes[s.ID]...)
+	}
+	if err := d.RewriteChanges(ctx, fixes); err != nil {
+		return r, done, err
+	}
+	done.Rewrote = len(fixes)
+	return r, done, nil
+}
+
+// checking is one check under way: the sessions' rows as stored, the
+// checkers of the sessions replayed, and what the cross checks need of
+// them.
+type checking struct {
+	r        Report
+	lineage  map[string]db.Lineage
+	children map[string][]string // by parent_id
+	named    map[string][]string // by successor_id: who names a session as its successor
+	checkers map[string]*checker
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
-	var r Report
+	rows, err := d.Lineages(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	c := &checking{lineage: make(map[string]db.Lineage, len(rows)), children: map[string][]string{}, named: map[string][]string{},
+		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}}
+	for _, l := range rows {
+		c.lineage[l.ID] = l
+		if l.ParentID != "" {
+			c.children[l.ParentID] = append(c.children[l.ParentID], l.ID)
+		}
+		if l.SuccessorID != "" {
+			c.named[l.SuccessorID] = append(c.named[l.SuccessorID], l.ID)
+		}
+	}
 	all := len(ids) == 0
 	if all {
-		var err error
-		if ids, err = d.SessionIDs(ctx); err != nil {
-			return r, err
+		for _, l := range rows {
+			ids = append(ids, l.ID)
 		}
 	}
+	// A successor is checked against its parent's replay: the parents of
+	// the sessions asked for are replayed too, and not reported.
 	want := make(map[string]bool, len(ids))
+	replayed := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		want[id] = true
+		want[id], replayed[id] = true, true
+		if p := c.parentOf(id); p != "" {
+			replayed[p] = true
+		}
 	}
-	done := make(map[string]bool, len(ids))
 	var cur *checker
-	finish := func() error {
-		if cur == nil {
-			return nil
-		}
-		s, err := cur.finish(ctx, d)
-		if err != nil {
-			return err
-		}
-		r.add(s, cur.fixes)
-		done[cur.out.ID] = true
-		cur = nil
-		return nil
-	}
 	orphan := ""
-	err := d.EachLogged(ctx, func(row *tasksessiond.Call) error {
+	err = d.EachLogged(ctx, func(row *tasksessiond.Call, createdAt string) error {
 		if cur != nil && cur.out.ID == row.SessionID {
-			cur.row(row)
+			cur.row(row, createdAt)
 			return nil
 		}
-		if err := finish(); err != nil {
-			return err
+		if cur != nil {
+			cur.finish(ctx, d)
+			cur = nil
 		}
-		if !want[row.SessionID] {
+		if _, ok := c.lineage[row.SessionID]; !ok {
 			if all && row.SessionID != orphan {
 				orphan = row.SessionID
-				r.Orphans = append(r.Orphans, row.SessionID)
-				r.Problems++
+				c.r.Orphans = append(c.r.Orphans, row.SessionID)
+				c.r.Problems++
 			}
 			return nil
 		}
-		var err error
-		if cur, err = start(ctx, d, row.SessionID); err != nil {
-			return err
+		if !replayed[row.SessionID] {
+			return nil
 		}
-		cur.row(row)
+		cur = c.start(ctx, d, row.SessionID)
+		cur.row(row, createdAt)
 		return nil
 	})
-	if err == nil {
-		err = finish()
-	}
 	if err != nil {
-		return r, err
+		return Report{}, err
+	}
+	if cur != nil {
+		cur.finish(ctx, d)
 	}
 	// Sessions without a row of their own.
-	for _, id := range ids {
-		if done[id] {
+	for id := range replayed {
+		if _, ok := c.checkers[id]; ok {
 			continue
 		}
-		c, err := start(ctx, d, id)
-		if errors.Is(err, tasksessiond.ErrNotFound) {
-			r.add(Session{ID: id, Problems: []string{"no such session"}}, nil)
+		if _, ok := c.lineage[id]; !ok {
+			if want[id] {
+				c.r.add(Session{ID: id, Problems: []string{"no such session"}})
+			}
 			continue
 		}
-		if err != nil {
-			return r, err
-		}
-		s, err := c.finish(ctx, d)
-		if err != nil {
-			return r, err
-		}
-		r.add(s, nil)
+		c.start(ctx, d, id).finish(ctx, d)
 	}
-	slices.SortFunc(r.Sessions, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
-	return r, nil
+	for id := range want {
+		if k, ok := c.checkers[id]; ok {
+			c.lineageOf(k)
+			c.snapshotOf(k)
+		}
+	}
+	for id := range want {
+		if k, ok := c.checkers[id]; ok {
+			c.r.add(k.out)
+			c.r.fixes[id] = k.fixes
+		}
+	}
+	slices.SortFunc(c.r.Sessions, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
+	return c.r, nil
 }
 
-func (r *Report) add(s Session, fixes []tasksessiond.Append) {
+func (r *Report) add(s Session) {
 	r.Problems += len(s.Problems)
 	r.Sessions = append(r.Sessions, s)
-	r.fixes = append(r.fixes, fixes...)
+}
+
+// parentOf is a session's parent as the daemon reads it: its parent_id,
+// or else the session naming it as its successor.
+func (c *checking) parentOf(id string) string {
+	if p := c.lineage[id].ParentID; p != "" {
+		return p
+	}
+	if named := c.named[id]; len(named) > 0 {
+		return named[0]
+	}
+	return ""
+}
+
+// lineageOf checks a session's lineage columns against each other and its
+// snapshot: a compaction sets them all in one transaction, so only a hand
+// edit makes them disagree. Each problem says the statement that sets the
+// column back; repair does not guess which of two columns is right.
+func (c *checking) lineageOf(k *checker) {
+	l := c.lineage[k.out.ID]
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	if l.ParentID != "" {
+		p, ok := c.lineage[l.ParentID]
+		switch {
+		case !ok:
+			k.problem(true, "its parent_id names %s, which does not exist", l.ParentID)
+		case p.SuccessorID != l.ID:
+			fix := fmt.Sprintf("UPDATE sessions SET successor_id = %s WHERE id = %s", q(l.ID), q(p.ID))
+			if p.SuccessorID != "" {
+				fix = "its parent names another successor: the lineage forks; restore a backup"
+			}
+			k.problem(false, "its parent %s names successor %q, not it (sqlite3: %s)", p.ID, p.SuccessorID, fix)
+		}
+		if ok && p.Status != tasksessiond.SessionCompacted {
+			k.problem(false, "its parent %s has status %q though it was compacted into it (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", p.ID, p.Status, q(p.ID))
+		}
+		if !l.Snapshot {
+			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is gone: the daemon refuses to serve it; restore a backup", l.ParentID)
+		}
+	} else if named := c.named[l.ID]; len(named) > 0 {
+		k.problem(false, "session %s names it as its successor, but its parent_id is empty (sqlite3: UPDATE sessions SET parent_id = %s WHERE id = %s)", named[0], q(named[0]), q(l.ID))
+	} else if l.Snapshot {
+		k.problem(true, "it has a snapshot, which only a compaction writes, but no session is its parent: the daemon refuses to serve it; restore a backup")
+	}
+	if l.SuccessorID != "" {
+		if _, ok := c.lineage[l.SuccessorID]; !ok {
+			k.problem(false, "its successor %s does not exist", l.SuccessorID)
+		}
+		if l.Status != tasksessiond.SessionCompacted {
+			k.problem(false, "it names successor %s but has status %q (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", l.SuccessorID, l.Status, q(l.ID))
+		}
+	} else if kids := c.children[l.ID]; len(kids) > 0 {
+		k.problem(false, "session %s was compacted from it, but its successor_id is empty (sqlite3: UPDATE sessions SET successor_id = %s, status = 'compacted' WHERE id = %s)", kids[0], q(kids[0]), q(l.ID))
+	} else if l.Status == tasksessiond.SessionCompacted {
+		k.problem(false, "compacted but has no successor")
+	}
+}
+
+// snapshotOf compares a successor's first tasks with its parent's log
+// replayed: a compaction copies the one into the other. The successor
+// serves its snapshot (it is the head of its own log), so a difference is
+// reported here, at the session whose snapshot it is, and nothing is
+// rebuilt from either.
+func (c *checking) snapshotOf(k *checker) {
+	parent := c.parentOf(k.out.ID)
+	if parent == "" || k.snap == nil {
+		return
+	}
+	p, ok := c.checkers[parent]
+	if !ok || p.broken || k.unrestorable {
+		return
+	}
+	if diff := p.end.differs(*k.snap); diff != "" {
+		hint := "its snapshot rows were edited by hand?"
+		if p.afterSeal > 0 {
+			hint = fmt.Sprintf("%s has %d rows logged after it was made, which it never got", parent, p.afterSeal)
+		}
+		k.problem(true, "its snapshot differs from its parent %s's log replayed: %s (%s); it serves its snapshot, and repair changes nothing of it: restore a backup to go back", parent, diff, hint)
+	}
+}
+
+// list is a replayed list as the cross checks keep it: each task's hash,
+// in taskid order, and the next taskid.
+type list struct {
+	ids    []int
+	hashes []uint64
+	next   int
+}
+
+func digest(tasks []tasksessiond.Task, next int) list {
+	l := list{ids: make([]int, len(tasks)), hashes: make([]uint64, len(tasks)), next: next}
+	for i, t := range tasks {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s", t.Taskid, t.Status, t.Subject, t.Description)
+		l.ids[i], l.hashes[i] = t.Taskid, h.Sum64()
+	}
+	return l
+}
+
+// differs says how the snapshot s differs from l ("" when it does not).
+func (l list) differs(s list) string {
+	head := fmt.Sprintf("the parent replays to %d tasks (next #%d), the snapshot holds %d (next #%d)", len(l.ids), l.next, len(s.ids), s.next)
+	for i := range min(len(l.ids), len(s.ids)) {
+		switch {
+		case l.ids[i] < s.ids[i]:
+			return fmt.Sprintf("%s; task #%d is missing from the snapshot", head, l.ids[i])
+		case l.ids[i] > s.ids[i]:
+			return fmt.Sprintf("%s; the snapshot has a task #%d the parent never had", head, s.ids[i])
+		case l.hashes[i] != s.hashes[i]:
+			return fmt.Sprintf("%s; task #%d differs", head, l.ids[i])
+		}
+	}
+	switch {
+	case len(l.ids) > len(s.ids):
+		return fmt.Sprintf("%s; task #%d is missing from the snapshot", head, l.ids[len(s.ids)])
+	case len(l.ids) < len(s.ids):
+		return fmt.Sprintf("%s; the snapshot has a task #%d the parent never had", head, s.ids[len(l.ids)])
+	case l.next != s.next:
+		return head
+	}
+	return ""
 }
 
 // checker replays one session, row by row, as the daemon loads it.
 type checker struct {
-	out     Session
-	rec     tasksessiond.Session
-	st      *store.Store
-	broken  bool // its snapshot does not restore
-	fixes   []tasksessiond.Append
-	nextSeq int64
+	c      *checking
+	out    Session
+	snap   *list // its snapshot's tasks, as the cross checks keep them
+	st     *store.Store
+	broken bool // nothing to replay onto
+	// unrestorable: its snapshot is not a list at all (reported as such).
+	unrestorable bool
+	fixes        []tasksessiond.Append
+	nextSeq      int64
+	// end is the replayed list, kept for a session with a successor.
+	end list
+	// afterSeal counts rows stamped later than its successor was made.
+	afterSeal int
+	sealedAt  string // its successor's created_at
 }
 
-func start(ctx context.Context, d *db.DB, id string) (*checker, error) {
-	rec, err := d.LoadSession(ctx, id)
+func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
+	k := &checker{c: c, out: Session{ID: id}, st: store.New(), nextSeq: 1}
+	c.checkers[id] = k
+	if kids := c.children[id]; len(kids) > 0 {
+		k.sealedAt = c.lineage[kids[0]].CreatedAt
+	} else if s := c.lineage[id].SuccessorID; s != "" {
+		k.sealedAt = c.lineage[s].CreatedAt
+	}
+	if _, err := d.LoadSession(ctx, id); err != nil {
+		k.problem(true, "its record does not read (%v): the daemon cannot load it", err)
+	}
+	snap, err := d.Snapshot(ctx, id)
 	if err != nil {
-		return nil, err
+		k.problem(true, "its snapshot does not read: %v", err)
+		k.broken = true
+		return k
 	}
-	c := &checker{out: Session{ID: id}, rec: rec, st: store.New(), nextSeq: 1}
-	if rec.Snapshot != nil {
-		if c.st, err = store.Restore(*rec.Snapshot); err != nil {
-			c.out.Problems = append(c.out.Problems, fmt.Sprintf("its snapshot does not restore: %v", err))
-			c.st, c.broken = store.New(), true
+	if snap != nil {
+		l := digest(snap.Tasks, snap.NextTaskid)
+		k.snap = &l
+	}
+	switch {
+	case snap != nil:
+		if k.st, err = store.Restore(*snap); err != nil {
+			k.problem(true, "its snapshot does not restore: %v", err)
+			k.st, k.broken, k.unrestorable = store.New(), true, true
 		}
+	case c.parentOf(id) != "":
+		k.broken = true // reported with its lineage
 	}
-	return c, nil
+	return k
 }
 
-func (c *checker) row(row *tasksessiond.Call) {
-	c.out.Rows++
-	if row.Seq != c.nextSeq {
-		c.out.Problems = append(c.out.Problems, fmt.Sprintf("log has seq %d where %d was expected", row.Seq, c.nextSeq))
+// problem records a problem; inLog marks the log itself damaged.
+func (k *checker) problem(inLog bool, format string, args ...any) {
+	k.out.Problems = append(k.out.Problems, fmt.Sprintf(format, args...))
+	k.out.LogDamaged = k.out.LogDamaged || inLog
+}
+
+func (k *checker) row(row *tasksessiond.Call, createdAt string) {
+	k.out.Rows++
+	if row.Seq != k.nextSeq {
+		k.problem(true, "log has seq %d where %d was expected (a row deleted or renumbered)", row.Seq, k.nextSeq)
 	}
-	c.nextSeq = row.Seq + 1
-	if c.broken { // nothing to replay onto
+	k.nextSeq = row.Seq + 1
+	if k.sealedAt != "" && createdAt > k.sealedAt {
+		// A hint only, should its successor's snapshot differ: a clock
+		// set back makes this count rows logged before the seal too.
+		k.afterSeal++
+	}
+	if k.broken {
 		return
 	}
-	step := replay.Check(c.st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change})
-	step.Count(&c.out.Replay)
+	step := replay.Check(k.st, replay.Call{Seq: row.Seq, Name: row.Name, Arguments: row.Arguments, IsError: row.IsError, Change: row.Change})
+	step.Count(&k.out.Replay)
 	// What the row's change columns must hold: the replayed task of an
 	// applied write, nothing for reads, errors and what no longer decodes.
 	var task *tasksessiond.Task
@@ -215,65 +458,91 @@ func (c *checker) row(row *tasksessiond.Call) {
 	}
 	fix := step.Call.Append(tasksessiond.Call{SessionID: row.SessionID, Seq: row.Seq}, task)
 	want := fix.Change()
+	agrees := true
 	switch {
+	case step.Divergence != nil && step.Outcome != replay.Applied:
+		// A write that succeeded then fails now: a row before it is gone
+		// or was changed.
+		k.problem(true, "replay diverges at %s", step.Divergence)
+		agrees = false
 	case step.Divergence != nil:
-		c.out.Problems = append(c.out.Problems, "replay diverges at "+step.Divergence.String())
+		k.problem(false, "replay diverges at %s (its change columns: tasksessiond fsck --repair rewrites them)", step.Divergence)
 	case !row.Change.Equal(want):
-		c.out.Problems = append(c.out.Problems, fmt.Sprintf("seq %d: its change columns hold %s, its arguments replay to %s (tasksessiond fsck --repair rewrites them)",
-			row.Seq, describe(row.Change), describe(want)))
+		k.problem(false, "seq %d: its change columns hold %s, its arguments replay to %s (tasksessiond fsck --repair rewrites them)",
+			row.Seq, describe(row.Change), describe(want))
+	}
+	if task != nil {
+		if msg := checkResult(row.Result, *task); msg != "" {
+			k.problem(true, "seq %d: %s: the row's arguments or result were edited; the log disagrees with itself", row.Seq, msg)
+			agrees = false
+		}
 	}
 	if !row.Change.Equal(want) {
-		c.fixes = append(c.fixes, fix)
+		k.fixes = append(k.fixes, fix)
+		agrees = false
+	}
+	if agrees {
+		k.out.Agree++
 	}
 }
 
-// finish compares what is read beside the log with the replay.
-func (c *checker) finish(ctx context.Context, d *db.DB) (Session, error) {
-	out := c.out
-	out.Tasks = c.st.Len()
-	if c.broken {
-		return out, nil
+// checkResult compares what a write's result told the model with the task
+// its replay made ("" when they agree, or when the result, from an older
+// version, names no task).
+func checkResult(result json.RawMessage, t tasksessiond.Task) string {
+	var r struct {
+		StructuredContent *struct {
+			Task *tasksessiond.Task `json:"task"`
+		} `json:"structuredContent"`
+		IsError bool `json:"isError"`
 	}
-	replayed := c.st.List()
-	viewed, err := d.Tasks(ctx, out.ID)
-	if err != nil {
-		return out, err
+	if err := json.Unmarshal(result, &r); err != nil {
+		return "its result is not JSON"
 	}
-	if len(viewed) != len(replayed) {
-		out.Problems = append(out.Problems, fmt.Sprintf("the tasks view holds %d tasks, the log replays to %d", len(viewed), len(replayed)))
+	if r.IsError {
+		return "it is logged as a success, but its result told the model it failed"
+	}
+	if r.StructuredContent == nil || r.StructuredContent.Task == nil {
+		return ""
+	}
+	if told, want := *r.StructuredContent.Task, tools.Echo(t); told != want {
+		return fmt.Sprintf("its result told the model %+v, its arguments replay to %+v", told, want)
+	}
+	return ""
+}
+
+// finish compares what is read beside the log with the replay. Errors
+// reading it are problems too: fsck goes on.
+func (k *checker) finish(ctx context.Context, d *db.DB) {
+	k.out.Tasks = k.st.Len()
+	if k.broken {
+		k.st = nil
+		return
+	}
+	replayed := k.st.List()
+	if k.sealedAt != "" {
+		k.end = digest(replayed, k.st.NextTaskid())
+	}
+	// Every session's checker is kept for the cross checks: its list is
+	// not (a check of every session would hold every task).
+	defer func() { k.st = nil }()
+	viewed, err := d.Tasks(ctx, k.out.ID)
+	switch {
+	case err != nil:
+		k.problem(false, "the tasks view cannot be read: %v (tasksessiond fsck --repair rebuilds what it reads)", err)
+	case len(viewed) != len(replayed):
+		k.problem(false, "the tasks view holds %d tasks, the log replays to %d", len(viewed), len(replayed))
 	}
 	for i := range min(len(viewed), len(replayed)) {
 		if viewed[i] != replayed[i] {
-			out.Problems = append(out.Problems, fmt.Sprintf("the tasks view has %+v, the log replays to %+v", viewed[i], replayed[i]))
+			k.problem(false, "the tasks view has %+v, the log replays to %+v", viewed[i], replayed[i])
 		}
 	}
-	if n, err := d.CountCalls(ctx, out.ID); err != nil {
-		return out, err
-	} else if n != out.Rows {
-		out.Problems = append(out.Problems, fmt.Sprintf("the log's key finds %d rows, the table holds %d (tasksessiond fsck --repair rebuilds the indexes)", n, out.Rows))
+	if n, err := d.CountCalls(ctx, k.out.ID); err != nil {
+		k.problem(false, "the log's key cannot be read: %v", err)
+	} else if n != k.out.Rows {
+		k.problem(false, "the log's key finds %d rows, the table holds %d (tasksessiond fsck --repair rebuilds the indexes)", n, k.out.Rows)
 	}
-	rec := c.rec
-	if rec.Status == tasksessiond.SessionCompacted && rec.SuccessorID == "" {
-		out.Problems = append(out.Problems, "compacted but has no successor")
-	}
-	if rec.Status == tasksessiond.SessionCompacted && rec.SuccessorID != "" {
-		// The successor started from this session's list as sealed: a
-		// row logged here after the seal (a second daemon on the file, a
-		// hand edit) would be lost to the lineage; the two then differ.
-		succ, err := d.LoadSession(ctx, rec.SuccessorID)
-		switch {
-		case errors.Is(err, tasksessiond.ErrNotFound):
-			out.Problems = append(out.Problems, "its successor "+rec.SuccessorID+" does not exist")
-		case err != nil:
-			return out, err
-		case succ.Snapshot == nil:
-			out.Problems = append(out.Problems, "its successor "+rec.SuccessorID+" has no snapshot")
-		case restores(*succ.Snapshot) && (succ.Snapshot.NextTaskid != c.st.NextTaskid() || !slices.Equal(succ.Snapshot.Tasks, replayed)):
-			out.Problems = append(out.Problems, fmt.Sprintf("its log replays to %d tasks (next #%d), its successor %s started from %d (next #%d): rows logged after its seal?",
-				c.st.Len(), c.st.NextTaskid(), rec.SuccessorID, len(succ.Snapshot.Tasks), succ.Snapshot.NextTaskid))
-		}
-	}
-	return out, nil
 }
 
 func describe(ch *tasksessiond.Change) string {
@@ -281,11 +550,4 @@ func describe(ch *tasksessiond.Change) string {
 		return "no change"
 	}
 	return ch.String()
-}
-
-// restores reports whether snap is a store at all; a broken one is the
-// successor's own problem, reported there, not compared here.
-func restores(snap tasksessiond.Snapshot) bool {
-	_, err := store.Restore(snap)
-	return err == nil
 }

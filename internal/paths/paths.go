@@ -3,7 +3,9 @@
 package paths
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -66,4 +68,13 @@ func Private(dir string) error {
 		return fmt.Errorf("directory %s has mode %#o, open to other users; refusing to use it: chmod 700 it, or choose a --socket in a private directory (the default is)", dir, perm)
 	}
 	return nil
+}
+
+// PrivateIfExists is Private for a directory that exists; a missing one
+// passes (it is made 0700 when it is needed).
+func PrivateIfExists(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return Private(dir)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
@@ -30,4 +31,15 @@ func TestDefaults(t *testing.T) {
 	t.Setenv(paths.EnvSocket, "/x.sock")
 	assert.Equal(t, "/x.db", paths.DB())
 	assert.Equal(t, "/x.sock", paths.Socket())
+}
+
+func TestPrivateIfExists(t *testing.T) {
+	// Ensures a missing directory passes (it is made 0700 when needed), a
+	// private one passes, and one open to others is refused.
+	dir := t.TempDir()
+	assert.NoError(t, paths.PrivateIfExists(filepath.Join(dir, "missing")))
+	require.NoError(t, os.Chmod(dir, 0o700))
+	assert.NoError(t, paths.PrivateIfExists(dir))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	assert.ErrorContains(t, paths.PrivateIfExists(dir), "open to other users")
 }

@@ -40,6 +40,9 @@ func Session(ctx context.Context, d tasksessiond.Source, id string, o Options) (
 	if err != nil {
 		return Loaded{}, err
 	}
+	if err := lineage(rec); err != nil {
+		return Loaded{Session: rec}, err
+	}
 	l := Loaded{Session: rec, Store: store.New()}
 	if rec.Snapshot != nil {
 		if l.Store, err = store.Restore(*rec.Snapshot); err != nil {
@@ -68,6 +71,20 @@ func Session(ctx context.Context, d tasksessiond.Source, id string, o Options) (
 		}
 	}
 	return l, <-read
+}
+
+// lineage refuses a session whose record and snapshot disagree: only a
+// compaction writes a snapshot, and it names the parent. Served anyway, a
+// successor without its snapshot would lose its parent's tasks, and one
+// without its parent the callIds its parent answered (exactly-once).
+func lineage(rec tasksessiond.Session) error {
+	switch {
+	case rec.ParentID != "" && rec.Snapshot == nil:
+		return fmt.Errorf("session %s: %w: it was compacted from %s but its snapshot (the tasks it started from) is gone", rec.ID, tasksessiond.ErrDamaged, rec.ParentID)
+	case rec.ParentID == "" && rec.Snapshot != nil:
+		return fmt.Errorf("session %s: %w: it has a snapshot, which only a compaction writes, but no session is its parent", rec.ID, tasksessiond.ErrDamaged)
+	}
+	return nil
 }
 
 // readBatch is how many rows go to the applier at a time.

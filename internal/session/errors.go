@@ -24,3 +24,10 @@ func unavailable(what string, err error) *tasksessiond.Error {
 	}
 	return &tasksessiond.Error{Kind: tasksessiond.KindUnavailable, Message: what + " failed: storage is unavailable, nothing was changed; retry the call once the database is writable again", Err: err}
 }
+
+// damaged is a session the database holds in a state that contradicts
+// itself (edited by hand, say): not storage failing, and not retried away.
+func damaged(what string, err error) *tasksessiond.Error {
+	return &tasksessiond.Error{Kind: tasksessiond.KindInternal, Err: err,
+		Message: what + ": the database is damaged (" + err.Error() + "); nothing was changed: tasksessiond fsck says what is wrong and what to do"}
+}

@@ -87,7 +87,7 @@ func TestStartLoadsNothing(t *testing.T) {
 	assert.Equal(t, 20, st.Total)
 	info, err := m.Get(ctx, ids[3])
 	require.NoError(t, err)
-	assert.Equal(t, 10, info.Counts.Total, "counted through the tasks view")
+	assert.Equal(t, 10, info.Counts.Total, "counted by replaying its log, not kept")
 	list, _, err := m.List(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)
 	assert.Len(t, list, 20)

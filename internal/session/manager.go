@@ -213,7 +213,9 @@ func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source)
 	case errors.Is(err, tasksessiond.ErrNotFound):
 		return tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	case errors.Is(err, replay.ErrSnapshot):
-		return &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "session " + s.id + " has a corrupt snapshot", Err: err}
+		return damaged("session "+s.id+" has a corrupt snapshot", err)
+	case errors.Is(err, tasksessiond.ErrDamaged):
+		return damaged("session "+s.id+" cannot be served", err)
 	case err != nil:
 		return unavailable("loading session "+s.id, err)
 	}

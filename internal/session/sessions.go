@@ -65,7 +65,8 @@ func (m *Manager) Create(ctx context.Context, p wire.CreateSession) (tasksession
 	return info(rec, tasksessiond.Counts{}), nil
 }
 
-// Get returns a session's record and counts. It does not load the session.
+// Get returns a session's record and counts (its list's, as its log
+// replays to). It does not load the session.
 func (m *Manager) Get(ctx context.Context, id string) (tasksessiond.Session, error) {
 	if err := validID(id); err != nil {
 		return tasksessiond.Session{}, err
@@ -77,9 +78,9 @@ func (m *Manager) Get(ctx context.Context, id string) (tasksessiond.Session, err
 	if err != nil {
 		return tasksessiond.Session{}, unavailable("reading session", err)
 	}
-	c, err := m.db.TaskCounts(ctx, id)
+	c, err := m.counts(ctx, id)
 	if err != nil {
-		return tasksessiond.Session{}, unavailable("reading session", err)
+		return tasksessiond.Session{}, err
 	}
 	out := info(rec, c)
 	out.HeadID = id
@@ -91,7 +92,8 @@ func (m *Manager) Get(ctx context.Context, id string) (tasksessiond.Session, err
 	return out, nil
 }
 
-// List returns sessions, newest first.
+// List returns sessions, newest first, each with its counts as its log
+// replays to. It loads no session.
 func (m *Manager) List(ctx context.Context, p tasksessiond.ListFilter) ([]tasksessiond.Session, string, error) {
 	switch p.Status {
 	case "", tasksessiond.SessionActive, tasksessiond.SessionCompacted:
@@ -108,19 +110,58 @@ func (m *Manager) List(ctx context.Context, p tasksessiond.ListFilter) ([]taskse
 	if err != nil {
 		return nil, "", unavailable("listing sessions", err)
 	}
-	ids := make([]string, len(recs))
-	for i, rec := range recs {
-		ids[i] = rec.ID
-	}
-	counts, err := m.db.TaskCountsOf(ctx, ids)
-	if err != nil {
-		return nil, "", unavailable("listing sessions", err)
-	}
 	out := make([]tasksessiond.Session, 0, len(recs))
 	for _, rec := range recs {
-		out = append(out, info(rec, counts[rec.ID]))
+		c, err := m.counts(ctx, rec.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, info(rec, c))
 	}
 	return out, next, nil
+}
+
+// counts are a session's counts as its log replays to, never from a copy
+// beside the log that a hand edit could make disagree with what resume
+// shows.
+func (m *Manager) counts(ctx context.Context, id string) (tasksessiond.Counts, error) {
+	s, release, err := m.peek(ctx, id)
+	if err != nil {
+		return tasksessiond.Counts{}, err
+	}
+	defer release()
+	return s.st.Counts(), nil
+}
+
+// peek returns a session to read without keeping it in memory: the one
+// loaded, else one replayed for this read alone (a list of sessions must
+// not evict the ones in use, nor make start-up cost a replay of each). In
+// fleet mode it is acquireRead. The caller must call release.
+func (m *Manager) peek(ctx context.Context, id string) (*session, func(), error) {
+	if m.reader != nil {
+		s, _, release, err := m.acquireRead(ctx, id, false)
+		return s, release, err
+	}
+	if err := validID(id); err != nil {
+		return nil, nil, err
+	}
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	m.mu.Unlock()
+	if ok {
+		if err := s.mu.Lock(ctx); err != nil {
+			return nil, nil, err
+		}
+		if !s.dead && s.loaded {
+			return s, s.release, nil
+		}
+		s.mu.Unlock()
+	}
+	t := &session{id: id, clock: m.now}
+	if err := m.fill(ctx, t, m.db); err != nil {
+		return nil, nil, err
+	}
+	return t, func() {}, nil
 }
 
 // Resume loads a session (by replay when it is not in memory) and returns

@@ -1,0 +1,187 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond"
+)
+
+// What fsck reads beside the daemon's own queries, and what repair
+// rebuilds. People edit this file with the sqlite3 shell: every column is
+// read whatever it holds (NULL where the daemon writes text, a time that
+// is not one), so that a check reports a bad row instead of stopping at it.
+
+// EachLogged streams every row of the log to fn, read from the table
+// itself rather than through an index (fsck's view of the truth), in
+// session and seq order (sorted by SQLite), results included; createdAt is
+// the row's time as stored. The Call's bytes are valid only during the
+// call to fn.
+func (d *DB) EachLogged(ctx context.Context, fn func(c *tasksessiond.Call, createdAt string) error) error {
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, result, forced, created_at,
+		taskid, status, subject, description
+		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
+	if err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	defer rows.Close()
+	var c tasksessiond.Call
+	var callID, name, createdAt sql.NullString
+	var args, result sql.RawBytes
+	var ch changeColumns
+	for rows.Next() {
+		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &name, &args, &c.IsError, &result, &c.Forced, &createdAt,
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
+			return fmt.Errorf("read the log: %w", err)
+		}
+		c.CallID, c.Name, c.Arguments, c.Result, c.Change = callID.String, name.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		if err := fn(&c, createdAt.String); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	return nil
+}
+
+// Lineage is a session's row as stored, for checking the lineage: the
+// columns a compaction sets (status, parent_id, successor_id) and whether
+// the session has a snapshot, which only a compaction writes.
+type Lineage struct {
+	ID          string
+	Status      string
+	ParentID    string
+	SuccessorID string
+	CreatedAt   string // as stored
+	Snapshot    bool
+}
+
+// Lineages returns every session's Lineage, in id order.
+func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
+	rows, err := d.q.QueryContext(ctx, `SELECT s.id, s.status, s.parent_id, s.successor_id, s.created_at,
+		EXISTS (SELECT 1 FROM snapshots b WHERE b.session_id = s.id)
+		FROM sessions s ORDER BY s.id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []Lineage
+	for rows.Next() {
+		var l Lineage
+		var status, parent, successor, created sql.NullString
+		if err := rows.Scan(&l.ID, &status, &parent, &successor, &created, &l.Snapshot); err != nil {
+			return nil, fmt.Errorf("read the sessions: %w", err)
+		}
+		l.Status, l.ParentID, l.SuccessorID, l.CreatedAt = status.String, parent.String, successor.String, created.String
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Snapshot is a session's first tasks as its snapshot rows hold them (nil
+// for a session without one), read without its record.
+func (d *DB) Snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, error) {
+	return d.snapshot(ctx, id)
+}
+
+// Index is an index the schema defines beside the tables' keys.
+type Index struct {
+	Name string
+	SQL  string // its CREATE INDEX statement
+}
+
+// Indexes are the current schema's indexes as its migrations create them
+// (a test holds this list to a migrated database): fsck checks each is
+// there as defined, and repair creates it from here. A migration that
+// adds, drops or changes an index changes this list.
+var Indexes = []Index{
+	{Name: "tool_calls_task", SQL: `CREATE INDEX tool_calls_task ON tool_calls (session_id, taskid, seq, status, created_at, subject, description) WHERE taskid IS NOT NULL`},
+	{Name: "sessions_parent", SQL: `CREATE INDEX sessions_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL`},
+	{Name: "sessions_successor", SQL: `CREATE INDEX sessions_successor ON sessions (successor_id) WHERE successor_id IS NOT NULL`},
+}
+
+// IndexProblems says what is wrong with the indexes of Indexes: one
+// missing, or not as the schema defines it. Nil when all are as defined.
+func (d *DB) IndexProblems(ctx context.Context) ([]string, error) { return indexProblems(ctx, d.q) }
+
+func indexProblems(ctx context.Context, q querier) ([]string, error) {
+	var rows []struct {
+		Name string         `db:"name"`
+		SQL  sql.NullString `db:"sql"`
+	}
+	if err := q.SelectContext(ctx, &rows, `SELECT name, sql FROM sqlite_master WHERE type = 'index'`); err != nil {
+		return nil, fmt.Errorf("read the indexes: %w", err)
+	}
+	have := make(map[string]string, len(rows))
+	for _, r := range rows {
+		have[r.Name] = r.SQL.String
+	}
+	var out []string
+	for _, ix := range Indexes {
+		got, ok := have[ix.Name]
+		switch {
+		case !ok:
+			out = append(out, "index "+ix.Name+" is missing (tasksessiond fsck --repair creates it)")
+		case squash(got) != squash(ix.SQL):
+			out = append(out, fmt.Sprintf("index %s is not as the schema defines it: %s (tasksessiond fsck --repair makes it again)", ix.Name, got))
+		}
+	}
+	return out, nil
+}
+
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// RebuildIndexes makes every index of Indexes that is missing or not as
+// defined again from its definition, then rebuilds every index from its
+// table (REINDEX), in one transaction: indexes are derived from the
+// tables, and SQLite keeps them in each transaction after that.
+func (d *DB) RebuildIndexes(ctx context.Context) (made []string, err error) {
+	problems, err := d.IndexProblems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := d.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild the indexes: %w", err)
+	}
+	defer tx.Rollback()
+	for _, ix := range Indexes {
+		bad := false
+		for _, p := range problems {
+			bad = bad || strings.HasPrefix(p, "index "+ix.Name+" ")
+		}
+		if !bad {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+ix.Name); err != nil {
+			return nil, fmt.Errorf("drop index %s: %w", ix.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, ix.SQL); err != nil {
+			return nil, fmt.Errorf("create index %s: %w", ix.Name, err)
+		}
+		made = append(made, ix.Name)
+	}
+	if _, err := tx.ExecContext(ctx, "REINDEX"); err != nil {
+		return nil, fmt.Errorf("reindex %s: %w", d.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("rebuild the indexes: commit: %w", err)
+	}
+	return made, nil
+}
+
+// CountCalls counts a session's rows through the log's key.
+func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
+	var n int
+	if err := d.q.GetContext(ctx, &n, `SELECT count(*) FROM tool_calls WHERE session_id = ?`, sessionID); err != nil {
+		return 0, fmt.Errorf("count calls of %s: %w", sessionID, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,84 @@
+package db_test
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+)
+
+func TestRefusesANewerSchema(t *testing.T) {
+	// Ensures a database a newer binary upgraded is refused, by the daemon
+	// and by fsck, saying which schema it is and which this binary knows,
+	// and is left as it is.
+	path := filepath.Join(t.TempDir(), "new.db")
+	d := testutil.MustOpenDBAt(t, path)
+	require.NoError(t, d.Close())
+	next := db.KnownSchema() + 1
+	_, err := testutil.RawDB(t, path).Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)`, next)
+	require.NoError(t, err)
+	want := fmt.Sprintf("is schema %d, this binary knows up to %d: upgrade tasksessiond", next, next-1)
+	_, err = db.Open(ctx, path, db.Options{})
+	assert.ErrorContains(t, err, want)
+	_, err = db.OpenReadOnly(ctx, path)
+	assert.ErrorContains(t, err, want)
+	var v int64
+	require.NoError(t, testutil.RawDB(t, path).QueryRow(`SELECT max(version_id) FROM goose_db_version`).Scan(&v))
+	assert.Equal(t, next, v)
+}
+
+// schema10 makes a schema-10 database holding n calls with results of
+// about 1 KB.
+func schema10(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ten.db")
+	raw, _ := schemaAt(t, path, 10)
+	_, err := raw.Exec(`
+		INSERT INTO sessions (id, created_at, updated_at) VALUES ('old', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z');
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO tool_calls (session_id, seq, name, arguments, result, created_at, taskid, status, subject, description)
+		SELECT 'old', i, 'TaskCreate', '{"subject":"t"}',
+			'{"structuredContent":{"task":{"taskid":' || i || ',"status":"pending","subject":"t","description":"' || hex(randomblob(500)) || '"}}}',
+			'2026-01-01T00:00:01.000000Z', i, 'pending', 't', '' FROM n;`, n)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	return path
+}
+
+func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
+	// Ensures an upgrade that copies the log is refused before it starts
+	// when --max-db-size would not hold the copy (the file left at its
+	// schema), and otherwise logs that it starts, the room it needs, and
+	// each migration as it is applied.
+	path := schema10(t, 2000)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, MaxBytes: fi.Size() * 3 / 2})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "from schema 10 to 13 may grow it from")
+	assert.ErrorContains(t, err, "past --max-db-size")
+	var v int64
+	require.NoError(t, testutil.RawDB(t, path).QueryRow(`SELECT max(version_id) FROM goose_db_version`).Scan(&v))
+	assert.Equal(t, int64(10), v, "left as it was")
+
+	var logs testutil.SyncBuffer
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	defer d.Close()
+	out := logs.String()
+	assert.Contains(t, out, "upgrading the database")
+	assert.Contains(t, out, "needsUpToBytes=")
+	assert.Contains(t, out, "msg=upgraded database="+path+" from=10 to=13 schema=11")
+	assert.Contains(t, out, "schema=13")
+	assert.Contains(t, out, "upgrade done")
+	tasks, err := d.Tasks(ctx, "old")
+	require.NoError(t, err)
+	assert.Len(t, tasks, 2000)
+}
