@@ -102,7 +102,6 @@ type Index struct {
 // there as defined, and repair creates it from here. A migration that
 // adds, drops or changes an index changes this list.
 var Indexes = []Index{
-	{Name: "tool_calls_task", SQL: `CREATE INDEX tool_calls_task ON tool_calls (session_id, taskid, seq, status, created_at, subject, description) WHERE taskid IS NOT NULL`},
 	{Name: "sessions_parent", SQL: `CREATE INDEX sessions_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL`},
 	{Name: "sessions_successor", SQL: `CREATE INDEX sessions_successor ON sessions (successor_id) WHERE successor_id IS NOT NULL`},
 }

@@ -164,7 +164,7 @@ func TestCase2MissingIndex(t *testing.T) {
 	// read from the log and says in its status which index is gone; fsck
 	// names it and goes on; repair makes it from the schema's definition.
 	path := lineageDB(t)
-	damage(t, path, `DROP INDEX tool_calls_task`)
+	damage(t, path, `DROP INDEX sessions_parent`)
 	d := testutil.MustOpenDBAt(t, path)
 	dm := testutil.StartDaemon(t, d)
 	c := dm.Dial(t)
@@ -179,19 +179,18 @@ func TestCase2MissingIndex(t *testing.T) {
 	assert.Len(t, res.Tasks, 8)
 	st, err := c.Status(ctx)
 	require.NoError(t, err)
-	assert.Contains(t, st.Problem, "index tool_calls_task is missing (tasksessiond fsck --repair creates it)")
+	assert.Contains(t, st.Problem, "index sessions_parent is missing (tasksessiond fsck --repair creates it)")
 
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"index tool_calls_task is missing (tasksessiond fsck --repair creates it)"}, r.Indexes)
-	assert.Contains(t, problems(r)[sS], "the tasks view cannot be read")
+	assert.Equal(t, []string{"index sessions_parent is missing (tasksessiond fsck --repair creates it)"}, r.Indexes)
 	assert.Len(t, r.Sessions, 2)
 
 	require.NoError(t, d.Close()) // repair wants the file to itself
 	d2 := testutil.MustOpenDBAt(t, path)
 	_, done, err := fsck.Repair(ctx, d2)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"tool_calls_task"}, done.Indexes)
+	assert.Equal(t, []string{"sessions_parent"}, done.Indexes)
 	after, err := fsck.Check(ctx, d2)
 	require.NoError(t, err)
 	assert.True(t, after.OK(), "%+v", after)
