@@ -24,7 +24,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
-	"github.com/tasksessiond/tasksessiond/internal/transcript"
+	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
