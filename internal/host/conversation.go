@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
 )
@@ -33,7 +34,17 @@ type Serving struct {
 	// History reads the host's own record of a conversation (the
 	// transcript a binding names), from which a conversation the daemon
 	// does not know yet is rebuilt; nil when it keeps none to rebuild from.
-	History hook.History
+	History History
+}
+
+// History is a host's own record of its conversations, from which the
+// bridge rebuilds a list the daemon does not know (a fork's).
+type History interface {
+	// CallsBefore returns the Task calls of the conversation whose
+	// history is at path (those of the MCP server named server), in the
+	// order made, before the call whose MCP _meta is meta: once the host
+	// has written them, which it may do only after it made that call.
+	CallsBefore(ctx context.Context, path, server string, meta map[string]any) ([]client.TranscriptCall, error)
 }
 
 // Starter is a host that starts the bridge in an environment that shows it.

@@ -56,7 +56,7 @@ type Config struct {
 	// from the conversation's transcript, read by History, when it holds
 	// Task calls (a fork's copied history).
 	Bound   func() binding.Conversation
-	History History
+	History host.History
 	// Clients are the hosts recognised by what their MCP client sends:
 	// a TaskList result is fitted to the bound of the host that asked.
 	Clients []host.Client
@@ -67,11 +67,6 @@ type Config struct {
 	// ReconnectWait bounds how long one call waits for the daemon to come
 	// back; 0 means DefaultReconnectWait.
 	ReconnectWait time.Duration
-}
-
-// History reads a host's own record of a conversation: its Task calls.
-type History interface {
-	Calls(ctx context.Context, path, server string) ([]client.TranscriptCall, error)
 }
 
 // Bridge is an MCP server bound to one daemon session at a time.
@@ -239,7 +234,7 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		err := b.do(ctx, func(c *client.Client) error {
 			var err error
 			var session string
-			res, session, err = b.call(ctx, c, call, writes, meta)
+			res, session, err = b.call(ctx, c, call, writes, meta, req.Params.Meta)
 			if err == nil && budget > 0 {
 				res, err = refit(ctx, c, res, session, budget)
 			}
@@ -315,10 +310,10 @@ func refit(ctx context.Context, c *client.Client, res *wire.CallToolResult, sess
 // call makes one tool call on c in the session the bridge serves: it
 // creates the session on first use, sends reads to the head of the lineage
 // and follows a write refused by a sealed session to its successor.
-func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*wire.CallToolResult, string, error) {
+func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string, callMeta mcp.Meta) (*wire.CallToolResult, string, error) {
 	// The session this call goes to is settled once, here: another call
 	// (another conversation of the host) may rebind the bridge meanwhile.
-	session, err := b.ensure(ctx, c, meta)
+	session, err := b.ensure(ctx, c, meta, callMeta)
 	if err != nil {
 		return nil, "", err
 	}
@@ -359,8 +354,9 @@ func (b *Bridge) follow(from, to string) {
 
 // ensure settles the session a call goes to: it rebinds to the host's
 // current conversation, and looks the session up (or creates it) on its
-// first use.
-func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (string, error) {
+// first use. callMeta is the call's MCP _meta, by which the host's
+// history finds the call.
+func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string, callMeta mcp.Meta) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var conv binding.Conversation
@@ -392,7 +388,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 	s, err := c.Head(ctx, b.session)
 	switch {
 	case errors.Is(err, client.ErrSessionNotFound) && (b.cfg.Create || b.bound != ""):
-		if err := b.create(ctx, c); err != nil {
+		if err := b.create(ctx, c, callMeta); err != nil {
 			return "", err
 		}
 	case errors.Is(err, client.ErrSessionNotFound):
@@ -409,10 +405,13 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 
 // create makes the session on its first use: from the Task calls of its
 // conversation's transcript when there are any (a fork starts with the
-// tasks it had at the fork point), else empty.
-func (b *Bridge) create(ctx context.Context, c *client.Client) error {
+// tasks it had at the fork point), else empty. The calls are those before
+// this one (callMeta), read once the host has written them: a host may
+// write its history after it made the call, and a list made before would
+// start empty for good.
+func (b *Bridge) create(ctx context.Context, c *client.Client, callMeta mcp.Meta) error {
 	if b.history != "" && b.cfg.History != nil {
-		calls, err := b.cfg.History.Calls(ctx, b.history, b.cfg.Server)
+		calls, err := b.cfg.History.CallsBefore(ctx, b.history, b.cfg.Server, callMeta)
 		if err != nil {
 			b.log.Warn("cannot read the conversation's transcript; starting an empty list", slog.Any("err", err))
 		}

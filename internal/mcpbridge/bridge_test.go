@@ -23,8 +23,8 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/claudecode"
 	"github.com/tasksessiond/tasksessiond/internal/host/codex"
-	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
 	"github.com/tasksessiond/tasksessiond/internal/mcpbridge"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -402,7 +402,7 @@ func TestBridgeRebuildsAForkFromItsTranscript(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "fork", Create: true, Server: "tasks",
-		Bound: func() binding.Conversation { return binding.Conversation{ID: "fork", Transcript: path} }, History: transcript.Reader{}})
+		Bound: func() binding.Conversation { return binding.Conversation{ID: "fork", Transcript: path} }, History: claudecode.Host{}})
 	schemas := outputSchemas(t, cs)
 	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "made in the fork"})
 	require.False(t, r.IsError, text(r))

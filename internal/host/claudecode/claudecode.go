@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"strconv"
+	"time"
 
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
@@ -21,6 +23,7 @@ var (
 	_ host.Starter = Host{}
 	_ host.Hooker  = Host{}
 	_ host.Helper  = Host{}
+	_ host.History = Host{}
 )
 
 // name is the host's name on the command line, and its processes' in a
@@ -55,7 +58,49 @@ func (Host) Serves(e host.Env) (host.Serving, bool) {
 	if id == "" {
 		return host.Serving{}, false
 	}
-	return host.Serving{SessionID: id, Bound: host.ParentBinding(e, name), History: transcript.Reader{}}, true
+	return host.Serving{SessionID: id, Bound: host.ParentBinding(e, name), History: Host{}}, true
+}
+
+// toolUseKey names, in a tools/call's _meta, the model's tool_use that
+// the call answers.
+const toolUseKey = "claudecode/toolUseId"
+
+// flushWait bounds how long a bridge's first call in a conversation the
+// daemon does not know waits for Claude Code to write the transcript up
+// to that call.
+const flushWait = 5 * time.Second
+
+// CallsBefore reads the Task calls of the transcript at path once it
+// holds the call meta names. Claude Code writes a transcript behind the
+// conversation, a fork's copy of its source's history too: a fork's first
+// call can reach the bridge before any of it is on disk, and a list
+// rebuilt then would start empty for good. The call's own tool_use is
+// written after everything before it, so once it is there the history is.
+// Without it (no id, or never written within flushWait) the transcript is
+// read as it is.
+func (Host) CallsBefore(ctx context.Context, path, server string, meta map[string]any) ([]client.TranscriptCall, error) {
+	if id, ok := meta[toolUseKey].(string); ok && id != "" {
+		written(ctx, path, id, flushWait)
+	}
+	return transcript.Calls(ctx, path, server)
+}
+
+// written waits, at most wait, until the transcript at path holds s.
+func written(ctx context.Context, path, s string, wait time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if transcript.Holds(ctx, path, s) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
 }
 
 // Hook is "tasksessiond hook claude-code", for SessionStart.
