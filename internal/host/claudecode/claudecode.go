@@ -127,7 +127,7 @@ func (Host) Quiet() any { return nil }
 func (Host) Help(command string) string {
 	switch command {
 	case "mcp":
-		return "its id ($" + envSession + "), followed through /clear and forks (the SessionStart hook tells the bridge the new id)"
+		return "its id ($" + envSession + "), followed through /clear and forks\n    (the SessionStart hook tells the bridge the new id)"
 	case "hook":
 		return `"tasksessiond hook claude-code" is Claude Code's hook for SessionStart, as
 above. Every source records the conversation's id for the MCP bridge of the

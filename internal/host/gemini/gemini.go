@@ -66,7 +66,7 @@ func (Host) Quiet() any { return struct{}{} }
 func (Host) Help(command string) string {
 	switch command {
 	case "mcp":
-		return "($" + envGeminiCLI + "=1) the session its SessionStart hook last recorded for the bridge's parent"
+		return "the session its SessionStart hook last recorded for the\n    bridge's parent (under $" + envGeminiCLI + "=1)"
 	case "hook":
 		return `"tasksessiond hook gemini" is Gemini CLI's hook, for SessionStart (as above;
 the binding is keyed by the Gemini CLI process) and BeforeModel: a request
