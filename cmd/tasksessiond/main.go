@@ -17,6 +17,7 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/autostart"
 	"github.com/tasksessiond/tasksessiond/internal/cli"
+	_ "github.com/tasksessiond/tasksessiond/internal/host/hosts" // every host registers itself
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -74,7 +75,7 @@ func commands() []*cli.Command {
 			Main: func(ctx context.Context, e *cli.Env, args []string) int { return serve(ctx, args, e.Stdout, e.Stderr) }},
 		{Name: "mcp", Group: groupDaemon, Summary: "an MCP server on stdio that forwards the Task tools to the daemon",
 			Main: func(ctx context.Context, e *cli.Env, args []string) int { return mcpCmd(ctx, args, e.Stdout, e.Stderr) }},
-		{Name: "hook", Group: groupDaemon, Summary: "the hook of Claude Code, Codex CLI or Gemini CLI: the list follows the conversation",
+		{Name: "hook", Group: groupDaemon, Summary: "an agent host's hook (hook --help names the hosts): the list follows the conversation",
 			Main: func(ctx context.Context, e *cli.Env, args []string) int {
 				return hookCmd(ctx, args, e.Stdin, e.Stdout, e.Stderr)
 			}},

@@ -40,7 +40,7 @@ func TestReadInput(t *testing.T) {
 		{name: "empty", input: "", wantErr: "hook input is not the JSON Claude Code sends"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := hook.ReadInput(strings.NewReader(tc.input))
+			got, err := hook.ReadInput(strings.NewReader(tc.input), "Claude Code")
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				assert.Equal(t, hook.Input{}, got, "nothing decoded from a refused input")
@@ -53,7 +53,7 @@ func TestReadInput(t *testing.T) {
 
 	t.Run("unreadable", func(t *testing.T) {
 		boom := errors.New("stdin broke")
-		_, err := hook.ReadInput(iotest.ErrReader(boom))
+		_, err := hook.ReadInput(iotest.ErrReader(boom), "Claude Code")
 		require.ErrorIs(t, err, boom)
 		assert.ErrorContains(t, err, "read hook input")
 	})

@@ -12,7 +12,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
-	"github.com/tasksessiond/tasksessiond/internal/transcript"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -27,13 +26,17 @@ type Config struct {
 	// Server is the MCP server's name in the host's configuration: the
 	// model knows the tools as mcp__<Server>__TaskList and so on.
 	Server string
-	// ToolPrefix is what the host puts before a tool's name ("" : Claude
-	// Code's "mcp__<Server>__"; Gemini CLI's is "mcp_<Server>_").
+	// ToolPrefix is what the host puts before a tool's name (""
+	// : "mcp__<Server>__").
 	ToolPrefix string
 	// MaxChars bounds the context added (0: tools.MaxHookChars), as
-	// Measure counts it (nil: characters, as Claude Code counts them).
+	// Measure counts it (nil: characters).
 	MaxChars int
 	Measure  func(string) int
+	// History reads the host's own record of the conversation: a list
+	// the daemon does not know is rebuilt from it, and a list already in
+	// the context is not added again (nil: the host keeps none).
+	History History
 	// Bind records the conversation for the MCP bridge of the same host
 	// process (nil: not recorded).
 	Bind func(binding.Conversation) error
@@ -43,15 +46,13 @@ type Config struct {
 	Warn func(error)
 }
 
-// BindTo returns a Config.Bind that records ids for host process pid in
-// dir (the daemon's runtime directory), where the bridge reads them.
-func BindTo(dir string, pid int) func(binding.Conversation) error {
-	k := binding.KeyOf(BindingHost, pid)
+// BindTo returns a Config.Bind that records ids for the process pid of
+// the host called host in dir (the daemon's runtime directory), where the
+// host's bridge reads them.
+func BindTo(dir, host string, pid int) func(binding.Conversation) error {
+	k := binding.KeyOf(host, pid)
 	return func(c binding.Conversation) error { return binding.Write(dir, k, c) }
 }
-
-// BindingHost names Claude Code's process in a binding.
-const BindingHost = "claude-code"
 
 // Run does what the hook does for in and returns the output to print.
 // An error wrapping ErrNothing is not a failure: there is nothing the
@@ -107,13 +108,13 @@ func Run(ctx context.Context, cfg Config, in Input) (Output, error) {
 		// a new id over a copy of the history), or a list lost with its
 		// database. The transcript holds the Task calls that made the list.
 		s, err = h.replay(ctx, id, in.TranscriptPath)
-		if errors.Is(err, ErrNothing) && in.TranscriptPath != "" && transcript.Holds(ctx, in.TranscriptPath, markerHead) {
+		if errors.Is(err, ErrNothing) && in.TranscriptPath != "" && h.holds(ctx, in.TranscriptPath, markerHead) {
 			// The conversation was shown a list (a hook's marker), but
 			// the daemon has none and the history holds no Task calls
 			// to rebuild it from (tasks made elsewhere, a rollout cut):
 			// said plainly, once, rather than an empty list the history
 			// contradicts.
-			if transcript.Seen(ctx, in.TranscriptPath, lostNote) {
+			if h.seen(ctx, in.TranscriptPath, lostNote) {
 				return Output{}, fmt.Errorf("%w: the conversation was told its list %s was lost", ErrNothing, id)
 			}
 			return output(fmt.Sprintf("%s (tasksessiond session %s): the daemon's database no longer has it, and this conversation's "+
@@ -145,7 +146,10 @@ func (h *run) replay(ctx context.Context, id, path string) (tasksessiond.Session
 	if path == "" {
 		return tasksessiond.Session{}, none
 	}
-	calls, err := transcript.Calls(ctx, path, h.cfg.Server)
+	if h.cfg.History == nil {
+		return tasksessiond.Session{}, none
+	}
+	calls, err := h.cfg.History.Calls(ctx, path, h.cfg.Server)
 	if err != nil {
 		return tasksessiond.Session{}, fmt.Errorf("%w (%w)", none, err)
 	}
@@ -161,6 +165,15 @@ func (h *run) replay(ctx context.Context, id, path string) (tasksessiond.Session
 		return tasksessiond.Session{}, fmt.Errorf("rebuild session %s from its transcript: %w", id, err)
 	}
 	return r.Session, nil
+}
+
+// seen and holds ask the host's history, when it keeps one.
+func (h *run) seen(ctx context.Context, path, text string) bool {
+	return h.cfg.History != nil && h.cfg.History.Seen(ctx, path, text)
+}
+
+func (h *run) holds(ctx context.Context, path, text string) bool {
+	return h.cfg.History != nil && h.cfg.History.Holds(ctx, path, text)
 }
 
 // compacted compacts head and returns what the successor starts with: the
@@ -192,7 +205,7 @@ func (h *run) current(ctx context.Context, head, path string) (Output, error) {
 	intro := fmt.Sprintf("Your task list for this conversation, kept by tasksessiond. Keep it current with %s; the next %s gets #%d.",
 		h.names.Update, h.names.Create, snap.NextTaskid)
 	text := h.compose(intro, snap.Tasks, head)
-	if path != "" && transcript.Seen(ctx, path, marker(text)) {
+	if path != "" && h.seen(ctx, path, marker(text)) {
 		return Output{}, fmt.Errorf("%w: the conversation already holds this list of %s", ErrNothing, head)
 	}
 	return output(text), nil
@@ -241,6 +254,18 @@ func version(tasks []tasksessiond.Task) string {
 	}
 	return strconv.FormatUint(f.Sum64(), 16)
 }
+
+// Compose is the text a hook adds for the model, as the SessionStart hook
+// composes it: intro, tasks fitted to cfg's budget, and a last line
+// naming session and the list's version (Marker).
+func Compose(cfg Config, intro string, tasks []tasksessiond.Task, session string) string {
+	h := &run{cfg: cfg, names: tools.PrefixedNames(cfg.ToolPrefix)}
+	return h.compose(intro, tasks, session)
+}
+
+// Marker is the part of a composed text that identifies the list: a
+// history that holds it holds this very list.
+func Marker(text string) string { return marker(text) }
 
 // marker is the part of a composed text that identifies the list.
 func marker(text string) string {

@@ -19,12 +19,16 @@ import (
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
+	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
+
+// bindingHost names the host process in the tests' bindings.
+const bindingHost = "claude-code"
 
 // fixture is a real daemon on a real socket, a client of it, and the hook's
 // Config aimed at it (counting its dials).
@@ -45,7 +49,8 @@ func newFixture(t *testing.T) *fixture {
 			f.dials.Add(1)
 			return client.Dial(ctx, d.Socket)
 		},
-		Bind: hook.BindTo(f.bind, f.pid),
+		Bind:    hook.BindTo(f.bind, bindingHost, f.pid),
+		History: transcript.Reader{},
 	}
 	return f
 }
@@ -62,7 +67,7 @@ func runtimeDir(t *testing.T) string {
 // bound is the conversation the binding file records for the fixture's
 // host process, as the bridge reads it.
 func (f *fixture) bound() binding.Conversation {
-	return binding.Read(f.bind, binding.KeyOf(hook.BindingHost, f.pid))
+	return binding.Read(f.bind, binding.KeyOf(bindingHost, f.pid))
 }
 
 // create makes session id and creates a task of each subject in it.
@@ -572,13 +577,13 @@ func TestBindTo(t *testing.T) {
 	// and a binding that cannot be written fails the run with that error.
 	dir := runtimeDir(t)
 	pid := os.Getpid()
-	bind := hook.BindTo(dir, pid)
-	key := binding.KeyOf(hook.BindingHost, pid)
+	bind := hook.BindTo(dir, bindingHost, pid)
+	key := binding.KeyOf(bindingHost, pid)
 
 	assert.Equal(t, binding.Conversation{}, binding.Read(dir, key), "nothing bound yet")
 	require.NoError(t, bind(binding.Conversation{ID: "conv-1", Transcript: "/home/u/.claude/projects/p/conv-1.jsonl"}))
 	assert.Equal(t, binding.Conversation{ID: "conv-1", Transcript: "/home/u/.claude/projects/p/conv-1.jsonl"}, binding.Read(dir, key))
-	assert.FileExists(t, filepath.Join(dir, "bind", hook.BindingHost+"-"+strconv.Itoa(pid)))
+	assert.FileExists(t, filepath.Join(dir, "bind", bindingHost+"-"+strconv.Itoa(pid)))
 	require.NoError(t, bind(binding.Conversation{ID: "conv-2"}))
 	assert.Equal(t, binding.Conversation{ID: "conv-2"}, binding.Read(dir, key), "the newest conversation wins")
 	assert.Equal(t, binding.Conversation{}, binding.Read(dir, binding.KeyOf("codex", pid)), "another host's process")
@@ -589,7 +594,7 @@ func TestBindTo(t *testing.T) {
 	shared := t.TempDir()
 	require.NoError(t, os.Chmod(shared, 0o755))
 	var warned []error
-	_, err := hook.Run(ctx, hook.Config{Bind: hook.BindTo(shared, pid), Warn: func(err error) { warned = append(warned, err) }},
+	_, err := hook.Run(ctx, hook.Config{Bind: hook.BindTo(shared, bindingHost, pid), Warn: func(err error) { warned = append(warned, err) }},
 		start("conv-3", "clear", ""))
 	require.ErrorIs(t, err, hook.ErrNothing, "the run goes on: /clear adds nothing")
 	require.Len(t, warned, 1, "a binding that failed is said")

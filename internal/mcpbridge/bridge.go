@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +22,8 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
+	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
-	"github.com/tasksessiond/tasksessiond/internal/transcript"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -50,16 +49,20 @@ type Config struct {
 	// Dial connects to the daemon (and may start it); nil dials Socket.
 	Dial func(ctx context.Context) (*client.Client, error)
 	// Bound, when set, is asked before each call which host conversation
-	// the bridge now serves: a host such as Claude Code keeps one MCP
-	// server through /clear, which starts a new conversation with a new
-	// list. A new answer rebinds the bridge to that session; an ID of ""
-	// keeps the current one. A session created on first use (Create) is
-	// rebuilt from the conversation's transcript when it holds Task calls
-	// (a fork's copied history).
-	Bound func() binding.Conversation
+	// the bridge now serves: a host may keep one MCP server through
+	// /clear, which starts a new conversation with a new list. A new
+	// answer rebinds the bridge to that session; an ID of "" keeps the
+	// current one. A session created on first use (Create) is rebuilt
+	// from the conversation's transcript, read by History, when it holds
+	// Task calls (a fork's copied history).
+	Bound   func() binding.Conversation
+	History host.History
+	// Clients are the hosts recognised by what their MCP client sends:
+	// a TaskList result is fitted to the bound of the host that asked.
+	Clients []host.Client
 	// FollowMeta binds each call to the conversation its MCP _meta names
-	// (threadId or sessionId, as Codex CLI sends them), created on first
-	// use. For a bridge given no fixed session.
+	// (as a Client reads it), created on first use. For a bridge given
+	// no fixed session.
 	FollowMeta bool
 	// ReconnectWait bounds how long one call waits for the daemon to come
 	// back; 0 means DefaultReconnectWait.
@@ -223,19 +226,15 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		}
 		ctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
-		var meta string
-		if b.cfg.FollowMeta {
-			meta = conversationOf(req.Params.Meta)
-		}
-		budget := 0
-		if name == tools.TaskList && (meta != "" || isCodex(req.Session)) {
-			budget = CodexResultBytes
+		meta, budget := b.host(req)
+		if name != tools.TaskList {
+			budget = 0
 		}
 		var res *wire.CallToolResult
 		err := b.do(ctx, func(c *client.Client) error {
 			var err error
 			var session string
-			res, session, err = b.call(ctx, c, call, writes, meta)
+			res, session, err = b.call(ctx, c, call, writes, meta, req.Params.Meta)
 			if err == nil && budget > 0 {
 				res, err = refit(ctx, c, res, session, budget)
 			}
@@ -255,22 +254,31 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 	}
 }
 
-// CodexResultBytes bounds a TaskList result under Codex CLI, in bytes of
-// its structured JSON (what Codex shows the model). Codex cuts a tool's
-// output in the middle past its model's truncation policy: 10,000 bytes
-// for a model outside its catalog (codex-rs models-manager,
-// model_info_from_slug: TruncationPolicyConfig::bytes(10_000)), any custom
-// provider's model; the rest of the 10,000 is for the "Wall time ...
-// Output:" lines Codex puts before it.
-const CodexResultBytes = 9_500
-
-// isCodex reports whether the MCP client is Codex CLI ("codex-mcp-client").
-func isCodex(s *mcp.ServerSession) bool {
+// clientName is the MCP client's name, as it gave it at initialize.
+func clientName(s *mcp.ServerSession) string {
 	if s == nil {
-		return false
+		return ""
 	}
 	p := s.InitializeParams()
-	return p != nil && p.ClientInfo != nil && strings.Contains(strings.ToLower(p.ClientInfo.Name), "codex")
+	if p == nil || p.ClientInfo == nil {
+		return ""
+	}
+	return p.ClientInfo.Name
+}
+
+// host returns what the host that sent req asks of it: the conversation
+// its _meta names, when the bridge follows those, and the byte bound of
+// a TaskList result it shows its model (0: the daemon's own).
+func (b *Bridge) host(req *mcp.CallToolRequest) (meta string, budget int) {
+	for _, h := range b.cfg.Clients {
+		if b.cfg.FollowMeta {
+			meta = h.Conversation(req.Params.Meta)
+		}
+		if meta != "" || h.IsClient(clientName(req.Session)) {
+			return meta, h.ResultBytes()
+		}
+	}
+	return "", 0
 }
 
 // refit renders a TaskList result of session again within budget bytes
@@ -299,25 +307,13 @@ func refit(ctx context.Context, c *client.Client, res *wire.CallToolResult, sess
 	return out, nil
 }
 
-// conversationOf returns the conversation a call's _meta names: Codex CLI
-// sends its thread id as threadId (and sessionId, the same), stable across
-// resume and compaction.
-func conversationOf(meta mcp.Meta) string {
-	for _, k := range []string{"threadId", "sessionId"} {
-		if id, ok := meta[k].(string); ok && id != "" && len(id) <= 256 {
-			return id
-		}
-	}
-	return ""
-}
-
 // call makes one tool call on c in the session the bridge serves: it
 // creates the session on first use, sends reads to the head of the lineage
 // and follows a write refused by a sealed session to its successor.
-func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string) (*wire.CallToolResult, string, error) {
+func (b *Bridge) call(ctx context.Context, c *client.Client, call client.ToolCall, writes bool, meta string, callMeta mcp.Meta) (*wire.CallToolResult, string, error) {
 	// The session this call goes to is settled once, here: another call
-	// (another Codex thread) may rebind the bridge meanwhile.
-	session, err := b.ensure(ctx, c, meta)
+	// (another conversation of the host) may rebind the bridge meanwhile.
+	session, err := b.ensure(ctx, c, meta, callMeta)
 	if err != nil {
 		return nil, "", err
 	}
@@ -358,8 +354,9 @@ func (b *Bridge) follow(from, to string) {
 
 // ensure settles the session a call goes to: it rebinds to the host's
 // current conversation, and looks the session up (or creates it) on its
-// first use.
-func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (string, error) {
+// first use. callMeta is the call's MCP _meta, by which the host's
+// history finds the call.
+func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string, callMeta mcp.Meta) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var conv binding.Conversation
@@ -391,7 +388,7 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 	s, err := c.Head(ctx, b.session)
 	switch {
 	case errors.Is(err, client.ErrSessionNotFound) && (b.cfg.Create || b.bound != ""):
-		if err := b.create(ctx, c); err != nil {
+		if err := b.create(ctx, c, callMeta); err != nil {
 			return "", err
 		}
 	case errors.Is(err, client.ErrSessionNotFound):
@@ -408,10 +405,13 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string) (str
 
 // create makes the session on its first use: from the Task calls of its
 // conversation's transcript when there are any (a fork starts with the
-// tasks it had at the fork point), else empty.
-func (b *Bridge) create(ctx context.Context, c *client.Client) error {
-	if b.history != "" {
-		calls, err := transcript.Calls(ctx, b.history, b.cfg.Server)
+// tasks it had at the fork point), else empty. The calls are those before
+// this one (callMeta), read once the host has written them: a host may
+// write its history after it made the call, and a list made before would
+// start empty for good.
+func (b *Bridge) create(ctx context.Context, c *client.Client, callMeta mcp.Meta) error {
+	if b.history != "" && b.cfg.History != nil {
+		calls, err := b.cfg.History.CallsBefore(ctx, b.history, b.cfg.Server, callMeta)
 		if err != nil {
 			b.log.Warn("cannot read the conversation's transcript; starting an empty list", slog.Any("err", err))
 		}

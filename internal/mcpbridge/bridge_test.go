@@ -22,12 +22,18 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
+	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/claudecode"
+	"github.com/tasksessiond/tasksessiond/internal/host/codex"
 	"github.com/tasksessiond/tasksessiond/internal/mcpbridge"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 var ctx = context.Background()
+
+// clients are the hosts the bridge recognises by their MCP client.
+var clients = []host.Client{codex.Host{}}
 
 // serve runs a bridge for cfg and returns a real MCP client session on it.
 func serve(t *testing.T, cfg mcpbridge.Config) (*mcp.ClientSession, *mcpbridge.Bridge) {
@@ -396,7 +402,7 @@ func TestBridgeRebuildsAForkFromItsTranscript(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "fork", Create: true, Server: "tasks",
-		Bound: func() binding.Conversation { return binding.Conversation{ID: "fork", Transcript: path} }})
+		Bound: func() binding.Conversation { return binding.Conversation{ID: "fork", Transcript: path} }, History: claudecode.Host{}})
 	schemas := outputSchemas(t, cs)
 	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "made in the fork"})
 	require.False(t, r.IsError, text(r))
@@ -409,7 +415,7 @@ func TestBridgeBindsEachCallToItsMetaThread(t *testing.T) {
 	// list, created on first use; another thread another list; the first
 	// thread's list again when its calls come back (a resume).
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, FollowMeta: true})
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, FollowMeta: true, Clients: clients})
 	call := func(thread, name string, args map[string]any) *mcp.CallToolResult {
 		if args == nil {
 			args = map[string]any{}
@@ -436,7 +442,7 @@ func TestConcurrentThreadsKeepTheirLists(t *testing.T) {
 	// each land in their own thread's list (the bridge's rebinding for one
 	// must not redirect the other's call in flight).
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
-	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, FollowMeta: true})
+	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, FollowMeta: true, Clients: clients})
 	var wg sync.WaitGroup
 	for _, thread := range []string{"thread-1", "thread-2"} {
 		wg.Add(1)
@@ -506,7 +512,7 @@ func TestCodexTaskListFitsItsBudget(t *testing.T) {
 		}
 		return len(sc)
 	}
-	assert.LessOrEqual(t, size("codex-mcp-client", mcpbridge.Config{Socket: d.Socket, SessionID: "big"}, nil, true), mcpbridge.CodexResultBytes)
-	assert.LessOrEqual(t, size("some-host", mcpbridge.Config{Socket: d.Socket, FollowMeta: true}, mcp.Meta{"threadId": "big"}, true), mcpbridge.CodexResultBytes)
-	assert.Greater(t, size("some-host", mcpbridge.Config{Socket: d.Socket, SessionID: "big"}, nil, false), mcpbridge.CodexResultBytes)
+	assert.LessOrEqual(t, size("codex-mcp-client", mcpbridge.Config{Socket: d.Socket, SessionID: "big", Clients: clients}, nil, true), codex.ResultBytes)
+	assert.LessOrEqual(t, size("some-host", mcpbridge.Config{Socket: d.Socket, FollowMeta: true, Clients: clients}, mcp.Meta{"threadId": "big"}, true), codex.ResultBytes)
+	assert.Greater(t, size("some-host", mcpbridge.Config{Socket: d.Socket, SessionID: "big", Clients: clients}, nil, false), codex.ResultBytes)
 }

@@ -1,24 +1,82 @@
-package hook_test
+package gemini_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
+	"github.com/tasksessiond/tasksessiond/internal/host/gemini"
+	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-func geminiInput(t *testing.T, raw string) hook.GeminiInput {
+var ctx = context.Background()
+
+// fixture is a real daemon on a real socket, a client of it, and the hook's
+// Config aimed at it (counting its dials).
+type fixture struct {
+	c     *client.Client
+	cfg   hook.Config
+	dials *atomic.Int32
+	pid   int // the host process a binding is keyed by
+}
+
+func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	in, err := hook.ReadGeminiInput(strings.NewReader(raw))
+	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
+	f := &fixture{c: d.Dial(t), dials: new(atomic.Int32), pid: os.Getpid()}
+	f.cfg = hook.Config{
+		Dial: func(ctx context.Context) (*client.Client, error) {
+			f.dials.Add(1)
+			return client.Dial(ctx, d.Socket)
+		},
+		History: transcript.Reader{},
+	}
+	return f
+}
+
+// runtimeDir is a private directory, as the daemon's runtime directory is
+// (a binding is written only there).
+func runtimeDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o700))
+	return dir
+}
+
+// create makes session id and creates a task of each subject in it.
+func (f *fixture) create(t *testing.T, id string, subjects ...string) {
+	t.Helper()
+	_, err := f.c.CreateSession(ctx, wire.CreateSession{SessionID: id})
+	require.NoError(t, err)
+	for _, s := range subjects {
+		f.call(t, id, "TaskCreate", map[string]any{"subject": s})
+	}
+}
+
+func (f *fixture) call(t *testing.T, id, tool string, args map[string]any) {
+	t.Helper()
+	r, err := f.c.CallTool(ctx, client.ToolCall{SessionID: id, Name: tool, Arguments: args})
+	require.NoError(t, err)
+	require.False(t, r.IsError, "%s %v: %s", tool, args, r.Raw)
+}
+
+func geminiInput(t *testing.T, raw string) gemini.GeminiInput {
+	t.Helper()
+	in, err := gemini.ReadGeminiInput(strings.NewReader(raw))
 	require.NoError(t, err)
 	return in
 }
@@ -33,7 +91,7 @@ func TestGeminiBeforeModel(t *testing.T) {
 	f.call(t, "g1", "TaskUpdate", map[string]any{"taskid": 1, "status": "in_progress"})
 
 	plain := geminiInput(t, `{"session_id":"g1","hook_event_name":"BeforeModel","llm_request":{"messages":[{"role":"user","content":"<session_context>x</session_context>"},{"role":"user","content":"hi"}]}}`)
-	_, err := hook.RunGemini(ctx, f.cfg, plain)
+	_, err := gemini.RunGemini(ctx, f.cfg, plain)
 	assert.ErrorIs(t, err, hook.ErrNothing)
 	assert.Zero(t, f.dials.Load(), "no daemon asked for a request without a compression")
 
@@ -41,9 +99,9 @@ func TestGeminiBeforeModel(t *testing.T) {
 		`{"role":"user","content":"<session_context>x</session_context>"},`+
 		`{"role":"user","content":"<state_snapshot>the summary</state_snapshot>"},`+
 		`{"role":"model","content":"Got it. Thanks for the additional context!"},{"role":"user","content":"go on"}]}}`)
-	out, err := hook.RunGemini(ctx, f.cfg, compressed)
+	out, err := gemini.RunGemini(ctx, f.cfg, compressed)
 	require.NoError(t, err)
-	o, ok := out.(hook.BeforeModelOutput)
+	o, ok := out.(gemini.BeforeModelOutput)
 	require.True(t, ok, "%T", out)
 	assert.Equal(t, "BeforeModel", o.HookSpecificOutput.HookEventName)
 	msgs := o.HookSpecificOutput.LLMRequest.Messages
@@ -58,15 +116,15 @@ func TestGeminiBeforeModel(t *testing.T) {
 	// A request that holds this list already (a resume's context kept in
 	// the tail) gets nothing more.
 	again := compressed
-	again.LLMRequest.Messages = append(append([]hook.GeminiMessage(nil), compressed.LLMRequest.Messages...), hook.GeminiMessage{Role: "user", Content: msgs[1].Content})
-	_, err = hook.RunGemini(ctx, f.cfg, again)
+	again.LLMRequest.Messages = append(append([]gemini.GeminiMessage(nil), compressed.LLMRequest.Messages...), gemini.GeminiMessage{Role: "user", Content: msgs[1].Content})
+	_, err = gemini.RunGemini(ctx, f.cfg, again)
 	assert.ErrorIs(t, err, hook.ErrNothing)
 
 	// A session without tasks, or unknown: nothing.
 	for _, id := range []string{"nobody"} {
 		in := compressed
 		in.SessionID = id
-		_, err := hook.RunGemini(ctx, f.cfg, in)
+		_, err := gemini.RunGemini(ctx, f.cfg, in)
 		assert.ErrorIs(t, err, hook.ErrNothing, id)
 	}
 }
@@ -93,9 +151,9 @@ func TestGeminiBeforeModelLargeList(t *testing.T) {
 			}
 			f.create(t, "big", subjects...)
 			in := geminiInput(t, `{"session_id":"big","hook_event_name":"BeforeModel","llm_request":{"messages":[{"role":"user","content":"<state_snapshot>s</state_snapshot>"}]}}`)
-			out, err := hook.RunGemini(ctx, f.cfg, in)
+			out, err := gemini.RunGemini(ctx, f.cfg, in)
 			require.NoError(t, err)
-			added := strings.TrimPrefix(out.(hook.BeforeModelOutput).HookSpecificOutput.LLMRequest.Messages[0].Content, "<state_snapshot>s</state_snapshot>\n\n")
+			added := strings.TrimPrefix(out.(gemini.BeforeModelOutput).HookSpecificOutput.LLMRequest.Messages[0].Content, "<state_snapshot>s</state_snapshot>\n\n")
 			assert.LessOrEqual(t, tools.Length(added), tools.MaxHookChars)
 			assert.Contains(t, added, "300 tasks (300 pending")
 			named := 0
@@ -121,17 +179,17 @@ func TestGeminiBeforeModelLargeList(t *testing.T) {
 func TestGeminiSessionStart(t *testing.T) {
 	f := newFixture(t)
 	dir := runtimeDir(t)
-	f.cfg.Bind = hook.BindGemini(dir, f.pid)
-	read := func() binding.Conversation { return binding.Read(dir, binding.KeyOf(hook.BindingHostGemini, f.pid)) }
+	f.cfg.Bind = gemini.BindGemini(dir, f.pid)
+	read := func() binding.Conversation { return binding.Read(dir, binding.KeyOf("gemini", f.pid)) }
 	f.create(t, "s1", "Alpha")
 
-	out, err := hook.RunGemini(ctx, f.cfg, geminiInput(t, `{"session_id":"s1","hook_event_name":"SessionStart","source":"resume","transcript_path":"/nonexistent/s1.json"}`))
+	out, err := gemini.RunGemini(ctx, f.cfg, geminiInput(t, `{"session_id":"s1","hook_event_name":"SessionStart","source":"resume","transcript_path":"/nonexistent/s1.json"}`))
 	require.NoError(t, err)
 	assert.Contains(t, out.(hook.Output).HookSpecificOutput.AdditionalContext, "#1 [pending] Alpha")
 	assert.Contains(t, out.(hook.Output).HookSpecificOutput.AdditionalContext, "mcp_tasks_TaskUpdate")
 	assert.Equal(t, binding.Conversation{ID: "s1"}, read())
 
-	_, err = hook.RunGemini(ctx, f.cfg, geminiInput(t, `{"session_id":"s2","hook_event_name":"SessionStart","source":"clear"}`))
+	_, err = gemini.RunGemini(ctx, f.cfg, geminiInput(t, `{"session_id":"s2","hook_event_name":"SessionStart","source":"clear"}`))
 	assert.ErrorIs(t, err, hook.ErrNothing)
 	assert.Equal(t, binding.Conversation{ID: "s2"}, read())
 }
@@ -143,7 +201,7 @@ func TestGeminiHostPID(t *testing.T) {
 		t.Skip("no /proc")
 	}
 	if os.Getenv("TSD_GEMINI_PID_CHILD") == "1" {
-		fmt.Print(hook.GeminiHostPID())
+		fmt.Print(gemini.GeminiHostPID())
 		return
 	}
 	exe, err := os.Executable()

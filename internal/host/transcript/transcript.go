@@ -390,3 +390,18 @@ func find(ctx context.Context, path, marker string, boundaries [][]byte) bool {
 		w = append(w[:0], w[len(w)-min(keep, len(w)):]...)
 	}
 }
+
+// Reader is Calls, Seen and Holds as one value: the history of the hosts
+// whose conversations are kept in these files (a hook.History).
+type Reader struct{}
+
+// Calls is the package's Calls.
+func (Reader) Calls(ctx context.Context, path, server string) ([]client.TranscriptCall, error) {
+	return Calls(ctx, path, server)
+}
+
+// Seen is the package's Seen.
+func (Reader) Seen(ctx context.Context, path, marker string) bool { return Seen(ctx, path, marker) }
+
+// Holds is the package's Holds.
+func (Reader) Holds(ctx context.Context, path, s string) bool { return Holds(ctx, path, s) }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tasksessiond/tasksessiond/internal/transcript"
+	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
 )
 
 // use and result are transcript lines as Claude Code 2.1.328 writes them.

@@ -1,8 +1,7 @@
-package hook
+package gemini
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
+	"github.com/tasksessiond/tasksessiond/internal/hook"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
@@ -31,13 +31,10 @@ import (
 //     the hook's nearest ancestor that is not a shell is the process whose
 //     bridge it binds (GeminiHostPID).
 
-// BindingHostGemini names Gemini CLI's process in a binding.
-const BindingHostGemini = "gemini"
-
 // GeminiInput is a Gemini CLI hook's input: Input, and for BeforeModel the
 // request about to be sent (its text only, one message per content).
 type GeminiInput struct {
-	Input
+	hook.Input
 	LLMRequest *struct {
 		Messages []GeminiMessage `json:"messages"`
 	} `json:"llm_request"`
@@ -51,18 +48,8 @@ type GeminiMessage struct {
 
 // ReadGeminiInput decodes a Gemini CLI hook's input.
 func ReadGeminiInput(r io.Reader) (GeminiInput, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxGeminiInput+1))
-	if err != nil {
-		return GeminiInput{}, fmt.Errorf("read hook input: %w", err)
-	}
-	if len(b) > maxGeminiInput {
-		return GeminiInput{}, fmt.Errorf("hook input is over %d bytes", maxGeminiInput)
-	}
 	var in GeminiInput
-	if err := json.Unmarshal(b, &in); err != nil {
-		return GeminiInput{}, fmt.Errorf("hook input is not the JSON Gemini CLI sends: %w", err)
-	}
-	return in, nil
+	return in, hook.Decode(r, maxGeminiInput, "Gemini CLI", &in)
 }
 
 // maxGeminiInput bounds a Gemini hook's input: BeforeModel's carries the
@@ -76,7 +63,7 @@ const snapshotTag = "<state_snapshot>"
 
 // RunGemini does what the hook does for a Gemini CLI event and returns
 // what to print (nil: nothing for the model).
-func RunGemini(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
+func RunGemini(ctx context.Context, cfg hook.Config, in GeminiInput) (any, error) {
 	if cfg.Server == "" {
 		cfg.Server = "tasks"
 	}
@@ -95,7 +82,7 @@ func RunGemini(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 				return bind(c)
 			}
 		}
-		out, err := Run(ctx, cfg, in.Input)
+		out, err := hook.Run(ctx, cfg, in.Input)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +90,7 @@ func RunGemini(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 	case "BeforeModel":
 		return beforeModel(ctx, cfg, in)
 	}
-	return nil, fmt.Errorf("%w: the hook acts on SessionStart and BeforeModel, not %q", ErrNothing, in.HookEventName)
+	return nil, fmt.Errorf("%w: the hook acts on SessionStart and BeforeModel, not %q", hook.ErrNothing, in.HookEventName)
 }
 
 // BeforeModelOutput rewrites the request's messages: the first len(Messages)
@@ -120,9 +107,9 @@ type BeforeModelOutput struct {
 
 // beforeModel appends the list to the snapshot message of a compressed
 // history; a request without one is left alone, with no daemon asked.
-func beforeModel(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
+func beforeModel(ctx context.Context, cfg hook.Config, in GeminiInput) (any, error) {
 	if in.LLMRequest == nil {
-		return nil, fmt.Errorf("%w: no llm_request", ErrNothing)
+		return nil, fmt.Errorf("%w: no llm_request", hook.ErrNothing)
 	}
 	msgs := in.LLMRequest.Messages
 	at := -1
@@ -133,7 +120,7 @@ func beforeModel(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 		}
 	}
 	if at < 0 {
-		return nil, fmt.Errorf("%w: no compression in this request", ErrNothing)
+		return nil, fmt.Errorf("%w: no compression in this request", hook.ErrNothing)
 	}
 	id := cfg.SessionID
 	if id == "" {
@@ -155,26 +142,26 @@ func beforeModel(ctx context.Context, cfg Config, in GeminiInput) (any, error) {
 	defer c.Close()
 	s, err := c.Head(ctx, id)
 	if errors.Is(err, client.ErrSessionNotFound) {
-		return nil, fmt.Errorf("%w: session %s has no task list", ErrNothing, id)
+		return nil, fmt.Errorf("%w: session %s has no task list", hook.ErrNothing, id)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if s.Counts.Total == 0 {
-		return nil, fmt.Errorf("%w: session %s has no tasks", ErrNothing, s.ID)
+		return nil, fmt.Errorf("%w: session %s has no tasks", hook.ErrNothing, s.ID)
 	}
 	snap, err := c.Snapshot(ctx, s.ID)
 	if err != nil {
 		return nil, fmt.Errorf("read the tasks of %s: %w", s.ID, err)
 	}
-	h := &run{cfg: cfg, c: c, names: tools.PrefixedNames(cfg.ToolPrefix)}
+	names := tools.PrefixedNames(cfg.ToolPrefix)
 	intro := fmt.Sprintf("Task list carried over from before the context was compressed, kept by tasksessiond: the same tasks with the same taskids. "+
-		"Keep it current with %s; the next %s gets #%d.", h.names.Update, h.names.Create, snap.NextTaskid)
-	text := h.compose(intro, snap.Tasks, s.ID)
+		"Keep it current with %s; the next %s gets #%d.", names.Update, names.Create, snap.NextTaskid)
+	text := hook.Compose(cfg, intro, snap.Tasks, s.ID)
 	for _, m := range msgs {
 		// A resume's hook context (kept in the tail) holds it already.
-		if strings.Contains(m.Content, marker(text)) {
-			return nil, fmt.Errorf("%w: the request already holds this list", ErrNothing)
+		if strings.Contains(m.Content, hook.Marker(text)) {
+			return nil, fmt.Errorf("%w: the request already holds this list", hook.ErrNothing)
 		}
 	}
 	var out BeforeModelOutput
@@ -237,6 +224,5 @@ func parentOf(pid int) int {
 // process pid in dir (the daemon's runtime directory), where its bridge
 // reads them.
 func BindGemini(dir string, pid int) func(binding.Conversation) error {
-	k := binding.KeyOf(BindingHostGemini, pid)
-	return func(c binding.Conversation) error { return binding.Write(dir, k, c) }
+	return hook.BindTo(dir, name, pid)
 }
