@@ -92,7 +92,9 @@ func commands() []*cli.Command {
 		{Name: "setup", Group: groupHosts, Summary: "set a host up in one step: its MCP server, hooks, permissions (setup --help names the hosts)",
 			Main: func(_ context.Context, e *cli.Env, args []string) int { return setupCmd(args, e.Stdout, e.Stderr) }},
 		{Name: "doctor", Group: groupHosts, Summary: "check every host found here is set up right, and the daemon answers",
-			Main: func(ctx context.Context, e *cli.Env, args []string) int { return doctorCmd(ctx, args, e.Stdout, e.Stderr) }},
+			Main: func(ctx context.Context, e *cli.Env, args []string) int {
+				return doctorCmd(ctx, args, e.Stdout, e.Stderr)
+			}},
 	}
 	other := []*cli.Command{
 		{Name: "completion", Group: groupOther, Summary: "print a bash completion script: source <(tasksessiond completion bash)",

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
-	_ "github.com/tasksessiond/tasksessiond/internal/host/hosts" // every host registers itself
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
+	_ "github.com/tasksessiond/tasksessiond/internal/host/hosts" // every host registers itself
 	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
 

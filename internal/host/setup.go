@@ -89,10 +89,14 @@ func (p *Plan) Changed() bool {
 }
 
 // Step records a step for people.
-func (p *Plan) Step(format string, args ...any) { p.Steps = append(p.Steps, fmt.Sprintf(format, args...)) }
+func (p *Plan) Step(format string, args ...any) {
+	p.Steps = append(p.Steps, fmt.Sprintf(format, args...))
+}
 
 // Note records a note for people.
-func (p *Plan) Note(format string, args ...any) { p.Notes = append(p.Notes, fmt.Sprintf(format, args...)) }
+func (p *Plan) Note(format string, args ...any) {
+	p.Notes = append(p.Notes, fmt.Sprintf(format, args...))
+}
 
 // Add adds a change (one whose bytes stay the same is kept too: doctor
 // and the tests see what setup looked at).

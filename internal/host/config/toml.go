@@ -128,4 +128,3 @@ func findBlock(s, name string) (i, j int, ok bool) {
 	}
 	return i, i + k + len(end), true
 }
-
