@@ -33,6 +33,11 @@ Give it the flags you gave setup (--bin, --socket, --db, --session,
 Flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), `
+Examples:
+  tasksessiond doctor
+  tasksessiond doctor codex --socket /run/tasksessiond/s.sock
+`)
 	}
 	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code

@@ -190,3 +190,68 @@ func subsequence(a, b string) bool {
 	}
 	return i == len(a)
 }
+
+func TestDoctorFindsStaleSetups(t *testing.T) {
+	// Ensures doctor reports a Claude Code hook whose matcher leaves out
+	// "clear" and a second server running tasksessiond mcp under another
+	// name, each with the command that fixes it, and exits 1; setup then
+	// replaces the hook rather than adding a second.
+	e := newSetupEnv(t)
+	e.write(t, map[string]string{
+		".claude/settings.json": `{"permissions": {"allow": ["mcp__tasks"]}, "hooks": {"SessionStart": [{"matcher": "startup|resume|compact", "hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}`,
+		".claude.json":          `{"mcpServers": {"todo": {"type": "stdio", "command": "tasksessiond", "args": ["mcp"]}}}`,
+	})
+	out, _, code := e.run(t, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "replace the stale SessionStart hook")
+	assert.Contains(t, out, "the MCP server todo")
+	assert.Contains(t, out, "fix: claude mcp remove todo")
+	assert.Contains(t, out, "fix: tasksessiond setup claude-code --bin "+e.bin)
+	_, stderr, code := e.run(t, "setup", "claude-code", "--bin", e.bin)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(filepath.Join(e.home, ".claude", "settings.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "matcher")
+	assert.Equal(t, 1, strings.Count(string(b), "hook claude-code"), "%s", b)
+}
+
+func TestSetupHonoursConfigDirs(t *testing.T) {
+	// Ensures setup writes where each host reads its configuration when
+	// its own variable moves it, and a project's files with --project.
+	for _, c := range []struct {
+		host, env, file string
+	}{
+		{"claude-code", "CLAUDE_CONFIG_DIR", "settings.json"},
+		{"claude-code", "CLAUDE_CONFIG_DIR", ".claude.json"},
+		{"codex", "CODEX_HOME", "config.toml"},
+		{"codex", "CODEX_HOME", "hooks.json"},
+		{"gemini", "GEMINI_CLI_HOME", ".gemini/settings.json"},
+		{"opencode", "OPENCODE_CONFIG_DIR", "opencode.json"},
+		{"opencode", "OPENCODE_CONFIG_DIR", "plugin/tasksessiond.ts"},
+		{"opencode", "XDG_CONFIG_HOME", "opencode/opencode.json"},
+	} {
+		e := newSetupEnv(t)
+		dir := t.TempDir()
+		cmd := exec.Command(binary, "setup", c.host, "--bin", e.bin)
+		cmd.Env = []string{"HOME=" + e.home, "PATH=/usr/bin:/bin", c.env + "=" + dir}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.FileExists(t, filepath.Join(dir, c.file), "%s with %s", c.host, c.env)
+	}
+	for host, files := range map[string][]string{
+		"claude-code": {".mcp.json", ".claude/settings.json"},
+		"gemini":      {".gemini/settings.json"},
+		"opencode":    {"opencode.json", ".opencode/plugin/tasksessiond.ts"},
+	} {
+		e := newSetupEnv(t)
+		project := t.TempDir()
+		cmd := exec.Command(binary, "setup", host, "--project", "--bin", e.bin)
+		cmd.Dir, cmd.Env = project, []string{"HOME=" + e.home, "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, f := range files {
+			assert.FileExists(t, filepath.Join(project, f), "%s --project", host)
+		}
+		assert.Equal(t, map[string]string{}, e.snapshot(t), "%s --project wrote in HOME", host)
+	}
+}
