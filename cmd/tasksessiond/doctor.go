@@ -33,11 +33,11 @@ Give it the flags you gave setup (--bin, --socket, --db, --session,
 Flags:
 `)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), `
+		fmt.Fprintf(fs.Output(), `
 Examples:
   tasksessiond doctor
-  tasksessiond doctor codex --socket /run/tasksessiond/s.sock
-`)
+  tasksessiond doctor %s --socket /run/tasksessiond/s.sock
+`, host.Names()[0])
 	}
 	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code

@@ -83,7 +83,7 @@ func setupCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: tasksessiond setup HOST [flags]
 
-Sets HOST up in one step: the MCP server "tasks" (OpenCode: the plugin),
+Sets HOST up in one step: the MCP server "tasks" (or the host's plugin),
 the hooks that keep the list with the conversation, the permission that
 spares a prompt per call, and the host's own to-do tool off where the host
 lets it. HOST is one of: %s.
@@ -92,19 +92,18 @@ Each file is edited in place, keeping its comments, order and layout, then
 read back as the host reads it; the original is kept beside it (suffix
 %s). A file setup cannot read is refused, untouched. Running
 it again changes nothing; --uninstall takes back exactly what it added.
-The hosts' own config-dir variables are honoured (CLAUDE_CONFIG_DIR,
-CODEX_HOME, GEMINI_CLI_HOME, OPENCODE_CONFIG_DIR, XDG_CONFIG_HOME).
+Each host's own variables for where its configuration lives are honoured.
 What it writes, host by host: docs/HOSTS.md.
 
 Flags:
 `, strings.Join(host.Names(), ", "), config.BackupSuffix)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), `
+		fmt.Fprintf(fs.Output(), `
 Examples:
-  tasksessiond setup claude-code --dry-run
-  tasksessiond setup codex
-  tasksessiond setup opencode --uninstall
-`)
+  tasksessiond setup %[1]s --dry-run
+  tasksessiond setup %[1]s
+  tasksessiond setup %[1]s --uninstall
+`, host.Names()[0])
 	}
 	h, rest, code, ok := hostArg(fs, args, stdout, stderr)
 	if !ok {
