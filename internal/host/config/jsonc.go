@@ -533,10 +533,33 @@ func insertLast(last *hujson.Value, after []byte, indent, inner string, multi bo
 	if head == nil {
 		return after, []byte(sep), trailing
 	}
+	if lineComment(head) && !strings.Contains(sep, "\n") {
+		sep = "\n" + inner // not on the line a // comment takes to its end
+	}
 	if multi && !bytes.ContainsRune(tail, '\n') {
 		tail = concat([]byte("\n"+indent), tail)
 	}
 	return tail, concat(head, []byte(sep)), trailing
+}
+
+// lineComment reports whether extra (white space and comments, no
+// newline outside a comment) ends in a // comment.
+func lineComment(extra []byte) bool {
+	for i := 0; i < len(extra); {
+		switch {
+		case bytes.HasPrefix(extra[i:], []byte("//")):
+			return true
+		case bytes.HasPrefix(extra[i:], []byte("/*")):
+			j := bytes.Index(extra[i+2:], []byte("*/"))
+			if j < 0 {
+				return false
+			}
+			i += j + 4
+		default:
+			i++
+		}
+	}
+	return false
 }
 
 // splitLine splits extra (white space and comments) at its first newline

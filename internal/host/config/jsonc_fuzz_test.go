@@ -38,6 +38,9 @@ func FuzzEdit(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the edit gave a file the host does not read: %v\n%q\n->\n%q", err, in, out)
 		}
+		if !holdsEdit(again) {
+			t.Fatalf("the edit is not in what a reader gets (in a comment?):\n%q\n->\n%q", in, out)
+		}
 		blank := len(bytes.Trim(in, " \t\r\n")) == 0
 		if !blank && !touched(before) && !subsequence(in, out) {
 			t.Fatalf("a byte of the original is gone:\n%q\n->\n%q", in, out)
@@ -63,6 +66,27 @@ func FuzzEdit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// holdsEdit reports whether a reader of d gets what tryEdit set.
+func holdsEdit(d *config.Doc) bool {
+	var todo *bool
+	var allow []any
+	var start []any
+	d.Get([]string{"tools", "todowrite"}, &todo)
+	d.Get([]string{"permissions", "allow"}, &allow)
+	d.Get([]string{"hooks", "SessionStart"}, &start)
+	b, _ := json.Marshal(start)
+	return todo != nil && !*todo && bytes.Contains(b, []byte("tasksessiond hook x")) && containsString(allow, "mcp__tasks")
+}
+
+func containsString(xs []any, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func tryEdit(d *config.Doc) error {
