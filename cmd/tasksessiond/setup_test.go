@@ -255,3 +255,15 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		assert.Equal(t, map[string]string{}, e.snapshot(t), "%s --project wrote in HOME", host)
 	}
 }
+
+func TestSetupLeavesAServerOfTheUsers(t *testing.T) {
+	// Ensures a server of the user's under setup's name is refused, not
+	// replaced, and the file left as it was.
+	e := newSetupEnv(t)
+	e.write(t, map[string]string{".gemini/settings.json": `{"mcpServers": {"tasks": {"command": "my-own-tasks"}}}`})
+	orig := e.snapshot(t)
+	_, stderr, code := e.run(t, "setup", "gemini", "--bin", e.bin)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "mcpServers.tasks is a server of yours (it runs my-own-tasks)")
+	assert.Equal(t, orig, e.snapshot(t))
+}

@@ -2,7 +2,9 @@ package host
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
@@ -127,6 +129,13 @@ func hooksOf(doc *config.Doc, event string) []any {
 func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
 	var old map[string]any
 	had := doc.Get(path, &old)
+	var words []string
+	if had {
+		words = commandLine(old["command"], toStrings(old["args"]))
+	}
+	if had && !RunsTasksessiond(words, entry.Command, "mcp") {
+		return fmt.Errorf("%s is a server of yours (it runs %s), not tasksessiond's: setup leaves it; rename or remove it", strings.Join(path, "."), Command(words...))
+	}
 	before := string(doc.Bytes())
 	if err := doc.Set(path, entry); err != nil {
 		return err
