@@ -64,6 +64,7 @@ func runWith(ctx context.Context, args []string, e *cli.Env) int {
 // Help headings, in the order help lists them.
 const (
 	groupDaemon = "The daemon"
+	groupHosts  = "Hosts"
 	groupOther  = "Other"
 )
 
@@ -88,6 +89,14 @@ func commands() []*cli.Command {
 				return boardCmd(ctx, args, e.Stdout, e.Stderr)
 			}},
 	}
+	hosts := []*cli.Command{
+		{Name: "setup", Group: groupHosts, Summary: "set a host up in one step: its MCP server, hooks, permissions (setup --help names the hosts)",
+			Main: func(_ context.Context, e *cli.Env, args []string) int { return setupCmd(args, e.Stdout, e.Stderr) }},
+		{Name: "doctor", Group: groupHosts, Summary: "check every host found here is set up right, and the daemon answers",
+			Main: func(ctx context.Context, e *cli.Env, args []string) int {
+				return doctorCmd(ctx, args, e.Stdout, e.Stderr)
+			}},
+	}
 	other := []*cli.Command{
 		{Name: "completion", Group: groupOther, Summary: "print a bash completion script: source <(tasksessiond completion bash)",
 			Main: func(_ context.Context, e *cli.Env, args []string) int { return completionCmd(args, e.Stdout, e.Stderr) }},
@@ -102,7 +111,7 @@ func commands() []*cli.Command {
 				return 0
 			}},
 	}
-	return slices.Concat(own, cli.Commands, other)
+	return slices.Concat(own, hosts, cli.Commands, other)
 }
 
 func lookup(name string) *cli.Command {

@@ -1,8 +1,8 @@
 // Package claudecode drives the real Claude Code CLI against a scripted
-// model API (e2e/modelapi) and a tasksessiond daemon, configured as the
-// README's "Claude Code" section says: the MCP server "tasks" running
-// "tasksessiond mcp", and the SessionStart hook "tasksessiond hook
-// claude-code". Each Host has its own HOME and CLAUDE_CONFIG_DIR, so tests
+// model API (e2e/modelapi) and a tasksessiond daemon, set up as the
+// README says, by "tasksessiond setup claude-code": the MCP server "tasks"
+// running "tasksessiond mcp", the allow rule, and the SessionStart hook
+// "tasksessiond hook claude-code". Each Host has its own HOME and CLAUDE_CONFIG_DIR, so tests
 // run in parallel and never read the user's configuration.
 package claudecode
 
@@ -46,6 +46,16 @@ type Options struct {
 	NoHook bool
 	// Settings are merged into settings.json, over the harness's.
 	Settings map[string]any
+	// SettingsFile, when set, is settings.json as written (a user's own,
+	// comments and all), instead of the harness's.
+	SettingsFile string
+	// NoSetup leaves "tasksessiond setup claude-code" out: the test runs
+	// it (h.Setup).
+	NoSetup bool
+	// Session binds every conversation to one daemon session (setup
+	// --session: the bridge's --session NAME --create, the hook's
+	// --session NAME).
+	Session string
 	// Noisy allows the bridge and the hook to write to stderr; by
 	// default a test whose bridge or hook said anything there fails
 	// (both are silent unless something is wrong).
@@ -97,12 +107,23 @@ func New(tb testing.TB, opts Options) *Host {
 		// once missed the 5 s there (TestNoDaemonAtStart).
 		"MCP_CONNECT_TIMEOUT_MS=30000",
 	}, h.Daemon.Env()...)
-	h.Record(harness.Recording{
-		HookArgs: []string{"hook", "claude-code", "--socket", h.Daemon.Socket},
-		Vars:     []string{"CLAUDE_PID", "CLAUDE_CODE_SESSION_ID"},
-	})
+	h.Record(harness.Recording{Vars: []string{"CLAUDE_PID", "CLAUDE_CODE_SESSION_ID"}})
 	h.WriteJSON(filepath.Join(h.Config, ".claude.json"), h.globalConfig())
-	h.WriteJSON(filepath.Join(h.Config, "settings.json"), h.settings(opts))
+	if opts.SettingsFile != "" {
+		h.WriteFile(filepath.Join(h.Config, "settings.json"), opts.SettingsFile, 0o600)
+	} else {
+		h.WriteJSON(filepath.Join(h.Config, "settings.json"), h.settings(opts))
+	}
+	if !opts.NoSetup {
+		var flags []string
+		if opts.NoHook {
+			flags = append(flags, "--no-hook")
+		}
+		if opts.Session != "" {
+			flags = append(flags, "--session", opts.Session)
+		}
+		h.Setup(tb, "claude-code", flags...)
+	}
 	h.AtFailure(func(tb testing.TB) {
 		if b, err := os.ReadFile(h.Debug); err == nil {
 			tb.Logf("claude debug log (%s):\n%s", h.Debug, harness.Tail(string(b), 400))
@@ -115,8 +136,8 @@ func New(tb testing.TB, opts Options) *Host {
 }
 
 // globalConfig is the seeded ~/.claude.json: onboarding done, the project
-// trusted, the dummy API key approved, and the MCP server registered at
-// user scope (what "claude mcp add --scope user" writes).
+// trusted, the dummy API key approved. "tasksessiond setup claude-code"
+// adds the MCP server (what "claude mcp add --scope user" writes).
 func (h *Host) globalConfig() map[string]any {
 	return map[string]any{
 		"hasCompletedOnboarding":        true,
@@ -133,14 +154,6 @@ func (h *Host) globalConfig() map[string]any {
 				"allowedTools":                  []string{},
 			},
 		},
-		"mcpServers": map[string]any{
-			"tasks": map[string]any{
-				"type":    "stdio",
-				"command": h.Rec.MCPCommand,
-				"args":    []string{"--socket", h.Daemon.Socket},
-				"env":     map[string]string{"TASKSESSIOND_SOCKET": h.Daemon.Socket, "TASKSESSIOND_DB": h.Daemon.DB},
-			},
-		},
 	}
 }
 
@@ -150,23 +163,11 @@ func (h *Host) globalConfig() map[string]any {
 // bridge must learn, and a fork's list is rebuilt from its transcript.
 var HookSources = []string{"startup", "resume", "clear", "compact", "fork"}
 
-// settings is the seeded settings.json: the hook, and the Task tools allowed.
+// settings is the seeded settings.json, as a user has it before setup
+// adds the allow rule and the hook (no matcher: every source, as the
+// README has it, TestReadmeHookMatcher).
 func (h *Host) settings(opts Options) map[string]any {
-	s := map[string]any{
-		"permissions": map[string]any{"allow": []string{"mcp__tasks"}},
-		"env":         map[string]string{},
-	}
-	if !opts.NoHook {
-		s["hooks"] = map[string]any{
-			// No matcher: every source, as the README has it
-			// (TestReadmeHookMatcher).
-			"SessionStart": []any{map[string]any{
-				"hooks": []any{map[string]any{
-					"type": "command", "command": h.Rec.HookCommand,
-				}},
-			}},
-		}
-	}
+	s := map[string]any{"env": map[string]string{}}
 	for k, v := range opts.Settings {
 		s[k] = v
 	}

@@ -1,9 +1,6 @@
 package codex_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,8 +23,7 @@ func TestHandoffFromClaudeCode(t *testing.T) {
 	t.Parallel()
 	const name = "e2e-handoff"
 	var cp modelapi.Phases
-	ch := claudecode.New(t, claudecode.Options{Respond: cp.Respond, NoHook: true})
-	bindClaudeCode(t, ch, "--session", name, "--create")
+	ch := claudecode.New(t, claudecode.Options{Respond: cp.Respond, NoHook: true, Session: name})
 	cp.Set(modelapi.NewScript(
 		modelapi.Call("ToolSearch", map[string]any{"query": "select:" + strings.Join([]string{taskCreate, taskList, taskGet, taskUpdate}, ","), "max_results": 5}),
 		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
@@ -39,7 +35,7 @@ func TestHandoffFromClaudeCode(t *testing.T) {
 
 	var p modelapi.Phases
 	h := codex.New(t, codex.Options{Respond: p.Respond, Daemon: ch.Daemon,
-		MCPArgs: []string{"--session", name, "--create"}, HookArgs: []string{"--session", name}})
+		Session: name})
 	p.Set(modelapi.NewScript(
 		loadTools,
 		modelapi.Call(taskList, nil),
@@ -61,28 +57,4 @@ func TestHandoffFromClaudeCode(t *testing.T) {
 	assert.Equal(t, "resume", hook.Source)
 	assert.Contains(t, hook.Context, "(tasksessiond session "+name+",")
 	assert.Contains(t, strings.Join(hookContexts(h.API.LastMain(t)), "\n"), "#3 [pending] Ship it")
-}
-
-// bindClaudeCode adds args to the "tasks" MCP server of a Claude Code
-// host's .claude.json (claudecode.New writes only --socket).
-func bindClaudeCode(t *testing.T, ch *claudecode.Host, args ...string) {
-	t.Helper()
-	path := filepath.Join(ch.Config, ".claude.json")
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var cfg map[string]any
-	require.NoError(t, json.Unmarshal(b, &cfg))
-	server := cfg["mcpServers"].(map[string]any)["tasks"].(map[string]any)
-	server["args"] = append(server["args"].([]any), toAny(args)...)
-	b, err = json.MarshalIndent(cfg, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, b, 0o600))
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }

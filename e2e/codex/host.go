@@ -1,15 +1,14 @@
 // Package codex drives the real Codex CLI ("codex exec") against a
 // scripted model API (e2e/modelapi, the Responses API) and a tasksessiond
-// daemon: the MCP server "tasks" running "tasksessiond mcp", which binds
-// each call to the Codex thread its _meta names, and the SessionStart hook
-// "tasksessiond hook codex" in $CODEX_HOME/hooks.json, trusted. Each Host
+// daemon, set up by "tasksessiond setup codex": the MCP server "tasks"
+// running "tasksessiond mcp", which binds each call to the Codex thread its
+// _meta names, and the SessionStart hook "tasksessiond hook codex" in
+// $CODEX_HOME/hooks.json, trusted. Each Host
 // has its own HOME and CODEX_HOME, so tests run in parallel and never read
 // the user's configuration.
 package codex
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/e2e/harness"
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+	codexhost "github.com/tasksessiond/tasksessiond/internal/host/codex"
 )
 
 // Version is the Codex CLI release these tests pin; e2e/install-hosts.sh
@@ -50,11 +50,15 @@ type Options struct {
 	NoDaemon bool
 	// NoHook leaves out the SessionStart hook.
 	NoHook bool
-	// MCPArgs are added to the bridge's arguments (after --socket), e.g.
-	// --session NAME --create.
-	MCPArgs []string
-	// HookArgs are added to the hook's arguments, e.g. --session NAME.
-	HookArgs []string
+	// Session binds every thread to one daemon session (setup --session):
+	// the bridge's --session NAME --create, the hook's --session NAME.
+	Session string
+	// ConfigFile, when set, is config.toml as the user wrote it (comments
+	// and all), before setup: the harness's provider and project trust
+	// are then the test's to put in it (see UserConfig).
+	ConfigFile string
+	// NoSetup leaves "tasksessiond setup codex" out: the test runs it.
+	NoSetup bool
 	// Config is more config.toml, appended (top-level keys only, e.g.
 	// "model_auto_compact_token_limit = 20000").
 	Config string
@@ -95,40 +99,47 @@ func New(tb testing.TB, opts Options) *Host {
 		"RUST_LOG=warn",
 		"NO_COLOR=1",
 	}
-	// The hook gets --socket and --db: Codex runs hooks in its own
+	// Setup gives the hook --socket and --db: Codex runs hooks in its own
 	// environment, which does not hold the MCP server's env from
 	// config.toml, and a hook that starts the daemon must start it on the
 	// test's database (TestDaemonKilled).
-	h.Record(harness.Recording{
-		HookArgs: append([]string{"hook", "codex", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB}, opts.HookArgs...),
-		Vars:     []string{"TASKSESSIOND_SOCKET", "TASKSESSIOND_DB"},
-	})
-	h.writeConfig(opts)
+	h.Record(harness.Recording{Vars: []string{"TASKSESSIOND_SOCKET", "TASKSESSIOND_DB"}})
+	text := opts.ConfigFile
+	if text == "" {
+		text = h.UserConfig(opts.Model, opts.Config)
+	}
+	h.WriteFile(filepath.Join(h.CodexHome, "config.toml"), text, 0o600)
+	if !opts.NoSetup {
+		var flags []string
+		if opts.NoHook {
+			flags = append(flags, "--no-hook")
+		}
+		if opts.Session != "" {
+			flags = append(flags, "--session", opts.Session)
+		}
+		h.Setup(tb, "codex", flags...)
+	}
 	return h
 }
 
 const apiKeyEnv = "E2E_CODEX_API_KEY"
 
-// hookCommandLine is the SessionStart hook's command line, as hooks.json has it.
-func (h *Host) hookCommandLine() string { return harness.ShellQuote(h.Rec.HookCommand) }
-
-// writeConfig writes $CODEX_HOME/config.toml (the scripted model
-// provider, the MCP server, the project trusted, the hook trusted) and
-// $CODEX_HOME/hooks.json.
-func (h *Host) writeConfig(opts Options) {
+// UserConfig is $CODEX_HOME/config.toml as the harness's user has it
+// before setup: the scripted model provider, the project trusted, and
+// more (top-level keys).
+func (h *Host) UserConfig(model, more string) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	model := Model
-	if opts.Model != "" {
-		model = opts.Model
+	if model == "" {
+		model = Model
 	}
 	p(`model = %s`, tq(model))
 	p(`model_provider = "e2e"`)
 	p(`approval_policy = "never"`)
 	p(`sandbox_mode = "read-only"`)
 	p(`check_for_update_on_startup = false`)
-	if opts.Config != "" {
-		p("%s", opts.Config)
+	if more != "" {
+		p("%s", more)
 	}
 	p(``)
 	p(`[model_providers.e2e]`)
@@ -140,56 +151,15 @@ func (h *Host) writeConfig(opts Options) {
 	p(`stream_max_retries = 0`)
 	p(`stream_idle_timeout_ms = 60000`)
 	p(``)
-	p(`[mcp_servers.%s]`, Server)
-	p(`command = %s`, tq(h.Rec.MCPCommand))
-	args := append([]string{"--socket", h.Daemon.Socket}, opts.MCPArgs...)
-	p(`args = [%s]`, tqList(args))
-	p(`startup_timeout_sec = 20`)
-	p(`tool_timeout_sec = 60`)
-	p(``)
-	p(`[mcp_servers.%s.env]`, Server)
-	p(`TASKSESSIOND_SOCKET = %s`, tq(h.Daemon.Socket))
-	p(`TASKSESSIOND_DB = %s`, tq(h.Daemon.DB))
-	p(``)
 	p(`[projects.%s]`, tq(h.Project))
 	p(`trust_level = "trusted"`)
-	if !opts.NoHook {
-		hooksJSON := filepath.Join(h.CodexHome, "hooks.json")
-		cmd := h.hookCommandLine()
-		hooks := map[string]any{"hooks": map[string]any{
-			"SessionStart": []any{map[string]any{
-				"hooks": []any{map[string]any{"type": "command", "command": cmd}},
-			}},
-		}}
-		h.WriteJSON(hooksJSON, hooks)
-		p(``)
-		p(`[hooks.state.%s]`, tq(hooksJSON+":session_start:0:0"))
-		p(`enabled = true`)
-		p(`trusted_hash = %s`, tq(HookTrustHash("session_start", "", cmd, 600)))
-	}
-	h.WriteFile(filepath.Join(h.CodexHome, "config.toml"), b.String(), 0o600)
+	return b.String()
 }
 
-// HookTrustHash is the hash Codex records as a hook's trusted_hash in
-// config.toml ([hooks.state."<hooks.json path>:<event>:<group>:<handler>"]):
-// "sha256:" and the hex SHA-256 of the hook's normalized identity as JSON
-// with sorted keys (codex-rs/hooks/src/engine/discovery.rs,
-// command_hook_hash; codex-rs/config/src/fingerprint.rs, version_for_toml):
-// the event's label, the matcher (left out when there is none), and the one
-// handler with its timeout made explicit (600 s by default) and async
-// false. A hook whose hash does not match is skipped silently by "codex
-// exec" (untrusted), so the tests check that the hook ran.
+// HookTrustHash is the hash Codex records as a hook's trusted_hash
+// (internal/host/codex, which setup writes).
 func HookTrustHash(event, matcher, command string, timeoutSec int) string {
-	identity := map[string]any{
-		"event_name": event,
-		"hooks":      []any{map[string]any{"type": "command", "command": command, "timeout": timeoutSec, "async": false}},
-	}
-	if matcher != "" {
-		identity["matcher"] = matcher
-	}
-	b, _ := json.Marshal(identity) // Go sorts map keys, as Codex's canonical JSON does
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return codexhost.HookTrustHash(event, matcher, command, timeoutSec)
 }
 
 // tq quotes s as a TOML basic string.

@@ -26,13 +26,13 @@ func TestHandoffFromCodex(t *testing.T) {
 			modelapi.Call("mcp__tasks__TaskCreate", map[string]any{"subject": "Test the parser"}),
 			modelapi.Text("Planned."),
 		).Respond,
-		MCPArgs: []string{"--session", name, "--create"}, HookArgs: []string{"--session", name},
+		Session: name,
 	})
 	ch.Exec(t, "Plan the parser work.")
 	require.Equal(t, []string{"#1 pending Write the parser", "#2 pending Test the parser"}, tasks(ch.Daemon.Resume(t, name).Tasks))
 
 	h := gemini.New(t, gemini.Options{Daemon: ch.Daemon,
-		MCPArgs: []string{"--session", name, "--create"}, HookArgs: []string{"--session", name},
+		Session: name,
 		Respond: modelapi.NewScript(
 			modelapi.Calls(call(gemini.TaskList, nil)),
 			modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Ship it"})),

@@ -1,9 +1,10 @@
 // Package gemini drives the real Gemini CLI ("gemini -p") against a
 // scripted Gemini API (e2e/modelapi, GOOGLE_GEMINI_BASE_URL, a dummy API
-// key) and a tasksessiond daemon: the MCP server "tasks" running
-// "tasksessiond mcp", and the hooks "tasksessiond hook gemini" in
-// ~/.gemini/settings.json. Each Host has its own HOME, so tests run in
-// parallel and never read the user's configuration.
+// key) and a tasksessiond daemon, set up by "tasksessiond setup gemini":
+// the MCP server "tasks" running "tasksessiond mcp", and the hooks
+// "tasksessiond hook gemini" in ~/.gemini/settings.json. Each Host has
+// its own HOME, so tests run in parallel and never read the user's
+// configuration.
 package gemini
 
 import (
@@ -53,12 +54,16 @@ type Options struct {
 	NoDaemon bool
 	// NoHook leaves out the hooks.
 	NoHook bool
-	// MCPArgs are added to the bridge's arguments (after --socket).
-	MCPArgs []string
-	// HookArgs are added to the hook's arguments, e.g. --session NAME.
-	HookArgs []string
+	// Session binds every session to one daemon session (setup
+	// --session).
+	Session string
 	// Settings are merged into settings.json at the top level.
 	Settings map[string]any
+	// SettingsFile, when set, is settings.json as the user wrote it
+	// (comments and all) instead of the harness's (see UserSettings).
+	SettingsFile string
+	// NoSetup leaves "tasksessiond setup gemini" out: the test runs it.
+	NoSetup bool
 	// Noisy allows the bridge and the hook to write to stderr.
 	Noisy bool
 }
@@ -87,49 +92,49 @@ func New(tb testing.TB, opts Options) *Host {
 		"GOOGLE_GEMINI_BASE_URL=" + h.API.URL,
 		"NO_COLOR=1",
 	}
-	h.Record(harness.Recording{
-		HookArgs: append([]string{"hook", "gemini", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB}, opts.HookArgs...),
-		Vars:     []string{"GEMINI_SESSION_ID", "GEMINI_CLI"},
-	})
-	h.writeSettings(opts)
+	h.Record(harness.Recording{Vars: []string{"GEMINI_SESSION_ID", "GEMINI_CLI"}})
+	text := opts.SettingsFile
+	if text == "" {
+		b, err := json.MarshalIndent(UserSettings(opts.Settings), "", "  ")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		text = string(b) + "\n"
+	}
+	h.WriteFile(filepath.Join(h.Home, ".gemini", "settings.json"), text, 0o600)
+	if !opts.NoSetup {
+		var flags []string
+		if opts.NoHook {
+			flags = append(flags, "--no-hook")
+		}
+		if opts.Session != "" {
+			flags = append(flags, "--session", opts.Session)
+		}
+		h.Setup(tb, "gemini", flags...)
+	}
 	return h
 }
 
-// HookEvents are the events the harness registers the hook for, as the
+// HookEvents are the events setup registers the hook for, as the
 // README's fragment does.
 var HookEvents = []string{"SessionStart", "BeforeModel"}
 
-// writeSettings writes ~/.gemini/settings.json: API-key auth, the MCP
-// server (trusted: its calls need no confirmation), the hooks, nothing
-// that phones home.
-func (h *Host) writeSettings(opts Options) {
+// UserSettings is ~/.gemini/settings.json as the harness's user has it
+// before setup: API-key auth, nothing that phones home, the model, and
+// more (top-level keys).
+func UserSettings(more map[string]any) map[string]any {
 	type obj = map[string]any
-	args := append([]string{"--socket", h.Daemon.Socket}, opts.MCPArgs...)
 	s := obj{
 		"security":  obj{"auth": obj{"selectedType": "gemini-api-key"}, "folderTrust": obj{"enabled": false}},
 		"general":   obj{"disableAutoUpdate": true, "disableUpdateNag": true, "enableAutoUpdate": false, "enableAutoUpdateNotification": false},
 		"privacy":   obj{"usageStatisticsEnabled": false},
 		"telemetry": obj{"enabled": false},
 		"model":     obj{"name": Model},
-		"mcpServers": obj{Server: obj{
-			"command": h.Rec.MCPCommand,
-			"args":    args,
-			"env":     obj{"TASKSESSIOND_SOCKET": h.Daemon.Socket, "TASKSESSIOND_DB": h.Daemon.DB},
-			"trust":   true,
-			"timeout": 60000,
-		}},
 	}
-	if !opts.NoHook {
-		hooks := obj{}
-		for _, ev := range HookEvents {
-			hooks[ev] = []any{obj{"hooks": []any{obj{"type": "command", "command": h.Rec.HookCommand, "name": "tasksessiond"}}}}
-		}
-		s["hooks"] = hooks
-	}
-	for k, v := range opts.Settings {
+	for k, v := range more {
 		s[k] = v
 	}
-	h.WriteJSON(filepath.Join(h.Home, ".gemini", "settings.json"), s)
+	return s
 }
 
 // Result is what "gemini -p -o stream-json" reported.

@@ -11,79 +11,75 @@ import (
 	"testing"
 )
 
-// A host's hook and MCP server run through two small shell wrappers
-// (Recorder.HookCommand, Recorder.MCPCommand) that record what the host
-// gave them, then run tasksessiond: for a hook run its input, its
-// environment, the transcript as it was (when the input names one), what
-// the hook printed and its stderr; for an MCP server start its pid, its
-// parent and its environment, and the servers' stderr. The MCP wrapper
-// uses shell builtins only (no process of its own before it execs the
-// bridge): a host's first request may go out before a slow bridge
-// connects.
+// A host's hook and MCP server run through a small shell wrapper named
+// tasksessiond (Recorder.Bin), which "tasksessiond setup --bin" writes
+// into the host's configuration: for "hook" it records the host's input,
+// its environment, the transcript as it was (when the input names one),
+// what the hook printed and its stderr; for "mcp" the server's pid, its
+// parent and its environment, and the servers' stderr; then it runs
+// tasksessiond with the same arguments. The "mcp" branch uses shell
+// builtins only (no process of its own before it execs the bridge): a
+// host's first request may go out before a slow bridge connects.
 
-// Recording says what a host's hook wrapper runs, and what tells the
-// host's runs apart in a failing test's log.
+// Recording says what tells the host's runs apart in a failing test's log.
 type Recording struct {
-	// HookArgs are tasksessiond's arguments in the hook wrapper, e.g.
-	// "hook", "codex", "--socket", S.
-	HookArgs []string
 	// Vars name environment variables the host sets for its hooks and
 	// MCP servers: recorded at each MCP server start (MCPStart.Getenv)
 	// and shown in Dump.
 	Vars []string
 }
 
-// Recorder writes the wrappers and reads what they recorded.
+// Recorder writes the wrapper and reads what it recorded.
 type Recorder struct {
-	HookCommand string // the hook wrapper: the command to configure as the host's hook
-	MCPCommand  string // the MCP server wrapper: the command to configure as the MCP server ("tasksessiond mcp" with the args it is given)
+	Bin string // the wrapper: the tasksessiond command setup configures (--bin)
 
 	hookDir, mcpLog, mcpEnv, mcpErr string
 	vars                            []string
 }
 
-// Record writes the Host's hook and MCP server wrappers into Root/bin,
-// sets h.Rec, and adds its quiet check (the bridge and the hooks must not
-// write to stderr unless something is wrong).
+// Record writes the Host's wrapper into Root/bin, sets h.Rec, and adds its
+// quiet check (the bridge and the hooks must not write to stderr unless
+// something is wrong).
 func (h *Host) Record(r Recording) *Recorder {
 	rec := &Recorder{
-		HookCommand: filepath.Join(h.Root, "bin", "hook.sh"),
-		MCPCommand:  filepath.Join(h.Root, "bin", "mcp.sh"),
-		hookDir:     filepath.Join(h.Root, "hooks"),
-		mcpLog:      filepath.Join(h.Root, "mcp.log"),
-		mcpEnv:      filepath.Join(h.Root, "mcp.env"),
-		mcpErr:      filepath.Join(h.Root, "mcp.stderr"),
-		vars:        r.Vars,
+		Bin:     filepath.Join(h.Root, "bin", "tasksessiond"),
+		hookDir: filepath.Join(h.Root, "hooks"),
+		mcpLog:  filepath.Join(h.Root, "mcp.log"),
+		mcpEnv:  filepath.Join(h.Root, "mcp.env"),
+		mcpErr:  filepath.Join(h.Root, "mcp.stderr"),
+		vars:    r.Vars,
 	}
 	h.Mkdir(rec.hookDir)
 	q := ShellQuote
-	hookArgs := make([]string, len(r.HookArgs))
-	for i, a := range r.HookArgs {
-		hookArgs[i] = q(a)
-	}
-	// A run's .env is written last (through a rename): a run is read
-	// only once the hook has finished.
-	h.WriteFile(rec.HookCommand, `#!/bin/sh
-# Records a hook run for the test, then passes its output on.
-d=`+q(rec.hookDir)+`/$(date +%s%N)-$$
-cat >"$d.in"
-tp=$(sed -n 's/.*"transcript_path" *: *"\([^"]*\)".*/\1/p' "$d.in")
-if [ -n "$tp" ] && [ -f "$tp" ]; then cp "$tp" "$d.transcript"; fi
-`+q(h.TSD)+` `+strings.Join(hookArgs, " ")+` <"$d.in" >"$d.out" 2>"$d.err"
-{ printf 'PPID=%s\n' "$PPID"; env; } >"$d.env.tmp" && mv "$d.env.tmp" "$d.env"
-cat "$d.out"
-`, 0o700)
-	// A line per start in mcp.log: pid=P ppid=Q VAR=value ...
+	// A line per MCP server start in mcp.log: pid=P ppid=Q VAR=value ...
 	format, vars := "pid=%s ppid=%s", `"$$" "$PPID"`
 	for _, v := range r.Vars {
 		format += " " + v + "=%s"
 		vars += ` "$` + v + `"`
 	}
-	h.WriteFile(rec.MCPCommand, `#!/bin/sh
-# Records the MCP server's start for the test, then becomes it.
-export -p >`+q(rec.mcpEnv)+`.$$
-printf '`+format+`\n' `+vars+` >>`+q(rec.mcpLog)+`
-exec `+q(h.TSD)+` mcp "$@" 2>>`+q(rec.mcpErr)+`
+	// A hook run's .env is written last (through a rename): a run is read
+	// only once the hook has finished.
+	h.WriteFile(rec.Bin, `#!/bin/sh
+# Records a hook run or an MCP server start for the test, then runs tasksessiond.
+case "$1" in
+mcp)
+  export -p >`+q(rec.mcpEnv)+`.$$
+  printf '`+format+`\n' `+vars+` >>`+q(rec.mcpLog)+`
+  exec `+q(h.TSD)+` "$@" 2>>`+q(rec.mcpErr)+`
+  ;;
+hook)
+  d=`+q(rec.hookDir)+`/$(date +%s%N)-$$
+  cat >"$d.in"
+  tp=$(sed -n 's/.*"transcript_path" *: *"\([^"]*\)".*/\1/p' "$d.in")
+  if [ -n "$tp" ] && [ -f "$tp" ]; then cp "$tp" "$d.transcript"; fi
+  `+q(h.TSD)+` "$@" <"$d.in" >"$d.out" 2>"$d.err"
+  { printf 'PPID=%s\n' "$PPID"; env; } >"$d.env.tmp" && mv "$d.env.tmp" "$d.env"
+  cat "$d.out"
+  ;;
+*)
+  exec `+q(h.TSD)+` "$@"
+  ;;
+esac
 `, 0o700)
 	h.Rec = rec
 	h.Quiet(rec.CheckQuiet)

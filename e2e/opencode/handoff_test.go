@@ -28,7 +28,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	// Codex plans two tasks in NAME.
 	var cp modelapi.Phases
 	ch := codex.New(t, codex.Options{Respond: cp.Respond,
-		MCPArgs: []string{"--session", name, "--create"}, HookArgs: []string{"--session", name}})
+		Session: name})
 	cp.Set(modelapi.NewScript(
 		modelapi.Call(modelapi.ToolSearch, map[string]any{"query": "TaskCreate TaskList TaskGet TaskUpdate task list", "limit": 8}),
 		modelapi.Call("mcp__tasks__TaskCreate", map[string]any{"subject": "Write the parser"}),

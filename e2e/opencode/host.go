@@ -1,7 +1,7 @@
 // Package opencode drives the real OpenCode CLI ("opencode run") against a
 // scripted model API (e2e/modelapi, as an OpenAI-compatible provider) and a
 // tasksessiond daemon, with the plugin installed as contrib/opencode/README.md
-// says: contrib/opencode/install.sh into the config dir. Each Host has its
+// says: "tasksessiond setup opencode". Each Host has its
 // own HOME and XDG dirs, so tests run in parallel and never read the user's
 // configuration or sessions.
 package opencode
@@ -65,6 +65,12 @@ type Options struct {
 	// Commented seeds opencode.json as JSONC, as a user may keep it (a
 	// comment on top, a trailing comma), before the installer edits it.
 	Commented bool
+	// ConfigFile, when set, is the config file as the user wrote it, at
+	// ConfigName (opencode.json or opencode.jsonc), instead of the
+	// harness's (see UserConfig).
+	ConfigFile, ConfigName string
+	// NoSetup leaves "tasksessiond setup opencode" out: the test runs it.
+	NoSetup bool
 	// KeepTodo takes the installer's "tools" fragment back out of
 	// opencode.json, so OpenCode offers its own to-do tools (a control).
 	KeepTodo bool
@@ -126,7 +132,11 @@ func New(tb testing.TB, opts Options) *Host {
 		h.Vars = append(h.Vars, "TASKSESSIOND_SESSION="+opts.Session)
 	}
 	h.ExtraEnv = opts.Env
-	h.WriteJSON(filepath.Join(h.Config, "opencode.json"), h.config())
+	if opts.ConfigFile != "" {
+		h.WriteFile(filepath.Join(h.Config, opts.ConfigName), opts.ConfigFile, 0o600)
+	} else {
+		h.WriteJSON(filepath.Join(h.Config, "opencode.json"), h.UserConfig())
+	}
 	if opts.Commented {
 		path := filepath.Join(h.Config, "opencode.json")
 		b, err := os.ReadFile(path)
@@ -161,9 +171,9 @@ func New(tb testing.TB, opts Options) *Host {
 	return h
 }
 
-// config is the seeded opencode.json: the scripted API as an
+// UserConfig is the seeded opencode.json: the scripted API as an
 // OpenAI-compatible provider, its models, and nothing that reaches out.
-func (h *Host) config() map[string]any {
+func (h *Host) UserConfig() map[string]any {
 	model := func(name string) map[string]any {
 		return map[string]any{
 			"name":        name,
@@ -197,19 +207,13 @@ func (h *Host) config() map[string]any {
 	return c
 }
 
-// install runs contrib/opencode/install.sh into the host's config dir, and
-// gives that dir the plugin's dependency (@opencode-ai/plugin), which
-// OpenCode would otherwise install there from npm at its first start.
+// install runs "tasksessiond setup opencode" (the plugin into the host's
+// config dir, OpenCode's todowrite off), unless opts.NoSetup, and gives
+// that dir the plugin's dependency (@opencode-ai/plugin), which OpenCode
+// would otherwise install there from npm at its first start.
 func (h *Host) install(deps string) {
-	root, err := harness.RepoRoot()
-	if err != nil {
-		h.TB().Fatal(err)
-	}
-	cmd := exec.Command("sh", filepath.Join(root, "contrib", "opencode", "install.sh"))
-	cmd.Env = h.Env()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		h.TB().Fatalf("contrib/opencode/install.sh: %v\n%s", err, out)
+	if !h.opts.NoSetup {
+		h.Setup(h.TB(), "opencode")
 	}
 	if err := os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(h.Config, "node_modules")); err != nil {
 		h.TB().Fatal(err)

@@ -59,7 +59,7 @@ func TestFourTools(t *testing.T) {
 		modelapi.Call("TaskList", nil),
 		modelapi.Text("Two tasks planned."),
 	)
-	// The user's opencode.json has comments (JSONC): install.sh edits it
+	// The user's opencode.json has comments (JSONC): setup edits it
 	// in place, and OpenCode reads the result (no todowrite below).
 	h := opencode.New(t, opencode.Options{Respond: script.Respond, Commented: true})
 	cfg, err := os.ReadFile(filepath.Join(h.Config, "opencode.json"))

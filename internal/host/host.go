@@ -16,6 +16,8 @@ type Host interface {
 	Name() string
 	// Title is the host's name for people ("Claude Code").
 	Title() string
+	// Installer sets the host up and checks it (setup.go).
+	Installer
 }
 
 var (

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+	_ "github.com/tasksessiond/tasksessiond/internal/host/hosts" // every host registers itself
+	"github.com/tasksessiond/tasksessiond/internal/paths"
+)
+
+// setupFlags are the flags setup and doctor share: where the host's files
+// are and what they run.
+type setupFlags struct {
+	bin, socket, db, session string
+	project, noHook          bool
+}
+
+func (f *setupFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.bin, "bin", "", `the tasksessiond command the host runs (default: "tasksessiond" when that is this binary on PATH, else this binary's path)`)
+	fs.StringVar(&f.socket, "socket", "", "a daemon socket other than the default, given to the MCP server and the hooks (env "+paths.EnvSocket+" where they run works too)")
+	fs.StringVar(&f.db, "db", "", "a database other than the default for a daemon they start")
+	fs.StringVar(&f.session, "session", "", "bind every conversation to this one daemon session (created on first use): one list across conversations and hosts")
+	fs.BoolVar(&f.project, "project", false, "set up the current directory's project files (where the host has them), not the user's")
+	fs.BoolVar(&f.noHook, "no-hook", false, "set up the MCP server (or plugin) only, without the hooks")
+}
+
+func (f *setupFlags) options() (host.Options, error) {
+	o := host.Options{Bin: f.bin, Socket: f.socket, DB: f.db, Session: f.session, NoHook: f.noHook}
+	if o.Bin == "" {
+		o.Bin = defaultBin()
+	}
+	if f.project {
+		wd, err := os.Getwd()
+		if err != nil {
+			return o, err
+		}
+		o.Project = wd
+	}
+	for _, p := range []*string{&o.Socket, &o.DB} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return o, err
+			}
+			*p = abs
+		}
+	}
+	return o, nil
+}
+
+// defaultBin is "tasksessiond" when that, on PATH, is this binary, else
+// this binary's absolute path.
+func defaultBin() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "tasksessiond"
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	if p, err := exec.LookPath("tasksessiond"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil && real == exe {
+			return "tasksessiond"
+		}
+	}
+	return exe
+}
+
+func setupCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tasksessiond setup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f setupFlags
+	f.register(fs)
+	dryRun := fs.Bool("dry-run", false, "print the change as a diff and change nothing")
+	uninstall := fs.Bool("uninstall", false, "remove what setup added, and nothing else")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: tasksessiond setup HOST [flags]
+
+Sets HOST up in one step: the MCP server "tasks" (or the host's plugin),
+the hooks that keep the list with the conversation, the permission that
+spares a prompt per call, and the host's own to-do tool off where the host
+lets it. HOST is one of: %s.
+
+Each file is edited in place, keeping its comments, order and layout, then
+read back as the host reads it; the original is kept beside it (suffix
+%s). A file setup cannot read is refused, untouched. Running
+it again changes nothing; --uninstall takes back exactly what it added.
+Each host's own variables for where its configuration lives are honoured.
+What it writes, host by host: docs/HOSTS.md.
+
+Flags:
+`, strings.Join(host.Names(), ", "), config.BackupSuffix)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), `
+Examples:
+  tasksessiond setup %[1]s --dry-run
+  tasksessiond setup %[1]s
+  tasksessiond setup %[1]s --uninstall
+`, host.Names()[0])
+	}
+	h, rest, code, ok := hostArg(fs, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if code, ok := parseFlags(fs, rest, stdout); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tasksessiond setup: unexpected %q\n", fs.Arg(0))
+		return 2
+	}
+	o, err := f.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
+		return 1
+	}
+	o.Uninstall = *uninstall
+	plan, err := h.Plan(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
+		return 1
+	}
+	if !plan.Changed() {
+		if o.Uninstall {
+			fmt.Fprintf(stdout, "%s: nothing of setup's to remove; nothing changed\n", h.Title())
+		} else {
+			fmt.Fprintf(stdout, "%s: set up already; nothing changed\n", h.Title())
+			printNotes(stdout, plan)
+		}
+		return 0
+	}
+	if *dryRun {
+		for _, c := range plan.Changes {
+			config.Diff(stdout, c)
+		}
+		fmt.Fprintf(stdout, "(dry run: nothing was changed)\n")
+		return 0
+	}
+	if err := plan.Apply(); err != nil {
+		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
+		return 1
+	}
+	verb := "set up"
+	if o.Uninstall {
+		verb = "setup removed"
+	}
+	fmt.Fprintf(stdout, "%s: %s\n", h.Title(), verb)
+	for _, s := range plan.Steps {
+		fmt.Fprintf(stdout, "  - %s\n", s)
+	}
+	if !o.Uninstall {
+		printNotes(stdout, plan)
+	}
+	return 0
+}
+
+func printNotes(w io.Writer, plan *host.Plan) {
+	for _, n := range plan.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+// hostArg takes the host's name, first or after the flags.
+func hostArg(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (h host.Host, rest []string, code int, ok bool) {
+	name := ""
+	switch {
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+		name, rest = args[0], args[1:]
+	default:
+		if code, ok := parseFlags(fs, args, stdout); !ok {
+			return nil, nil, code, false
+		}
+		if fs.NArg() == 0 {
+			fmt.Fprintf(stderr, "%s: name the host: %s\n", fs.Name(), strings.Join(host.Names(), ", "))
+			return nil, nil, 2, false
+		}
+		name, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	h, found := host.Lookup(name)
+	if !found {
+		fmt.Fprintf(stderr, "%s: unknown host %q (one of: %s)\n", fs.Name(), name, strings.Join(host.Names(), ", "))
+		return nil, nil, 2, false
+	}
+	return h, rest, 0, true
+}

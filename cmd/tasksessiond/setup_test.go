@@ -1,0 +1,269 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// userFiles are configuration files as a user keeps them, per host: what
+// setup must edit without damage, relative to HOME.
+var userFiles = map[string]map[string]string{
+	"claude-code": {
+		// Claude Code reads strict JSON; a BOM and CRLF are the user's.
+		".claude/settings.json": "\ufeff{\r\n  \"model\": \"opus\",\r\n  \"permissions\": {\r\n    \"allow\": [\"Bash(git status)\"]\r\n  }\r\n}\r\n",
+		".claude.json":          "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"other\": {\"type\": \"stdio\", \"command\": \"other-server\", \"args\": []}\n  }\n}\n",
+	},
+	"codex": {
+		".codex/config.toml": "# my Codex\nmodel = \"o3\" # the best one\n\n[mcp_servers.other]\ncommand = \"other-server\"\nargs = [] # none\n",
+	},
+	"gemini": {
+		// comments but no trailing commas: Gemini CLI strips comments,
+		// then JSON.parse
+		".gemini/settings.json": "// Gemini settings\r\n{\r\n  /* the model */\r\n  \"model\": {\"name\": \"gemini-2.5-pro\"}, // pinned\r\n  \"general\": {\"vimMode\": true} // last\r\n}\r\n",
+	},
+	"opencode": {
+		// the file install.sh once broke, with trailing commas
+		".config/opencode/opencode.jsonc": "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"tools\": {\n    \"bash\": true // keep the shell\n  },\n  /* the model */\n  \"model\": \"anthropic/claude-sonnet-4-6\",\n}\n",
+	},
+}
+
+// broken are files each host cannot read, which setup must refuse.
+var broken = map[string][2]string{
+	"claude-code": {".claude/settings.json", "{\n  \"model\": \"opus\", // a comment Claude Code does not read\n}\n"},
+	"codex":       {".codex/config.toml", "model = \n"},
+	"gemini":      {".gemini/settings.json", "{\"model\": {\"name\": \"x\"},}\n"},
+	"opencode":    {".config/opencode/opencode.json", "{\n  \"tools\": {\n    \"bash\": true,, // keep the shell\n  }\n}\n"},
+}
+
+type setupEnv struct {
+	home, bin, socket string
+}
+
+func newSetupEnv(t *testing.T) setupEnv {
+	t.Helper()
+	home := t.TempDir()
+	bin := filepath.Join(home, "bin", "tasksessiond")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
+	return setupEnv{home: home, bin: bin, socket: filepath.Join(home, "s.sock")}
+}
+
+// run runs tasksessiond with HOME and nothing else of the user's
+// configuration in the environment.
+func (e setupEnv) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = []string{"HOME=" + e.home, "PATH=" + filepath.Dir(e.bin) + ":/usr/bin:/bin", "TASKSESSIOND_SOCKET=" + e.socket}
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if x, ok := err.(*exec.ExitError); ok {
+		code = x.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (e setupEnv) write(t *testing.T, files map[string]string) {
+	t.Helper()
+	for rel, text := range files {
+		p := filepath.Join(e.home, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+	}
+}
+
+// snapshot returns every file under HOME but the backups and the bin.
+func (e setupEnv) snapshot(t *testing.T) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	filepath.WalkDir(e.home, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		if d.IsDir() || strings.HasSuffix(p, ".tasksessiond-backup") || strings.HasPrefix(p, filepath.Join(e.home, "bin")) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(e.home, p)
+		files[rel] = string(b)
+		return nil
+	})
+	return files
+}
+
+func TestSetupEachHost(t *testing.T) {
+	// Ensures setup, on each host's files as a user keeps them, changes
+	// them, keeps what was there, changes nothing the second time,
+	// satisfies doctor, and that --uninstall gives back the original bytes
+	// (and removes the files it made); --dry-run changes nothing.
+	for name, files := range userFiles {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			e.write(t, files)
+			orig := e.snapshot(t)
+
+			out, stderr, code := e.run(t, "setup", name, "--dry-run", "--bin", e.bin)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, "+++ ")
+			assert.Equal(t, orig, e.snapshot(t), "--dry-run changed a file")
+
+			_, stderr, code = e.run(t, "doctor", "--bin", e.bin, name)
+			assert.Equal(t, 1, code, "doctor before setup: %s", stderr)
+
+			out, stderr, code = e.run(t, "setup", name, "--bin", e.bin)
+			require.Equal(t, 0, code, "%s%s", out, stderr)
+			assert.Contains(t, out, "set up")
+			assert.Contains(t, out, "note: ", "setup says what it did about the host's own to-do tool")
+			set := e.snapshot(t)
+			assert.NotEqual(t, orig, set)
+			for rel, text := range orig {
+				assert.True(t, subsequence(text, set[rel]), "%s: a byte of the user's file is gone:\n%s", rel, set[rel])
+			}
+
+			out, stderr, code = e.run(t, "setup", name, "--bin", e.bin)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, out, "set up already")
+			assert.Equal(t, set, e.snapshot(t), "a second setup changed a file")
+
+			out, stderr, code = e.run(t, "doctor", "--bin", e.bin, name)
+			assert.Equal(t, 0, code, "doctor after setup:\n%s%s", out, stderr)
+
+			out, stderr, code = e.run(t, "setup", name, "--uninstall", "--bin", e.bin)
+			require.Equal(t, 0, code, "%s%s", out, stderr)
+			assert.Equal(t, orig, e.snapshot(t), "--uninstall did not give back the original files")
+		})
+	}
+}
+
+func TestSetupRefusesWhatTheHostCannotRead(t *testing.T) {
+	// Ensures a file the host would not read is refused, with its path
+	// and the reason, and left byte for byte as it was.
+	for name, f := range broken {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			e.write(t, map[string]string{f[0]: f[1]})
+			orig := e.snapshot(t)
+			_, stderr, code := e.run(t, "setup", name, "--bin", e.bin)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, stderr, filepath.Join(e.home, f[0]))
+			assert.Contains(t, stderr, "nothing was changed")
+			assert.Equal(t, orig, e.snapshot(t))
+		})
+	}
+}
+
+func TestSetupReplacesAStaleSetup(t *testing.T) {
+	// Ensures doctor reports a setup that runs an old binary's path, with
+	// the command that fixes it, and that setup replaces it rather than
+	// adding a second server or hook.
+	e := newSetupEnv(t)
+	_, stderr, code := e.run(t, "setup", "gemini", "--bin", "/old/tasksessiond")
+	require.Equal(t, 0, code, stderr)
+	out, _, code := e.run(t, "doctor", "--bin", e.bin, "gemini")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "replace the MCP server")
+	assert.Contains(t, out, "fix: tasksessiond setup gemini --bin "+e.bin)
+	_, stderr, code = e.run(t, "setup", "gemini", "--bin", e.bin)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(filepath.Join(e.home, ".gemini", "settings.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "/old/")
+	assert.Equal(t, 2, strings.Count(string(b), e.bin+" hook gemini"), "one hook per event:\n%s", b)
+}
+
+// subsequence reports whether every byte of a is in b, in order.
+func subsequence(a, b string) bool {
+	i := 0
+	for j := 0; j < len(b) && i < len(a); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
+}
+
+func TestDoctorFindsStaleSetups(t *testing.T) {
+	// Ensures doctor reports a Claude Code hook whose matcher leaves out
+	// "clear" and a second server running tasksessiond mcp under another
+	// name, each with the command that fixes it, and exits 1; setup then
+	// replaces the hook rather than adding a second.
+	e := newSetupEnv(t)
+	e.write(t, map[string]string{
+		".claude/settings.json": `{"permissions": {"allow": ["mcp__tasks"]}, "hooks": {"SessionStart": [{"matcher": "startup|resume|compact", "hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}`,
+		".claude.json":          `{"mcpServers": {"todo": {"type": "stdio", "command": "tasksessiond", "args": ["mcp"]}}}`,
+	})
+	out, _, code := e.run(t, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "replace the stale SessionStart hook")
+	assert.Contains(t, out, "the MCP server todo")
+	assert.Contains(t, out, "fix: claude mcp remove todo")
+	assert.Contains(t, out, "fix: tasksessiond setup claude-code --bin "+e.bin)
+	_, stderr, code := e.run(t, "setup", "claude-code", "--bin", e.bin)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(filepath.Join(e.home, ".claude", "settings.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "matcher")
+	assert.Equal(t, 1, strings.Count(string(b), "hook claude-code"), "%s", b)
+}
+
+func TestSetupHonoursConfigDirs(t *testing.T) {
+	// Ensures setup writes where each host reads its configuration when
+	// its own variable moves it, and a project's files with --project.
+	for _, c := range []struct {
+		host, env, file string
+	}{
+		{"claude-code", "CLAUDE_CONFIG_DIR", "settings.json"},
+		{"claude-code", "CLAUDE_CONFIG_DIR", ".claude.json"},
+		{"codex", "CODEX_HOME", "config.toml"},
+		{"codex", "CODEX_HOME", "hooks.json"},
+		{"gemini", "GEMINI_CLI_HOME", ".gemini/settings.json"},
+		{"opencode", "OPENCODE_CONFIG_DIR", "opencode.json"},
+		{"opencode", "OPENCODE_CONFIG_DIR", "plugin/tasksessiond.ts"},
+		{"opencode", "XDG_CONFIG_HOME", "opencode/opencode.json"},
+	} {
+		e := newSetupEnv(t)
+		dir := t.TempDir()
+		cmd := exec.Command(binary, "setup", c.host, "--bin", e.bin)
+		cmd.Env = []string{"HOME=" + e.home, "PATH=/usr/bin:/bin", c.env + "=" + dir}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.FileExists(t, filepath.Join(dir, c.file), "%s with %s", c.host, c.env)
+	}
+	for host, files := range map[string][]string{
+		"claude-code": {".mcp.json", ".claude/settings.json"},
+		"gemini":      {".gemini/settings.json"},
+		"opencode":    {"opencode.json", ".opencode/plugin/tasksessiond.ts"},
+	} {
+		e := newSetupEnv(t)
+		project := t.TempDir()
+		cmd := exec.Command(binary, "setup", host, "--project", "--bin", e.bin)
+		cmd.Dir, cmd.Env = project, []string{"HOME=" + e.home, "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, f := range files {
+			assert.FileExists(t, filepath.Join(project, f), "%s --project", host)
+		}
+		assert.Equal(t, map[string]string{}, e.snapshot(t), "%s --project wrote in HOME", host)
+	}
+}
+
+func TestSetupLeavesAServerOfTheUsers(t *testing.T) {
+	// Ensures a server of the user's under setup's name is refused, not
+	// replaced, and the file left as it was.
+	e := newSetupEnv(t)
+	e.write(t, map[string]string{".gemini/settings.json": `{"mcpServers": {"tasks": {"command": "my-own-tasks"}}}`})
+	orig := e.snapshot(t)
+	_, stderr, code := e.run(t, "setup", "gemini", "--bin", e.bin)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "mcpServers.tasks is a server of yours (it runs my-own-tasks)")
+	assert.Equal(t, orig, e.snapshot(t))
+}

@@ -1,0 +1,126 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Change is one file setup writes: its bytes before (nil: no file) and
+// after (nil: remove it), and how the host reads it, to check the result
+// before it replaces the original.
+type Change struct {
+	Path     string
+	Old, New []byte
+	Mode     fs.FileMode // of a file made new (an existing one keeps its own)
+	// Check reads the new bytes as the host will; nil for a file the
+	// host does not parse (the OpenCode plugin).
+	Check func([]byte) error
+}
+
+// Changed reports whether the change changes anything.
+func (c Change) Changed() bool {
+	return !bytes.Equal(c.Old, c.New) || (c.Old == nil) != (c.New == nil)
+}
+
+// BackupSuffix names the copy of a file as it was before setup last
+// changed it.
+const BackupSuffix = ".tasksessiond-backup"
+
+// Read returns a file's bytes, nil when there is none.
+func Read(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// Apply makes the change: the new bytes go to a temporary file beside the
+// original, are read back and checked as the host reads them, the
+// original is copied to path+BackupSuffix, and the temporary file is
+// renamed over it. A file that changed since it was read is left alone.
+func Apply(c Change) error {
+	if !c.Changed() {
+		return nil
+	}
+	now, err := Read(c.Path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if !bytes.Equal(now, c.Old) || (now == nil) != (c.Old == nil) {
+		return fmt.Errorf("%s: changed while setup ran; nothing was written, run it again", c.Path)
+	}
+	if c.Old != nil {
+		if err := writeAtomic(c.Path+BackupSuffix, c.Old, 0o600); err != nil {
+			return fmt.Errorf("%s: keep a backup: %w", c.Path, err)
+		}
+	}
+	if c.New == nil {
+		if err := os.Remove(c.Path); err != nil {
+			return fmt.Errorf("%s: %w", c.Path, err)
+		}
+		return nil
+	}
+	mode := c.Mode
+	if st, err := os.Stat(c.Path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if mode == 0 {
+		mode = 0o600
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+		return fmt.Errorf("%s: %w", c.Path, err)
+	}
+	return writeChecked(c, mode)
+}
+
+func writeChecked(c Change, mode fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(c.Path), "."+filepath.Base(c.Path)+".tasksessiond-*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Path, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(c.New)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: write: %w", c.Path, err)
+	}
+	back, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return fmt.Errorf("%s: read back: %w", c.Path, err)
+	}
+	if !bytes.Equal(back, c.New) {
+		return fmt.Errorf("%s: the file written reads back otherwise; nothing was changed", c.Path)
+	}
+	if c.Check != nil {
+		if err := c.Check(back); err != nil {
+			return fmt.Errorf("%s: the new file would not be read by the host (%v); nothing was changed", c.Path, err)
+		}
+	}
+	if err := os.Rename(tmp.Name(), c.Path); err != nil {
+		return fmt.Errorf("%s: %w", c.Path, err)
+	}
+	return nil
+}
+
+func writeAtomic(path string, b []byte, mode fs.FileMode) error {
+	return writeChecked(Change{Path: path, New: b}, mode)
+}

@@ -1,0 +1,127 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// edit is what setup does to a settings file: a member set, an element
+// appended, both under objects that may be missing.
+func edit(t testing.TB, d *config.Doc) {
+	require.NoError(t, d.Set([]string{"tools", "todowrite"}, false))
+	require.NoError(t, d.Append([]string{"hooks", "SessionStart"}, map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "tasksessiond hook x"}}}))
+	require.NoError(t, d.Append([]string{"permissions", "allow"}, "mcp__tasks"))
+}
+
+// undo is what uninstall does.
+func undo(d *config.Doc) {
+	d.Delete([]string{"tools", "todowrite"})
+	d.RemoveIf([]string{"hooks", "SessionStart"}, func(raw []byte) bool { return bytes.Contains(raw, []byte("tasksessiond hook x")) })
+	d.RemoveIf([]string{"permissions", "allow"}, func(raw []byte) bool { return string(raw) == `"mcp__tasks"` })
+}
+
+func TestEditKeepsTheFile(t *testing.T) {
+	// Ensures setup's edit keeps every byte of a user's file it does not
+	// change (comments, order, layout, CRLF, a BOM), gives a file that
+	// parses in the host's dialect, changes nothing the second time, and
+	// that undoing it gives the original bytes back.
+	cases := map[string]struct {
+		dialect config.Dialect
+		text    string
+		want    string // the edited file, when the case pins it
+	}{
+		"CommentAfterLastMember": {config.JSONC, "{\n  \"tools\": {\n    \"bash\": true // keep the shell\n  }\n}\n",
+			"{\n  \"tools\": {\n    \"bash\": true, // keep the shell\n    \"todowrite\": false\n  },\n  \"hooks\": {\n    \"SessionStart\": [\n      {\n        \"hooks\": [\n          {\n            \"command\": \"tasksessiond hook x\",\n            \"type\": \"command\"\n          }\n        ]\n      }\n    ]\n  },\n  \"permissions\": {\n    \"allow\": [\n      \"mcp__tasks\"\n    ]\n  }\n}\n"},
+		"TrailingCommas":    {config.JSONC, "{\n\t\"model\": \"x\",\n\t\"tools\": {\"bash\": true,},\n\t\"permissions\": {\"allow\": [\"Bash\",],},\n}\n", ""},
+		"BlockComments":     {config.JSONComments, "/* settings */\n{\n  /* the model */ \"model\": \"x\" /* after */\n  /* before the end */\n}\n", ""},
+		"CRLFAndBOM":        {config.JSONComments, "\ufeff{\r\n  // mine\r\n  \"a\": [1, 2], // two\r\n  \"hooks\": {\"Stop\": []}\r\n}\r\n", ""},
+		"Empty":             {config.JSON, "", "{\n  \"tools\": {\n    \"todowrite\": false\n  },\n  \"hooks\": {\n    \"SessionStart\": [\n      {\n        \"hooks\": [\n          {\n            \"command\": \"tasksessiond hook x\",\n            \"type\": \"command\"\n          }\n        ]\n      }\n    ]\n  },\n  \"permissions\": {\n    \"allow\": [\n      \"mcp__tasks\"\n    ]\n  }\n}\n"},
+		"OneLine":           {config.JSON, `{"a": 1, "permissions": {"allow": ["Bash"]}}`, ""},
+		"ExistingHooks":     {config.JSON, "{\n    \"hooks\": {\n        \"SessionStart\": [\n            {\"hooks\": [{\"type\": \"command\", \"command\": \"other\"}]}\n        ]\n    }\n}", ""},
+		"CommentOnlyObject": {config.JSONC, "{\n  \"tools\": {\n    // none yet\n  }\n}\n", ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, err := config.ParseJSON([]byte(c.text), c.dialect)
+			require.NoError(t, err)
+			edit(t, d)
+			out := d.Bytes()
+			if c.want != "" {
+				assert.Equal(t, c.want, string(out))
+			}
+			_, err = config.ParseJSON(out, c.dialect)
+			require.NoError(t, err, "%s", out)
+			assert.True(t, subsequence([]byte(c.text), out), "a byte of the original is gone:\n%s", out)
+			if strings.Contains(c.text, "\r\n") {
+				assert.NotContains(t, strings.ReplaceAll(string(out), "\r\n", ""), "\n", "a line without CR:\n%q", out)
+			}
+			if strings.HasPrefix(c.text, "\ufeff") {
+				assert.True(t, strings.HasPrefix(string(out), "\ufeff"))
+			}
+			again, err := config.ParseJSON(out, c.dialect)
+			require.NoError(t, err)
+			edit(t, again)
+			assert.Equal(t, string(out), string(again.Bytes()), "a second edit changed the file")
+			undo(again)
+			if c.text == "" {
+				assert.True(t, again.IsEmpty(), "%s", again.Bytes())
+				return
+			}
+			assert.Equal(t, c.text, string(again.Bytes()), "undo did not give the original back")
+		})
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	// Ensures a file the host would not read is refused, saying why.
+	for _, c := range []struct {
+		dialect config.Dialect
+		text    string
+		why     string
+	}{
+		{config.JSON, "{\"a\": 1, // c\n}", "not strict JSON"},
+		{config.JSONComments, "{\"a\": 1,}", "trailing comma"},
+		{config.JSONC, "{\"a\": 1,, }", "JSONC"},
+		{config.JSONC, "[1]", "not a JSON object"},
+		{config.JSONC, `{"tools": {"bash": true,, // keep the shell` + "\n}}", "JSONC"},
+	} {
+		_, err := config.ParseJSON([]byte(c.text), c.dialect)
+		require.Error(t, err, c.text)
+		assert.Contains(t, err.Error(), c.why)
+	}
+}
+
+func TestGet(t *testing.T) {
+	// Ensures values are read through comments.
+	d, err := config.ParseJSON([]byte("{\"a\": {\"b\": [1, /* two */ 2]}}"), config.JSONC)
+	require.NoError(t, err)
+	var got []int
+	require.True(t, d.Get([]string{"a", "b"}, &got))
+	assert.Equal(t, []int{1, 2}, got)
+	assert.False(t, d.Get([]string{"a", "c"}, &got))
+	assert.Equal(t, []string{"b"}, d.Members([]string{"a"}))
+}
+
+// subsequence reports whether every byte of a is in b, in order.
+func subsequence(a, b []byte) bool {
+	i := 0
+	for _, c := range b {
+		if i < len(a) && a[i] == c {
+			i++
+		}
+	}
+	return i == len(a)
+}
+
+func standard(t testing.TB, b []byte) any {
+	var v any
+	require.NoError(t, json.Unmarshal(b, &v))
+	return v
+}

@@ -1,0 +1,135 @@
+package opencode
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	plugin "github.com/tasksessiond/tasksessiond/contrib/opencode"
+	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// ownTools are OpenCode's own to-do tools, off so the model sees one list
+// (todoread is for releases before 1.18.33, which lack it).
+var ownTools = []string{"todowrite", "todoread"}
+
+// configDir is where OpenCode reads the user's config and plugins:
+// $OPENCODE_CONFIG_DIR, else $XDG_CONFIG_HOME/opencode, else
+// ~/.config/opencode.
+func configDir(o host.Options) string {
+	if d := o.Env("OPENCODE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if x := o.Env("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "opencode")
+	}
+	return filepath.Join(o.Home(), ".config", "opencode")
+}
+
+// files are the config file setup edits (opencode.jsonc when there is
+// one: OpenCode reads it last, so its "tools" win; else opencode.json) and
+// the plugin's path.
+func files(o host.Options) (cfg, pluginPath string) {
+	dir, plugins := configDir(o), filepath.Join(configDir(o), "plugin")
+	if o.Project != "" {
+		dir, plugins = o.Project, filepath.Join(o.Project, ".opencode", "plugin")
+	}
+	cfg = filepath.Join(dir, "opencode.json")
+	if _, err := os.Stat(filepath.Join(dir, "opencode.jsonc")); err == nil {
+		cfg = filepath.Join(dir, "opencode.jsonc")
+	}
+	return cfg, filepath.Join(plugins, "tasksessiond.ts")
+}
+
+// Found reports whether OpenCode is on PATH or has its config dir.
+func (Host) Found(o host.Options) bool {
+	if _, err := exec.LookPath("opencode"); err == nil {
+		return true
+	}
+	_, err := os.Stat(configDir(o))
+	return err == nil
+}
+
+// Plan installs the plugin (OpenCode tells MCP servers nothing about the
+// session; a plugin's tools get the session id with each call) and turns
+// OpenCode's own to-do tools off in its config (JSONC, as OpenCode reads
+// it; setting them off from the plugin does not remove them in 1.18.33).
+func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	p := &host.Plan{Host: h}
+	cfg, pluginPath := files(o)
+	_, err := host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
+		for _, t := range ownTools {
+			path := []string{"tools", t}
+			if o.Uninstall {
+				if d.Delete(path) {
+					p.Step("remove \"tools\".%q from %s", t, cfg)
+				}
+				continue
+			}
+			var on bool
+			if !d.Get(path, &on) || on {
+				p.Step("set \"tools\".%q: false in %s", t, cfg)
+			}
+			if err := d.Set(path, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	old, err := config.Read(pluginPath)
+	if err != nil {
+		return nil, host.Refuse(pluginPath, err)
+	}
+	c := config.Change{Path: pluginPath, Old: old, New: plugin.Plugin, Mode: 0o644}
+	switch {
+	case o.Uninstall:
+		c.New = nil
+		if old != nil {
+			p.Step("remove the plugin %s", pluginPath)
+		}
+	case old == nil:
+		p.Step("install the plugin %s", pluginPath)
+	case !bytes.Equal(old, plugin.Plugin):
+		p.Step("update the plugin %s", pluginPath)
+	default:
+		c.New = old
+	}
+	p.Add(c)
+	if !o.Uninstall {
+		p.Note("OpenCode's own todowrite is off (\"tools\" in %s), so the model sees one list: ours", cfg)
+		if o.Bin != "tasksessiond" {
+			p.Note("the plugin starts %s only if it is on PATH as tasksessiond, or named in TASKSESSIOND_BIN where OpenCode runs", o.Bin)
+		}
+		if o.Socket != "" || o.DB != "" || o.Session != "" {
+			p.Note("the plugin reads TASKSESSIOND_SOCKET, TASKSESSIOND_DB and TASKSESSIOND_SESSION from the environment OpenCode runs in: set them there")
+		}
+	}
+	return p, nil
+}
+
+// Check finds an MCP server in OpenCode's config that runs tasksessiond
+// mcp beside the plugin: the model would get the tools twice.
+func (h Host) Check(o host.Options) []host.Finding {
+	cfg, _ := files(o)
+	b, err := config.Read(cfg)
+	if err != nil || b == nil {
+		return nil
+	}
+	d, err := config.ParseJSON(b, config.JSONC)
+	if err != nil {
+		return []host.Finding{{Problem: host.Refuse(cfg, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+	}
+	var out []host.Finding
+	for _, n := range host.OtherServers(d, []string{"mcp"}, "", o.Bin) {
+		out = append(out, host.Finding{
+			Problem: "the MCP server " + n + " in " + cfg + " runs tasksessiond mcp beside the plugin: the model gets the tools twice",
+			Fix:     "remove mcp." + n + " from " + cfg,
+		})
+	}
+	return out
+}

@@ -1,0 +1,287 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// Installer is how a host is set up and checked: "tasksessiond setup
+// HOST" and "tasksessiond doctor".
+type Installer interface {
+	// Plan returns the changes that set the host up (or, with
+	// o.Uninstall, take back what setup added). It reads the host's
+	// files and writes nothing; a file it cannot read is an error that
+	// names it and says why.
+	Plan(o Options) (*Plan, error)
+	// Check says what is wrong with the host's setup beyond what Plan
+	// would change (a server under another name, say).
+	Check(o Options) []Finding
+	// Found reports whether the host is on this machine (its command on
+	// PATH, or its configuration directory there).
+	Found(o Options) bool
+}
+
+// Options say where and how a host is set up.
+type Options struct {
+	// Project is a project directory whose own files are set up; ""
+	// sets up the user's.
+	Project string
+	// Bin is the tasksessiond command the host runs ("tasksessiond" when
+	// that is on PATH, else the binary's absolute path).
+	Bin string
+	// Socket and DB, when set, are given to the MCP server and the hooks
+	// (a daemon other than the default one).
+	Socket, DB string
+	// Session, when set, binds every conversation to that one daemon
+	// session (created on first use).
+	Session string
+	// NoHook sets up the MCP server (or plugin) only.
+	NoHook bool
+	// Uninstall takes back what setup added.
+	Uninstall bool
+	// Getenv reads the environment (the hosts' config-dir variables);
+	// os.Getenv when nil.
+	Getenv func(string) string
+}
+
+// Env reads a variable through o.Getenv.
+func (o Options) Env(key string) string {
+	if o.Getenv == nil {
+		return os.Getenv(key)
+	}
+	return o.Getenv(key)
+}
+
+// Home is the user's home directory ($HOME).
+func (o Options) Home() string {
+	if h := o.Env("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// Plan is what setup changes: files, and what it tells the user.
+type Plan struct {
+	Host    Host
+	Changes []config.Change
+	// Steps say what each change does, for people ("add the MCP server
+	// tasks to ~/.claude.json").
+	Steps []string
+	// Notes say what setup did beside the files, or could not do (a
+	// host's own to-do tool it cannot turn off).
+	Notes []string
+}
+
+// Changed reports whether the plan changes any file.
+func (p *Plan) Changed() bool {
+	for _, c := range p.Changes {
+		if c.Changed() {
+			return true
+		}
+	}
+	return false
+}
+
+// Step records a step for people.
+func (p *Plan) Step(format string, args ...any) {
+	p.Steps = append(p.Steps, fmt.Sprintf(format, args...))
+}
+
+// Note records a note for people.
+func (p *Plan) Note(format string, args ...any) {
+	p.Notes = append(p.Notes, fmt.Sprintf(format, args...))
+}
+
+// Add adds a change (one whose bytes stay the same is kept too: doctor
+// and the tests see what setup looked at).
+func (p *Plan) Add(c config.Change) { p.Changes = append(p.Changes, c) }
+
+// Apply writes the plan's changes, in order; it stops at the first that
+// fails (each change is whole or not at all).
+func (p *Plan) Apply() error {
+	for _, c := range p.Changes {
+		if err := config.Apply(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finding is one thing doctor found wrong.
+type Finding struct {
+	Problem string // what is wrong
+	Fix     string // the command (or edit) that puts it right
+}
+
+// ErrRefused wraps a file setup will not edit.
+var ErrRefused = errors.New("refused")
+
+// Refuse is the error for a file setup cannot read: its path and why,
+// and that nothing was changed.
+func Refuse(path string, why error) error {
+	return fmt.Errorf("%w: %s: %v; nothing was changed", ErrRefused, path, why)
+}
+
+// EditJSON plans an edit of the JSON file at path in the host's dialect:
+// edit changes the parsed document (it is given an empty one for a file
+// that is not there). A file left as an empty object that was not there
+// before is not made; one that uninstall leaves empty is removed.
+func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) error) (*config.Doc, error) {
+	old, err := config.Read(path)
+	if err != nil {
+		return nil, Refuse(path, err)
+	}
+	doc, err := config.ParseJSON(old, d)
+	if err != nil {
+		return nil, Refuse(path, err)
+	}
+	if err := edit(doc); err != nil {
+		return nil, Refuse(path, err)
+	}
+	newb := doc.Bytes()
+	switch {
+	case string(newb) == string(old):
+		newb = old // unchanged (nil stays nil: no file is made)
+	case doc.IsEmpty():
+		newb = nil // uninstall took back the last of what setup made
+	}
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
+		_, err := config.ParseJSON(b, d)
+		return err
+	}})
+	return doc, nil
+}
+
+// Quote quotes a word for a hook's command line (a shell's), when it needs it.
+func Quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,+=@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Command is a command line of words, quoted as needed.
+func Command(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = Quote(w)
+	}
+	return strings.Join(q, " ")
+}
+
+// MCPArgs are the bridge's arguments: "mcp" and the options' daemon and
+// session.
+func (o Options) MCPArgs() []string {
+	args := []string{"mcp"}
+	if o.Socket != "" {
+		args = append(args, "--socket", o.Socket)
+	}
+	if o.DB != "" {
+		args = append(args, "--db", o.DB)
+	}
+	if o.Session != "" {
+		args = append(args, "--session", o.Session, "--create")
+	}
+	return args
+}
+
+// HookArgs are the hook's arguments for the host called name.
+func (o Options) HookArgs(name string) []string {
+	args := []string{"hook", name}
+	if o.Socket != "" {
+		args = append(args, "--socket", o.Socket)
+	}
+	if o.DB != "" {
+		args = append(args, "--db", o.DB)
+	}
+	if o.Session != "" {
+		args = append(args, "--session", o.Session)
+	}
+	return args
+}
+
+// MCPEnv is the bridge's environment in the host's config (the daemon's
+// socket and database, when not the defaults); nil when there is none.
+func (o Options) MCPEnv() map[string]any {
+	env := map[string]any{}
+	if o.Socket != "" {
+		env["TASKSESSIOND_SOCKET"] = o.Socket
+	}
+	if o.DB != "" {
+		env["TASKSESSIOND_DB"] = o.DB
+	}
+	if len(env) == 0 {
+		return nil
+	}
+	return env
+}
+
+// RunsTasksessiond reports whether a command line runs tasksessiond with
+// the given first arguments ("hook", "codex"): its first word's base name
+// is tasksessiond, or it is bin.
+func RunsTasksessiond(command []string, bin string, args ...string) bool {
+	if len(command) < 1+len(args) {
+		return false
+	}
+	if filepath.Base(command[0]) != "tasksessiond" && command[0] != bin {
+		return false
+	}
+	for i, a := range args {
+		if command[1+i] != a {
+			return false
+		}
+	}
+	return true
+}
+
+// Words splits a hook's command line into words (quotes as Quote writes
+// them, and double quotes without escapes).
+func Words(s string) []string {
+	var words []string
+	var w strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case c == '"':
+			j := strings.IndexByte(s[i+1:], '"')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case c == '\\' && i+1 < len(s):
+			w.WriteByte(s[i+1])
+			i++
+			in = true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}

@@ -1,0 +1,214 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// The hooks of Claude Code, Codex CLI and Gemini CLI share one shape:
+// {"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command",
+// "command": ...}]}]}}. A group of setup's holds one hook, tasksessiond's.
+
+// Group is a group of hooks as setup writes it: one command hook, with no
+// matcher (every source: startup, resume, clear, compact, fork).
+type Group struct {
+	Hooks []Hook `json:"hooks"`
+}
+
+// Hook is a command hook; Name is Gemini CLI's.
+type Hook struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Name    string `json:"name,omitempty"`
+}
+
+// HookGroup is a group of one command hook.
+func HookGroup(command, name string) Group {
+	return Group{Hooks: []Hook{{Type: "command", Command: command, Name: name}}}
+}
+
+// Server is an MCP server's entry as setup writes it (Claude Code's
+// "type", Gemini CLI's "trust").
+type Server struct {
+	Type    string         `json:"type,omitempty"`
+	Command string         `json:"command"`
+	Args    []string       `json:"args"`
+	Env     map[string]any `json:"env,omitempty"`
+	Trust   bool           `json:"trust,omitempty"`
+}
+
+// hookGroup is a group as the hosts write it.
+type hookGroup struct {
+	Matcher *string `json:"matcher"`
+	Hooks   []struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+	} `json:"hooks"`
+}
+
+// ours reports whether every hook of a group runs "tasksessiond hook NAME".
+func (g hookGroup) ours(bin, name string) bool {
+	if len(g.Hooks) == 0 {
+		return false
+	}
+	for _, h := range g.Hooks {
+		if !RunsTasksessiond(Words(h.Command), bin, "hook", name) {
+			return false
+		}
+	}
+	return true
+}
+
+// SetHook makes the hooks of event hold group, taking out groups of
+// setup's that differ from it (an old binary's path, other arguments, a
+// matcher that leaves out a source): what it replaced goes to p's steps.
+func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Group) error {
+	path := []string{"hooks", event}
+	want, _ := json.Marshal(group)
+	var wantV any
+	json.Unmarshal(want, &wantV)
+	stale := doc.RemoveIf(path, func(raw []byte) bool {
+		var g hookGroup
+		if json.Unmarshal(raw, &g) != nil || !g.ours(bin, name) {
+			return false
+		}
+		var v any
+		json.Unmarshal(raw, &v)
+		return !reflect.DeepEqual(v, wantV)
+	})
+	if stale > 0 {
+		p.Step("replace the stale %s hook in %s", event, where)
+	}
+	before := len(hooksOf(doc, event))
+	if err := doc.Append(path, group); err != nil {
+		return err
+	}
+	if len(hooksOf(doc, event)) != before && stale == 0 {
+		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, where)
+	}
+	return nil
+}
+
+// RemoveHooks takes setup's groups out of event's hooks.
+func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) {
+	n := doc.RemoveIf([]string{"hooks", event}, func(raw []byte) bool {
+		var g hookGroup
+		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
+	})
+	if n > 0 {
+		p.Step("remove the %s hook from %s", event, where)
+	}
+}
+
+// HookIndex returns the index of the group equal to group in event's
+// hooks, or -1.
+func HookIndex(doc *config.Doc, event string, group Group) int {
+	want, _ := json.Marshal(group)
+	var wantV any
+	json.Unmarshal(want, &wantV)
+	for i, g := range hooksOf(doc, event) {
+		if reflect.DeepEqual(g, wantV) {
+			return i
+		}
+	}
+	return -1
+}
+
+func hooksOf(doc *config.Doc, event string) []any {
+	var groups []any
+	doc.Get([]string{"hooks", event}, &groups)
+	return groups
+}
+
+// SetServer makes the MCP server at path (["mcpServers", "tasks"]) hold
+// entry, saying what it added or replaced.
+func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
+	var old map[string]any
+	had := doc.Get(path, &old)
+	var words []string
+	if had {
+		words = commandLine(old["command"], toStrings(old["args"]))
+	}
+	if had && !RunsTasksessiond(words, entry.Command, "mcp") {
+		return fmt.Errorf("%s is a server of yours (it runs %s), not tasksessiond's: setup leaves it; rename or remove it", strings.Join(path, "."), Command(words...))
+	}
+	before := string(doc.Bytes())
+	if err := doc.Set(path, entry); err != nil {
+		return err
+	}
+	switch {
+	case string(doc.Bytes()) == before:
+	case had:
+		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
+	default:
+		p.Step("add the MCP server %q (%s) to %s", path[len(path)-1], Command(append([]string{entry.Command}, entry.Args...)...), where)
+	}
+	return nil
+}
+
+// RemoveServer deletes the MCP server at path when it runs tasksessiond
+// mcp (a server of the user's under that name is left alone).
+func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin string) {
+	var old struct {
+		Command any      `json:"command"`
+		Args    []string `json:"args"`
+	}
+	if !doc.Get(path, &old) {
+		return
+	}
+	if !RunsTasksessiond(commandLine(old.Command, old.Args), bin, "mcp") {
+		return
+	}
+	doc.Delete(path)
+	p.Step("remove the MCP server %q from %s", path[len(path)-1], where)
+}
+
+// OtherServers returns the names of the servers in the object at path
+// that run tasksessiond mcp, other than name.
+func OtherServers(doc *config.Doc, path []string, name, bin string) []string {
+	var servers map[string]struct {
+		Command any      `json:"command"`
+		Args    []string `json:"args"`
+	}
+	doc.Get(path, &servers)
+	var out []string
+	for _, n := range doc.Members(path) {
+		s := servers[n]
+		if n != name && RunsTasksessiond(commandLine(s.Command, s.Args), bin, "mcp") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// commandLine is a server's command (a string, or OpenCode's array) and
+// its arguments, as words.
+func commandLine(command any, args []string) []string {
+	var words []string
+	switch c := command.(type) {
+	case string:
+		words = []string{c}
+	case []any:
+		words = toStrings(c)
+	}
+	return append(words, args...)
+}
+
+func toStrings(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
