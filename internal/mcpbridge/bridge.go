@@ -1,6 +1,7 @@
 // Package mcpbridge serves the daemon's four Task tools to an MCP client
 // over stdio (the official Go SDK), forwarding every call to the daemon.
-// The tools' schemas and results are the daemon's own, unchanged.
+// The tools' input schemas and result texts are the daemon's own; the
+// structured results are left out (see New).
 //
 // The bridge outlives the daemon: when the connection breaks it redials
 // with backoff, and every write carries a callId, so a write resent after
@@ -97,7 +98,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{cfg: cfg, session: cfg.SessionID, log: cfg.Logger}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: "tasksessiond", Title: "Session task list", Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.SDKLogger})
+		&mcp.ServerOptions{Logger: cfg.SDKLogger})
 	for _, d := range tools.Render(tools.Defs(tools.RoleAgent), tools.FormatMCP) {
 		raw, err := json.Marshal(d)
 		if err != nil {
@@ -107,14 +108,14 @@ func New(cfg Config) (*Bridge, error) {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, fmt.Errorf("decode tool definition: %w", err)
 		}
+		// Text only: a host shows the model the structured result, when
+		// there is one, as JSON (Claude Code, Codex CLI), and the text is
+		// the leaner of the two; a tool with an outputSchema must send it.
+		t.OutputSchema = nil
 		b.server.AddTool(&t, b.forward(t.Name, t.Annotations == nil || !t.Annotations.ReadOnlyHint))
 	}
 	return b, nil
 }
-
-const instructions = "These tools keep your task list for this conversation. " +
-	"Plan multi-step work with TaskCreate, keep it current with TaskUpdate, and check it with TaskList; " +
-	"the list survives restarts and context compaction."
 
 // SessionID is the daemon session the bridge serves now ("" until the
 // first call when it creates one).
@@ -244,19 +245,12 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(b.explain(name, err)), nil
 		}
-		out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Text()}}}
-		var raw struct {
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		}
-		if json.Unmarshal(res.Raw, &raw) == nil && len(raw.StructuredContent) > 0 && string(raw.StructuredContent) != "null" {
-			out.StructuredContent = raw.StructuredContent
-		}
-		return out, nil
+		return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Text()}}}, nil
 	}
 }
 
 // CodexResultBytes bounds a TaskList result under Codex CLI, in bytes of
-// its structured JSON (what Codex shows the model). Codex cuts a tool's
+// its text (what the bridge sends and Codex shows the model). Codex cuts a tool's
 // output in the middle past its model's truncation policy: 10,000 bytes
 // for a model outside its catalog (codex-rs models-manager,
 // model_info_from_slug: TruncationPolicyConfig::bytes(10_000)), any custom
@@ -277,10 +271,7 @@ func isCodex(s *mcp.ServerSession) bool {
 // when the daemon's (fitted to its own, larger limit) is longer: from the
 // session's whole list, with the daemon's ladder.
 func refit(ctx context.Context, c *client.Client, res *wire.CallToolResult, session string, budget int) (*wire.CallToolResult, error) {
-	var raw struct {
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}
-	if res.IsError || json.Unmarshal(res.Raw, &raw) != nil || len(raw.StructuredContent) <= budget {
+	if res.IsError || len(res.Text()) <= budget {
 		return res, nil
 	}
 	snap, err := c.Snapshot(ctx, session)
