@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -91,6 +92,9 @@ type Meter struct {
 	// Texts are other texts of ours counted once each where the request
 	// holds them (the server's instructions).
 	Texts []string
+	// HostParams are arguments the host adds to every tool's schema, its
+	// own tools' too (Gemini CLI's wait_for_previous): not counted.
+	HostParams []string
 }
 
 // CostOf measures r.
@@ -98,7 +102,7 @@ func (m Meter) CostOf(r *modelapi.Request) Cost {
 	var c Cost
 	for _, t := range r.Tools {
 		if m.Ours(t.Name) {
-			c.Definitions += len(t.Name) + len(t.Description) + len(t.InputSchema)
+			c.Definitions += len(t.Name) + len(t.Description) + len(t.InputSchema) - m.hostParams(t.InputSchema)
 		}
 	}
 	for _, b := range r.ToolResults("") {
@@ -113,6 +117,24 @@ func (m Meter) CostOf(r *modelapi.Request) Cost {
 		}
 	}
 	return c
+}
+
+// hostParams is the length of the host's own properties in schema, each
+// as a member `"name":{...},`.
+func (m Meter) hostParams(schema json.RawMessage) int {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if len(m.HostParams) == 0 || json.Unmarshal(schema, &s) != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range m.HostParams {
+		if v, ok := s.Properties[p]; ok {
+			n += len(strconv.Quote(p)) + 1 + len(v) + 1
+		}
+	}
+	return n
 }
 
 // ResultText is b's text as Result reads it.
@@ -152,4 +174,38 @@ func TaskidOrder(text string, n int) error {
 		}
 	}
 	return nil
+}
+
+var taskLineRE = regexp.MustCompile(`^#([0-9]+) \[([a-z]+)\] (.*)$`)
+
+// ResultFields reads a Task tool's result text as the model reads it into
+// the fields tests assert on: "message" (the whole text), "tasks" (each
+// task the text lists: taskid, status, subject and, where shown,
+// description) and "task" (the first of them: the task a write or TaskGet
+// shows).
+func ResultFields(text string) map[string]any {
+	tasks := []any{}
+	var cur map[string]any
+	for _, line := range strings.Split(text, "\n") {
+		if d, ok := strings.CutPrefix(line, "\t"); ok && cur != nil {
+			if prev, _ := cur["description"].(string); prev != "" {
+				d = prev + "\n" + d
+			}
+			cur["description"] = d
+			continue
+		}
+		m := taskLineRE.FindStringSubmatch(line)
+		if m == nil {
+			cur = nil
+			continue
+		}
+		id, _ := strconv.Atoi(m[1])
+		cur = map[string]any{"taskid": float64(id), "status": m[2], "subject": m[3], "description": ""}
+		tasks = append(tasks, cur)
+	}
+	v := map[string]any{"message": text, "tasks": tasks}
+	if len(tasks) > 0 {
+		v["task"] = tasks[0]
+	}
+	return v
 }

@@ -101,8 +101,8 @@ var defs = []Def{
 	{
 		Name:  TaskCreate,
 		Title: "Create task",
-		Description: "Add a pending task to your task list; it gets the next taskid. " +
-			"Plan multi-step work as one task per step, each a one-line subject. The list survives compaction.",
+		Description: "Add a pending task (it gets the next taskid). " +
+			"Plan multi-step work as one task per step, each a one-line subject; the list survives compaction.",
 		InputSchema: json.RawMessage(`{"type":"object",` +
 			`"properties":{"subject":{"type":"string"},"description":{"type":"string"}},` +
 			`"required":["subject"]}`),
