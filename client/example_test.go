@@ -93,7 +93,7 @@ func Example() {
 	fmt.Println(change.Task.Taskid)
 	// Output:
 	// 4 tools
-	// #1 [pending] Split the lexer out
+	// #1 pending: Split the lexer out
 	// 1 pending
 	// true
 	// system task_snapshot

@@ -138,8 +138,8 @@ type Content struct {
 // Written is the structured result of TaskCreate and TaskUpdate: the task
 // as written (its id, status and subject: the description the caller has
 // just given is not echoed back, TaskGet shows it) and the list after the
-// change. The text the model reads says the same: "#3 [inprogress]
-// Subject", then "Tasks: 16 pending, 1 inprogress (#3), 3 completed.".
+// change. The text the model reads says the same: "#3 inprogress:
+// Subject", then "16 pending, inprogress #3, 3 completed".
 type Written struct {
 	Task Brief `json:"task"`
 	Overview

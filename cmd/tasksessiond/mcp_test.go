@@ -77,7 +77,7 @@ func TestMCPBridge(t *testing.T) {
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "Wire up the bridge"}})
 	require.NoError(t, err)
 	assert.False(t, r.IsError)
-	assert.Contains(t, text(r), "#1 [pending] Wire up the bridge")
+	assert.Contains(t, text(r), "#1 pending: Wire up the bridge")
 	assert.Nil(t, r.StructuredContent, "text only: what the model reads")
 
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskUpdate", Arguments: map[string]any{"taskid": 1, "status": "in_progress"}})
@@ -106,7 +106,7 @@ func TestMCPBridge(t *testing.T) {
 	assert.Contains(t, text(r), "#1 [inprogress] Wire up the bridge")
 	r, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "after compaction"}})
 	require.NoError(t, err)
-	assert.Contains(t, text(r), "#2 [pending]")
+	assert.Contains(t, text(r), "#2 pending:")
 	got, err := dc.ResumeSession(ctx, "mcp-2")
 	require.NoError(t, err)
 	assert.Len(t, got.Tasks, 2, "the write went to the successor")
@@ -287,11 +287,11 @@ func TestMCPFollowsClaudeCodesConversation(t *testing.T) {
 	hook("conv-A", "startup")
 	cs, _ := mcpSessionEnv(t, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=conv-A", "TASKSESSIOND_SESSION="}, "--socket", sock)
 	call(cs, "TaskCreate", map[string]any{"subject": "first conversation"})
-	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "second task"}), "#2 [pending]")
+	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "second task"}), "#2 pending:")
 
 	hook("conv-B", "clear")
 	assert.Contains(t, call(cs, "TaskList", nil), "The task list is empty", "after /clear the list is the new conversation's")
-	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "after clear"}), "#1 [pending]")
+	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "after clear"}), "#1 pending:")
 
 	a, err := dc.ResumeSession(ctx, "conv-A")
 	require.NoError(t, err)
@@ -360,7 +360,7 @@ func TestMCPBridgeAcrossDaemonKill(t *testing.T) {
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "step 4"}})
 	require.NoError(t, err)
 	require.False(t, r.IsError, text(r))
-	assert.Contains(t, text(r), "#4 [pending] step 4")
+	assert.Contains(t, text(r), "#4 pending: step 4")
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	for i := 1; i <= 4; i++ {

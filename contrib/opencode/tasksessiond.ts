@@ -237,11 +237,11 @@ function resultText(result: any): string {
 // e2e/opencode checks that they stay equal.
 const DESCRIPTIONS = {
   TaskCreate:
-    "Add a pending task (it gets the next taskid). Plan multi-step work as one task per step, each a one-line subject; the list survives compaction.",
-  TaskList: "Show every task, in taskid order.",
+    "Add a pending task, one per step of your plan; it gets the next taskid. The list survives compaction.",
+  TaskList: "Show every task in taskid order.",
   TaskGet: "Show one task whole.",
   TaskUpdate:
-    "Change a task's status (inprogress when you start it, completed when done, deleted to withdraw it), subject or description.",
+    "Set a task's status (inprogress when started, completed when done, deleted to withdraw it), subject or description.",
 }
 
 const WRITES = new Set(["TaskCreate", "TaskUpdate"])
@@ -370,7 +370,7 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
   }
 
   // As the daemon's schemas have them: what its decoder takes.
-  const taskid = () => z.union([z.number().min(1), z.string().regex(/^\s*#?[0-9]+\s*$/)]) // not .int(): zod writes a maximum the model reads
+  const taskid = () => z.union([z.number(), z.string().regex(/^\s*#?\d+\s*$/)]) // no .int(): zod writes a maximum the model reads; the daemon checks
   // Lengths are the daemon's to check (it says the limit when one is
   // passed): the schema goes to the model with every request.
   const text = () => z.string()

@@ -50,6 +50,14 @@ type ToolNamer func(tool string) string
 
 // StandardCalls are the standard session's 62 model turns, each one call.
 func StandardCalls(name ToolNamer) []modelapi.Reply {
+	return StandardCallsAs(name, func(id int, status string) map[string]any {
+		return map[string]any{"taskid": id, "status": status}
+	})
+}
+
+// StandardCallsAs is StandardCalls with a TaskUpdate's arguments as update
+// makes them (Claude Code's own TaskUpdate takes a string taskId).
+func StandardCallsAs(name ToolNamer, update func(id int, status string) map[string]any) []modelapi.Reply {
 	plan := StandardPlan()
 	var out []modelapi.Reply
 	for _, t := range plan {
@@ -57,8 +65,8 @@ func StandardCalls(name ToolNamer) []modelapi.Reply {
 	}
 	out = append(out, modelapi.Call(name("TaskList"), map[string]any{}))
 	for i := range plan {
-		out = append(out, modelapi.Call(name("TaskUpdate"), map[string]any{"taskid": i + 1, "status": "in_progress"}))
-		out = append(out, modelapi.Call(name("TaskUpdate"), map[string]any{"taskid": i + 1, "status": "completed"}))
+		out = append(out, modelapi.Call(name("TaskUpdate"), update(i+1, "in_progress")))
+		out = append(out, modelapi.Call(name("TaskUpdate"), update(i+1, "completed")))
 	}
 	return append(out, modelapi.Call(name("TaskList"), map[string]any{}))
 }
@@ -176,7 +184,9 @@ func TaskidOrder(text string, n int) error {
 	return nil
 }
 
-var taskLineRE = regexp.MustCompile(`^#([0-9]+) \[([a-z]+)\] (.*)$`)
+// taskLineRE is a task as a result shows it: "#3 [pending] Subject" in a
+// list or TaskGet, "#3 pending: Subject" after a write.
+var taskLineRE = regexp.MustCompile(`^#([0-9]+) (?:\[([a-z]+)\]|([a-z]+):) (.*)$`)
 
 // ResultFields reads a Task tool's result text as the model reads it into
 // the fields tests assert on: "message" (the whole text), "tasks" (each
@@ -200,7 +210,7 @@ func ResultFields(text string) map[string]any {
 			continue
 		}
 		id, _ := strconv.Atoi(m[1])
-		cur = map[string]any{"taskid": float64(id), "status": m[2], "subject": m[3], "description": ""}
+		cur = map[string]any{"taskid": float64(id), "status": m[2] + m[3], "subject": m[4], "description": ""}
 		tasks = append(tasks, cur)
 	}
 	v := map[string]any{"message": text, "tasks": tasks}

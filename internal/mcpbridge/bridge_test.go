@@ -72,7 +72,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	require.Nil(t, r.StructuredContent, "%s: text only", name)
 	for _, m := range taskLine.FindAllStringSubmatch(text(r), -1) {
 		id, _ := strconv.Atoi(m[1])
-		sc.Tasks = append(sc.Tasks, tasksessiond.Task{Taskid: id, Status: tasksessiond.Status(m[2]), Subject: m[3]})
+		sc.Tasks = append(sc.Tasks, tasksessiond.Task{Taskid: id, Status: tasksessiond.Status(m[2] + m[3]), Subject: m[4]})
 	}
 	if len(sc.Tasks) > 0 {
 		sc.Task = sc.Tasks[0]
@@ -80,8 +80,9 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	return r, sc
 }
 
-// taskLine is a task as a result's text shows it: "#3 [pending] Subject".
-var taskLine = regexp.MustCompile(`(?m)^#([0-9]+) \[([a-z]+)\] (.*)$`)
+// taskLine is a task as a result's text shows it: "#3 [pending] Subject"
+// in a list or TaskGet, "#3 pending: Subject" after a write.
+var taskLine = regexp.MustCompile(`(?m)^#([0-9]+) (?:\[([a-z]+)\]|([a-z]+):) (.*)$`)
 
 func text(r *mcp.CallToolResult) string {
 	var s strings.Builder
@@ -205,7 +206,7 @@ func TestWriteRetriedAcrossReconnectAppliesOnce(t *testing.T) {
 	require.False(t, r.IsError, text(r))
 	require.EqualValues(t, 1, p.drops.Load(), "the first answer was lost")
 	assert.Equal(t, 1, sc.Task.Taskid)
-	assert.Equal(t, "#1 [pending] only once\n1 pending", text(r))
+	assert.Equal(t, "#1 pending: only once\n1 pending", text(r))
 
 	got, err := dc.ResumeSession(ctx, "s")
 	require.NoError(t, err)
@@ -414,8 +415,8 @@ func TestBridgeBindsEachCallToItsMetaThread(t *testing.T) {
 	}
 	call("thread-1", "TaskCreate", map[string]any{"subject": "one"})
 	call("thread-1", "TaskCreate", map[string]any{"subject": "two"})
-	assert.Contains(t, text(call("thread-2", "TaskCreate", map[string]any{"subject": "other"})), "#1 [pending] other")
-	assert.Contains(t, text(call("thread-1", "TaskCreate", map[string]any{"subject": "three"})), "#3 [pending] three")
+	assert.Contains(t, text(call("thread-2", "TaskCreate", map[string]any{"subject": "other"})), "#1 pending: other")
+	assert.Contains(t, text(call("thread-1", "TaskCreate", map[string]any{"subject": "three"})), "#3 pending: three")
 	dc := d.Dial(t)
 	for id, n := range map[string]int{"thread-1": 3, "thread-2": 1} {
 		got, err := dc.ResumeSession(ctx, id)

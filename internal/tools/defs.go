@@ -93,7 +93,7 @@ const (
 //
 // anyOf, not a type array: Gemini CLI's validator (Ajv, strict) warns on
 // the terminal about a union type.
-const taskidSchema = `{"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\s*#?[0-9]+\\s*$"}]}`
+const taskidSchema = `{"anyOf":[{"type":"integer"},{"type":"string","pattern":"^\\s*#?\\d+\\s*$"}]}`
 
 // The descriptions are short and exact: a host sends them with every
 // request, so each byte is paid once a turn.
@@ -101,8 +101,8 @@ var defs = []Def{
 	{
 		Name:  TaskCreate,
 		Title: "Create task",
-		Description: "Add a pending task (it gets the next taskid). " +
-			"Plan multi-step work as one task per step, each a one-line subject; the list survives compaction.",
+		Description: "Add a pending task, one per step of your plan; it gets the next taskid. " +
+			"The list survives compaction.",
 		InputSchema: json.RawMessage(`{"type":"object",` +
 			`"properties":{"subject":{"type":"string"},"description":{"type":"string"}},` +
 			`"required":["subject"]}`),
@@ -113,7 +113,7 @@ var defs = []Def{
 	{
 		Name:         TaskList,
 		Title:        "List tasks",
-		Description:  "Show every task, in taskid order.",
+		Description:  "Show every task in taskid order.",
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{}}`),
 		OutputSchema: json.RawMessage(listingSchema),
 		Idempotent:   true,
@@ -132,8 +132,8 @@ var defs = []Def{
 	{
 		Name:  TaskUpdate,
 		Title: "Update task",
-		Description: "Change a task's status (inprogress when you start it, completed when done, " +
-			"deleted to withdraw it), subject or description.",
+		Description: "Set a task's status (inprogress when started, completed when done, deleted to withdraw it), " +
+			"subject or description.",
 		InputSchema: json.RawMessage(`{"type":"object",` +
 			`"properties":{"taskid":` + taskidSchema + `,` +
 			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted","in_progress","in-progress"]},` +

@@ -276,14 +276,19 @@ func overview(st *store.Store) wire.Overview {
 	return ov
 }
 
-// writtenText is what the model reads of a write: the task as written,
-// then the counts of the list after it, with the tasks in progress
-// ("#3 [inprogress] Subject\n16 pending, 1 inprogress (#3), 3 completed").
-// A status update at 20 tasks reads under 100 bytes; the model has just
-// written the rest.
+// writtenText is what the model reads of a write: the task as written, in
+// the words "task #3 is now inprogress: Subject", then the counts of the
+// list after it, with the tasks in progress ("#3 inprogress: Subject\n16
+// pending, inprogress #3, 3 completed"). A status update at 20 tasks reads
+// under 100 bytes; the model has just written the rest.
 func writtenText(w wire.Written) string {
 	var b strings.Builder
-	writeTask(&b, tasksessiond.Task{Taskid: w.Task.Taskid, Status: w.Task.Status, Subject: w.Task.Subject})
+	b.WriteByte('#')
+	b.WriteString(strconv.Itoa(w.Task.Taskid))
+	b.WriteByte(' ')
+	b.WriteString(string(w.Task.Status))
+	b.WriteString(": ")
+	b.WriteString(w.Task.Subject)
 	b.WriteString("\n")
 	b.WriteString(countsText(w.Counts, w.InProgress))
 	return b.String()

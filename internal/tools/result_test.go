@@ -35,7 +35,7 @@ func TestExecuteCreate(t *testing.T) {
 		Task:     wire.Brief{Taskid: 2, Status: tasksessiond.Pending, Subject: "Second"},
 		Overview: wire.Overview{Counts: tasksessiond.Counts{Total: 2, Pending: 2}},
 	}, res.StructuredContent)
-	assert.Equal(t, "#2 [pending] Second\n2 pending", res.Text(), "the task written, then the counts: not the description the model has just written")
+	assert.Equal(t, "#2 pending: Second\n2 pending", res.Text(), "the task written, then the counts: not the description the model has just written")
 }
 
 func TestExecuteUpdate(t *testing.T) {
@@ -46,18 +46,18 @@ func TestExecuteUpdate(t *testing.T) {
 	res, changed := tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`))
 	require.False(t, res.IsError)
 	assert.Equal(t, tasksessiond.Completed, changed.Status)
-	assert.Equal(t, "#1 [completed] A\n1 pending, 1 completed", res.Text())
+	assert.Equal(t, "#1 completed: A\n1 pending, 1 completed", res.Text())
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"in_progress"}`))
-	assert.Equal(t, "#2 [inprogress] B\ninprogress #2, 1 completed", res.Text(), "what is in progress, by id")
+	assert.Equal(t, "#2 inprogress: B\ninprogress #2, 1 completed", res.Text(), "what is in progress, by id")
 	assert.Equal(t, []int{2}, res.StructuredContent.(wire.Written).InProgress)
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
-	assert.Equal(t, "#2 [deleted] B\n1 completed, 1 deleted", res.Text())
+	assert.Equal(t, "#2 deleted: B\n1 completed, 1 deleted", res.Text())
 	assert.Equal(t, 2, st.Len(), "deletion keeps the task")
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"subject":"B2"}`))
-	assert.Equal(t, "#2 [deleted] B2\n1 completed, 1 deleted", res.Text(), "the subject as written")
+	assert.Equal(t, "#2 deleted: B2\n1 completed, 1 deleted", res.Text(), "the subject as written")
 }
 
 func TestExecuteNotFound(t *testing.T) {
@@ -208,13 +208,13 @@ func TestOverviewIsBounded(t *testing.T) {
 		tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %02d of the plan, a subject of usual","description":"%s"}`, i+1, strings.Repeat("d", 115))))
 	}
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":7,"status":"inprogress"}`))
-	assert.Equal(t, "#7 [inprogress] Step 07 of the plan, a subject of usual\n19 pending, inprogress #7", res.Text())
+	assert.Equal(t, "#7 inprogress: Step 07 of the plan, a subject of usual\n19 pending, inprogress #7", res.Text())
 	assert.LessOrEqual(t, len(res.Text()), 100)
 
 	for i := 1; i <= 12; i++ {
 		res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":"inprogress"}`, i)))
 	}
-	assert.Equal(t, "#12 [inprogress] Step 12 of the plan, a subject of usual\n"+
+	assert.Equal(t, "#12 inprogress: Step 12 of the plan, a subject of usual\n"+
 		"8 pending, 12 inprogress (#1, #2, #3, #4, #5, #6, #7, #8, #9, #10, …)", res.Text())
 	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, res.StructuredContent.(wire.Written).InProgress)
 	sc, err := json.Marshal(res.StructuredContent)
@@ -273,7 +273,7 @@ func TestResultsFitTheHostsLimit(t *testing.T) {
 	}
 	st := store.New()
 	res, _ := tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Long","description":%q}`, long)))
-	assert.Equal(t, "#1 [pending] Long\n1 pending", res.Text(), "the model has just written it: not echoed")
+	assert.Equal(t, "#1 pending: Long\n1 pending", res.Text(), "the model has just written it: not echoed")
 }
 
 func TestResultsConformToOutputSchema(t *testing.T) {
