@@ -75,7 +75,9 @@ func standardSession(t *testing.T, load modelapi.Reply, calls []modelapi.Reply, 
 	t.Helper()
 	script := modelapi.NewScript(append(append([]modelapi.Reply{load}, calls...), modelapi.Text("Done."))...)
 	h := claudecode.New(t, claudecode.Options{Respond: script.Respond})
-	h.Print(t, "Plan and do the rework.", "--session-id", uuid.NewString())
+	out := h.Command(t, harness.LeanTimeout, "-p", "Plan and do the rework.", "--output-format", "json",
+		"--debug-file", h.Debug, "--session-id", uuid.NewString())
+	require.NoError(t, out.Err, "claude -p:\n%s\n%s", out.Stdout, out.Stderr)
 	require.True(t, script.Done(), "the script was not played to its end:\n%s", h.API.Dump())
 	m := harness.Meter{
 		Ours:   ours,

@@ -22,8 +22,9 @@ func TestLeanSession(t *testing.T) {
 	name := func(tool string) string { return "mcp__tasks__" + tool }
 	script := modelapi.NewScript(append(append([]modelapi.Reply{loadTools}, harness.StandardCalls(name)...), modelapi.Text("Done."))...)
 	h := codex.New(t, codex.Options{Respond: script.Respond})
-	res := h.Exec(t, "Plan and do the rework.")
-	assert.Equal(t, "Done.", res.Message)
+	out := h.Command(t, harness.LeanTimeout, "exec", "--json", "--skip-git-repo-check", "-C", h.Project, "--color", "never",
+		"--", "Plan and do the rework.")
+	require.NoError(t, out.Err, "codex exec:\n%s\n%s", out.Stdout, out.Stderr)
 	require.True(t, script.Done(), "the script was not played to its end:\n%s", h.API.Dump())
 
 	main := h.API.Main()

@@ -28,7 +28,8 @@ func TestLeanSession(t *testing.T) {
 	}
 	script := modelapi.NewScript(append(calls, modelapi.Text("Done."))...)
 	h := gemini.New(t, gemini.Options{Respond: script.Respond})
-	h.Run(t, "Plan and do the rework.")
+	out := h.Command(t, harness.LeanTimeout, "-o", "stream-json", "-p", "Plan and do the rework.")
+	require.NoError(t, out.Err, "gemini -p:\n%s\n%s", out.Stdout, out.Stderr)
 	require.True(t, script.Done(), "the script was not played to its end:\n%s", h.API.Dump())
 
 	main := h.API.Main()

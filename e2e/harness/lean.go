@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
@@ -26,6 +27,10 @@ const (
 	// reads it, with 20 open tasks.
 	LeanUpdateBudget = 100
 )
+
+// LeanTimeout bounds one run of the standard session: 62 model turns
+// take longer than a run's usual bound on a loaded machine.
+const LeanTimeout = 5 * time.Minute
 
 // PlanTask is one task of the standard session.
 type PlanTask struct{ Subject, Description string }

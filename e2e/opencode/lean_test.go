@@ -2,6 +2,7 @@ package opencode_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,7 +23,9 @@ func TestLeanSession(t *testing.T) {
 	name := func(tool string) string { return tool }
 	script := modelapi.NewScript(append(harness.StandardCalls(name), modelapi.Text("Done."))...)
 	h := opencode.New(t, opencode.Options{Respond: script.Respond})
-	h.Run(t, "Plan and do the rework.")
+	out := h.Command(t, harness.LeanTimeout, append([]string{"run", "--format", "json", "--print-logs", "--log-level", "INFO"},
+		strings.Fields("Plan and do the rework.")...)...)
+	require.NoError(t, out.Err, "opencode run:\n%s\n%s", out.Stdout, harness.Tail(out.Stderr, 100))
 	require.True(t, script.Done(), "the script was not played to its end:\n%s", h.API.Dump())
 
 	main := h.API.Main()
