@@ -170,7 +170,9 @@ func TestFourTools(t *testing.T) {
 	// The tools are deferred: named in a developer message, loaded by
 	// tool_search, whose output holds the namespace with the bridge's
 	// schemas; from then on the request offers them.
-	assert.Contains(t, strings.Join(developerTexts(main[0]), "\n"), "- mcp__tasks: ")
+	// The namespace is named without a description: the bridge sends no
+	// instructions (the tools' descriptions say it, in every request).
+	assert.Contains(t, strings.Join(developerTexts(main[0]), "\n"), "- mcp__tasks\n")
 	assert.True(t, main[0].HasTool(modelapi.ToolSearch))
 	found := pending(t, main[1])
 	assert.Equal(t, modelapi.ToolSearch, found.Name)
