@@ -93,11 +93,8 @@ func Example() {
 	fmt.Println(change.Task.Taskid)
 	// Output:
 	// 4 tools
-	// Created task #1 "Split the lexer out" (pending).
-	//
-	// Task list: 1 task (1 pending, 0 inprogress, 0 completed, 0 deleted).
-	// Open:
-	//   #1 [pending] Split the lexer out
+	// #1 pending: Split the lexer out
+	// 1 pending
 	// true
 	// system task_snapshot
 	// system summary

@@ -135,28 +135,24 @@ type Content struct {
 // tools/list gives its exact shape): the daemon encodes these very types,
 // and the client decodes into them.
 
-// Written is the structured result of TaskCreate and TaskUpdate. Hosts such
-// as Claude Code show the model only the structured result when there is
-// one, so it carries everything the text does: what happened, the
-// overview of the list after the change, and the task as it now is (a
-// long description shortened: TaskGet shows it whole). Fields are in the
-// order a model should read them.
+// Written is the structured result of TaskCreate and TaskUpdate: the task
+// as written (its id, status and subject: the description the caller has
+// just given is not echoed back, TaskGet shows it) and the list after the
+// change. The text the model reads says the same: "#3 inprogress:
+// Subject", then "16 pending, inprogress #3, 3 completed".
 type Written struct {
-	Message string `json:"message"`
+	Task Brief `json:"task"`
 	Overview
-	Task tasksessiond.Task `json:"task"`
 }
 
-// Overview is the list after a change: the counts by status and the open
-// tasks that keep the model oriented (those in progress, then the next
-// few pending), with the number of open tasks left out.
+// Overview is the list after a change: the counts by status and the ids of
+// the tasks in progress (the first 10, in taskid order).
 type Overview struct {
-	Counts   tasksessiond.Counts `json:"counts"`
-	Open     []Brief             `json:"open"`
-	MoreOpen int                 `json:"moreOpen"`
+	Counts     tasksessiond.Counts `json:"counts"`
+	InProgress []int               `json:"inProgress,omitempty"`
 }
 
-// Brief is an open task as a write's overview lists it.
+// Brief is a task without its description, as a write's result shows it.
 type Brief struct {
 	Taskid  int                 `json:"taskid"`
 	Status  tasksessiond.Status `json:"status"`
@@ -169,21 +165,27 @@ type Got struct {
 	Task   tasksessiond.Task   `json:"task"`
 }
 
-// Listing is TaskList's structured result: the counts, then every task,
-// the open ones first and then the closed ones, each in taskid order (an
-// empty list is [], never absent), so that a host that cuts a long result
-// from its end cuts closed tasks first. A list too long for the host's
-// limit is shortened: Note says so; Brief lists the tasks shown without
-// their descriptions, as lines "#id [status] subject" (open first, after
-// those in Tasks); MoreOpen counts open tasks left out, and Omitted folds
-// closed tasks into id ranges by status.
+// Listing is TaskList's structured result: the counts, then the store's
+// snapshot in taskid order (an empty list is [], never absent). A list too
+// long for the host's limit is shortened, and Note says so: descriptions
+// are cut or left out (TaskGet shows any task whole), runs of closed
+// tasks are folded in place into Folded (their ids, from and to, and
+// their status) and left out of Tasks, and at last open tasks past what
+// fits are counted in MoreOpen.
 type Listing struct {
 	Counts   tasksessiond.Counts `json:"counts"`
 	Note     string              `json:"note,omitempty"`
 	Tasks    []tasksessiond.Task `json:"tasks"`
-	Brief    []string            `json:"brief,omitempty"`
+	Folded   []Fold              `json:"folded,omitempty"`
 	MoreOpen int                 `json:"moreOpen,omitempty"`
-	Omitted  map[string]string   `json:"omitted,omitempty"`
+}
+
+// Fold is a run of closed tasks of one status, consecutive in taskid order,
+// that a shortened Listing shows as one line ("#1–#40 completed").
+type Fold struct {
+	From   int                 `json:"from"`
+	To     int                 `json:"to"`
+	Status tasksessiond.Status `json:"status"`
 }
 
 // CallToolResult is the result of tools/call: an MCP CallToolResult.

@@ -239,7 +239,7 @@ func TestCLI(t *testing.T) {
 
 	out, _, code := cli(t, sock, "call", id, "TaskCreate", `{"subject":"Read the README"}`)
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, `Created task #1 "Read the README" (pending).`)
+	assert.Contains(t, out, "#1 pending: Read the README\n1 pending")
 
 	out, _, code = cli(t, sock, "call", id, "TaskUpdate", `{"taskid":1,"status":"in_progress"}`, "--json")
 	require.Equal(t, 0, code)

@@ -54,7 +54,7 @@ func TestMCPBridge(t *testing.T) {
 	require.NoError(t, err)
 
 	cs := mcpSession(t, "--socket", sock, "--session", s.ID)
-	assert.Contains(t, cs.InitializeResult().Instructions, "TaskCreate")
+	assert.Empty(t, cs.InitializeResult().Instructions, "the tools' descriptions say it all: no text beside them in every request")
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	want, err := dc.ListTools(ctx, "agent", "mcp")
@@ -77,9 +77,8 @@ func TestMCPBridge(t *testing.T) {
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "Wire up the bridge"}})
 	require.NoError(t, err)
 	assert.False(t, r.IsError)
-	assert.Contains(t, text(r), `Created task #1 "Wire up the bridge"`)
-	sc, _ := json.Marshal(r.StructuredContent)
-	assert.Contains(t, string(sc), `"taskid":1`)
+	assert.Contains(t, text(r), "#1 pending: Wire up the bridge")
+	assert.Nil(t, r.StructuredContent, "text only: what the model reads")
 
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskUpdate", Arguments: map[string]any{"taskid": 1, "status": "in_progress"}})
 	require.NoError(t, err)
@@ -107,7 +106,7 @@ func TestMCPBridge(t *testing.T) {
 	assert.Contains(t, text(r), "#1 [inprogress] Wire up the bridge")
 	r, err = cs2.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "after compaction"}})
 	require.NoError(t, err)
-	assert.Contains(t, text(r), "Created task #2")
+	assert.Contains(t, text(r), "#2 pending:")
 	got, err := dc.ResumeSession(ctx, "mcp-2")
 	require.NoError(t, err)
 	assert.Len(t, got.Tasks, 2, "the write went to the successor")
@@ -282,18 +281,17 @@ func TestMCPFollowsClaudeCodesConversation(t *testing.T) {
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		require.NoError(t, err)
 		require.False(t, r.IsError, text(r))
-		b, _ := json.Marshal(r.StructuredContent)
-		return string(b)
+		return text(r)
 	}
 
 	hook("conv-A", "startup")
 	cs, _ := mcpSessionEnv(t, []string{"CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID=conv-A", "TASKSESSIOND_SESSION="}, "--socket", sock)
 	call(cs, "TaskCreate", map[string]any{"subject": "first conversation"})
-	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "second task"}), `"taskid":2`)
+	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "second task"}), "#2 pending:")
 
 	hook("conv-B", "clear")
-	assert.Contains(t, call(cs, "TaskList", nil), `"tasks":[]`, "after /clear the list is the new conversation's")
-	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "after clear"}), `"taskid":1`)
+	assert.Contains(t, call(cs, "TaskList", nil), "The task list is empty", "after /clear the list is the new conversation's")
+	assert.Contains(t, call(cs, "TaskCreate", map[string]any{"subject": "after clear"}), "#1 pending:")
 
 	a, err := dc.ResumeSession(ctx, "conv-A")
 	require.NoError(t, err)
@@ -362,17 +360,13 @@ func TestMCPBridgeAcrossDaemonKill(t *testing.T) {
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskCreate", Arguments: map[string]any{"subject": "step 4"}})
 	require.NoError(t, err)
 	require.False(t, r.IsError, text(r))
-	assert.Contains(t, text(r), `Created task #4 "step 4"`)
+	assert.Contains(t, text(r), "#4 pending: step 4")
 	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
 	require.NoError(t, err)
-	var list wire.Listing
-	b, _ := json.Marshal(r.StructuredContent)
-	require.NoError(t, json.Unmarshal(b, &list))
-	require.Len(t, list.Tasks, 4)
-	for i, task := range list.Tasks {
-		assert.Equal(t, fmt.Sprintf("step %d", i+1), task.Subject)
-		assert.Equal(t, "pending", string(task.Status), "the update sent while down was not applied")
+	for i := 1; i <= 4; i++ {
+		assert.Contains(t, text(r), fmt.Sprintf("\n#%d [pending] step %d", i, i))
 	}
+	assert.Contains(t, text(r), "Tasks: 4 pending.", "the update sent while down was not applied")
 }
 
 func TestMCPIgnoresAnInheritedClaudePID(t *testing.T) {

@@ -237,12 +237,11 @@ function resultText(result: any): string {
 // e2e/opencode checks that they stay equal.
 const DESCRIPTIONS = {
   TaskCreate:
-    "Add a task to this session's task list. Use it to plan multi-step work: create one task per concrete step before you start, then keep the list current with TaskUpdate. The task starts as pending and gets a taskid from the list (you cannot choose it); use that taskid in later TaskUpdate and TaskGet calls. The list survives context compaction.",
-  TaskList:
-    "Show every task in this session's task list with its taskid, status, subject and description, completed and deleted ones included. Call it to see where the plan stands, e.g. after compaction or before choosing the next task.",
-  TaskGet: "Show one task of this session's task list by its taskid, with its full description.",
+    "Add a pending task, one per step of your plan; it gets the next taskid. The list survives compaction.",
+  TaskList: "Show every task in taskid order.",
+  TaskGet: "Show one task whole.",
   TaskUpdate:
-    "Change a task in this session's task list: its status, subject or description (at least one). Set status to inprogress when you start a task and to completed as soon as it is done; set status to deleted to withdraw a task that is no longer needed (it stays in the list, marked deleted). The taskid identifies the task and cannot be changed.",
+    "Set a task's status (inprogress when started, completed when done, deleted to withdraw it), subject or description.",
 }
 
 const WRITES = new Set(["TaskCreate", "TaskUpdate"])
@@ -371,9 +370,10 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
   }
 
   // As the daemon's schemas have them: what its decoder takes.
-  const taskid = () => z.union([z.number().int().min(1), z.string().regex(/^\s*#?[0-9]+\s*$/)])
-  const subject = () => z.string().min(1).max(500)
-  const details = () => z.string().max(16000)
+  const taskid = () => z.union([z.number(), z.string().regex(/^\s*#?\d+\s*$/)]) // no .int(): zod writes a maximum the model reads; the daemon checks
+  // Lengths are the daemon's to check (it says the limit when one is
+  // passed): the schema goes to the model with every request.
+  const text = () => z.string()
 
   // The snapshot each compaction injected, by the id of OpenCode's
   // compaction message (the user message the summary answers).
@@ -419,8 +419,8 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
       TaskCreate: tool({
         description: DESCRIPTIONS.TaskCreate,
         args: {
-          subject: subject().describe('Short one-line title of the task, in the imperative (e.g. "Add tests for the parser").'),
-          description: details().optional().describe("Details: what done looks like, files involved, notes. Optional."),
+          subject: text(),
+          description: text().optional(),
         },
         execute: (args, ctx) => call("TaskCreate", args, ctx),
       }),
@@ -432,20 +432,17 @@ export const TasksessiondPlugin: Plugin = async ({ client }) => {
       TaskGet: tool({
         description: DESCRIPTIONS.TaskGet,
         args: {
-          taskid: taskid().describe("The taskid that TaskCreate returned."),
+          taskid: taskid(),
         },
         execute: (args, ctx) => call("TaskGet", args, ctx),
       }),
       TaskUpdate: tool({
         description: DESCRIPTIONS.TaskUpdate,
         args: {
-          taskid: taskid().describe("The taskid of the task to change."),
-          status: z
-            .enum(["pending", "inprogress", "completed", "deleted", "in_progress", "in-progress"])
-            .optional()
-            .describe("New status (in_progress and in-progress mean inprogress)."),
-          subject: subject().optional().describe("New one-line title."),
-          description: details().optional().describe("New details (replaces the old ones)."),
+          taskid: taskid(),
+          status: z.enum(["pending", "inprogress", "completed", "deleted", "in_progress", "in-progress"]).optional(),
+          subject: text().optional(),
+          description: text().optional(),
         },
         execute: (args, ctx) => call("TaskUpdate", args, ctx),
       }),

@@ -59,7 +59,7 @@ func TestFork(t *testing.T) {
 	main := since(h, n)
 	require.Len(t, main, 3, h.API.Dump())
 	history := main[0].AllText()
-	for _, s := range []string{"Created task #1", "Created task #2", "Created task #3"} {
+	for _, s := range []string{"#1 pending: One", "#2 pending: Two", "#3 pending: Three"} {
 		assert.Contains(t, history, s, "the fork's first request holds A's Task results")
 	}
 	listed := toolJSON(t, main[1].PendingToolResults()[0])

@@ -68,7 +68,7 @@ func TestClear(t *testing.T) {
 	require.NotNil(t, last)
 	assert.NotContains(t, last.ConversationText(), "Alpha one", "the cleared conversation is gone")
 	assert.Contains(t, result(t, last, gemini.TaskList), "The task list is empty")
-	assert.Contains(t, result(t, last, gemini.TaskCreate), "Created task #1")
+	assert.Contains(t, result(t, last, gemini.TaskCreate), "#1 pending:")
 
 	assert.Len(t, h.MCPServers(), 1, "the same MCP server lives through /clear")
 	assert.Equal(t, []string{"#1 pending Alpha one"}, tasks(h.Daemon.Resume(t, a).Tasks))

@@ -67,7 +67,7 @@ func TestAutoCompression(t *testing.T) {
 			assert.Contains(t, m.Text(), "<state_snapshot>", "the list is in the summary's message")
 		}
 	}
-	assert.Contains(t, result(t, main[3], gemini.TaskCreate), "Created task #3")
+	assert.Contains(t, result(t, main[3], gemini.TaskCreate), "#3 pending:")
 	assert.Equal(t, 1, strings.Count(main[3].ConversationText(), listMarker(id)), "and in every request after it, once")
 
 	assert.Equal(t, []string{"#1 inprogress Alpha one", "#2 pending Alpha two", "#3 pending Alpha three"}, tasks(h.Daemon.Resume(t, id).Tasks))
@@ -127,6 +127,6 @@ func TestCompressCommand(t *testing.T) {
 	assert.NotContains(t, text, "Plan A.", "the old history is gone")
 	assert.Equal(t, 1, strings.Count(text, listMarker(id)), "the list once after /compress:\n%s", text)
 	assert.Contains(t, text, "#2 [pending] Alpha two")
-	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #3")
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "#3 pending:")
 	assert.Equal(t, 1, strings.Count(m[1].ConversationText(), listMarker(id)))
 }

@@ -27,7 +27,7 @@ func TestDaemonDownAndKilled(t *testing.T) {
 	a := h.Run(t, "Plan.")
 	m := h.API.Main()
 	require.Len(t, m, 2)
-	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #1")
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "#1 pending:")
 	st := h.Daemon.Status(t)
 	assert.Equal(t, h.Daemon.DB, st.Database, "the daemon started on the configured database")
 
@@ -40,7 +40,7 @@ func TestDaemonDownAndKilled(t *testing.T) {
 	m = h.API.Main()[n:]
 	require.Len(t, m, 2)
 	assert.Contains(t, m[0].LastUserText(), "#1 [pending] Alpha one", "the resume hook (which started a daemon again) shows the list")
-	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #2")
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "#2 pending:")
 	assert.Equal(t, []string{"#1 pending Alpha one", "#2 pending Alpha two"}, tasks(h.Daemon.Resume(t, a.SessionID).Tasks))
 }
 
@@ -95,6 +95,6 @@ func TestNoDaemonNoHook(t *testing.T) {
 	for _, name := range []string{gemini.TaskCreate, gemini.TaskList, gemini.TaskGet, gemini.TaskUpdate} {
 		assert.True(t, m[0].HasTool(name), name)
 	}
-	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #1")
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "#1 pending:")
 	assert.Equal(t, h.Daemon.DB, h.Daemon.Status(t).Database)
 }

@@ -45,7 +45,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	list := result(t, m[1], gemini.TaskList)
 	assert.Contains(t, list, "#1 [pending] Write the parser")
 	assert.Contains(t, list, "#2 [pending] Test the parser")
-	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "Created task #3")
+	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "#3 pending:")
 	assert.Equal(t, []string{"#1 pending Write the parser", "#2 pending Test the parser", "#3 pending Ship it"}, tasks(h.Daemon.Resume(t, name).Tasks))
 	_, err := h.Daemon.Client(t).Head(t.Context(), res.SessionID)
 	assert.Error(t, err, "a session was made for the Gemini session though the bridge is bound to %s", name)

@@ -48,7 +48,7 @@ func TestNewSessionAndResume(t *testing.T) {
 	require.Len(t, m, 3)
 	assert.NotContains(t, m[0].ConversationText(), "Alpha", "a new session is told nothing of another's list")
 	assert.Contains(t, result(t, m[1], gemini.TaskList), "The task list is empty")
-	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "Created task #1")
+	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "#1 pending:")
 
 	n = len(h.API.Main())
 	p.Set(modelapi.NewScript(
@@ -69,7 +69,7 @@ func TestNewSessionAndResume(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(m[0].ConversationText(), "(tasksessiond session "+a.SessionID+", list "), "the list is in the resumed request once")
 	list := result(t, m[1], gemini.TaskList)
 	assert.Contains(t, list, "Alpha one")
-	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "Created task #3")
+	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "#3 pending:")
 
 	// Resumed again, with no change: Gemini CLI does not keep a hook's
 	// context in the session (the resumed history has the prompt as typed),

@@ -54,7 +54,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	main := h.API.Main()
 	require.Len(t, main, 3, h.API.Dump())
 	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [pending] Write the parser\n#2 [pending] Test the parser")
-	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #3 "Ship it"`)
+	assert.Contains(t, result(t, main[2], "TaskCreate"), "#3 pending: Ship it")
 	three := append(append([]string(nil), two...), "3 pending Ship it")
 	assert.Equal(t, three, h.Daemon.Subjects(t, name))
 	_, err = c.Head(ctx10(t), a)
@@ -72,7 +72,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	require.Len(t, h.API.Of(modelapi.KindCompact), 1, "OpenCode did not compact:\n%s", h.API.Dump())
 	created := run.Tools("TaskCreate")
 	require.Len(t, created, 1)
-	assert.Contains(t, created[0].Output, `Created task #4 "Tag the release"`)
+	assert.Contains(t, created[0].Output, "#4 pending: Tag the release")
 	root, err := c.GetSession(ctx10(t), name)
 	require.NoError(t, err)
 	assert.Equal(t, "compacted", root.Status)
@@ -99,7 +99,7 @@ func TestHandoffFromCodex(t *testing.T) {
 	d := h.Run(t, "Announce it.").SessionID
 	after = since(h, n)
 	require.Len(t, after, 2, h.API.Dump())
-	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #5 "Announce it"`)
+	assert.Contains(t, result(t, after[1], "TaskCreate"), "#5 pending: Announce it")
 	assert.Equal(t, append(three, "4 pending Tag the release", "5 pending Announce it"), h.Daemon.Subjects(t, name))
 	for _, id := range []string{b, d} {
 		_, err := c.Head(ctx10(t), id)

@@ -86,7 +86,7 @@ func TestCompaction(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
 	}
 	// Ids go on in the successor.
-	assert.Contains(t, result(t, after[1], "TaskCreate"), `Created task #3 "Ship it"`)
+	assert.Contains(t, result(t, after[1], "TaskCreate"), "#3 pending: Ship it")
 	assert.Equal(t, []string{"1 completed Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
 
 	// A new process continues the session: the list is in the same place,
@@ -106,7 +106,7 @@ func TestCompaction(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
 	}
 	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#1 [completed] Write the parser", "the open tasks, then the closed ones")
-	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #4 "Release it"`)
+	assert.Contains(t, result(t, main[2], "TaskCreate"), "#4 pending: Release it")
 	assert.Len(t, h.API.Of(modelapi.KindCompact), 1, "no second compaction")
 
 	// The database lost: the list is rebuilt from the session's messages,
@@ -154,7 +154,7 @@ func TestSubagent(t *testing.T) {
 	}
 	assert.Contains(t, result(t, child[1], "TaskList"), "#1 [pending] Write the parser", "the subagent reads its parent's list")
 	assert.Contains(t, result(t, child[2], "TaskUpdate"), "#1 [inprogress] Write the parser")
-	assert.Contains(t, result(t, child[3], "TaskCreate"), `Created task #2 "Review the parser"`)
+	assert.Contains(t, result(t, child[3], "TaskCreate"), "#2 pending: Review the parser")
 
 	// The parent gets the subagent's answer, then its own list holds the
 	// subagent's changes.
@@ -194,7 +194,7 @@ func TestDaemonKilled(t *testing.T) {
 	for _, name := range taskTools {
 		assert.True(t, main[0].HasTool(name), "%s not offered with no daemon running", name)
 	}
-	assert.Contains(t, result(t, main[1], "TaskCreate"), `Created task #1 "One"`)
+	assert.Contains(t, result(t, main[1], "TaskCreate"), "#1 pending: One")
 	before := h.Daemon.Status(t)
 	assert.Equal(t, h.Daemon.DB, before.Database, "the plugin's daemon serves the configured database")
 	assert.FileExists(t, h.Daemon.AutostartLog(), "the plugin's daemon logs beside the socket")
@@ -220,7 +220,7 @@ func TestDaemonKilled(t *testing.T) {
 	h.Run(t, "Go on.", "--session", a)
 	main = since(h, n)
 	require.Len(t, main, 3, h.API.Dump())
-	assert.Contains(t, result(t, main[1], "TaskCreate"), `Created task #2 "Two"`)
+	assert.Contains(t, result(t, main[1], "TaskCreate"), "#2 pending: Two")
 	assert.Contains(t, result(t, main[2], "TaskList"), "#1 [pending] One\n#2 [pending] Two")
 
 	after := h.Daemon.Status(t)
@@ -355,7 +355,7 @@ func TestForkAndLostDatabase(t *testing.T) {
 	listed := result(t, got[1], "TaskList")
 	t.Logf("the fork's TaskList: %q", listed)
 	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
-	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it from the fork"`)
+	assert.Contains(t, result(t, got[2], "TaskCreate"), "#4 pending: Ship it from the fork")
 	assert.Equal(t, append(want, "4 pending Ship it from the fork"), h.Daemon.Subjects(t, f))
 	assert.Equal(t, want, h.Daemon.Subjects(t, a), "the source keeps its own list")
 
@@ -374,6 +374,6 @@ func TestForkAndLostDatabase(t *testing.T) {
 	listed = result(t, got[1], "TaskList")
 	t.Logf("after the database was lost, TaskList: %q", listed)
 	assert.Contains(t, listed, "#1 [inprogress] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Review the parser")
-	assert.Contains(t, result(t, got[2], "TaskCreate"), `Created task #4 "Ship it"`)
+	assert.Contains(t, result(t, got[2], "TaskCreate"), "#4 pending: Ship it")
 	assert.Equal(t, append(want, "4 pending Ship it"), h.Daemon.Subjects(t, a))
 }

@@ -110,9 +110,9 @@ func TestFourTools(t *testing.T) {
 	for i, want := range []string{"TaskCreate", "TaskCreate", "TaskUpdate", "TaskGet", "TaskUpdate", "TaskList"} {
 		result(t, main[i+1], want)
 	}
-	assert.Contains(t, result(t, main[1], "TaskCreate"), `Created task #1 "Write the parser"`)
-	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #2 "Test the parser"`)
-	assert.Contains(t, result(t, main[3], "TaskUpdate"), "#1 [inprogress] Write the parser")
+	assert.Contains(t, result(t, main[1], "TaskCreate"), "#1 pending: Write the parser")
+	assert.Contains(t, result(t, main[2], "TaskCreate"), "#2 pending: Test the parser")
+	assert.Contains(t, result(t, main[3], "TaskUpdate"), "#1 inprogress: Write the parser")
 	got := result(t, main[4], "TaskGet")
 	assert.Contains(t, got, "Test the parser")
 	assert.Contains(t, got, "fuzz it too")
@@ -211,7 +211,7 @@ func TestContinueAndNew(t *testing.T) {
 	require.Len(t, main, 3, h.API.Dump())
 	assert.Equal(t, "The task list is empty. Use TaskCreate to plan the work.", result(t, main[1], "TaskList"))
 	assert.NotContains(t, main[1].ConversationText(), "Write the parser")
-	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #1 "Elsewhere"`)
+	assert.Contains(t, result(t, main[2], "TaskCreate"), "#1 pending: Elsewhere")
 
 	// Back to the first: the same list, ids go on.
 	n = len(h.API.Main())
@@ -227,7 +227,7 @@ func TestContinueAndNew(t *testing.T) {
 	assert.Contains(t, main[0].ConversationText(), "Plan the parser work.", "the continued session's history")
 	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [pending] Write the parser\n#2 [pending] Test the parser")
 	assert.NotContains(t, result(t, main[1], "TaskList"), "Elsewhere")
-	assert.Contains(t, result(t, main[2], "TaskCreate"), `Created task #3 "Ship it"`)
+	assert.Contains(t, result(t, main[2], "TaskCreate"), "#3 pending: Ship it")
 
 	assert.Equal(t, []string{"1 pending Write the parser", "2 pending Test the parser", "3 pending Ship it"}, h.Daemon.Subjects(t, a))
 	assert.Equal(t, []string{"1 pending Elsewhere"}, h.Daemon.Subjects(t, b))

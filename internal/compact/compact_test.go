@@ -60,7 +60,7 @@ func TestTextIsDeterministic(t *testing.T) {
 	st.Create("a", "line1\nline2")
 	assert.Equal(t, "Task list carried over from before the context was compacted: the same tasks with the same taskids. "+
 		"Keep updating them with TaskUpdate; the next TaskCreate gets #2.\n\n"+
-		"Tasks: 1 task (1 pending, 0 inprogress, 0 completed, 0 deleted).\n\n#1 [pending] a\n    line1\n    line2", compact.Text(st))
+		"Tasks: 1 pending.\n\n#1 [pending] a\n\tline1\n\tline2", compact.Text(st))
 }
 
 func must[T any](v T, err error) T {
@@ -116,7 +116,7 @@ func TestFitText(t *testing.T) {
 	for i := 101; i <= 300; i++ {
 		assert.Contains(t, fitted, fmt.Sprintf("\n#%d [pending] Task %03d [x] #%d", i, i, i))
 	}
-	assert.Contains(t, fitted, "completed: #1-#100")
+	assert.Contains(t, fitted, "\n#1–#100 completed\n#101 [pending]", "closed tasks folded in place")
 	assert.Equal(t, compact.TextWithin(st.List(), 301, tools.MaxHookChars), fitted)
 
 	assert.Contains(t, compact.FitText("Head #3.\n\nnot a list "+strings.Repeat("x", 100), 50), "call TaskList")

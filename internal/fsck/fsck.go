@@ -488,11 +488,16 @@ func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 
 // checkResult compares what a write's result told the model with the task
 // its replay made ("" when they agree, or when the result, from an older
-// version, names no task).
+// version, names no task). A result names the task without its
+// description; one from an older version echoed it too (shortened as
+// Echo does), and then that is compared as well.
 func checkResult(result json.RawMessage, t tasksessiond.Task) string {
 	var r struct {
 		StructuredContent *struct {
-			Task *tasksessiond.Task `json:"task"`
+			Task *struct {
+				tasksessiond.Task
+				Description *string `json:"description"`
+			} `json:"task"`
 		} `json:"structuredContent"`
 		IsError bool `json:"isError"`
 	}
@@ -505,7 +510,13 @@ func checkResult(result json.RawMessage, t tasksessiond.Task) string {
 	if r.StructuredContent == nil || r.StructuredContent.Task == nil {
 		return ""
 	}
-	if told, want := *r.StructuredContent.Task, tools.Echo(t); told != want {
+	told, want := r.StructuredContent.Task.Task, tools.Echo(t)
+	if d := r.StructuredContent.Task.Description; d != nil {
+		told.Description = *d
+	} else {
+		want.Description = ""
+	}
+	if told != want {
 		return fmt.Sprintf("its result told the model %+v, its arguments replay to %+v", told, want)
 	}
 	return ""

@@ -526,7 +526,7 @@ func TestRunTightBudgetKeepsTheMarker(t *testing.T) {
 	first := added(t, out)
 	assert.LessOrEqual(t, tools.Length(first), 300)
 	assert.Regexp(t, tail, first)
-	assert.Contains(t, first, "50 tasks (25 pending")
+	assert.Contains(t, first, "Tasks: 25 pending, 25 completed.")
 
 	_, err = hook.Run(ctx, cfg, start("big", "resume", writeTranscript(t, userLine, hookContext(first), userLine)))
 	require.ErrorIs(t, err, hook.ErrNothing)

@@ -1,6 +1,7 @@
 // Package mcpbridge serves the daemon's four Task tools to an MCP client
 // over stdio (the official Go SDK), forwarding every call to the daemon.
-// The tools' schemas and results are the daemon's own, unchanged.
+// The tools' input schemas and result texts are the daemon's own; the
+// structured results are left out (see New).
 //
 // The bridge outlives the daemon: when the connection breaks it redials
 // with backoff, and every write carries a callId, so a write resent after
@@ -100,7 +101,7 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	b := &Bridge{cfg: cfg, session: cfg.SessionID, log: cfg.Logger}
 	b.server = mcp.NewServer(&mcp.Implementation{Name: "tasksessiond", Title: "Session task list", Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.SDKLogger})
+		&mcp.ServerOptions{Logger: cfg.SDKLogger})
 	for _, d := range tools.Render(tools.Defs(tools.RoleAgent), tools.FormatMCP) {
 		raw, err := json.Marshal(d)
 		if err != nil {
@@ -110,14 +111,14 @@ func New(cfg Config) (*Bridge, error) {
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, fmt.Errorf("decode tool definition: %w", err)
 		}
+		// Text only: a host shows the model the structured result, when
+		// there is one, as JSON (two of the four hosts do), and the text is
+		// the leaner of the two; a tool with an outputSchema must send it.
+		t.OutputSchema = nil
 		b.server.AddTool(&t, b.forward(t.Name, t.Annotations == nil || !t.Annotations.ReadOnlyHint))
 	}
 	return b, nil
 }
-
-const instructions = "These tools keep your task list for this conversation. " +
-	"Plan multi-step work with TaskCreate, keep it current with TaskUpdate, and check it with TaskList; " +
-	"the list survives restarts and context compaction."
 
 // SessionID is the daemon session the bridge serves now ("" until the
 // first call when it creates one).
@@ -243,14 +244,7 @@ func (b *Bridge) forward(name string, writes bool) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(b.explain(name, err)), nil
 		}
-		out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Text()}}}
-		var raw struct {
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		}
-		if json.Unmarshal(res.Raw, &raw) == nil && len(raw.StructuredContent) > 0 && string(raw.StructuredContent) != "null" {
-			out.StructuredContent = raw.StructuredContent
-		}
-		return out, nil
+		return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Text()}}}, nil
 	}
 }
 
@@ -285,10 +279,7 @@ func (b *Bridge) host(req *mcp.CallToolRequest) (meta string, budget int) {
 // when the daemon's (fitted to its own, larger limit) is longer: from the
 // session's whole list, with the daemon's ladder.
 func refit(ctx context.Context, c *client.Client, res *wire.CallToolResult, session string, budget int) (*wire.CallToolResult, error) {
-	var raw struct {
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}
-	if res.IsError || json.Unmarshal(res.Raw, &raw) != nil || len(raw.StructuredContent) <= budget {
+	if res.IsError || len(res.Text()) <= budget {
 		return res, nil
 	}
 	snap, err := c.Snapshot(ctx, session)

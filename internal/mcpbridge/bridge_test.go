@@ -3,18 +3,18 @@ package mcpbridge_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,28 +50,21 @@ func serve(t *testing.T, cfg mcpbridge.Config) (*mcp.ClientSession, *mcpbridge.B
 	return cs, b
 }
 
-// outputSchemas resolves each listed tool's outputSchema.
-func outputSchemas(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.Resolved {
+// textOnly checks that the four tools are listed without an outputSchema:
+// the bridge sends the model the text alone, the leaner form in every host.
+func textOnly(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
 	list, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
-	out := map[string]*jsonschema.Resolved{}
+	require.Len(t, list.Tools, 4)
 	for _, tool := range list.Tools {
-		b, err := json.Marshal(tool.OutputSchema)
-		require.NoError(t, err)
-		var s jsonschema.Schema
-		require.NoError(t, json.Unmarshal(b, &s), tool.Name)
-		r, err := s.Resolve(nil)
-		require.NoError(t, err, tool.Name)
-		out[tool.Name] = r
+		assert.Nil(t, tool.OutputSchema, tool.Name)
 	}
-	require.Len(t, out, 4)
-	return out
 }
 
-// callTool calls a tool and, for a success, checks its structured result
-// against the tool's outputSchema and returns it decoded.
-func callTool(t *testing.T, cs *mcp.ClientSession, schemas map[string]*jsonschema.Resolved, name string, args map[string]any) (*mcp.CallToolResult, structured) {
+// callTool calls a tool and, for a success, checks it is text alone and
+// returns the tasks its text names.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, structured) {
 	t.Helper()
 	if args == nil {
 		args = map[string]any{}
@@ -82,14 +75,20 @@ func callTool(t *testing.T, cs *mcp.ClientSession, schemas map[string]*jsonschem
 	if r.IsError {
 		return r, sc
 	}
-	b, err := json.Marshal(r.StructuredContent)
-	require.NoError(t, err)
-	var v any
-	require.NoError(t, json.Unmarshal(b, &v))
-	require.NoError(t, schemas[name].Validate(v), "%s result %s", name, b)
-	require.NoError(t, json.Unmarshal(b, &sc))
+	require.Nil(t, r.StructuredContent, "%s: text only", name)
+	for _, m := range taskLine.FindAllStringSubmatch(text(r), -1) {
+		id, _ := strconv.Atoi(m[1])
+		sc.Tasks = append(sc.Tasks, tasksessiond.Task{Taskid: id, Status: tasksessiond.Status(m[2] + m[3]), Subject: m[4]})
+	}
+	if len(sc.Tasks) > 0 {
+		sc.Task = sc.Tasks[0]
+	}
 	return r, sc
 }
+
+// taskLine is a task as a result's text shows it: "#3 [pending] Subject"
+// in a list or TaskGet, "#3 pending: Subject" after a write.
+var taskLine = regexp.MustCompile(`(?m)^#([0-9]+) (?:\[([a-z]+)\]|([a-z]+):) (.*)$`)
 
 func text(r *mcp.CallToolResult) string {
 	var s strings.Builder
@@ -206,19 +205,19 @@ func TestWriteRetriedAcrossReconnectAppliesOnce(t *testing.T) {
 	require.NoError(t, err)
 	p := newProxy(t, d.Socket)
 	cs, _ := serve(t, mcpbridge.Config{Socket: p.path, SessionID: "s", ReconnectWait: 5 * time.Second})
-	schemas := outputSchemas(t, cs)
+	textOnly(t, cs)
 
 	p.armed.Store(true)
-	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "only once"})
+	r, sc := callTool(t, cs, "TaskCreate", map[string]any{"subject": "only once"})
 	require.False(t, r.IsError, text(r))
 	require.EqualValues(t, 1, p.drops.Load(), "the first answer was lost")
 	assert.Equal(t, 1, sc.Task.Taskid)
-	assert.Equal(t, "Created task #1 \"only once\" (pending).", sc.Message)
+	assert.Equal(t, "#1 pending: only once\n1 pending", text(r))
 
 	got, err := dc.ResumeSession(ctx, "s")
 	require.NoError(t, err)
 	assert.Len(t, got.Tasks, 1, "the resent write was not applied again")
-	_, sc = callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "next"})
+	_, sc = callTool(t, cs, "TaskCreate", map[string]any{"subject": "next"})
 	assert.Equal(t, 2, sc.Task.Taskid)
 }
 
@@ -229,13 +228,13 @@ func TestDaemonDownIsAToolError(t *testing.T) {
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	p := newProxy(t, d.Socket)
 	cs, _ := serve(t, mcpbridge.Config{Socket: p.path, SessionID: "s", Create: true, ReconnectWait: 200 * time.Millisecond})
-	schemas := outputSchemas(t, cs)
-	_, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "before"})
+	textOnly(t, cs)
+	_, sc := callTool(t, cs, "TaskCreate", map[string]any{"subject": "before"})
 	require.Equal(t, 1, sc.Task.Taskid)
 
 	p.down()
 	for _, name := range []string{"TaskCreate", "TaskList"} {
-		r, _ := callTool(t, cs, schemas, name, map[string]any{})
+		r, _ := callTool(t, cs, name, map[string]any{})
 		require.True(t, r.IsError, name)
 		assert.Contains(t, text(r), name+" was not done")
 		assert.Contains(t, text(r), "daemon cannot be reached")
@@ -243,10 +242,10 @@ func TestDaemonDownIsAToolError(t *testing.T) {
 	}
 
 	p.up(t)
-	r, sc := callTool(t, cs, schemas, "TaskList", nil)
+	r, sc := callTool(t, cs, "TaskList", nil)
 	require.False(t, r.IsError, text(r))
 	assert.Len(t, sc.Tasks, 1, "the call made while down changed nothing")
-	_, sc = callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "after"})
+	_, sc = callTool(t, cs, "TaskCreate", map[string]any{"subject": "after"})
 	assert.Equal(t, 2, sc.Task.Taskid)
 }
 
@@ -258,33 +257,33 @@ func TestReadsFollowCompaction(t *testing.T) {
 	_, err := dc.CreateSession(ctx, wire.CreateSession{SessionID: "old"})
 	require.NoError(t, err)
 	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
-	schemas := outputSchemas(t, cs)
-	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "planned before"})
+	textOnly(t, cs)
+	callTool(t, cs, "TaskCreate", map[string]any{"subject": "planned before"})
 
 	_, err = dc.Compact(ctx, wire.Compact{SessionID: "old", NewSessionID: "new"})
 	require.NoError(t, err)
 	_, err = dc.CallTool(ctx, client.ToolCall{SessionID: "new", Name: "TaskCreate", Arguments: map[string]any{"subject": "made in the successor"}})
 	require.NoError(t, err)
 
-	r, sc := callTool(t, cs, schemas, "TaskList", nil)
+	r, sc := callTool(t, cs, "TaskList", nil)
 	require.False(t, r.IsError, text(r))
 	require.Len(t, sc.Tasks, 2)
 	assert.Equal(t, "made in the successor", sc.Tasks[1].Subject)
 	assert.Equal(t, "new", b.SessionID())
-	r, sc = callTool(t, cs, schemas, "TaskGet", map[string]any{"taskid": 2})
+	r, sc = callTool(t, cs, "TaskGet", map[string]any{"taskid": 2})
 	require.False(t, r.IsError, text(r))
 	assert.Equal(t, "made in the successor", sc.Task.Subject)
 
 	// A second compaction, then a write: it goes to the newest session.
 	_, err = dc.Compact(ctx, wire.Compact{SessionID: "new", NewSessionID: "newer"})
 	require.NoError(t, err)
-	_, sc = callTool(t, cs, schemas, "TaskUpdate", map[string]any{"taskid": 1, "status": "completed"})
+	_, sc = callTool(t, cs, "TaskUpdate", map[string]any{"taskid": 1, "status": "completed"})
 	assert.Equal(t, "completed", string(sc.Task.Status))
 	assert.Equal(t, "newer", b.SessionID())
 
 	// A bridge started on the old id serves the head from its first call.
 	cs2, b2 := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "old"})
-	r, sc = callTool(t, cs2, schemas, "TaskList", nil)
+	r, sc = callTool(t, cs2, "TaskList", nil)
 	require.False(t, r.IsError, text(r))
 	assert.Len(t, sc.Tasks, 2)
 	assert.Equal(t, "newer", b2.SessionID())
@@ -292,24 +291,19 @@ func TestReadsFollowCompaction(t *testing.T) {
 
 func TestEmptyListAndCreateOnFirstUse(t *testing.T) {
 	// Ensures a session bound by id (as CLAUDE_CODE_SESSION_ID binds it) is
-	// created by the first call, not at start, and that an empty list's
-	// structured result has tasks: [].
+	// created by the first call, not at start, and that an empty list says
+	// so.
 	d := testutil.StartDaemon(t, testutil.MustOpenDB(t))
 	dc := d.Dial(t)
 	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "claude-abc", Create: true})
 	_, err := dc.GetSession(ctx, "claude-abc")
 	require.ErrorIs(t, err, client.ErrSessionNotFound, "nothing is created before the first call")
 
-	schemas := outputSchemas(t, cs)
-	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "TaskList", Arguments: map[string]any{}})
-	require.NoError(t, err)
+	textOnly(t, cs)
+	r, sc := callTool(t, cs, "TaskList", nil)
 	require.False(t, r.IsError, text(r))
-	raw, err := json.Marshal(r.StructuredContent)
-	require.NoError(t, err)
-	assert.Contains(t, string(raw), `"tasks":[]`)
-	var v any
-	require.NoError(t, json.Unmarshal(raw, &v))
-	require.NoError(t, schemas["TaskList"].Validate(v))
+	assert.Empty(t, sc.Tasks)
+	assert.Equal(t, "The task list is empty. Use TaskCreate to plan the work.", text(r))
 	_, err = dc.GetSession(ctx, "claude-abc")
 	require.NoError(t, err)
 }
@@ -321,13 +315,13 @@ func TestToolsListedWithoutDaemon(t *testing.T) {
 	// one does, on the same MCP session.
 	sock := testutil.SocketPath(t)
 	cs, _ := serve(t, mcpbridge.Config{Socket: sock, SessionID: "late", Create: true, ReconnectWait: 100 * time.Millisecond})
-	schemas := outputSchemas(t, cs)
-	r, _ := callTool(t, cs, schemas, "TaskList", nil)
+	textOnly(t, cs)
+	r, _ := callTool(t, cs, "TaskList", nil)
 	require.True(t, r.IsError)
 	assert.Contains(t, text(r), "daemon cannot be reached")
 
 	testutil.StartDaemonAt(t, testutil.MustOpenDB(t), sock)
-	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "after the daemon came"})
+	r, sc := callTool(t, cs, "TaskCreate", map[string]any{"subject": "after the daemon came"})
 	require.False(t, r.IsError, text(r))
 	assert.Equal(t, 1, sc.Task.Taskid)
 }
@@ -344,17 +338,17 @@ func TestBridgeFollowsTheHostsConversation(t *testing.T) {
 	set := func(id string) { mu.Lock(); bound = id; mu.Unlock() }
 	cs, b := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "conv-1", Create: true,
 		Bound: func() binding.Conversation { mu.Lock(); defer mu.Unlock(); return binding.Conversation{ID: bound} }})
-	schemas := outputSchemas(t, cs)
-	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "first conversation"})
+	textOnly(t, cs)
+	callTool(t, cs, "TaskCreate", map[string]any{"subject": "first conversation"})
 	set("conv-1") // the startup hook names the same conversation: no change
-	callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "still the first"})
+	callTool(t, cs, "TaskCreate", map[string]any{"subject": "still the first"})
 	assert.Equal(t, "conv-1", b.SessionID())
 
 	set("conv-2") // /clear
-	r, sc := callTool(t, cs, schemas, "TaskList", nil)
+	r, sc := callTool(t, cs, "TaskList", nil)
 	require.False(t, r.IsError, text(r))
 	assert.Empty(t, sc.Tasks, "a new conversation starts with an empty list")
-	_, sc = callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "second conversation"})
+	_, sc = callTool(t, cs, "TaskCreate", map[string]any{"subject": "second conversation"})
 	assert.Equal(t, 1, sc.Task.Taskid)
 	assert.Equal(t, "conv-2", b.SessionID())
 
@@ -363,7 +357,7 @@ func TestBridgeFollowsTheHostsConversation(t *testing.T) {
 	require.Len(t, old.Tasks, 2, "the first conversation keeps its own list")
 
 	set("conv-1") // resuming the first conversation in the same process
-	_, sc = callTool(t, cs, schemas, "TaskGet", map[string]any{"taskid": 2})
+	_, sc = callTool(t, cs, "TaskGet", map[string]any{"taskid": 2})
 	assert.Equal(t, "still the first", sc.Task.Subject)
 }
 
@@ -381,7 +375,7 @@ func TestToolsCarryAnnotations(t *testing.T) {
 		assert.Equal(t, readOnly[tool.Name], tool.Annotations.ReadOnlyHint, tool.Name)
 		require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
 		assert.False(t, *tool.Annotations.DestructiveHint, tool.Name)
-		assert.NotNil(t, tool.OutputSchema, tool.Name)
+		assert.Nil(t, tool.OutputSchema, tool.Name)
 	}
 }
 
@@ -403,8 +397,8 @@ func TestBridgeRebuildsAForkFromItsTranscript(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	cs, _ := serve(t, mcpbridge.Config{Socket: d.Socket, SessionID: "fork", Create: true, Server: "tasks",
 		Bound: func() binding.Conversation { return binding.Conversation{ID: "fork", Transcript: path} }, History: claudecode.Host{}})
-	schemas := outputSchemas(t, cs)
-	r, sc := callTool(t, cs, schemas, "TaskCreate", map[string]any{"subject": "made in the fork"})
+	textOnly(t, cs)
+	r, sc := callTool(t, cs, "TaskCreate", map[string]any{"subject": "made in the fork"})
 	require.False(t, r.IsError, text(r))
 	assert.Equal(t, 2, sc.Task.Taskid, "the ids go on from the history: its own calls, not another server's")
 }
@@ -427,8 +421,8 @@ func TestBridgeBindsEachCallToItsMetaThread(t *testing.T) {
 	}
 	call("thread-1", "TaskCreate", map[string]any{"subject": "one"})
 	call("thread-1", "TaskCreate", map[string]any{"subject": "two"})
-	assert.Contains(t, text(call("thread-2", "TaskCreate", map[string]any{"subject": "other"})), "Created task #1")
-	assert.Contains(t, text(call("thread-1", "TaskCreate", map[string]any{"subject": "three"})), "Created task #3")
+	assert.Contains(t, text(call("thread-2", "TaskCreate", map[string]any{"subject": "other"})), "#1 pending: other")
+	assert.Contains(t, text(call("thread-1", "TaskCreate", map[string]any{"subject": "three"})), "#3 pending: three")
 	dc := d.Dial(t)
 	for id, n := range map[string]int{"thread-1": 3, "thread-2": 1} {
 		got, err := dc.ResumeSession(ctx, id)
@@ -468,11 +462,11 @@ func TestConcurrentThreadsKeepTheirLists(t *testing.T) {
 	}
 }
 
-// structured holds any tool's structured result, for the assertions: a
-// change's fields, a TaskGet's (task, counts) and a TaskList's tasks.
+// structured holds the tasks a result's text names, for the assertions:
+// the task a write or TaskGet shows, and a TaskList's tasks.
 type structured struct {
-	wire.Written
-	Tasks []tasksessiond.Task `json:"tasks"`
+	Task  tasksessiond.Task
+	Tasks []tasksessiond.Task
 }
 
 func TestCodexTaskListFitsItsBudget(t *testing.T) {
@@ -505,12 +499,11 @@ func TestCodexTaskListFitsItsBudget(t *testing.T) {
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: "TaskList", Arguments: map[string]any{}})
 		require.NoError(t, err)
 		require.False(t, r.IsError, text(r))
-		sc, err := json.Marshal(r.StructuredContent)
-		require.NoError(t, err)
+		out := text(r)
 		for i := 101; i <= 300 && brief; i++ {
-			assert.Contains(t, string(sc), fmt.Sprintf("#%d [pending] Task %03d", i, i), "%s: open task #%d", name, i)
+			assert.Contains(t, out, fmt.Sprintf("#%d [pending] Task %03d", i, i), "%s: open task #%d", name, i)
 		}
-		return len(sc)
+		return len(out)
 	}
 	assert.LessOrEqual(t, size("codex-mcp-client", mcpbridge.Config{Socket: d.Socket, SessionID: "big", Clients: clients}, nil, true), codex.ResultBytes)
 	assert.LessOrEqual(t, size("some-host", mcpbridge.Config{Socket: d.Socket, FollowMeta: true, Clients: clients}, mcp.Meta{"threadId": "big"}, true), codex.ResultBytes)

@@ -428,7 +428,7 @@ func TestThousandsOfTasks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, n, must(r.Listing()).Counts.Total)
 	assert.LessOrEqual(t, len(r.Raw), 2*tools.MaxResultChars+1000, "text and structured, each within the limit")
-	assert.NotEmpty(t, must(r.Listing()).Brief, "tasks listed brief: without their descriptions")
+	assert.NotEmpty(t, must(r.Listing()).Note, "shortened to fit, and saying so")
 	got, err := cl.ResumeSession(ctx, info.ID)
 	require.NoError(t, err)
 	require.Len(t, got.Tasks, n)

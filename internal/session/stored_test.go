@@ -39,7 +39,7 @@ func TestLogStoresAChangeOnce(t *testing.T) {
 	again, err := m.Call(ctx, p)
 	require.NoError(t, err)
 	assert.Equal(t, string(first), string(again), "a retry gets the recorded result, text included")
-	assert.Contains(t, string(first), `"content":[{"type":"text","text":"Created task #21`)
+	assert.Contains(t, string(first), `"content":[{"type":"text","text":"#21 pending:`)
 	call(t, m, id, tools.TaskUpdate, `{"taskid":21,"status":"in_progress"}`)
 
 	raw := testutil.RawDB(t, path)

@@ -72,63 +72,59 @@ const (
 	briefSchema = `{"type":"object","properties":{"taskid":{"type":"integer","minimum":1},"status":` + statusSchema +
 		`,"subject":{"type":"string"}},"required":["taskid","status","subject"],"additionalProperties":false}`
 
-	changeSchema = schemaHead + `"properties":{"message":{"type":"string","description":"What the call did."},"task":` + taskSchema +
-		`,"counts":` + countsSchema + `,"open":{"type":"array","items":` + briefSchema + `,"description":"After the change, the tasks in progress (up to 10) and the next 3 pending, in taskid order."}` +
-		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out of open."}},` +
-		`"required":["message","task","counts","open","moreOpen"],"additionalProperties":false}`
+	changeSchema = schemaHead + `"properties":{"task":` + briefSchema + `,"counts":` + countsSchema +
+		`,"inProgress":{"type":"array","items":{"type":"integer","minimum":1},"description":"After the change, the ids of the tasks in progress (the first 10), in taskid order."}},` +
+		`"required":["task","counts"],"additionalProperties":false}`
 	gotSchema = schemaHead + `"properties":{"task":` + taskSchema + `,"counts":` + countsSchema + `},` +
 		`"required":["task","counts"],"additionalProperties":false}`
 	listingSchema = schemaHead + `"properties":{"counts":` + countsSchema +
-		`,"note":{"type":"string","description":"Set when the list was shortened to fit: what was left out and how to read it."}` +
-		`,"tasks":{"type":"array","items":` + taskSchema + `,"description":"Every task, the open ones first, then the closed ones, each in taskid order (long descriptions shortened when the list is long)."}` +
-		`,"brief":{"type":"array","items":{"type":"string"},"description":"When the list is long: the tasks shown without their descriptions, as \"#id [status] subject\", the open ones first."}` +
-		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out to fit."}` +
-		`,"omitted":{"type":"object","additionalProperties":{"type":"string"},"description":"Closed tasks left out to fit, by status, as id ranges (\"#1-#4, #7\")."}},` +
+		`,"note":{"type":"string","description":"Set when the list was shortened to fit: how to read a task whole."}` +
+		`,"tasks":{"type":"array","items":` + taskSchema + `,"description":"The tasks in taskid order (when shortened: descriptions cut or left out, folded and left-out tasks not here)."}` +
+		`,"folded":{"type":"array","items":{"type":"object","properties":{"from":{"type":"integer","minimum":1},"to":{"type":"integer","minimum":1},"status":` + statusSchema + `},` +
+		`"required":["from","to","status"],"additionalProperties":false},"description":"When shortened: runs of closed tasks of one status, consecutive in taskid order, shown as one line each."}` +
+		`,"moreOpen":{"type":"integer","minimum":0,"description":"Open tasks left out to fit."}},` +
 		`"required":["tasks","counts"],"additionalProperties":false}`
 )
 
-// taskidIn is the start of a taskid argument's schema: what the decoder
+// taskidSchema is a taskid argument's schema: what the decoder
 // takes (decodeTaskid), an integer or a string such as "2" or "#2". Hosts
 // such as Gemini CLI check a call against the schema before it reaches
 // us, so the schema must not be narrower than the decoder.
 //
 // anyOf, not a type array: Gemini CLI's validator (Ajv, strict) warns on
 // the terminal about a union type.
-const taskidIn = `"anyOf":[{"type":"integer","minimum":1},{"type":"string","pattern":"^\\s*#?[0-9]+\\s*$"}],`
+const taskidSchema = `{"anyOf":[{"type":"integer"},{"type":"string","pattern":"^\\s*#?\\d+\\s*$"}]}`
 
+// The descriptions are short and exact: a host sends them with every
+// request, so each byte is paid once a turn.
 var defs = []Def{
 	{
 		Name:  TaskCreate,
 		Title: "Create task",
-		Description: "Add a task to this session's task list. Use it to plan multi-step work: " +
-			"create one task per concrete step before you start, then keep the list current with TaskUpdate. " +
-			"The task starts as pending and gets a taskid from the list (you cannot choose it); " +
-			"use that taskid in later TaskUpdate and TaskGet calls. The list survives context compaction.",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-			`"properties":{"subject":{"type":"string","minLength":1,"maxLength":500,"description":"Short one-line title of the task, in the imperative (e.g. \"Add tests for the parser\")."},` +
-			`"description":{"type":"string","maxLength":16000,"description":"Details: what done looks like, files involved, notes. Optional."}},` +
-			`"required":["subject"],"additionalProperties":false}`),
+		Description: "Add a pending task, one per step of your plan; it gets the next taskid. " +
+			"The list survives compaction.",
+		InputSchema: json.RawMessage(`{"type":"object",` +
+			`"properties":{"subject":{"type":"string"},"description":{"type":"string"}},` +
+			`"required":["subject"]}`),
 		OutputSchema: json.RawMessage(changeSchema),
 		Writes:       true,
 		params:       []string{"subject", "description"},
 	},
 	{
-		Name:  TaskList,
-		Title: "List tasks",
-		Description: "Show every task in this session's task list with its taskid, status, subject and description, " +
-			"completed and deleted ones included. Call it to see where the plan stands, e.g. after compaction " +
-			"or before choosing the next task.",
-		InputSchema:  json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{},"additionalProperties":false}`),
+		Name:         TaskList,
+		Title:        "List tasks",
+		Description:  "Show every task in taskid order.",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{}}`),
 		OutputSchema: json.RawMessage(listingSchema),
 		Idempotent:   true,
 	},
 	{
 		Name:        TaskGet,
 		Title:       "Get task",
-		Description: "Show one task of this session's task list by its taskid, with its full description.",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-			`"properties":{"taskid":{` + taskidIn + `"description":"The taskid that TaskCreate returned."}},` +
-			`"required":["taskid"],"additionalProperties":false}`),
+		Description: "Show one task whole.",
+		InputSchema: json.RawMessage(`{"type":"object",` +
+			`"properties":{"taskid":` + taskidSchema + `},` +
+			`"required":["taskid"]}`),
 		OutputSchema: json.RawMessage(gotSchema),
 		Idempotent:   true,
 		params:       []string{"taskid"},
@@ -136,16 +132,13 @@ var defs = []Def{
 	{
 		Name:  TaskUpdate,
 		Title: "Update task",
-		Description: "Change a task in this session's task list: its status, subject or description (at least one). " +
-			"Set status to inprogress when you start a task and to completed as soon as it is done; " +
-			"set status to deleted to withdraw a task that is no longer needed (it stays in the list, marked deleted). " +
-			"The taskid identifies the task and cannot be changed.",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-			`"properties":{"taskid":{` + taskidIn + `"description":"The taskid of the task to change."},` +
-			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted","in_progress","in-progress"],"description":"New status (in_progress and in-progress mean inprogress)."},` +
-			`"subject":{"type":"string","minLength":1,"maxLength":500,"description":"New one-line title."},` +
-			`"description":{"type":"string","maxLength":16000,"description":"New details (replaces the old ones)."}},` +
-			`"required":["taskid"],"additionalProperties":false}`),
+		Description: "Set a task's status (inprogress when started, completed when done, deleted to withdraw it), " +
+			"subject or description.",
+		InputSchema: json.RawMessage(`{"type":"object",` +
+			`"properties":{"taskid":` + taskidSchema + `,` +
+			`"status":{"type":"string","enum":["pending","inprogress","completed","deleted","in_progress","in-progress"]},` +
+			`"subject":{"type":"string"},"description":{"type":"string"}},` +
+			`"required":["taskid"]}`),
 		OutputSchema: json.RawMessage(changeSchema),
 		Writes:       true,
 		// Setting the same values again changes nothing more; deletion

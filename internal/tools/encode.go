@@ -59,7 +59,7 @@ func Restore(stored []byte) ([]byte, error) {
 	if err := json.Unmarshal(sc, &ch); err != nil {
 		return nil, fmt.Errorf("restore a stored result: %w", err)
 	}
-	text, err := marshal(changeText(ch))
+	text, err := marshal(writtenText(ch))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,3 @@ func marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
-
-// changeText is what the model reads of a change: what happened, then the
-// overview.
-func changeText(ch wire.Written) string { return ch.Message + "\n\n" + overviewText(ch.Overview) }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 // Size limits of what a host puts before the model. Hosts cut or preview
@@ -41,7 +42,8 @@ type fitLevel struct {
 	openDesc   int  // characters of an open task's description kept; -1: all
 	closedDesc int  // same for completed and deleted tasks; 0: none
 	subject    int  // characters of a subject kept; -1: all
-	ranges     bool // closed tasks as id ranges by status, not a line each
+	fold       bool // runs of closed tasks as one line each ("#1–#40 completed")
+	hideClosed bool // closed tasks left out (the counts still say them)
 	openMax    int  // open tasks listed; -1: all
 }
 
@@ -51,25 +53,27 @@ var ladder = []fitLevel{
 	{openDesc: 2000, closedDesc: 0, subject: -1, openMax: -1},
 	{openDesc: 500, closedDesc: 0, subject: -1, openMax: -1},
 	{openDesc: 160, closedDesc: 0, subject: -1, openMax: -1},
-	// Closed tasks are folded into id ranges before an open task's
-	// description goes, and long before its subject is cut.
-	{openDesc: 160, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
-	{openDesc: 60, closedDesc: 0, subject: -1, ranges: true, openMax: -1},
-	{openDesc: 0, closedDesc: 0, subject: -1, ranges: true, openMax: -1}, // every open task's id, status and subject
-	{openDesc: 0, closedDesc: 0, subject: 80, ranges: true, openMax: -1},
-	{openDesc: 0, closedDesc: 0, subject: 40, ranges: true, openMax: -1},
+	// Closed tasks are folded in place before an open task's description
+	// goes, and long before its subject is cut.
+	{openDesc: 160, subject: -1, fold: true, openMax: -1},
+	{openDesc: 60, subject: -1, fold: true, openMax: -1},
+	{subject: -1, fold: true, openMax: -1}, // every open task's id, status and subject
+	{subject: 80, fold: true, openMax: -1},
+	{subject: 40, fold: true, openMax: -1},
+	// Closed tasks that alternate with open ones fold into many lines:
+	// they go before any open task does.
+	{subject: 40, hideClosed: true, openMax: -1},
 }
 
 // RenderWithin renders tasks (in taskid order) in at most max characters
-// (as Length counts them): the counts, then the open tasks, then the
-// closed ones, so that whatever a host cuts from the end, the open tasks
-// are the last to go. It shows the whole list when it fits; else it
-// shortens it step by step: descriptions of closed tasks, then of open
-// ones, then closed tasks folded into id ranges, then the rest of the open
-// tasks' descriptions, then long subjects; and at last only the counts
-// and as many open tasks as fit. What it shortens
-// it says, and how to read a task in full (TaskGet), using the names in
-// names (the host's names for the tools).
+// (as Length counts them): the counts, then the tasks in taskid order. It
+// shows the whole list when it fits; else it shortens it step by step:
+// descriptions of closed tasks, then of open ones, then runs of closed
+// tasks folded in place ("#1–#40 completed"), then the rest of the open
+// tasks' descriptions, then long subjects, then the closed tasks left out;
+// and at last only the counts and as many open tasks as fit. What it
+// shortens it says, and how to read a task whole (TaskGet), using the
+// names in names (the host's names for the tools).
 func RenderWithin(tasks []tasksessiond.Task, max int, names ToolNames) string {
 	return RenderWithinBy(tasks, max, names, Length)
 }
@@ -94,12 +98,11 @@ func PrefixedNames(prefix string) ToolNames {
 }
 
 // view is a list as fitted: the tasks shown (shortened as its level says),
-// the closed tasks folded into id ranges, and the open ones left out.
+// the runs of closed tasks folded, and the open ones left out.
 type view struct {
 	counts    tasksessiond.Counts
-	tasks     []tasksessiond.Task            // shown with their descriptions
-	brief     []string                       // shown without: "#id [status] subject"
-	omitted   map[tasksessiond.Status]string // status -> "#1-#4, #7"
+	tasks     []tasksessiond.Task // shown, in taskid order
+	folded    []wire.Fold
 	moreOpen  int
 	shortened bool
 	text      string
@@ -112,28 +115,11 @@ func fitList(tasks []tasksessiond.Task, limit int, names ToolNames, measure func
 	if len(tasks) == 0 {
 		return view{counts: c, tasks: []tasksessiond.Task{}, text: "The task list is empty. Use " + names.Create + " to plan the work."}
 	}
-	// The closed tasks' id ranges are the same at every level that folds
-	// them: made once.
-	var folded map[tasksessiond.Status]string
-	ranges := func() map[tasksessiond.Status]string {
-		if folded == nil {
-			folded = map[tasksessiond.Status]string{}
-			for _, st := range []tasksessiond.Status{tasksessiond.Completed, tasksessiond.Deleted} {
-				// Ranges of ids that alternate with other statuses do not
-				// fold; they are capped, so that they never crowd out the
-				// open tasks or pass the limit.
-				if r := idRanges(tasks, st, limit/4); r != "" {
-					folded[st] = r
-				}
-			}
-		}
-		return folded
-	}
 	for i, lv := range ladder {
 		if atLeast(tasks, lv) > limit {
 			continue // surely too long: not rendered at all
 		}
-		v := fit(tasks, c, lv, i > 0, names, ranges)
+		v := fit(tasks, c, lv, i > 0, names)
 		if measure(v.text) <= limit && extra(v) <= limit {
 			return v
 		}
@@ -142,7 +128,7 @@ func fitList(tasks []tasksessiond.Task, limit int, names ToolNames, measure func
 	// the rest (the most that fit, found by bisection; none always fits
 	// but for the counts line, which truncate then cuts).
 	try := func(n int) (view, bool) {
-		v := fit(tasks, c, fitLevel{subject: 40, ranges: true, openMax: n}, true, names, ranges)
+		v := fit(tasks, c, fitLevel{subject: 40, hideClosed: true, openMax: n}, true, names)
 		return v, measure(v.text) <= limit && extra(v) <= limit
 	}
 	lo, hi := narrow(c.Pending+c.InProgress, limit, func(n int) (int, bool) {
@@ -236,7 +222,7 @@ func atLeast(tasks []tasksessiond.Task, lv fitLevel) int {
 	n := 0
 	for _, t := range tasks {
 		closed := !t.Status.Open()
-		if closed && lv.ranges {
+		if closed && (lv.fold || lv.hideClosed) {
 			continue
 		}
 		subject := len(t.Subject) / 3
@@ -256,73 +242,77 @@ func atLeast(tasks []tasksessiond.Task, lv fitLevel) int {
 	return n
 }
 
-func fit(tasks []tasksessiond.Task, c tasksessiond.Counts, lv fitLevel, shortened bool, names ToolNames, ranges func() map[tasksessiond.Status]string) view {
+func fit(tasks []tasksessiond.Task, c tasksessiond.Counts, lv fitLevel, shortened bool, names ToolNames) view {
 	// Sized for what this level lists: a try of a few open tasks out of
 	// thousands allocates a few, not thousands.
-	open, closed := c.Pending+c.InProgress, c.Completed+c.Deleted
+	n := c.Total
+	if lv.fold || lv.hideClosed {
+		n = c.Pending + c.InProgress
+	}
 	if lv.openMax >= 0 {
-		open = min(open, lv.openMax)
+		n = min(n, lv.openMax)
 	}
-	if lv.ranges {
-		closed = 0
-	}
-	v := view{counts: c, shortened: shortened, tasks: make([]tasksessiond.Task, 0, open+closed)}
+	v := view{counts: c, shortened: shortened, tasks: make([]tasksessiond.Task, 0, n)}
 	var b strings.Builder
-	b.WriteString("Tasks: ")
-	b.WriteString(countsText(c))
+	b.WriteString(listHead)
+	b.WriteString(countsText(c, nil))
 	b.WriteString(".")
 	if shortened {
 		b.WriteString(" (Shortened to fit; ")
 		b.WriteString(names.Get)
-		b.WriteString(" shows any task in full.)")
+		b.WriteString(" shows any task whole.)")
 	}
 	b.WriteString("\n")
-	// The open tasks first, then the closed ones: a host that cuts a long
-	// text from its end (or the model that stops reading) loses the
-	// closed tasks, not the plan ahead.
+	// In taskid order, the store's: a task keeps its place whatever its
+	// status, and a run of closed tasks folds where it stands.
+	var run *wire.Fold
+	flush := func() {
+		if run == nil {
+			return
+		}
+		v.folded = append(v.folded, *run)
+		b.WriteString("\n#")
+		b.WriteString(strconv.Itoa(run.From))
+		if run.To != run.From {
+			b.WriteString("–#")
+			b.WriteString(strconv.Itoa(run.To))
+		}
+		b.WriteByte(' ')
+		b.WriteString(string(run.Status))
+		run = nil
+	}
 	listed := 0
 	for _, t := range tasks {
 		if !t.Status.Open() {
+			switch {
+			case lv.hideClosed:
+			case lv.fold && run != nil && run.Status == t.Status:
+				run.To = t.Taskid
+			case lv.fold:
+				flush()
+				run = &wire.Fold{From: t.Taskid, To: t.Taskid, Status: t.Status}
+			default:
+				b.WriteString("\n")
+				v.tasks = append(v.tasks, writeShort(&b, t, lv.subject, lv.closedDesc))
+			}
 			continue
 		}
+		flush()
 		if lv.openMax >= 0 && listed >= lv.openMax {
-			break
+			v.moreOpen++
+			continue
 		}
 		listed++
 		b.WriteString("\n")
-		v.add(writeShort(&b, t, lv.subject, lv.openDesc))
+		v.tasks = append(v.tasks, writeShort(&b, t, lv.subject, lv.openDesc))
 	}
-	if all := c.Pending + c.InProgress; lv.openMax >= 0 && listed < all {
-		v.moreOpen = all - listed
+	flush()
+	if v.moreOpen > 0 {
 		b.WriteString("\n… and ")
 		b.WriteString(strconv.Itoa(v.moreOpen))
 		b.WriteString(" more open tasks, left out to fit (")
 		b.WriteString(names.Get)
 		b.WriteString(" shows any task by its taskid)")
-	}
-	if !lv.ranges {
-		for _, t := range tasks {
-			if t.Status.Open() {
-				continue
-			}
-			b.WriteString("\n")
-			v.add(writeShort(&b, t, lv.subject, lv.closedDesc))
-		}
-	}
-	if lv.ranges {
-		folded := ranges()
-		for _, st := range []tasksessiond.Status{tasksessiond.Completed, tasksessiond.Deleted} {
-			if r, ok := folded[st]; ok {
-				if v.omitted == nil {
-					v.omitted = map[tasksessiond.Status]string{}
-				}
-				v.omitted[st] = r
-				b.WriteString("\n")
-				b.WriteString(string(st))
-				b.WriteString(": ")
-				b.WriteString(r)
-			}
-		}
 	}
 	v.text = b.String()
 	return v
@@ -330,9 +320,8 @@ func fit(tasks []tasksessiond.Task, c tasksessiond.Counts, lv fitLevel, shortene
 
 // writeShort is writeTask with the subject cut to subject characters and
 // the description to desc (-1: whole; 0: left out), saying what was cut.
-// It returns the task as shown, and whether it is shown brief (without
-// its description).
-func writeShort(b *strings.Builder, t tasksessiond.Task, subject, desc int) (tasksessiond.Task, bool) {
+// It returns the task as shown.
+func writeShort(b *strings.Builder, t tasksessiond.Task, subject, desc int) tasksessiond.Task {
 	if subject >= 0 {
 		t.Subject = cut(t.Subject, subject)
 	}
@@ -341,27 +330,11 @@ func writeShort(b *strings.Builder, t tasksessiond.Task, subject, desc int) (tas
 		// The header says the list was shortened and how to read a task
 		// whole; a marker on every line would cost more than it tells.
 		t.Description = ""
-		writeTask(b, t)
-		return t, true
 	case desc > 0:
 		t.Description = shorten(t.Description, desc)
 	}
 	writeTask(b, t)
-	return t, false
-}
-
-// add lists t in the structured result: with its description, or brief, as
-// a line "#id [status] subject" (a third of the JSON of an object without
-// its description: a list of hundreds of open tasks fits a host's budget
-// of 10,000 bytes).
-func (v *view) add(t tasksessiond.Task, brief bool) {
-	if !brief {
-		v.tasks = append(v.tasks, t)
-		return
-	}
-	var b strings.Builder
-	writeTask(&b, t)
-	v.brief = append(v.brief, b.String())
+	return t
 }
 
 // shorten cuts a description to n characters, saying how long it was.
@@ -383,43 +356,4 @@ func cut(s string, n int) string {
 	}
 	r := []rune(s)
 	return strings.TrimRight(string(r[:n-1]), " \n") + "…"
-}
-
-// idRanges lists the ids of tasks with status st as "#1-#4, #7", in at
-// most about max bytes ("…, and 120 more" past it).
-func idRanges(tasks []tasksessiond.Task, st tasksessiond.Status, max int) string {
-	var b strings.Builder
-	first, last, left := 0, 0, 0
-	flush := func() {
-		if first == 0 {
-			return
-		}
-		if b.Len() > max {
-			left += last - first + 1 // a range holds every id it spans
-			return
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("#" + strconv.Itoa(first))
-		if last != first {
-			b.WriteString("-#" + strconv.Itoa(last))
-		}
-	}
-	for _, t := range tasks {
-		if t.Status != st {
-			continue
-		}
-		if first != 0 && t.Taskid == last+1 {
-			last = t.Taskid
-			continue
-		}
-		flush()
-		first, last = t.Taskid, t.Taskid
-	}
-	flush()
-	if left > 0 {
-		b.WriteString(", … and " + strconv.Itoa(left) + " more")
-	}
-	return b.String()
 }

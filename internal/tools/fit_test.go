@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,21 +21,22 @@ import (
 func TestRenderWithin(t *testing.T) {
 	// Ensures a list is shown whole when it fits, and otherwise shortened
 	// within the budget in the order the model can best spare: closed
-	// tasks' descriptions, then open ones', then subjects, then closed
-	// tasks folded into id ranges; the counts always come first, and every
-	// id and status stays as long as anything can.
+	// tasks' descriptions, then open ones', then runs of closed tasks
+	// folded in place, then subjects; the counts always come first, the
+	// tasks stay in taskid order, and every id and status stays as long as
+	// anything can.
 	var tasks []tasksessiond.Task
 	for i := 1; i <= 60; i++ {
 		st := tasksessiond.Pending
-		switch i % 4 {
-		case 0:
+		switch {
+		case i <= 12:
 			st = tasksessiond.Completed
-		case 1:
+		case i == 13 || i == 14:
+			st = tasksessiond.Deleted
+		case i%4 == 0:
+			st = tasksessiond.Completed
+		case i%4 == 1:
 			st = tasksessiond.InProgress
-		case 2:
-			if i%8 == 2 {
-				st = tasksessiond.Deleted
-			}
 		}
 		tasks = append(tasks, tasksessiond.Task{Taskid: i, Status: st, Subject: fmt.Sprintf("Task number %d with a subject", i), Description: strings.Repeat("word ", 100)})
 	}
@@ -41,12 +44,14 @@ func TestRenderWithin(t *testing.T) {
 	full := tools.RenderWithin(tasks, math.MaxInt, names)
 	assert.NotContains(t, full, "Shortened")
 	assert.Equal(t, 60, strings.Count(full, strings.TrimSpace(strings.Repeat("word ", 100))))
+	assert.NoError(t, inTaskidOrder(full))
 
 	for _, budget := range []int{30000, 20000, 9500, 5000, 3000, 1500, 600, 200} {
 		s := tools.RenderWithin(tasks, budget, names)
 		assert.LessOrEqual(t, tools.Length(s), budget, "budget %d", budget)
-		assert.True(t, strings.HasPrefix(s, "Tasks: 60 tasks ("), "budget %d: counts first", budget)
-		assert.Contains(t, s, "Shortened to fit; mcp__tasks__TaskGet shows any task in full", budget)
+		assert.True(t, strings.HasPrefix(s, "Tasks: 23 pending, 11 inprogress, 24 completed, 2 deleted."), "budget %d: counts first: %.80s", budget, s)
+		assert.Contains(t, s, "Shortened to fit; mcp__tasks__TaskGet shows any task whole", budget)
+		assert.NoError(t, inTaskidOrder(s), "budget %d", budget)
 		if budget >= 3000 {
 			for _, task := range tasks {
 				if task.Status.Open() {
@@ -54,13 +59,13 @@ func TestRenderWithin(t *testing.T) {
 				}
 			}
 		}
-		if budget >= 3000 && !strings.Contains(s, "completed: #") {
+		if budget >= 3000 && !strings.Contains(s, "#1–#12 completed") {
 			assert.Contains(t, s, "#4 [completed]", "budget %d: closed tasks listed one by one", budget)
 		}
 	}
-	ranged := tools.RenderWithin(tasks, 2000, names)
-	assert.Contains(t, ranged, "completed: #4, #8, #12")
-	assert.Contains(t, ranged, "deleted: #2, #10")
+	folded := tools.RenderWithin(tasks, 2000, names)
+	assert.Contains(t, folded, "\n#1–#12 completed\n#13–#14 deleted\n#15 [pending]", "runs of closed tasks fold in place")
+	assert.Contains(t, folded, "\n#16 completed\n#17 [inprogress]")
 
 	tiny := tools.RenderWithin(tasks, 600, names)
 	assert.Contains(t, tiny, "more open tasks, left out to fit")
@@ -69,10 +74,27 @@ func TestRenderWithin(t *testing.T) {
 	assert.Equal(t, 3, tools.Length("a😀"), "counted as JavaScript counts: UTF-16 units")
 }
 
+var idRE = regexp.MustCompile(`(?m)^#([0-9]+)`)
+
+// inTaskidOrder checks that the tasks a text lists (a line each, or a
+// folded run) come in increasing taskid order.
+func inTaskidOrder(text string) error {
+	last := 0
+	for _, m := range idRE.FindAllStringSubmatch(text, -1) {
+		id, _ := strconv.Atoi(m[1])
+		if id <= last {
+			return fmt.Errorf("#%d after #%d:\n%s", id, last, text)
+		}
+		last = id
+	}
+	return nil
+}
+
 func TestListOfAlternatingClosedTasksFits(t *testing.T) {
-	// Ensures a list whose closed tasks do not fold into ranges (completed
+	// Ensures a list whose closed tasks do not fold into runs (completed
 	// and deleted alternate) still fits the limit in its text and in its
-	// structured JSON, the ranges capped with the number left out.
+	// structured JSON, with every open task listed: the closed ones go
+	// first.
 	for _, n := range []int{6_000, 20_000} {
 		st := store.New()
 		for i := 1; i <= n; i++ {
@@ -92,18 +114,17 @@ func TestListOfAlternatingClosedTasksFits(t *testing.T) {
 		assert.LessOrEqual(t, tools.Length(string(sc)), tools.MaxResultChars, "%d tasks: structured", n)
 		assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%d tasks: text", n)
 		l := res.StructuredContent.(wire.Listing)
-		assert.Contains(t, l.Omitted["completed"], "more", "%d tasks: the ranges say what they leave out", n)
-		assert.Len(t, append(l.Tasks, make([]tasksessiond.Task, len(l.Brief))...), n/100, "%d tasks: every open task is listed", n)
+		assert.Len(t, l.Tasks, n/100, "%d tasks: every open task is listed", n)
+		assert.NoError(t, inTaskidOrder(res.Text()))
 	}
 }
 
-func TestOpenTasksComeFirst(t *testing.T) {
-	// Ensures a list puts the counts, then every open task, then the closed
-	// ones, in its text and in its structured JSON, at every budget: what
-	// a host cuts from the end is closed tasks, never the plan ahead. And
-	// that ListResultWithin holds a list of 300 tasks with 500-character
-	// descriptions to Codex CLI's 10,000 bytes for a model outside its
-	// catalog with every open task named.
+func TestListKeepsTaskidOrder(t *testing.T) {
+	// Ensures a list is the store's snapshot in taskid order at every
+	// budget, in its text and in its structured JSON, closed tasks
+	// folded in place; and that ListResultWithin holds a list of 300
+	// tasks with 500-character descriptions to Codex CLI's 10,000 bytes
+	// for a model outside its catalog with every open task named.
 	st := store.New()
 	for i := 1; i <= 300; i++ {
 		st.Create(fmt.Sprintf("Task number %03d", i), strings.Repeat("x", 500))
@@ -120,42 +141,25 @@ func TestOpenTasksComeFirst(t *testing.T) {
 	bytes := func(s string) int { return len(s) }
 	for _, budget := range []int{tools.MaxResultChars, 20_000, 9_500, 6_000} {
 		res := tools.ListResultWithin(st.List(), budget, bytes)
-		sc, err := json.Marshal(res.StructuredContent)
-		require.NoError(t, err)
-		assert.LessOrEqual(t, len(sc), budget, "budget %d: structured", budget)
 		assert.LessOrEqual(t, len(res.Text()), budget, "budget %d: text", budget)
 		l := res.StructuredContent.(wire.Listing)
-		seenClosed := false
+		last := 0
 		for _, task := range l.Tasks {
-			if !task.Status.Open() {
-				seenClosed = true
-			} else {
-				assert.False(t, seenClosed, "budget %d: open #%d after a closed task", budget, task.Taskid)
-			}
+			assert.Greater(t, task.Taskid, last, "budget %d: taskid order", budget)
+			last = task.Taskid
 		}
-		for _, line := range l.Brief {
-			if !strings.Contains(line, "[pending]") {
-				seenClosed = true
-			} else {
-				assert.False(t, seenClosed, "budget %d: open %q after a closed task", budget, line)
-			}
-		}
-		t.Logf("budget %d: text %d bytes, JSON %d bytes, %d tasks with descriptions, %d brief", budget, len(res.Text()), len(sc), len(l.Tasks), len(l.Brief))
 		text := res.Text()
-		assert.True(t, strings.HasPrefix(text, "Tasks: 300 tasks"), "budget %d: counts first", budget)
-		first := strings.Index(text, "\n#121 [pending]")
-		require.GreaterOrEqual(t, first, 0, "budget %d", budget)
-		if i := strings.Index(text, "[completed]"); i >= 0 {
-			assert.Greater(t, i, first, "budget %d: closed tasks after the open ones", budget)
-		}
+		assert.NoError(t, inTaskidOrder(text), "budget %d", budget)
+		t.Logf("budget %d: text %d bytes, %d tasks shown, %d folded runs", budget, len(text), len(l.Tasks), len(l.Folded))
+		assert.True(t, strings.HasPrefix(text, "Tasks: 180 pending, 108 completed, 12 deleted."), "budget %d: counts first", budget)
 		if budget >= 9_500 {
 			for i := 121; i <= 300; i++ {
 				assert.Contains(t, text, fmt.Sprintf("\n#%d [pending] Task number %03d", i, i), "budget %d: every open task named", budget)
-				if !strings.Contains(string(sc), fmt.Sprintf(`"taskid":%d,`, i)) {
-					assert.Contains(t, string(sc), fmt.Sprintf(`"#%d [pending] Task number %03d"`, i, i), "budget %d: every open task in the JSON", budget)
-				}
 			}
 		}
-		assert.Less(t, strings.Index(string(sc), `"counts"`), 10)
+		if budget == 9_500 {
+			assert.Contains(t, text, "\n#1–#9 completed\n#10 deleted\n#11–#19 completed", "budget %d: folded in place", budget)
+			assert.Contains(t, l.Folded, wire.Fold{From: 1, To: 9, Status: done})
+		}
 	}
 }

@@ -58,17 +58,16 @@ func Execute(st *store.Store, c Call) (res Result, changed *tasksessiond.Task) {
 	switch c.Name {
 	case TaskCreate:
 		t, _ := Apply(st, c)
-		return taskResult(st, fmt.Sprintf("Created task #%d %q (pending).", t.Taskid, t.Subject), t), &t
+		return taskResult(st, t), &t
 	case TaskUpdate:
-		before, err := st.Get(c.Taskid)
-		if err != nil {
+		if _, err := st.Get(c.Taskid); err != nil {
 			return notFound(st, c.Taskid), nil
 		}
 		t, err := Apply(st, c)
 		if err != nil {
 			return ErrorResult(err.Error()), nil
 		}
-		return taskResult(st, "Updated task "+describeChange(before, t)+".", t), &t
+		return taskResult(st, t), &t
 	case TaskGet:
 		t, err := st.Get(c.Taskid)
 		if err != nil {
@@ -91,35 +90,36 @@ func Execute(st *store.Store, c Call) (res Result, changed *tasksessiond.Task) {
 	return ErrorResult(fmt.Sprintf("unknown tool %q", c.Name)), nil
 }
 
-// ListResult is TaskList's result: the counts, then every open task, then
-// every closed one (each in taskid order), within MaxResultChars in its
-// text and in its structured JSON alike.
+// ListResult is TaskList's result: the counts, then every task in taskid
+// order, within MaxResultChars in its text and in its structured JSON alike.
 func ListResult(st *store.Store) Result {
-	return ListResultWithin(st.List(), MaxResultChars, Length)
+	return listResult(st.List(), MaxResultChars, Length, true)
 }
 
-// ListResultWithin is ListResult for tasks (in taskid order) within max as
-// measure counts it, in its text and in its structured JSON alike: for a
-// host with a smaller budget (Codex CLI cuts a tool's output past 10,000
-// bytes for a model outside its catalog).
+// ListResultWithin is ListResult for tasks (in taskid order) with its text
+// within max as measure counts it: for a host that shows the model the
+// text only, with a smaller budget (Codex CLI cuts a tool's output past
+// 10,000 bytes for a model outside its catalog).
 func ListResultWithin(tasks []tasksessiond.Task, max int, measure func(string) int) Result {
-	v := fitList(tasks, max, PlainNames, measure, func(v view) int { return listingLength(v, measure) })
+	return listResult(tasks, max, measure, false)
+}
+
+func listResult(tasks []tasksessiond.Task, max int, measure func(string) int, structuredToo bool) Result {
+	extra := func(view) int { return 0 }
+	if structuredToo {
+		extra = func(v view) int { return listingLength(v, measure) }
+	}
+	v := fitList(tasks, max, PlainNames, measure, extra)
 	return Result{Content: []wire.Content{{Type: "text", Text: v.text}}, StructuredContent: v.listing()}
 }
 
 func (v view) listing() wire.Listing {
-	l := wire.Listing{Counts: v.counts, Tasks: v.tasks, Brief: v.brief, MoreOpen: v.moreOpen}
+	l := wire.Listing{Counts: v.counts, Tasks: v.tasks, Folded: v.folded, MoreOpen: v.moreOpen}
 	if l.Tasks == nil {
 		l.Tasks = []tasksessiond.Task{}
 	}
 	if v.shortened {
-		l.Note = "Shortened to fit: TaskGet shows any task in full."
-	}
-	for st, r := range v.omitted {
-		if l.Omitted == nil {
-			l.Omitted = map[string]string{}
-		}
-		l.Omitted[string(st)] = r
+		l.Note = "Shortened to fit: TaskGet shows any task whole."
 	}
 	return l
 }
@@ -148,14 +148,19 @@ func WriteList(b *strings.Builder, st *store.Store) {
 		b.WriteString(emptyList)
 		return
 	}
-	fmt.Fprintf(b, "Tasks: %s.\n", countsText(st.Counts()))
+	b.WriteString(listHead)
+	b.WriteString(countsText(st.Counts(), nil))
+	b.WriteString(".\n")
 	for t := range st.All() {
 		b.WriteString("\n")
 		writeTask(b, t)
 	}
 }
 
-const emptyList = "The task list is empty. Use TaskCreate to plan the work."
+const (
+	emptyList = "The task list is empty. Use TaskCreate to plan the work."
+	listHead  = "Tasks: "
+)
 
 // ParseList reads back the tasks of a text WriteList wrote (in the order
 // written), and whether text is such a text: a subject is one line, and
@@ -166,7 +171,7 @@ func ParseList(text string) ([]tasksessiond.Task, bool) {
 		return []tasksessiond.Task{}, true
 	}
 	head, body, ok := strings.Cut(text, "\n")
-	if !ok || !strings.HasPrefix(head, "Tasks: ") {
+	if !ok || !strings.HasPrefix(head, listHead) {
 		return nil, false
 	}
 	if body == "" {
@@ -185,7 +190,13 @@ func ParseList(text string) ([]tasksessiond.Task, bool) {
 		desc = nil
 	}
 	for line := range strings.SplitSeq(body, "\n") {
-		if d, ok := strings.CutPrefix(line, "    "); ok && len(tasks) > 0 {
+		// A tab begins a description's line; four spaces did in texts of
+		// earlier versions, which a stored message may hold.
+		d, ok := strings.CutPrefix(line, "\t")
+		if !ok {
+			d, ok = strings.CutPrefix(line, "    ")
+		}
+		if ok && len(tasks) > 0 {
 			desc = append(desc, d)
 			continue
 		}
@@ -216,23 +227,14 @@ func ParseList(text string) ([]tasksessiond.Task, bool) {
 func ListSize(st *store.Store) int {
 	n := len(emptyList) + 100
 	for t := range st.All() {
-		n += len(t.Subject) + len(t.Description) + len(t.Status) + 32 + 4*strings.Count(t.Description, "\n")
+		n += len(t.Subject) + len(t.Description) + len(t.Status) + 32 + strings.Count(t.Description, "\n")
 	}
 	return n
 }
 
-func taskResult(st *store.Store, what string, t tasksessiond.Task) Result {
-	ch := wire.Written{Message: what, Task: Echo(t), Overview: overview(st)}
-	return Result{Content: []wire.Content{{Type: "text", Text: changeText(ch)}}, StructuredContent: ch}
-}
-
-// Echo is t as a change's result shows it: a long description shortened
-// (the model has just written it; TaskGet shows it whole).
-func Echo(t tasksessiond.Task) tasksessiond.Task {
-	if utf8.RuneCountInString(t.Description) > maxEchoDescription {
-		t.Description = shorten(t.Description, maxEchoDescription)
-	}
-	return t
+func taskResult(st *store.Store, t tasksessiond.Task) Result {
+	w := wire.Written{Task: wire.Brief{Taskid: t.Taskid, Status: t.Status, Subject: t.Subject}, Overview: overview(st)}
+	return Result{Content: []wire.Content{{Type: "text", Text: writtenText(w)}}, StructuredContent: w}
 }
 
 func notFound(st *store.Store, id int) Result {
@@ -250,70 +252,99 @@ func notFound(st *store.Store, id int) Result {
 	return ErrorResult(msg)
 }
 
-// The overview after a change lists the tasks in progress (up to
-// maxOverviewInProgress) and the next maxOverviewPending pending ones: what
-// keeps the model oriented. Every result costs the model's context;
-// TaskList is where the whole list lives.
-const (
-	maxOverviewInProgress = 10
-	maxOverviewPending    = 3
-	// maxEchoDescription bounds the description echoed in a change.
-	maxEchoDescription = 300
-)
+// maxOverviewInProgress bounds the tasks in progress a write's result
+// names: every result stays in the conversation, and TaskList is where the
+// whole list lives.
+const maxOverviewInProgress = 10
 
-// overview is the short summary after a change: counts and the open tasks
-// that matter now, in taskid order.
+// overview is the list after a change: the counts and the ids of the tasks
+// in progress, in taskid order.
 func overview(st *store.Store) wire.Overview {
 	c := st.Counts()
-	ov := wire.Overview{Counts: c, Open: []wire.Brief{}}
-	inProgress, pending := 0, 0
-	for t := range st.Open() {
-		if inProgress == min(c.InProgress, maxOverviewInProgress) && pending == min(c.Pending, maxOverviewPending) {
-			break
-		}
-		switch {
-		case t.Status == tasksessiond.InProgress && inProgress < maxOverviewInProgress:
-			inProgress++
-		case t.Status == tasksessiond.Pending && pending < maxOverviewPending:
-			pending++
-		default:
-			continue
-		}
-		ov.Open = append(ov.Open, wire.Brief{Taskid: t.Taskid, Status: t.Status, Subject: t.Subject})
+	ov := wire.Overview{Counts: c}
+	if c.InProgress == 0 {
+		return ov
 	}
-	ov.MoreOpen = c.Pending + c.InProgress - len(ov.Open)
+	for t := range st.Open() {
+		if t.Status == tasksessiond.InProgress {
+			ov.InProgress = append(ov.InProgress, t.Taskid)
+			if len(ov.InProgress) == min(c.InProgress, maxOverviewInProgress) {
+				break
+			}
+		}
+	}
 	return ov
 }
 
-// text renders the overview for the model.
-func overviewText(ov wire.Overview) string {
+// writtenText is what the model reads of a write: the task as written, in
+// the words "task #3 is now inprogress: Subject", then the counts of the
+// list after it, with the tasks in progress ("#3 inprogress: Subject\n16
+// pending, inprogress #3, 3 completed"). A status update at 20 tasks reads
+// under 100 bytes; the model has just written the rest.
+func writtenText(w wire.Written) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task list: %s.", countsText(ov.Counts))
-	if len(ov.Open) == 0 {
-		b.WriteString(" No open tasks.")
-		return b.String()
+	b.WriteByte('#')
+	b.WriteString(strconv.Itoa(w.Task.Taskid))
+	b.WriteByte(' ')
+	b.WriteString(string(w.Task.Status))
+	b.WriteString(": ")
+	b.WriteString(w.Task.Subject)
+	b.WriteString("\n")
+	b.WriteString(countsText(w.Counts, w.InProgress))
+	return b.String()
+}
+
+// countsText says the counts that are not zero ("16 pending, 1 inprogress,
+// 3 completed"); "no tasks" for none. With the ids in progress given, and
+// all of them, they stand for their count ("inprogress #3, #5"); else
+// they follow it ("12 inprogress (#1, #2, …)").
+func countsText(c tasksessiond.Counts, inProgress []int) string {
+	var b strings.Builder
+	for _, n := range []struct {
+		n  int
+		st tasksessiond.Status
+	}{{c.Pending, tasksessiond.Pending}, {c.InProgress, tasksessiond.InProgress}, {c.Completed, tasksessiond.Completed}, {c.Deleted, tasksessiond.Deleted}} {
+		if n.n == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		ids := n.st == tasksessiond.InProgress && len(inProgress) > 0
+		if ids && len(inProgress) == n.n {
+			b.WriteString(string(n.st))
+			b.WriteByte(' ')
+			writeIDs(&b, inProgress)
+			continue
+		}
+		b.WriteString(strconv.Itoa(n.n))
+		b.WriteByte(' ')
+		b.WriteString(string(n.st))
+		if ids {
+			b.WriteString(" (")
+			writeIDs(&b, inProgress)
+			b.WriteString(", …)")
+		}
 	}
-	b.WriteString("\nOpen:")
-	for _, t := range ov.Open {
-		fmt.Fprintf(&b, "\n  #%d [%s] %s", t.Taskid, t.Status, t.Subject)
-	}
-	if ov.MoreOpen > 0 {
-		fmt.Fprintf(&b, "\n  … and %d more open (TaskList shows every task)", ov.MoreOpen)
+	if b.Len() == 0 {
+		return "no tasks"
 	}
 	return b.String()
 }
 
-func countsText(c tasksessiond.Counts) string {
-	noun := "tasks"
-	if c.Total == 1 {
-		noun = "task"
+// writeIDs writes "#1, #2".
+func writeIDs(b *strings.Builder, ids []int) {
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('#')
+		b.WriteString(strconv.Itoa(id))
 	}
-	return fmt.Sprintf("%d %s (%d pending, %d inprogress, %d completed, %d deleted)",
-		c.Total, noun, c.Pending, c.InProgress, c.Completed, c.Deleted)
 }
 
-// writeTask writes "#id [status] subject" and the description's lines
-// indented; without fmt, as a list of 10,000 tasks is rendered at once.
+// writeTask writes "#id [status] subject" and the description's lines,
+// each after a tab; without fmt, as a list of 10,000 tasks is rendered at once.
 func writeTask(b *strings.Builder, t tasksessiond.Task) {
 	b.WriteByte('#')
 	b.WriteString(strconv.Itoa(t.Taskid))
@@ -323,26 +354,21 @@ func writeTask(b *strings.Builder, t tasksessiond.Task) {
 	b.WriteString(t.Subject)
 	if t.Description != "" {
 		for line := range strings.SplitSeq(t.Description, "\n") {
-			b.WriteString("\n    ")
+			b.WriteString("\n\t")
 			b.WriteString(line)
 		}
 	}
 }
 
-func describeChange(before, after tasksessiond.Task) string {
-	var parts []string
-	if before.Status != after.Status {
-		parts = append(parts, "status "+string(before.Status)+" -> "+string(after.Status))
+// Echo is t as earlier versions echoed it in a write's result, a long
+// description shortened: the log's change columns, filled once from those
+// results, hold it so (replay compares them).
+func Echo(t tasksessiond.Task) tasksessiond.Task {
+	if utf8.RuneCountInString(t.Description) > maxEchoDescription {
+		t.Description = shorten(t.Description, maxEchoDescription)
 	}
-	if before.Subject != after.Subject {
-		parts = append(parts, "subject "+strconv.Quote(after.Subject))
-	}
-	if before.Description != after.Description {
-		parts = append(parts, "description")
-	}
-	head := "#" + strconv.Itoa(after.Taskid) + " " + strconv.Quote(after.Subject)
-	if len(parts) == 0 {
-		return head + " (no change: the values given were already set)"
-	}
-	return head + ": " + strings.Join(parts, ", ")
+	return t
 }
+
+// maxEchoDescription bounds the description earlier versions echoed.
+const maxEchoDescription = 300

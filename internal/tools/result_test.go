@@ -32,14 +32,10 @@ func TestExecuteCreate(t *testing.T) {
 	want := tasksessiond.Task{Taskid: 2, Status: tasksessiond.Pending, Subject: "Second", Description: "d"}
 	assert.Equal(t, &want, changed)
 	assert.Equal(t, wire.Written{
-		Message: "Created task #2 \"Second\" (pending).",
-		Task:    want,
-		Overview: wire.Overview{Counts: tasksessiond.Counts{Total: 2, Pending: 2},
-			Open: []wire.Brief{{Taskid: 1, Status: tasksessiond.Pending, Subject: "First"}, {Taskid: 2, Status: tasksessiond.Pending, Subject: "Second"}}},
+		Task:     wire.Brief{Taskid: 2, Status: tasksessiond.Pending, Subject: "Second"},
+		Overview: wire.Overview{Counts: tasksessiond.Counts{Total: 2, Pending: 2}},
 	}, res.StructuredContent)
-	assert.Equal(t, "Created task #2 \"Second\" (pending).\n\n"+
-		"Task list: 2 tasks (2 pending, 0 inprogress, 0 completed, 0 deleted).\n"+
-		"Open:\n  #1 [pending] First\n  #2 [pending] Second", res.Text())
+	assert.Equal(t, "#2 pending: Second\n2 pending", res.Text(), "the task written, then the counts: not the description the model has just written")
 }
 
 func TestExecuteUpdate(t *testing.T) {
@@ -50,16 +46,18 @@ func TestExecuteUpdate(t *testing.T) {
 	res, changed := tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":1,"status":"completed"}`))
 	require.False(t, res.IsError)
 	assert.Equal(t, tasksessiond.Completed, changed.Status)
-	assert.Equal(t, "Updated task #1 \"A\": status pending -> completed.\n\n"+
-		"Task list: 2 tasks (1 pending, 0 inprogress, 1 completed, 0 deleted).\n"+
-		"Open:\n  #2 [pending] B", res.Text())
+	assert.Equal(t, "#1 completed: A\n1 pending, 1 completed", res.Text())
+
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"in_progress"}`))
+	assert.Equal(t, "#2 inprogress: B\ninprogress #2, 1 completed", res.Text(), "what is in progress, by id")
+	assert.Equal(t, []int{2}, res.StructuredContent.(wire.Written).InProgress)
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
-	assert.Contains(t, res.Text(), "No open tasks.")
+	assert.Equal(t, "#2 deleted: B\n1 completed, 1 deleted", res.Text())
 	assert.Equal(t, 2, st.Len(), "deletion keeps the task")
 
-	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"status":"deleted"}`))
-	assert.Contains(t, res.Text(), "no change")
+	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":2,"subject":"B2"}`))
+	assert.Equal(t, "#2 deleted: B2\n1 completed, 1 deleted", res.Text(), "the subject as written")
 }
 
 func TestExecuteNotFound(t *testing.T) {
@@ -96,16 +94,16 @@ func TestExecuteListAndGet(t *testing.T) {
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskList, `{}`))
 	listed := res.StructuredContent.(wire.Listing).Tasks
 	require.Len(t, listed, 3)
-	assert.Equal(t, []int{3, 1, 2}, []int{listed[0].Taskid, listed[1].Taskid, listed[2].Taskid}, "the open tasks, then the closed ones")
-	assert.Equal(t, "Tasks: 3 tasks (1 pending, 0 inprogress, 1 completed, 1 deleted).\n\n"+
-		"#3 [pending] C\n    about C\n    line 2\n"+
-		"#1 [completed] A\n    about A\n    line 2\n"+
-		"#2 [deleted] B\n    about B\n    line 2", res.Text())
+	assert.Equal(t, []int{1, 2, 3}, []int{listed[0].Taskid, listed[1].Taskid, listed[2].Taskid}, "the store's order, whatever the status")
+	assert.Equal(t, "Tasks: 1 pending, 1 completed, 1 deleted.\n\n"+
+		"#1 [completed] A\n\tabout A\n\tline 2\n"+
+		"#2 [deleted] B\n\tabout B\n\tline 2\n"+
+		"#3 [pending] C\n\tabout C\n\tline 2", res.Text())
 
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskGet, `{"taskid":"#2"}`))
 	assert.Equal(t, wire.Got{Task: tasksessiond.Task{Taskid: 2, Status: tasksessiond.Deleted, Subject: "B", Description: "about B\nline 2"},
 		Counts: tasksessiond.Counts{Total: 3, Pending: 1, Completed: 1, Deleted: 1}}, res.StructuredContent)
-	assert.Equal(t, "#2 [deleted] B\n    about B\n    line 2", res.Text())
+	assert.Equal(t, "#2 [deleted] B\n\tabout B\n\tline 2", res.Text())
 }
 
 func TestResultJSON(t *testing.T) {
@@ -115,9 +113,8 @@ func TestResultJSON(t *testing.T) {
 	b, err := json.Marshal(res)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"content":[{"type":"text","text":`+mustJSON(res.Text())+`}],
-		"structuredContent":{"message":"Created task #1 \"A\" (pending).","task":{"taskid":1,"status":"pending","subject":"A","description":""},
-		"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0},
-		"open":[{"taskid":1,"status":"pending","subject":"A"}],"moreOpen":0},"isError":false}`, string(b))
+		"structuredContent":{"task":{"taskid":1,"status":"pending","subject":"A"},
+		"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0}},"isError":false}`, string(b))
 
 	res, _ = tools.Execute(store.New(), mustDecode(t, tools.TaskList, `{}`))
 	b, _ = json.Marshal(res)
@@ -153,8 +150,7 @@ func TestToolList(t *testing.T) {
 				names = append(names, tc.nameKey(m))
 				schema := tc.schemaAt(m).(map[string]any)
 				assert.Equal(t, "object", schema["type"])
-				assert.Equal(t, false, schema["additionalProperties"])
-				assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", schema["$schema"])
+				assert.NotContains(t, schema, "$schema", "sent to the model with every request: no byte it does not need")
 				if tc.format == tools.FormatOpenAI {
 					assert.Equal(t, "function", m["type"])
 				}
@@ -202,44 +198,36 @@ func TestParseRoleAndFormat(t *testing.T) {
 }
 
 func TestOverviewIsBounded(t *testing.T) {
-	// Ensures the overview after a change lists the tasks in progress and
-	// the next three pending ones, not the whole open list, in the text and
-	// the structured result alike, and that a write's result stays small
-	// (at most 600 bytes of JSON at 20 open tasks, the text included).
+	// Ensures the overview after a change is the counts and the tasks in
+	// progress (at most 10 of them, by id), in the text and the structured
+	// result alike, and that a status update's text at 20 open tasks with
+	// subjects of 40 characters is at most 100 bytes.
 	st := store.New()
 	var res tools.Result
-	for i := range 25 {
-		res, _ = tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %d of the plan, a subject of usual length"}`, i+1)))
+	for i := range 20 {
+		tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %02d of the plan, a subject of usual","description":"%s"}`, i+1, strings.Repeat("d", 115))))
 	}
 	res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, `{"taskid":7,"status":"inprogress"}`))
-	text := res.Text()
-	assert.Contains(t, text, "#7 [inprogress] Step 7")
-	for _, id := range []int{1, 2, 3} {
-		assert.Contains(t, text, fmt.Sprintf("#%d [pending] Step %d", id, id))
-	}
-	assert.NotContains(t, text, "#4 [pending]")
-	assert.Contains(t, text, "… and 21 more open (TaskList shows every task)")
-	ch := res.StructuredContent.(wire.Written)
-	require.Len(t, ch.Open, 4, "the structured overview lists what the text lists")
-	assert.Equal(t, []int{1, 2, 3, 7}, []int{ch.Open[0].Taskid, ch.Open[1].Taskid, ch.Open[2].Taskid, ch.Open[3].Taskid})
-	assert.Equal(t, 21, ch.MoreOpen)
+	assert.Equal(t, "#7 inprogress: Step 07 of the plan, a subject of usual\n19 pending, inprogress #7", res.Text())
+	assert.LessOrEqual(t, len(res.Text()), 100)
 
-	st = store.New()
-	for i := range 20 {
-		res, _ = tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Step %d of the plan, a subject of usual length"}`, i+1)))
+	for i := 1; i <= 12; i++ {
+		res, _ = tools.Execute(st, mustDecode(t, tools.TaskUpdate, fmt.Sprintf(`{"taskid":%d,"status":"inprogress"}`, i)))
 	}
+	assert.Equal(t, "#12 inprogress: Step 12 of the plan, a subject of usual\n"+
+		"8 pending, 12 inprogress (#1, #2, #3, #4, #5, #6, #7, #8, #9, #10, …)", res.Text())
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, res.StructuredContent.(wire.Written).InProgress)
 	sc, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(sc), 600, "TaskCreate's structured result at 20 open tasks: %s", sc)
-	assert.LessOrEqual(t, len(res.Text()), 600, "and its text: %s", res.Text())
+	assert.LessOrEqual(t, len(sc), 250, "the structured result: %s", sc)
 }
 
 func TestResultsFitTheHostsLimit(t *testing.T) {
 	// Ensures no result's text or structured JSON passes MaxResultChars
 	// (Claude Code previews a larger MCP result instead of showing it),
-	// that the counts come first, that a long description echoed by a
-	// write is shortened, and that TaskList keeps every task it can, saying
-	// what it left out and how to read it.
+	// that the counts come first, that a write does not echo a long
+	// description, and that TaskList keeps every task it can, saying what
+	// it left out and how to read it.
 	long := strings.Repeat("x", tools.MaxDescriptionRunes)
 	for name, tc := range map[string]struct {
 		n, descLen int
@@ -265,28 +253,27 @@ func TestResultsFitTheHostsLimit(t *testing.T) {
 			require.NoError(t, err)
 			assert.LessOrEqual(t, tools.Length(string(sc)), tools.MaxResultChars, "%s: %s structured", name, call.Name)
 			assert.LessOrEqual(t, tools.Length(res.Text()), tools.MaxResultChars, "%s: %s text", name, call.Name)
-			assert.True(t, strings.HasPrefix(string(sc), `{"counts"`) || strings.HasPrefix(string(sc), `{"message"`), "%s: %s: counts first: %.80s", name, call.Name, sc)
+			assert.True(t, strings.HasPrefix(string(sc), `{"counts"`) || strings.HasPrefix(string(sc), `{"task"`), "%s: %s: counts first: %.80s", name, call.Name, sc)
 			if call.Name != tools.TaskList {
 				continue
 			}
 			l := res.StructuredContent.(wire.Listing)
 			assert.Equal(t, tc.n, l.Counts.Total)
 			if tc.allListed {
-				assert.Equal(t, tc.n, len(l.Tasks)+len(l.Brief), "%s: every task is listed, with its description or brief", name)
+				assert.Equal(t, tc.n, len(l.Tasks), "%s: every task is listed", name)
 			} else {
-				assert.Contains(t, l.Omitted["completed"], "#1", "%s: closed tasks folded into ranges", name)
+				assert.Equal(t, l.Counts.Pending+l.Counts.InProgress, len(l.Tasks)+l.MoreOpen, "%s: every open task listed or counted", name)
+				assert.NotEmpty(t, l.Note, name)
 			}
 			if tc.descLen > 200 {
-				assert.Contains(t, l.Note, "TaskGet shows any task in full", name)
-				assert.Contains(t, res.Text(), "TaskGet shows any task in full", name)
+				assert.Contains(t, l.Note, "TaskGet shows any task whole", name)
+				assert.Contains(t, res.Text(), "TaskGet shows any task whole", name)
 			}
 		}
 	}
 	st := store.New()
 	res, _ := tools.Execute(st, mustDecode(t, tools.TaskCreate, fmt.Sprintf(`{"subject":"Long","description":%q}`, long)))
-	ch := res.StructuredContent.(wire.Written)
-	assert.Less(t, len(ch.Task.Description), 400, "the model has just written it: not echoed whole")
-	assert.Contains(t, ch.Task.Description, fmt.Sprintf("[%d characters in all]", tools.MaxDescriptionRunes))
+	assert.Equal(t, "#1 pending: Long\n1 pending", res.Text(), "the model has just written it: not echoed")
 }
 
 func TestResultsConformToOutputSchema(t *testing.T) {
@@ -317,7 +304,7 @@ func TestResultsConformToOutputSchema(t *testing.T) {
 		calls = append(calls, struct{ tool, args string }{tools.TaskCreate, `{"subject":"more"}`})
 	}
 	calls = append(calls, struct{ tool, args string }{tools.TaskList, `{}`})
-	// A list past the host's limit: TaskList shortens it (note, omitted).
+	// A list past the host's limit: TaskList shortens it (note, folded).
 	for range 600 {
 		calls = append(calls, struct{ tool, args string }{tools.TaskCreate, `{"subject":"` + strings.Repeat("s", 80) + `"}`})
 	}
@@ -336,8 +323,8 @@ func TestResultsConformToOutputSchema(t *testing.T) {
 	var old any
 	require.NoError(t, json.Unmarshal([]byte(`{"counts":{"total":0,"pending":0,"inprogress":0,"completed":0,"deleted":0}}`), &old))
 	assert.Error(t, schemas[tools.TaskList].Validate(old), "tasks is required")
-	require.NoError(t, json.Unmarshal([]byte(`{"task":{"taskid":1,"status":"pending","subject":"A","description":""},"counts":{"total":1,"pending":1,"inprogress":0,"completed":0,"deleted":0}}`), &old))
-	assert.Error(t, schemas[tools.TaskCreate].Validate(old), "the overview is required")
+	require.NoError(t, json.Unmarshal([]byte(`{"task":{"taskid":1,"status":"pending","subject":"A"}}`), &old))
+	assert.Error(t, schemas[tools.TaskCreate].Validate(old), "the counts are required")
 }
 
 func TestToolAnnotations(t *testing.T) {
@@ -396,7 +383,7 @@ func TestEncodeOnceAndRestore(t *testing.T) {
 		if _, isChange := res.StructuredContent.(wire.Written); isChange {
 			assert.NotContains(t, string(stored), `"content"`, "a change is stored without its text")
 			assert.Less(t, len(stored), len(full))
-			assert.LessOrEqual(t, len(stored), 1024, "stored at 20 open tasks: %s", stored)
+			assert.LessOrEqual(t, len(stored), 256, "stored at 20 open tasks: %s", stored)
 		} else {
 			assert.Equal(t, string(full), string(stored), "%s is stored whole", c.Name)
 		}

@@ -30,7 +30,7 @@ func (Host) Name() string { return "codex" }
 func (Host) Title() string { return "Codex CLI" }
 
 // ResultBytes bounds a TaskList result under Codex CLI, in bytes of
-// its structured JSON (what Codex shows the model). Codex cuts a tool's
+// its text (what the bridge sends and Codex shows the model). Codex cuts a tool's
 // output in the middle past its model's truncation policy: 10,000 bytes
 // for a model outside its catalog (codex-rs models-manager,
 // model_info_from_slug: TruncationPolicyConfig::bytes(10_000)), any custom

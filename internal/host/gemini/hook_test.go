@@ -155,7 +155,7 @@ func TestGeminiBeforeModelLargeList(t *testing.T) {
 			require.NoError(t, err)
 			added := strings.TrimPrefix(out.(gemini.BeforeModelOutput).HookSpecificOutput.LLMRequest.Messages[0].Content, "<state_snapshot>s</state_snapshot>\n\n")
 			assert.LessOrEqual(t, tools.Length(added), tools.MaxHookChars)
-			assert.Contains(t, added, "300 tasks (300 pending")
+			assert.Contains(t, added, "Tasks: 300 pending.")
 			named := 0
 			for i := 1; i <= 300; i++ {
 				if strings.Contains(added, fmt.Sprintf("#%d [pending] %s", i, subjects[i-1])) {
