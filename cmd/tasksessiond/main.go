@@ -19,8 +19,10 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version and commit are stamped by the release build (cmd/tsdrelease:
+// -ldflags "-X main.version=... -X main.commit=..."); versionLine falls
+// back on what the Go toolchain recorded.
+var version, commit string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -92,7 +94,7 @@ func commands() []*cli.Command {
 			Main: func(_ context.Context, e *cli.Env, args []string) int { return completionCmd(args, e.Stdout, e.Stderr) }},
 		{Name: "version", Group: groupOther, Summary: "print the version",
 			Main: func(_ context.Context, e *cli.Env, _ []string) int {
-				fmt.Fprintln(e.Stdout, "tasksessiond", version)
+				fmt.Fprintln(e.Stdout, versionLine())
 				return 0
 			}},
 		{Name: "help", Group: groupOther, Summary: "print this help",
