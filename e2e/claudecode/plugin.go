@@ -49,21 +49,7 @@ printf '%s\n' "$*" >>`+q(p.args)+`
 exec `+q(h.TSD)+` "$@" 2>>`+q(p.errs)+`
 `, 0o700)
 	h.Path = append([]string{p.Bin}, h.Path...)
-	edit := func(name string, f func(map[string]any)) {
-		path := filepath.Join(h.Config, name)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var v map[string]any
-		if err := json.Unmarshal(b, &v); err != nil {
-			tb.Fatalf("%s: %v", path, err)
-		}
-		f(v)
-		h.WriteJSON(path, v)
-	}
-	edit(".claude.json", func(v map[string]any) { delete(v, "mcpServers") })
-	edit("settings.json", func(v map[string]any) { delete(v, "permissions"); delete(v, "hooks") })
+	h.Unconfigure(tb)
 	root, err := harness.RepoRoot()
 	if err != nil {
 		tb.Fatal(err)
@@ -80,6 +66,27 @@ exec `+q(h.TSD)+` "$@" 2>>`+q(p.errs)+`
 		tb.Logf("tasksessiond runs by the plugin:\n%s\nstderr:\n%s", b, e)
 	})
 	return p
+}
+
+// Unconfigure takes the harness's MCP server, hook and allow rule out of
+// h's config: a user's before the plugin.
+func (h *Host) Unconfigure(tb testing.TB) {
+	tb.Helper()
+	edit := func(name string, f func(map[string]any)) {
+		path := filepath.Join(h.Config, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		f(v)
+		h.WriteJSON(path, v)
+	}
+	edit(".claude.json", func(v map[string]any) { delete(v, "mcpServers") })
+	edit("settings.json", func(v map[string]any) { delete(v, "permissions"); delete(v, "hooks") })
 }
 
 // Install runs "claude plugin install tasksessiond --marketplace SOURCE",

@@ -1,0 +1,134 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// NPM is tasksessiond as a user with Node and no Go gets it: the
+// snapshot release of this tree (cmd/tsdrelease, this platform only),
+// its npm tarballs installed with "npm install -g" into an empty prefix,
+// offline, from an empty cache.
+type NPM struct {
+	Prefix  string // the npm prefix (--prefix)
+	Bin     string // Prefix/bin: tasksessiond, as npm linked it
+	Version string // the version the release stamped
+}
+
+var release struct {
+	once           sync.Once
+	dir            string
+	version        string
+	platform, main string // the tarballs
+	opencode       string
+	err            error
+}
+
+// NPMRelease builds the snapshot release for this platform, once per test
+// binary (Main removes it), and returns its npm tarballs: the platform's
+// package, tasksessiond, and the OpenCode plugin; and the version.
+func NPMRelease(tb testing.TB) (platform, main, opencode, version string) {
+	tb.Helper()
+	release.once.Do(func() {
+		if _, err := exec.LookPath("npm"); err != nil {
+			release.err = fmt.Errorf("npm is not on PATH")
+			return
+		}
+		root, err := RepoRoot()
+		if err != nil {
+			release.err = err
+			return
+		}
+		if release.dir, release.err = os.MkdirTemp("", "tsdrelease"); release.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, "go", "run", "./cmd/tsdrelease", "--snapshot", "--only", "host", "--out", release.dir)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			release.err = fmt.Errorf("go run ./cmd/tsdrelease --snapshot: %v\n%s%s", err, out, stderrOf(err))
+			return
+		}
+		// "tasksessiond VERSION (commit C) in DIR:"
+		if f := strings.Fields(string(out)); len(f) > 1 {
+			release.version = f[1]
+		}
+		tb.Logf("harness: built the snapshot release %s in %v", release.version, time.Since(start).Round(time.Second))
+		arch := runtime.GOARCH
+		if arch == "amd64" {
+			arch = "x64"
+		}
+		npm := filepath.Join(release.dir, "npm")
+		release.platform = filepath.Join(npm, fmt.Sprintf("tasksessiond-%s-%s-%s.tgz", runtime.GOOS, arch, release.version))
+		release.main = filepath.Join(npm, "tasksessiond-"+release.version+".tgz")
+		release.opencode = filepath.Join(npm, "opencode-tasksessiond-"+release.version+".tgz")
+		for _, p := range []string{release.platform, release.main, release.opencode} {
+			if _, err := os.Stat(p); err != nil {
+				release.err = fmt.Errorf("the release has no %s: %v", filepath.Base(p), err)
+			}
+		}
+	})
+	if release.err != nil {
+		tb.Fatal(release.err)
+	}
+	return release.platform, release.main, release.opencode, release.version
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// InstallNPM installs the release's tasksessiond into a new empty prefix
+// as a user would ("npm install -g tasksessiond"), but from its tarballs
+// (the platform's package and the main one: npm would fetch the first as
+// the second's optional dependency) and with no network: --offline, an
+// empty cache, and a registry that does not answer. npm runs the
+// package's postinstall, as it does for a user.
+func InstallNPM(tb testing.TB) *NPM {
+	tb.Helper()
+	platform, main, _, version := NPMRelease(tb)
+	dir := tb.TempDir()
+	n := &NPM{Prefix: filepath.Join(dir, "prefix"), Version: version}
+	n.Bin = filepath.Join(n.Prefix, "bin")
+	cmd := exec.Command("npm", "install", "-g", "--prefix", n.Prefix, "--offline", "--cache", filepath.Join(dir, "cache"),
+		"--registry", "http://127.0.0.1:9/", "--no-audit", "--no-fund", "--loglevel=error", platform, main)
+	cmd.Env = []string{"HOME=" + filepath.Join(dir, "home"), "PATH=" + os.Getenv("PATH")}
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("npm install -g --offline %s %s: %v\n%s", filepath.Base(platform), filepath.Base(main), err, out)
+	}
+	return n
+}
+
+// NoGoPath is a PATH for a user with Node and no Go: first dirs, then the
+// directory of node (and npm), then /usr/bin and /bin. It fails the test
+// if a go command is on it.
+func NoGoPath(tb testing.TB, first ...string) string {
+	tb.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		tb.Fatal("node is not on PATH")
+	}
+	node, _ = filepath.EvalSymlinks(node)
+	dirs := append(append([]string(nil), first...), filepath.Dir(node), "/usr/bin", "/bin")
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "go")); err == nil {
+			tb.Fatalf("harness: go is in %s, on the PATH of a user without Go", d)
+		}
+	}
+	return strings.Join(dirs, string(os.PathListSeparator))
+}
