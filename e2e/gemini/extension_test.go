@@ -1,6 +1,7 @@
 package gemini_test
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +143,40 @@ func TestExtensionClear(t *testing.T) {
 	assert.Contains(t, result(t, last, gemini.TaskCreate), "Created task #1")
 	assert.Equal(t, []string{"#1 pending Alpha one"}, tasks(h.Daemon.Resume(t, a).Tasks))
 	assert.Equal(t, []string{"#1 pending Beta one"}, tasks(h.Daemon.Resume(t, c).Tasks))
+}
+
+// TestExtensionFromReleaseArchive ensures this platform's release archive
+// ({platform}.{arch}.tasksessiond.tar.gz, the asset Gemini CLI's install
+// from a GitHub release picks) is an extension that runs its own binary:
+// unpacked and installed with nothing named tasksessiond on PATH, the
+// model's TaskCreate reaches the daemon and gets #1, and a resume gets the
+// hook's list.
+func TestExtensionFromReleaseArchive(t *testing.T) {
+	t.Parallel()
+	archive := harness.ReleaseArchive(t)
+	dir := t.TempDir()
+	out, err := exec.Command("tar", "-xzf", archive, "-C", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var p modelapi.Phases
+	h := gemini.UseExtension(t, gemini.New(t, gemini.Options{Respond: p.Respond, NoHook: true}), dir, false)
+	_, err = exec.LookPath("tasksessiond")
+	require.Error(t, err, "a tasksessiond is on the test's PATH: the extension could be running it")
+
+	p.Set(modelapi.NewScript(
+		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Alpha one"})),
+		modelapi.Text("ok"),
+	))
+	a := h.Run(t, "Plan A.").SessionID
+	m := h.API.Main()
+	require.Len(t, m, 2, h.API.Dump())
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #1")
+	assert.Empty(t, h.Runs(), "the extension ran a tasksessiond from PATH")
+
+	n := len(h.API.Main())
+	p.Set(modelapi.NewScript(modelapi.Text("ok")))
+	h.Run(t, "Go on.", "--resume", a)
+	m = h.API.Main()[n:]
+	require.Len(t, m, 1)
+	assert.Contains(t, m[0].LastUserText(), "#1 [pending] Alpha one", "the archive's SessionStart hook's list")
+	assert.Equal(t, []string{"#1 pending Alpha one"}, tasks(h.Daemon.Resume(t, a).Tasks))
 }

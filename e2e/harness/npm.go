@@ -29,6 +29,7 @@ var release struct {
 	version        string
 	platform, main string // the tarballs
 	opencode       string
+	archive        string // this platform's archive
 	err            error
 }
 
@@ -73,7 +74,8 @@ func NPMRelease(tb testing.TB) (platform, main, opencode, version string) {
 		release.platform = filepath.Join(npm, fmt.Sprintf("tasksessiond-%s-%s-%s.tgz", runtime.GOOS, arch, release.version))
 		release.main = filepath.Join(npm, "tasksessiond-"+release.version+".tgz")
 		release.opencode = filepath.Join(npm, "opencode-tasksessiond-"+release.version+".tgz")
-		for _, p := range []string{release.platform, release.main, release.opencode} {
+		release.archive = filepath.Join(release.dir, fmt.Sprintf("%s.%s.tasksessiond.tar.gz", runtime.GOOS, arch))
+		for _, p := range []string{release.platform, release.main, release.opencode, release.archive} {
 			if _, err := os.Stat(p); err != nil {
 				release.err = fmt.Errorf("the release has no %s: %v", filepath.Base(p), err)
 			}
@@ -83,6 +85,14 @@ func NPMRelease(tb testing.TB) (platform, main, opencode, version string) {
 		tb.Fatal(release.err)
 	}
 	return release.platform, release.main, release.opencode, release.version
+}
+
+// ReleaseArchive returns this platform's archive of the snapshot release
+// (see NPMRelease): {platform}.{arch}.tasksessiond.tar.gz.
+func ReleaseArchive(tb testing.TB) string {
+	tb.Helper()
+	NPMRelease(tb)
+	return release.archive
 }
 
 func stderrOf(err error) string {
