@@ -4,7 +4,8 @@
 // at the root, named {platform}.{arch}.tasksessiond.tar.gz as Gemini
 // CLI's release install looks for it); the npm packages (tasksessiond,
 // one package per target holding its binary, and the OpenCode plugin),
-// packed with npm pack; and checksums.txt, the SHA-256 of each file.
+// packed with npm pack; server.json, the MCP registry's entry for the npm
+// package; and checksums.txt, the SHA-256 of each archive and tarball.
 //
 // The same commit and Go toolchain give the same bytes: -trimpath, no
 // build id, no VCS stamp but ours, and every archive entry dated the

@@ -158,6 +158,9 @@ func Build(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 	if err := b.npmOpenCode(); err != nil {
 		return nil, err
 	}
+	if err := b.serverJSON(); err != nil {
+		return nil, err
+	}
 	if !c.NoPack {
 		if err := b.pack(ctx); err != nil {
 			return nil, err
@@ -380,6 +383,22 @@ func (b *builder) npmOpenCode() error {
 	}
 	b.npm = append(b.npm, dir)
 	return nil
+}
+
+// serverJSON writes Out/server.json, the MCP registry's description of
+// the npm package: the repository's, with the release's version.
+func (b *builder) serverJSON() error {
+	s, err := readJSON(filepath.Join(b.Root, "server.json"))
+	if err != nil {
+		return err
+	}
+	s["version"] = b.version
+	for _, p := range asList(s["packages"]) {
+		if p, ok := p.(map[string]any); ok {
+			p["version"] = b.version
+		}
+	}
+	return writeJSON(filepath.Join(b.Out, "server.json"), s)
 }
 
 // pack runs npm pack on each staged package, into Out/npm.

@@ -103,3 +103,25 @@ func TestTargetsMatchPackage(t *testing.T) {
 	assert.Equal(t, "linux.x64.tasksessiond.tar.gz", tg.Archive())
 	assert.Equal(t, "darwin.arm64.tasksessiond.tar.gz", Target{"darwin", "arm64"}.Archive())
 }
+
+// TestServerJSON ensures the MCP registry's server.json describes the npm
+// package: its name is the package's mcpName (the registry checks it),
+// the package and version are the npm package's, run with "mcp" on stdio.
+func TestServerJSON(t *testing.T) {
+	root := filepath.Join("..", "..")
+	s, err := readJSON(filepath.Join(root, "server.json"))
+	require.NoError(t, err)
+	pkg, err := readJSON(filepath.Join(root, "npm", "tasksessiond", "package.json"))
+	require.NoError(t, err)
+	assert.Equal(t, pkg["mcpName"], s["name"])
+	assert.Equal(t, pkg["version"], s["version"])
+	assert.LessOrEqual(t, len(s["description"].(string)), 100, "the registry takes 100 characters of description")
+	packages := asList(s["packages"])
+	require.Len(t, packages, 1)
+	p := packages[0].(map[string]any)
+	assert.Equal(t, "npm", p["registryType"])
+	assert.Equal(t, pkg["name"], p["identifier"])
+	assert.Equal(t, pkg["version"], p["version"])
+	assert.Equal(t, map[string]any{"type": "stdio"}, p["transport"])
+	assert.Equal(t, []any{map[string]any{"type": "positional", "value": "mcp"}}, p["packageArguments"])
+}
