@@ -125,3 +125,20 @@ func TestServerJSON(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "stdio"}, p["transport"])
 	assert.Equal(t, []any{map[string]any{"type": "positional", "value": "mcp"}}, p["packageArguments"])
 }
+
+// TestVersionsAgree ensures every manifest that names the next release's
+// version names the same one as npm/tasksessiond/package.json (they are
+// bumped together after a release).
+func TestVersionsAgree(t *testing.T) {
+	root := filepath.Join("..", "..")
+	pkg, err := readJSON(filepath.Join(root, "npm", "tasksessiond", "package.json"))
+	require.NoError(t, err)
+	for _, f := range []string{"server.json", "gemini-extension.json", "contrib/claude-code/.claude-plugin/plugin.json", "npm/opencode-tasksessiond/package.json"} {
+		m, err := readJSON(filepath.Join(root, f))
+		require.NoError(t, err)
+		assert.Equal(t, pkg["version"], m["version"], f)
+	}
+	for name, v := range pkg["optionalDependencies"].(map[string]any) {
+		assert.Equal(t, pkg["version"], v, name)
+	}
+}
