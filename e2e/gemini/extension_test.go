@@ -112,6 +112,9 @@ func TestExtensionClear(t *testing.T) {
 		&modelapi.Step{Match: modelapi.IsKind(modelapi.KindMain), Reply: func(*modelapi.Request) modelapi.Reply { return modelapi.Text("Noted.") }},
 	)}))
 	term := h.Interactive(t)
+	// The extension's MCP server connects after the prompt shows; on a
+	// loaded machine typing before it has may be lost.
+	term.WaitFor(120*time.Second, "Gemini CLI to finish initializing", func(s string) bool { return !strings.Contains(s, "Initializing") })
 	submit(t, term, "Plan A.", func() bool { return len(h.API.Main()) > 0 })
 	term.WaitForText(60*time.Second, "Noted.")
 	starts := h.Hooks("SessionStart")
