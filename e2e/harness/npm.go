@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,7 +24,7 @@ type NPM struct {
 	Version string // the version the release stamped
 }
 
-var release struct {
+type releaseDir struct {
 	once           sync.Once
 	dir            string
 	version        string
@@ -33,14 +34,35 @@ var release struct {
 	err            error
 }
 
+var release releaseDir
+
+// EnvRelease names a release directory (go run ./cmd/tsdrelease's --out)
+// to use instead of building one: CI builds its snapshot once, first.
+const EnvRelease = "TASKSESSIOND_E2E_RELEASE"
+
 // NPMRelease builds the snapshot release for this platform, once per test
-// binary (Main removes it), and returns its npm tarballs: the platform's
-// package, tasksessiond, and the OpenCode plugin; and the version.
+// binary (Main removes it), unless $TASKSESSIOND_E2E_RELEASE names one,
+// and returns its npm tarballs: the platform's package, tasksessiond, and
+// the OpenCode plugin; and the version.
 func NPMRelease(tb testing.TB) (platform, main, opencode, version string) {
 	tb.Helper()
 	release.once.Do(func() {
 		if _, err := exec.LookPath("npm"); err != nil {
 			release.err = fmt.Errorf("npm is not on PATH")
+			return
+		}
+		if dir := os.Getenv(EnvRelease); dir != "" {
+			var pkg struct{ Version string }
+			b, err := os.ReadFile(filepath.Join(dir, "npm", "tasksessiond", "package.json"))
+			if err == nil {
+				err = json.Unmarshal(b, &pkg)
+			}
+			if err != nil {
+				release.err = fmt.Errorf("%s=%s: not a release directory: %v", EnvRelease, dir, err)
+				return
+			}
+			release.version = pkg.Version
+			release.err = release.locate(dir)
 			return
 		}
 		root, err := RepoRoot()
@@ -66,25 +88,31 @@ func NPMRelease(tb testing.TB) (platform, main, opencode, version string) {
 			release.version = f[1]
 		}
 		tb.Logf("harness: built the snapshot release %s in %v", release.version, time.Since(start).Round(time.Second))
-		arch := runtime.GOARCH
-		if arch == "amd64" {
-			arch = "x64"
-		}
-		npm := filepath.Join(release.dir, "npm")
-		release.platform = filepath.Join(npm, fmt.Sprintf("tasksessiond-%s-%s-%s.tgz", runtime.GOOS, arch, release.version))
-		release.main = filepath.Join(npm, "tasksessiond-"+release.version+".tgz")
-		release.opencode = filepath.Join(npm, "opencode-tasksessiond-"+release.version+".tgz")
-		release.archive = filepath.Join(release.dir, fmt.Sprintf("%s.%s.tasksessiond.tar.gz", runtime.GOOS, arch))
-		for _, p := range []string{release.platform, release.main, release.opencode, release.archive} {
-			if _, err := os.Stat(p); err != nil {
-				release.err = fmt.Errorf("the release has no %s: %v", filepath.Base(p), err)
-			}
-		}
+		release.err = release.locate(release.dir)
 	})
 	if release.err != nil {
 		tb.Fatal(release.err)
 	}
 	return release.platform, release.main, release.opencode, release.version
+}
+
+// locate finds this platform's files in the release directory dir.
+func (r *releaseDir) locate(dir string) error {
+	arch := runtime.GOARCH
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	npm := filepath.Join(dir, "npm")
+	r.platform = filepath.Join(npm, fmt.Sprintf("tasksessiond-%s-%s-%s.tgz", runtime.GOOS, arch, r.version))
+	r.main = filepath.Join(npm, "tasksessiond-"+r.version+".tgz")
+	r.opencode = filepath.Join(npm, "opencode-tasksessiond-"+r.version+".tgz")
+	r.archive = filepath.Join(dir, fmt.Sprintf("%s.%s.tasksessiond.tar.gz", runtime.GOOS, arch))
+	for _, p := range []string{r.platform, r.main, r.opencode, r.archive} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("the release has no %s: %v", filepath.Base(p), err)
+		}
+	}
+	return nil
 }
 
 // ReleaseArchive returns this platform's archive of the snapshot release
