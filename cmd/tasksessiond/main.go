@@ -20,8 +20,10 @@ import (
 	_ "github.com/tasksessiond/tasksessiond/internal/host/hosts" // every host registers itself
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version and commit are stamped by the release build (cmd/tsdrelease:
+// -ldflags "-X main.version=... -X main.commit=..."); versionLine falls
+// back on what the Go toolchain recorded.
+var version, commit string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -102,7 +104,7 @@ func commands() []*cli.Command {
 			Main: func(_ context.Context, e *cli.Env, args []string) int { return completionCmd(args, e.Stdout, e.Stderr) }},
 		{Name: "version", Group: groupOther, Summary: "print the version",
 			Main: func(_ context.Context, e *cli.Env, _ []string) int {
-				fmt.Fprintln(e.Stdout, "tasksessiond", version)
+				fmt.Fprintln(e.Stdout, versionLine())
 				return 0
 			}},
 		{Name: "help", Group: groupOther, Summary: "print this help",

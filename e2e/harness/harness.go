@@ -213,5 +213,8 @@ func Main(m *testing.M) int {
 	if build.dir != "" {
 		os.RemoveAll(build.dir)
 	}
+	if release.dir != "" {
+		os.RemoveAll(release.dir)
+	}
 	return code
 }

@@ -35,10 +35,17 @@ func NewTerm(tb testing.TB, dir string, env []string, width, height int, argv ..
 	}
 	t := &Term{tb: tb, socket: filepath.Join(sockDir, "s")}
 	args := []string{"new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-c", dir}
+	var path []string
 	for _, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			// tmux gives a new session the client's PATH whatever -e
+			// says: env sets it (and execs the program, keeping its pid).
+			path = []string{"env", e}
+			continue
+		}
 		args = append(args, "-e", e)
 	}
-	args = append(args, argv...)
+	args = append(append(args, path...), argv...)
 	tb.Cleanup(func() {
 		if tb.Failed() {
 			tb.Logf("terminal at failure:\n%s", t.Capture())
