@@ -24,7 +24,7 @@ import (
 func TestLeanSession(t *testing.T) {
 	t.Parallel()
 	ours := func(tool string) string { return "mcp__tasks__" + tool }
-	m, main := standardSession(t, loadTools, harness.StandardCalls(ours), func(n string) bool { return strings.HasPrefix(n, "mcp__tasks__") })
+	m, main := standardSession(t, claudecode.Options{}, loadTools, harness.StandardCalls(ours), func(n string) bool { return strings.HasPrefix(n, "mcp__tasks__") })
 	last := main[len(main)-1]
 	final, cumulated := m.CostOf(last), m.Cumulated(main)
 	t.Logf("Claude Code %s, standard session: final request %s; cumulated over %d requests %d bytes",
@@ -48,13 +48,14 @@ func TestLeanSession(t *testing.T) {
 	assert.NoError(t, harness.TaskidOrder(m.ResultText(lists[1]), 20))
 
 	// Claude Code's own Task tools (deferred too, loaded with ToolSearch;
-	// TaskUpdate takes a string taskId), on the same plan.
+	// TaskUpdate takes a string taskId), on the same plan, in a Claude Code
+	// not set up for tasksessiond (setup denies these tools).
 	own := func(tool string) string { return tool }
 	loadOwn := modelapi.Call("ToolSearch", map[string]any{"query": "select:TaskCreate,TaskList,TaskGet,TaskUpdate", "max_results": 5})
 	calls := harness.StandardCallsAs(own, func(id int, status string) map[string]any {
 		return map[string]any{"taskId": strconv.Itoa(id), "status": status}
 	})
-	om, omain := standardSession(t, loadOwn, calls, func(n string) bool {
+	om, omain := standardSession(t, claudecode.Options{NoSetup: true}, loadOwn, calls, func(n string) bool {
 		return slices.Contains([]string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}, n)
 	})
 	olast := omain[len(omain)-1]
@@ -71,10 +72,11 @@ func TestLeanSession(t *testing.T) {
 // standardSession runs the standard session (load, then calls) in a
 // Claude Code of its own and returns the meter for the tools ours names
 // and the session's main requests.
-func standardSession(t *testing.T, load modelapi.Reply, calls []modelapi.Reply, ours func(string) bool) (harness.Meter, []*modelapi.Request) {
+func standardSession(t *testing.T, opts claudecode.Options, load modelapi.Reply, calls []modelapi.Reply, ours func(string) bool) (harness.Meter, []*modelapi.Request) {
 	t.Helper()
 	script := modelapi.NewScript(append(append([]modelapi.Reply{load}, calls...), modelapi.Text("Done."))...)
-	h := claudecode.New(t, claudecode.Options{Respond: script.Respond})
+	opts.Respond = script.Respond
+	h := claudecode.New(t, opts)
 	out := h.Command(t, harness.LeanTimeout, "-p", "Plan and do the rework.", "--output-format", "json",
 		"--debug-file", h.Debug, "--session-id", uuid.NewString())
 	require.NoError(t, out.Err, "claude -p:\n%s\n%s", out.Stdout, out.Stderr)

@@ -44,7 +44,7 @@ func TestExtensionLifecycle(t *testing.T) {
 	a := h.Run(t, "Plan A.").SessionID
 	m := h.API.Main()
 	require.Len(t, m, 2, h.API.Dump())
-	assert.Contains(t, pending(m[1])[gemini.TaskCreate][1].Text, "Created task #2")
+	assert.Contains(t, pending(m[1])[gemini.TaskCreate][1].Text, "#2 pending: ")
 	runs := strings.Join(h.Runs(), "\n")
 	assert.Contains(t, runs, "hook gemini", "the extension's hooks")
 	assert.Contains(t, runs, "mcp", "the extension's MCP server")
@@ -65,7 +65,7 @@ func TestExtensionLifecycle(t *testing.T) {
 	assert.Contains(t, prompt, "#2 [pending] Alpha two", "the resume hook's list")
 	assert.Contains(t, prompt, gemini.TaskUpdate, "the hook names the tools as the model knows them")
 	assert.Contains(t, result(t, m[1], gemini.TaskList), "Alpha one")
-	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "Created task #3")
+	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "#3 pending: ")
 
 	// compression, in the middle of a turn (as TestAutoCompression)
 	n = len(h.API.Main())
@@ -92,7 +92,7 @@ func TestExtensionLifecycle(t *testing.T) {
 	// TaskUpdate, is in the turn's prompt), in the summary's message.
 	assert.Contains(t, summary, listMarker(a), "the BeforeModel hook's list is not in the summary's message")
 	assert.Contains(t, summary, "#1 [inprogress] Alpha one")
-	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "Created task #4")
+	assert.Contains(t, result(t, m[2], gemini.TaskCreate), "#4 pending: ")
 	assert.Equal(t, []string{"#1 inprogress Alpha one", "#2 pending Alpha two", "#3 pending Alpha three", "#4 pending Alpha four"},
 		tasks(h.Daemon.Resume(t, a).Tasks))
 }
@@ -143,7 +143,7 @@ func TestExtensionClear(t *testing.T) {
 	}
 	require.NotNil(t, last)
 	assert.Contains(t, result(t, last, gemini.TaskList), "The task list is empty")
-	assert.Contains(t, result(t, last, gemini.TaskCreate), "Created task #1")
+	assert.Contains(t, result(t, last, gemini.TaskCreate), "#1 pending: ")
 	assert.Equal(t, []string{"#1 pending Alpha one"}, tasks(h.Daemon.Resume(t, a).Tasks))
 	assert.Equal(t, []string{"#1 pending Beta one"}, tasks(h.Daemon.Resume(t, c).Tasks))
 }
@@ -172,7 +172,7 @@ func TestExtensionFromReleaseArchive(t *testing.T) {
 	a := h.Run(t, "Plan A.").SessionID
 	m := h.API.Main()
 	require.Len(t, m, 2, h.API.Dump())
-	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "Created task #1")
+	assert.Contains(t, result(t, m[1], gemini.TaskCreate), "#1 pending: ")
 	assert.Empty(t, h.Runs(), "the extension ran a tasksessiond from PATH")
 
 	n := len(h.API.Main())

@@ -105,7 +105,7 @@ func TestCompaction(t *testing.T) {
 	for _, r := range main {
 		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
 	}
-	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#1 [completed] Write the parser", "the open tasks, then the closed ones")
+	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [completed] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Ship it", "the store's order: taskid order")
 	assert.Contains(t, result(t, main[2], "TaskCreate"), "#4 pending: Release it")
 	assert.Len(t, h.API.Of(modelapi.KindCompact), 1, "no second compaction")
 
@@ -117,7 +117,7 @@ func TestCompaction(t *testing.T) {
 	h.Run(t, "Go on.", "--session", a)
 	main = since(h, n)
 	require.Len(t, main, 2, h.API.Dump())
-	assert.Contains(t, result(t, main[1], "TaskList"), "#2 [pending] Test the parser\n#3 [pending] Ship it\n#4 [pending] Release it\n#1 [completed] Write the parser")
+	assert.Contains(t, result(t, main[1], "TaskList"), "#1 [completed] Write the parser\n#2 [pending] Test the parser\n#3 [pending] Ship it\n#4 [pending] Release it")
 }
 
 // TestSubagent ensures a subagent (OpenCode's task tool runs it in a child
@@ -153,7 +153,7 @@ func TestSubagent(t *testing.T) {
 		assert.NotContains(t, r.ConversationText(), "Plan the parser work.")
 	}
 	assert.Contains(t, result(t, child[1], "TaskList"), "#1 [pending] Write the parser", "the subagent reads its parent's list")
-	assert.Contains(t, result(t, child[2], "TaskUpdate"), "#1 [inprogress] Write the parser")
+	assert.Contains(t, result(t, child[2], "TaskUpdate"), "#1 inprogress: Write the parser")
 	assert.Contains(t, result(t, child[3], "TaskCreate"), "#2 pending: Review the parser")
 
 	// The parent gets the subagent's answer, then its own list holds the
@@ -304,7 +304,7 @@ func TestCompactionLargeList(t *testing.T) {
 	for i := 101; i <= 300; i++ {
 		assert.Contains(t, snapshot, fmt.Sprintf("\n#%d [pending] Task number %03d", i, i), "open task #%d", i)
 	}
-	assert.Contains(t, snapshot, "completed: #1-#100")
+	assert.Contains(t, snapshot, "#1–#100 completed")
 	for _, r := range after {
 		assert.Equal(t, 1, strings.Count(r.ConversationText(), snapshot), "request %d: the list should be there once", r.Seq)
 	}
