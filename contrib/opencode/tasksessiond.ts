@@ -3,8 +3,9 @@
 // to the named session TASKSESSIOND_SESSION), and the task list carried
 // across OpenCode's compaction.
 //
-// Install: contrib/opencode/install.sh (copies this file into
-// ~/.config/opencode/plugin/ and turns OpenCode's own to-do tools off).
+// Install: "tasksessiond setup opencode" (writes this file into
+// ~/.config/opencode/plugin/ and turns OpenCode's own to-do tools off), or
+// "opencode plugin opencode-tasksessiond --global" (the npm package).
 // See contrib/opencode/README.md for what happens at each point of a
 // session's life.
 //
