@@ -54,12 +54,18 @@ func newSetupEnv(t *testing.T) setupEnv {
 	return setupEnv{home: home, bin: bin, socket: filepath.Join(home, "s.sock")}
 }
 
+// bareEnv is kv and, of the test's own environment, only GORACE (TestMain
+// spares each -race child its second of sleep at exit).
+func bareEnv(kv ...string) []string {
+	return append(kv, "GORACE="+os.Getenv("GORACE"))
+}
+
 // run runs tasksessiond with HOME and nothing else of the user's
 // configuration in the environment.
 func (e setupEnv) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = []string{"HOME=" + e.home, "PATH=" + filepath.Dir(e.bin) + ":/usr/bin:/bin", "TASKSESSIOND_SOCKET=" + e.socket}
+	cmd.Env = bareEnv("HOME="+e.home, "PATH="+filepath.Dir(e.bin)+":/usr/bin:/bin", "TASKSESSIOND_SOCKET="+e.socket)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -233,7 +239,7 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		e := newSetupEnv(t)
 		dir := t.TempDir()
 		cmd := exec.Command(binary, "setup", c.host, "--bin", e.bin)
-		cmd.Env = []string{"HOME=" + e.home, "PATH=/usr/bin:/bin", c.env + "=" + dir}
+		cmd.Env = bareEnv("HOME="+e.home, "PATH=/usr/bin:/bin", c.env+"="+dir)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		assert.FileExists(t, filepath.Join(dir, c.file), "%s with %s", c.host, c.env)
@@ -246,7 +252,7 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		e := newSetupEnv(t)
 		project := t.TempDir()
 		cmd := exec.Command(binary, "setup", host, "--project", "--bin", e.bin)
-		cmd.Dir, cmd.Env = project, []string{"HOME=" + e.home, "PATH=/usr/bin:/bin"}
+		cmd.Dir, cmd.Env = project, bareEnv("HOME="+e.home, "PATH=/usr/bin:/bin")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		for _, f := range files {
