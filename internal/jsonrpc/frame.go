@@ -98,7 +98,3 @@ func (r *Reader) LineBuffered() bool {
 	b, _ := r.r.Peek(r.r.Buffered())
 	return bytes.IndexByte(b, '\n') >= 0
 }
-
-// Buffered reports whether more input is already buffered, so that a server
-// can hold back flushing responses while a pipelined burst is still arriving.
-func (r *Reader) Buffered() bool { return r.r.Buffered() > 0 }

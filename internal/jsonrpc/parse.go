@@ -70,7 +70,7 @@ func readRequest(v []byte) (r Request, e *Response) {
 	var se *json.SemanticError
 	switch {
 	case errors.As(err, &se):
-		return r, invalid(id, fmt.Sprintf("%q must be a %s, got %s", se.JSONPointer.LastToken(), se.GoType, kindName(se.JSONKind)))
+		return r, invalid(id, fmt.Sprintf("%q must be a %s, got %s", se.JSONPointer.LastToken(), se.GoType, KindName(se.JSONKind)))
 	case err != nil:
 		resp := ErrorResponse(id, parseError(v, err))
 		return r, &resp
@@ -131,9 +131,9 @@ func ParamsError(method, twice string, err error) *Error {
 	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
 		return Errorf(wire.CodeInvalidParams, "invalid params for %s: unknown field %q", method, se.JSONPointer.LastToken())
 	case errors.As(err, &se) && se.JSONPointer == "":
-		return Errorf(wire.CodeInvalidParams, "invalid params for %s: the params must be an object, got %s", method, kindName(se.JSONKind))
+		return Errorf(wire.CodeInvalidParams, "invalid params for %s: the params must be an object, got %s", method, KindName(se.JSONKind))
 	case errors.As(err, &se):
-		return Errorf(wire.CodeInvalidParams, "invalid params for %s: %s must be a %s, got %s", method, strings.TrimPrefix(string(se.JSONPointer), "/"), se.GoType, kindName(se.JSONKind))
+		return Errorf(wire.CodeInvalidParams, "invalid params for %s: %s must be a %s, got %s", method, strings.TrimPrefix(string(se.JSONPointer), "/"), se.GoType, KindName(se.JSONKind))
 	}
 	return Errorf(wire.CodeInvalidParams, "invalid params for %s: %v", method, err)
 }
@@ -143,20 +143,24 @@ func invalid(id []byte, msg string) *Response {
 	return &r
 }
 
-func kindName(k jsontext.Kind) string {
+// KindName names a JSON value's kind (jsontext.Value.Kind) for an error
+// message: "an object", "a number", "nothing" for no value at all.
+func KindName(k jsontext.Kind) string {
 	switch k {
 	case '"':
-		return "string"
+		return "a string"
 	case '0':
-		return "number"
+		return "a number"
 	case 't', 'f':
-		return "bool"
+		return "a boolean"
 	case '[':
-		return "array"
+		return "an array"
 	case '{':
-		return "object"
+		return "an object"
+	case 'n':
+		return "null"
 	}
-	return "null"
+	return "nothing"
 }
 
 // parseError words a line the decoder refused: text JSON cannot carry, or

@@ -322,22 +322,4 @@ func isIDAlias(k string) bool {
 	return false
 }
 
-func jsonKind(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
+func jsonKind(v json.RawMessage) string { return jsonrpc.KindName(jsontext.Value(v).Kind()) }
