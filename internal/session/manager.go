@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 
 	"github.com/tasksessiond/tasksessiond"
@@ -568,7 +570,7 @@ func (m *Manager) recorded(ctx context.Context, session, name string, args json.
 		return nil, tasksessiond.Errorf(tasksessiond.KindConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
 	}
 	out, err := tools.Restore(row.Result)
-	if err == nil && !json.Valid(out) {
+	if err == nil && !jsontext.Value(out).IsValid(jsontext.AllowInvalidUTF8(true)) {
 		err = errors.New("not JSON")
 	}
 	if err != nil {
@@ -579,7 +581,8 @@ func (m *Manager) recorded(ctx context.Context, session, name string, args json.
 
 func sameJSON(a, b json.RawMessage) bool {
 	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+	lenient := jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if jsonv2.Unmarshal(a, &x, lenient) != nil || jsonv2.Unmarshal(b, &y, lenient) != nil {
 		return string(a) == string(b)
 	}
 	return reflect.DeepEqual(x, y)

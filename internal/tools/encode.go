@@ -2,9 +2,11 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
@@ -56,7 +58,7 @@ func Restore(stored []byte) ([]byte, error) {
 	}
 	sc := stored[len(storedHead) : len(stored)-len(resultTail)]
 	var ch wire.Written
-	if err := json.Unmarshal(sc, &ch); err != nil {
+	if err := jsonv2.Unmarshal(sc, &ch); err != nil {
 		return nil, fmt.Errorf("restore a stored result: %w", err)
 	}
 	text, err := marshal(writtenText(ch))
@@ -66,14 +68,5 @@ func Restore(stored []byte) ([]byte, error) {
 	return assemble(text, sc), nil
 }
 
-// marshal encodes v as JSON without escaping <, > and &: a result is read
-// by a model, not put in HTML, and "\u003c" costs it six bytes for one.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+// marshal encodes v as every response is encoded (jsonrpc.Encode).
+func marshal(v any) ([]byte, error) { return jsonrpc.Encode(nil, v) }

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/jsonrpc"
 	"github.com/tasksessiond/tasksessiond/internal/store"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -126,7 +126,7 @@ func (v view) listing() wire.Listing {
 
 // listingLength is the length of v's structured result as JSON text.
 func listingLength(v view, measure func(string) int) int {
-	b, err := json.Marshal(v.listing())
+	b, err := jsonrpc.Encode(nil, v.listing())
 	if err != nil {
 		return math.MaxInt
 	}
