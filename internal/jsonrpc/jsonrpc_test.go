@@ -109,11 +109,11 @@ func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
 	for _, tc := range []struct {
 		name, line, want string
 	}{
-		{"RawByte", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"s\":\"a\xffb\"}}", "not valid UTF-8 (byte 0xff"},
-		{"Truncated", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"s\":\"\xe2\x82\"}}", "not valid UTF-8"},
-		{"LoneHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"a\ud83dz"}}`, `lone UTF-16 surrogate \ud83d`},
-		{"LoneLow", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ude00"}}`, `lone UTF-16 surrogate \ude00`},
-		{"HighThenHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ud83d\ud83d"}}`, "lone UTF-16 surrogate"},
+		{"RawByte", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"s\":\"a\xffb\"}}", `invalid UTF-8 within "/params/s" after offset 53`},
+		{"Truncated", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"m\",\"params\":{\"s\":\"\xe2\x82\"}}", `invalid UTF-8 within "/params/s" after offset 52`},
+		{"LoneHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"a\ud83dz"}}`, "invalid surrogate pair `\\ud83dz"},
+		{"LoneLow", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ude00"}}`, "invalid surrogate pair `\\ude00"},
+		{"HighThenHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ud83d\ud83d"}}`, "invalid surrogate pair"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line))

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,8 +25,10 @@ var Options = json.JoinOptions(json.MatchCaseInsensitiveNames(true), jsonv1.Matc
 // line that is not JSON is a parse error.
 func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
 	line = bytes.TrimSpace(line)
-	if !jsontext.Value(line).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
-		return nil, nil, len(line) > 0 && line[0] == '[', parseError(nil, nil)
+	// Text JSON cannot carry, and a name twice, are each request's to answer.
+	lenient := json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if !jsontext.Value(line).IsValid(lenient) {
+		return nil, nil, len(line) > 0 && line[0] == '[', parseError(json.Unmarshal(line, new(jsontext.Value), lenient))
 	}
 	if line[0] != '[' {
 		r, e := readRequest(line)
@@ -38,9 +37,9 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 		}
 		return []Request{r}, nil, false, nil
 	}
-	var elems []jsontext.Value // a name twice inside an element is the element's to answer
-	if err := json.Unmarshal(line, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
-		e := parseError(line, err)
+	var elems []jsontext.Value
+	if err := json.Unmarshal(line, &elems, lenient); err != nil {
+		e := parseError(err)
 		return nil, []Response{ErrorResponse(nil, e)}, true, nil
 	}
 	if len(elems) == 0 {
@@ -60,7 +59,7 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 func readRequest(v []byte) (r Request, e *Response) {
 	if jsontext.Value(v).Kind() != '{' {
 		if !jsontext.Value(v).IsValid() {
-			resp := ErrorResponse(nil, parseError(v, json.Unmarshal(v, new(jsontext.Value))))
+			resp := ErrorResponse(nil, parseError(json.Unmarshal(v, new(jsontext.Value))))
 			return r, &resp
 		}
 		return r, invalid(nil, "a JSON-RPC request must be an object, e.g. {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"}")
@@ -72,7 +71,7 @@ func readRequest(v []byte) (r Request, e *Response) {
 	case errors.As(err, &se):
 		return r, invalid(id, fmt.Sprintf("%q must be a %s, got %s", se.JSONPointer.LastToken(), se.GoType, KindName(se.JSONKind)))
 	case err != nil:
-		resp := ErrorResponse(id, parseError(v, err))
+		resp := ErrorResponse(id, parseError(err))
 		return r, &resp
 	case twice != "":
 		return r, invalid(id, fmt.Sprintf("%q is given twice; give each member once", twice))
@@ -163,14 +162,16 @@ func KindName(k jsontext.Kind) string {
 	return "nothing"
 }
 
-// parseError words a line the decoder refused: text JSON cannot carry, or
-// not JSON at all.
-func parseError(line []byte, err error) *Error {
-	if msg, ok := TextError(line, err); ok {
-		return Errorf(wire.CodeParseError, "parse error: %s; nothing was done", msg)
-	}
-	return Errorf(wire.CodeParseError, "parse error: the line is not valid JSON; send one JSON-RPC 2.0 message per line")
+// parseError words a line the decoder refused (err): not JSON, or text
+// JSON cannot carry (bytes that are not UTF-8, a \u escape of a lone
+// UTF-16 surrogate), which Go's decoders would quietly make U+FFFD.
+func parseError(err error) *Error {
+	return Errorf(wire.CodeParseError, "parse error: the line is not valid JSON: %s; send one JSON-RPC 2.0 message per line; nothing was done", SyntaxError(err))
 }
+
+// SyntaxError words the decoder's refusal of text for a person: what it
+// met, and where.
+func SyntaxError(err error) string { return strings.TrimPrefix(err.Error(), "jsontext: ") }
 
 // idOf is the id of a request, read past what the strict read refuses (so
 // that its error can be matched), or nil when it has none that is a string
@@ -184,37 +185,4 @@ func idOf(v []byte) []byte {
 		return nil
 	}
 	return r.ID
-}
-
-// TextError says what err, the decoder's error reading text, is when it is
-// text that JSON cannot carry faithfully — bytes that are not UTF-8, or a
-// \u escape of a lone UTF-16 surrogate, which Go's decoders would quietly
-// turn into U+FFFD — in text that is otherwise valid JSON. ok is false for
-// any other error.
-func TextError(text []byte, err error) (msg string, ok bool) {
-	var se *jsontext.SyntacticError
-	if !errors.As(err, &se) || se.ByteOffset < 0 || se.ByteOffset >= int64(len(text)) {
-		return "", false
-	}
-	i := int(se.ByteOffset)
-	if r, n := utf8.DecodeRune(text[i:]); r == utf8.RuneError && n == 1 {
-		msg = fmt.Sprintf("the message is not valid UTF-8 (byte %#x at offset %d); send text as UTF-8", text[i], i)
-	} else if e := text[i:]; len(e) >= 6 && e[0] == '\\' && e[1] == 'u' && utf16.IsSurrogate(hex4(e[2:6])) {
-		msg = fmt.Sprintf("the message holds a lone UTF-16 surrogate %s at offset %d, which is no character; escape a character outside the BMP as a surrogate pair", e[:6], i)
-	} else {
-		return "", false
-	}
-	// Text that is not JSON besides is answered as not JSON.
-	if !jsontext.Value(text).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
-		return "", false
-	}
-	return msg, true
-}
-
-func hex4(b []byte) rune {
-	r, err := strconv.ParseUint(string(b), 16, 16)
-	if err != nil {
-		return -1
-	}
-	return rune(r)
 }

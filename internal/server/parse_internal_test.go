@@ -82,8 +82,8 @@ func TestToolCallIsReadOnce(t *testing.T) {
 		{"ParamsArray", `[1]`, `-32602 invalid params for tools/call: the params must be an object, got an array`},
 		{"ParamGivenTwice", `{"sessionId":"s","sessionId":"t","name":"TaskList"}`, `-32602 invalid params: "sessionId" is given twice; give each member once`},
 		{"ParamGivenTwiceInAnotherCase", `{"sessionId":"s","SESSIONID":"t","name":"TaskList"}`, `-32602 invalid params: "SESSIONID" is given twice; give each member once`},
-		{"NotUTF8", "{\"sessionId\":\"s\",\"name\":\"TaskCreate\",\"arguments\":{\"subject\":\"\xff\"}}", `-32700 parse error: the message is not valid UTF-8 (byte 0xff at offset 116)`},
-		{"LoneSurrogate", `{"sessionId":"s","name":"TaskCreate","arguments":{"subject":"\ud800"}}`, `-32700 parse error: the message holds a lone UTF-16 surrogate \ud800 at offset 116`},
+		{"NotUTF8", "{\"sessionId\":\"s\",\"name\":\"TaskCreate\",\"arguments\":{\"subject\":\"\xff\"}}", `-32700 parse error: the line is not valid JSON: invalid UTF-8 within "/params/arguments/subject" after offset 116`},
+		{"LoneSurrogate", `{"sessionId":"s","name":"TaskCreate","arguments":{"subject":"\ud800"}}`, "-32700 parse error: the line is not valid JSON: invalid surrogate pair `\\ud800"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := []byte(head + tc.params + "}")

@@ -104,7 +104,7 @@ func TestProtocolErrorsKeepServing(t *testing.T) {
 		{"NoToolName", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"sessionId":"ghost"}}`, -32602, `"name" is required`},
 		{"BadRole", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"role":"root"}}`, -32602, "role must be"},
 		{"BadFormat", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"format":"xml"}}`, -32602, "format must be"},
-		{"InvalidUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", -32700, "not valid UTF-8"},
+		{"InvalidUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}", -32700, `invalid UTF-8 within "/method"`},
 		{"NUL", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"daemon/status\"\x00}", -32700, "not valid JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -591,7 +591,7 @@ func TestNothingIsReadSilentlyOtherwise(t *testing.T) {
 	r := c.recv()
 	res := r["result"].(map[string]any)
 	assert.Equal(t, true, res["isError"], "a lone surrogate inside string arguments is an error result: %v", res)
-	assert.Contains(t, fmt.Sprint(res["content"]), "lone UTF-16 surrogate")
+	assert.Contains(t, fmt.Sprint(res["content"]), "invalid surrogate pair")
 	got, err := d.Mgr.Resume(ctx, info.ID)
 	require.NoError(t, err)
 	assert.Empty(t, got.Tasks, "nothing was created")

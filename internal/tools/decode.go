@@ -114,13 +114,9 @@ func Decode(name string, raw json.RawMessage, rules Rules) (call Call, logged js
 		// JSON cannot carry.
 		var s string
 		jsonv2.Unmarshal(logged, &s, jsontext.AllowInvalidUTF8(true))
-		if msg, ok := jsonrpc.TextError([]byte(s), jsonv2.Unmarshal([]byte(s), new(jsontext.Value))); ok {
-			return fail("arguments: %s", msg)
-		}
-		return fail("arguments must be a JSON object; the string given does not hold valid JSON")
-	}
-	if msg, ok := jsonrpc.TextError(logged, err); ok {
-		return fail("arguments: %s", msg)
+		return fail("arguments must be a JSON object; the string given does not hold valid JSON: %s", jsonrpc.SyntaxError(jsonv2.Unmarshal([]byte(s), new(jsontext.Value))))
+	case errors.As(err, new(*jsontext.SyntacticError)):
+		return fail("arguments are not valid JSON: %s", jsonrpc.SyntaxError(err))
 	}
 	return fail("arguments must be a JSON object, got %s", jsonKind(logged))
 }
