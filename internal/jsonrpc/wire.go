@@ -104,11 +104,18 @@ var encodeOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.Escap
 // Encode appends v encoded to b: every response and notification is
 // encoded by it.
 func Encode(b []byte, v any) ([]byte, error) {
-	buf := bytes.NewBuffer(b)
-	if err := jsonv2.MarshalWrite(buf, v, encodeOptions); err != nil {
-		return b, fmt.Errorf("encode: %w", err)
+	var err error
+	if b == nil { // the encoder's pooled buffer, copied once
+		b, err = jsonv2.Marshal(v, encodeOptions)
+	} else {
+		buf := bytes.NewBuffer(b)
+		err = jsonv2.MarshalWrite(buf, v, encodeOptions)
+		b = buf.Bytes()
 	}
-	return buf.Bytes(), nil
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return b, nil
 }
 
 // AppendResultHead appends what a successful response to id has before
