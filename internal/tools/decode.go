@@ -113,7 +113,9 @@ func Decode(name string, raw json.RawMessage, rules Rules) (call Call, logged js
 		// A string Canonical could not unwrap: it holds no JSON, or text
 		// JSON cannot carry.
 		var s string
-		jsonv2.Unmarshal(logged, &s, jsontext.AllowInvalidUTF8(true))
+		if err := jsonv2.Unmarshal(logged, &s); err != nil {
+			return fail("arguments are not valid JSON: %s", jsonrpc.SyntaxError(err))
+		}
 		return fail("arguments must be a JSON object; the string given does not hold valid JSON: %s", jsonrpc.SyntaxError(jsonv2.Unmarshal([]byte(s), new(jsontext.Value))))
 	case errors.As(err, new(*jsontext.SyntacticError)):
 		return fail("arguments are not valid JSON: %s", jsonrpc.SyntaxError(err))
