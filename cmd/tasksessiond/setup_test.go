@@ -87,12 +87,17 @@ func (e setupEnv) write(t *testing.T, files map[string]string) {
 }
 
 // snapshot returns every file under HOME but the backups and the bin.
+func (e setupEnv) record() string {
+	return filepath.Join(e.home, ".local", "state", "tasksessiond", "setup.json")
+}
+
 func (e setupEnv) snapshot(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
 	filepath.WalkDir(e.home, func(p string, d os.DirEntry, err error) error {
 		require.NoError(t, err)
-		if d.IsDir() || strings.HasSuffix(p, ".tasksessiond-backup") || strings.HasPrefix(p, filepath.Join(e.home, "bin")) {
+		// setup's own record is tasksessiond's state, not a host's file
+		if d.IsDir() || strings.HasSuffix(p, ".tasksessiond-backup") || strings.HasPrefix(p, filepath.Join(e.home, "bin")) || p == e.record() {
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -145,6 +150,46 @@ func TestSetupEachHost(t *testing.T) {
 			out, stderr, code = e.run(t, "setup", name, "--uninstall", "--bin", e.bin)
 			require.Equal(t, 0, code, "%s%s", out, stderr)
 			assert.Equal(t, orig, e.snapshot(t), "--uninstall did not give back the original files")
+		})
+	}
+}
+
+// usersOwn are files whose user had already set what setup sets, or set
+// it otherwise: setup's record (Record) keeps --uninstall to exactly what
+// setup changed.
+var usersOwn = map[string]map[string]string{
+	"claude-code": {".claude/settings.json": "{\n  \"permissions\": {\n    \"deny\": [\"TodoWrite\", \"WebFetch\"]\n  }\n}\n"},
+	"gemini":      {".gemini/settings.json": "{\n  \"useWriteTodos\": true // I like it\n}\n"},
+	"opencode":    {".config/opencode/opencode.json": "{\n  \"tools\": {\"todowrite\": true, \"todoread\": false}\n}\n"},
+}
+
+func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
+	// Ensures --uninstall leaves a value the user had set like setup's,
+	// and puts back one setup changed; and that with no record (a setup
+	// before records were kept) it takes setup's values out as before.
+	for name, files := range usersOwn {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			e.write(t, files)
+			orig := e.snapshot(t)
+			for _, args := range [][]string{{"setup", name}, {"setup", name}, {"setup", name, "--uninstall"}} {
+				out, stderr, code := e.run(t, append(args, "--bin", e.bin)...)
+				require.Equal(t, 0, code, "%s%s", out, stderr)
+			}
+			assert.Equal(t, orig, e.snapshot(t), "--uninstall did not give back the user's own values")
+			assert.NoFileExists(t, e.record(), "the record outlives what it records")
+
+			_, stderr, code := e.run(t, "setup", name, "--bin", e.bin)
+			require.Equal(t, 0, code, stderr)
+			require.NoError(t, os.Remove(e.record()))
+			set := e.snapshot(t)
+			out, stderr, code := e.run(t, "setup", name, "--uninstall", "--bin", e.bin)
+			require.Equal(t, 0, code, "%s%s", out, stderr)
+			assert.NotEqual(t, set, e.snapshot(t), "with no record, uninstall removed nothing")
+			for rel, text := range e.snapshot(t) {
+				assert.NotContains(t, text, "tasksessiond", rel)
+			}
 		})
 	}
 }
@@ -258,7 +303,7 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		for _, f := range files {
 			assert.FileExists(t, filepath.Join(project, f), "%s --project", host)
 		}
-		assert.Equal(t, map[string]string{}, e.snapshot(t), "%s --project wrote in HOME", host)
+		assert.Equal(t, map[string]string{}, e.snapshot(t), "%s --project wrote a host's file in HOME", host)
 	}
 }
 

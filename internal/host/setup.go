@@ -76,6 +76,17 @@ type Plan struct {
 	// Notes say what setup did beside the files, or could not do (a
 	// host's own to-do tool it cannot turn off).
 	Notes []string
+
+	recordFile string   // setup's record (Record); "" keeps none
+	uninstall  bool     // the plan takes setup back
+	rec        Record   // read on first use
+	recOld     []byte   // the record file's bytes as read
+	taken      []string // files whose record uninstall took back
+}
+
+// NewPlan starts h's plan for o, with setup's record (Record).
+func NewPlan(h Host, o Options) *Plan {
+	return &Plan{Host: h, recordFile: o.RecordFile(), uninstall: o.Uninstall}
 }
 
 // Changed reports whether the plan changes any file.
@@ -102,13 +113,16 @@ func (p *Plan) Note(format string, args ...any) {
 // and the tests see what setup looked at).
 func (p *Plan) Add(c config.Change) { p.Changes = append(p.Changes, c) }
 
-// Apply writes the plan's changes, in order; it stops at the first that
-// fails (each change is whole or not at all).
+// Apply writes the plan's changes, in order, then setup's record; it
+// stops at the first that fails (each change is whole or not at all).
 func (p *Plan) Apply() error {
 	for _, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
 			return err
 		}
+	}
+	if err := config.Apply(p.recordChange()); err != nil {
+		return fmt.Errorf("the files are set, but setup's record was not kept (--uninstall will remove values you had set like setup's): %w", err)
 	}
 	return nil
 }

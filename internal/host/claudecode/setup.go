@@ -64,7 +64,7 @@ func (Host) Found(o host.Options) bool {
 // the allow rule, the SessionStart hook (every source: startup, resume,
 // clear, compact, fork) and deny rules for Claude Code's own to-do tools.
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := &host.Plan{Host: h}
+	p := host.NewPlan(h, o)
 	serversFile, serversPath, settings := files(o)
 	name := h.Name()
 	serverPath := append(serversPath, Server)
@@ -84,26 +84,32 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	if _, err := host.EditJSON(p, settings, config.JSON, func(d *config.Doc) error {
 		if o.Uninstall {
 			host.RemoveHooks(p, d, settings, "SessionStart", o.Bin, name)
-			removeString(p, d, settings, []string{"permissions", "allow"}, allowRule)
+			if err := host.RemoveString(p, d, settings, []string{"permissions", "allow"}, allowRule); err != nil {
+				return err
+			}
 			for _, t := range ownTools {
-				removeString(p, d, settings, []string{"permissions", "deny"}, t)
+				if err := host.RemoveString(p, d, settings, []string{"permissions", "deny"}, t); err != nil {
+					return err
+				}
 			}
 			if o.Project != "" {
-				removeString(p, d, settings, []string{"enabledMcpjsonServers"}, Server)
+				if err := host.RemoveString(p, d, settings, []string{"enabledMcpjsonServers"}, Server); err != nil {
+					return err
+				}
 			}
 			return nil
 		}
-		if err := appendString(p, d, settings, []string{"permissions", "allow"}, allowRule); err != nil {
+		if err := host.AddString(p, d, settings, []string{"permissions", "allow"}, allowRule); err != nil {
 			return err
 		}
 		for _, t := range ownTools {
-			if err := appendString(p, d, settings, []string{"permissions", "deny"}, t); err != nil {
+			if err := host.AddString(p, d, settings, []string{"permissions", "deny"}, t); err != nil {
 				return err
 			}
 		}
 		if o.Project != "" {
 			// a project's servers run once approved; setup is the approval
-			if err := appendString(p, d, settings, []string{"enabledMcpjsonServers"}, Server); err != nil {
+			if err := host.AddString(p, d, settings, []string{"enabledMcpjsonServers"}, Server); err != nil {
 				return err
 			}
 		}
@@ -140,24 +146,6 @@ func (h Host) Check(o host.Options) []host.Finding {
 		})
 	}
 	return out
-}
-
-func appendString(p *host.Plan, d *config.Doc, where string, path []string, s string) error {
-	var have []string
-	d.Get(path, &have)
-	for _, x := range have {
-		if x == s {
-			return nil
-		}
-	}
-	p.Step("add %q to %s in %s", s, joinPath(path), where)
-	return d.Append(path, s)
-}
-
-func removeString(p *host.Plan, d *config.Doc, where string, path []string, s string) {
-	if d.RemoveIf(path, func(raw []byte) bool { return string(raw) == `"`+s+`"` }) > 0 {
-		p.Step("remove %q from %s in %s", s, joinPath(path), where)
-	}
 }
 
 func joinPath(path []string) string {

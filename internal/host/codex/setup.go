@@ -49,7 +49,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		// by a test here yet.
 		return nil, errors.New("codex: setup writes Codex CLI's user configuration ($CODEX_HOME) only: run it without --project")
 	}
-	p := &host.Plan{Host: h}
+	p := host.NewPlan(h, o)
 	dir := home(o)
 	hooksPath := filepath.Join(dir, "hooks.json")
 	tomlPath := filepath.Join(dir, "config.toml")

@@ -45,7 +45,7 @@ func (Host) Found(o host.Options) bool {
 // trusted (its calls need no confirmation each), the hooks, and
 // "useWriteTodos": false (Gemini CLI's own write_todos off).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := &host.Plan{Host: h}
+	p := host.NewPlan(h, o)
 	path := settingsFile(o)
 	name := h.Name()
 	serverPath := []string{"mcpServers", Server}
@@ -56,10 +56,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			for _, ev := range hookEvents {
 				host.RemoveHooks(p, d, path, ev, o.Bin, name)
 			}
-			if d.Delete([]string{"useWriteTodos"}) {
-				p.Step("remove \"useWriteTodos\" from %s", path)
-			}
-			return nil
+			return host.UnsetValue(p, d, path, []string{"useWriteTodos"})
 		}
 		entry := host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}
 		if err := host.SetServer(p, d, path, serverPath, entry); err != nil {
@@ -72,11 +69,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 				}
 			}
 		}
-		var todos bool
-		if !d.Get([]string{"useWriteTodos"}, &todos) || todos {
-			p.Step("set \"useWriteTodos\": false in %s", path)
-		}
-		return d.Set([]string{"useWriteTodos"}, false)
+		return host.SetValue(p, d, path, []string{"useWriteTodos"}, false)
 	})
 	if err != nil {
 		return nil, err

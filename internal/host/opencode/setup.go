@@ -57,22 +57,18 @@ func (Host) Found(o host.Options) bool {
 // OpenCode's own to-do tools off in its config (JSONC, as OpenCode reads
 // it; setting them off from the plugin does not remove them in 1.18.33).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := &host.Plan{Host: h}
+	p := host.NewPlan(h, o)
 	cfg, pluginPath := files(o)
 	_, err := host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
 		for _, t := range ownTools {
 			path := []string{"tools", t}
 			if o.Uninstall {
-				if d.Delete(path) {
-					p.Step("remove \"tools\".%q from %s", t, cfg)
+				if err := host.UnsetValue(p, d, cfg, path); err != nil {
+					return err
 				}
 				continue
 			}
-			var on bool
-			if !d.Get(path, &on) || on {
-				p.Step("set \"tools\".%q: false in %s", t, cfg)
-			}
-			if err := d.Set(path, false); err != nil {
+			if err := host.SetValue(p, d, cfg, path, false); err != nil {
 				return err
 			}
 		}

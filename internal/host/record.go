@@ -1,0 +1,238 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// What setup changed in a user's own settings (a deny rule, a host's own
+// to-do tool turned off) is recorded, so that --uninstall takes back
+// exactly that: a value the user had already is left to them, and one
+// setup changed is put back as it was. Servers, hooks and Codex's block
+// need no record: they are setup's by what they run.
+
+// Record is setup's record: for each file (its absolute path), what setup
+// changed there.
+type Record map[string][]Edit
+
+// Edit is one change setup made at Path: Added, the string it appended to
+// the array there; or Was, what the member held before setup set it
+// (absent: no member).
+type Edit struct {
+	Path  []string        `json:"path"`
+	Added string          `json:"added,omitempty"`
+	Set   bool            `json:"set,omitempty"`
+	Was   json.RawMessage `json:"was,omitempty"`
+}
+
+// RecordFile is where setup keeps its record: beside the default
+// database, $XDG_STATE_HOME/tasksessiond/setup.json, else
+// ~/.local/state/tasksessiond/setup.json.
+func (o Options) RecordFile() string {
+	state := o.Env("XDG_STATE_HOME")
+	if state == "" {
+		state = filepath.Join(o.Home(), ".local", "state")
+	}
+	return filepath.Join(state, "tasksessiond", "setup.json")
+}
+
+// record returns the plan's record, read on first use.
+func (p *Plan) record() (Record, error) {
+	if p.rec != nil {
+		return p.rec, nil
+	}
+	p.rec = Record{}
+	if p.recordFile == "" {
+		return p.rec, nil
+	}
+	b, err := config.Read(p.recordFile)
+	if err != nil || b == nil {
+		return p.rec, err
+	}
+	p.recOld = b
+	if err := json.Unmarshal(b, &p.rec); err != nil {
+		return nil, fmt.Errorf("setup's record %s: %w (move it aside to go on; --uninstall then also removes values you had set like setup's)", p.recordFile, err)
+	}
+	return p.rec, nil
+}
+
+func recordKey(file string) string {
+	if abs, err := filepath.Abs(file); err == nil {
+		return abs
+	}
+	return file
+}
+
+// find returns the index of the edit at path that matches in file's
+// record, and whether setup has a record of file at all. Setting up, it
+// makes one (empty when setup changes nothing of the user's there):
+// uninstall then knows what it finds there is the user's.
+func (p *Plan) find(file string, path []string, match func(Edit) bool) (i int, recorded bool, err error) {
+	rec, err := p.record()
+	if err != nil {
+		return -1, false, err
+	}
+	k := recordKey(file)
+	edits, recorded := rec[k]
+	if p.uninstall {
+		p.taken = append(p.taken, k)
+	} else if !recorded {
+		rec[k] = []Edit{}
+	}
+	return slices.IndexFunc(edits, func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), recorded, nil
+}
+
+func (p *Plan) note(file string, e Edit) {
+	k := recordKey(file)
+	p.rec[k] = append(p.rec[k], e)
+}
+
+// AddString appends s to the array at path unless it is there already;
+// what it appends is recorded.
+func AddString(p *Plan, d *config.Doc, file string, path []string, s string) error {
+	i, _, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
+	if err != nil {
+		return err
+	}
+	var have []string
+	d.Get(path, &have)
+	if slices.Contains(have, s) {
+		return nil
+	}
+	if i < 0 {
+		p.note(file, Edit{Path: path, Added: s})
+	}
+	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
+	return d.Append(path, s)
+}
+
+// RemoveString takes s out of the array at path if setup added it (with
+// no record of the file, written by a setup before records were kept,
+// wherever it is).
+func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) error {
+	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
+	if err != nil {
+		return err
+	}
+	if recorded && i < 0 {
+		return nil // the user's own
+	}
+	if d.RemoveIf(path, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
+		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
+	}
+	return nil
+}
+
+// SetValue makes the member at path hold v, recording what it held before
+// (the first time: a second run keeps the user's original).
+func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
+	want, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	i, _, err := p.find(file, path, func(e Edit) bool { return e.Set })
+	if err != nil {
+		return err
+	}
+	var was json.RawMessage
+	had := d.Get(path, &was)
+	if had && bytes.Equal(compact(was), want) {
+		return nil
+	}
+	if i < 0 {
+		e := Edit{Path: path, Set: true}
+		if had {
+			e.Was = compact(was)
+		}
+		p.note(file, e)
+	}
+	p.Step("set %s: %s in %s", strings.Join(path, "."), want, file)
+	return d.Set(path, v)
+}
+
+// UnsetValue puts back what the member at path held before setup set it
+// (no record of the file: removes it).
+func UnsetValue(p *Plan, d *config.Doc, file string, path []string) error {
+	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Set })
+	if err != nil {
+		return err
+	}
+	if recorded && i < 0 {
+		return nil // the user's own
+	}
+	var was json.RawMessage
+	if i >= 0 {
+		was = p.rec[recordKey(file)][i].Was
+	}
+	if was == nil {
+		if d.Delete(path) {
+			p.Step("remove %s from %s", strings.Join(path, "."), file)
+		}
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(was, &v); err != nil {
+		return fmt.Errorf("setup's record of %s in %s: %w", strings.Join(path, "."), file, err)
+	}
+	p.Step("set %s back to %s in %s", strings.Join(path, "."), was, file)
+	return d.Set(path, v)
+}
+
+// recordChange is the change to setup's record the plan makes.
+func (p *Plan) recordChange() config.Change {
+	if p.rec == nil || p.recordFile == "" {
+		return config.Change{}
+	}
+	for _, k := range p.taken {
+		delete(p.rec, k) // taken back: nothing of setup's is left there
+	}
+	var b []byte
+	if len(p.rec) > 0 {
+		b = p.rec.encode()
+	}
+	return config.Change{Path: p.recordFile, Old: p.recOld, New: b, Mode: 0o600}
+}
+
+func compact(raw []byte) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// encode writes r as JSON with an edit a line, files in order.
+func (r Record) encode() []byte {
+	b := []byte("{")
+	for i, k := range slices.Sorted(maps.Keys(r)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, _ := json.Marshal(k)
+		b = append(append(append(b, "\n  "...), name...), ": ["...)
+		for j, e := range r[k] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			line, _ := json.Marshal(e)
+			b = append(append(b, "\n    "...), line...)
+		}
+		if len(r[k]) > 0 {
+			b = append(b, "\n  "...)
+		}
+		b = append(b, ']')
+	}
+	return append(b, "\n}\n"...)
+}
