@@ -155,20 +155,22 @@ func TestSetupEachHost(t *testing.T) {
 }
 
 // usersOwn are files whose user had already set what setup sets, or set
-// it otherwise: setup's record (Record) keeps --uninstall to exactly what
-// setup changed.
+// it otherwise, or kept an empty object or array where setup adds: setup's
+// record (Record) keeps --uninstall to exactly what setup changed.
 var usersOwn = map[string]map[string]string{
-	"claude-code": {".claude/settings.json": "{\n  \"permissions\": {\n    \"deny\": [\"TodoWrite\", \"WebFetch\"]\n  }\n}\n"},
-	"gemini":      {".gemini/settings.json": "{\n  \"useWriteTodos\": true // I like it\n}\n"},
-	"opencode":    {".config/opencode/opencode.json": "{\n  \"tools\": {\"todowrite\": true, \"todoread\": false}\n}\n"},
+	"claude-code":    {".claude/settings.json": "{\n  \"permissions\": {\n    \"deny\": [\"TodoWrite\", \"WebFetch\"],\n    \"allow\": []\n  }\n}\n"},
+	"gemini":         {".gemini/settings.json": "{\n  \"useWriteTodos\": true // I like it\n}\n"},
+	"opencode":       {".config/opencode/opencode.json": "{\n  \"tools\": {\"todowrite\": true}\n}\n"},
+	"opencode-empty": {".config/opencode/opencode.json": "{\n  \"tools\": {}\n}\n"},
 }
 
 func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
 	// Ensures --uninstall leaves a value the user had set like setup's,
 	// and puts back one setup changed; and that with no record (a setup
 	// before records were kept) it takes setup's values out as before.
-	for name, files := range usersOwn {
-		t.Run(name, func(t *testing.T) {
+	for key, files := range usersOwn {
+		name, _, _ := strings.Cut(key, "-empty")
+		t.Run(key, func(t *testing.T) {
 			t.Parallel()
 			e := newSetupEnv(t)
 			e.write(t, files)

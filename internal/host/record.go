@@ -30,6 +30,9 @@ type Edit struct {
 	Added string          `json:"added,omitempty"`
 	Set   bool            `json:"set,omitempty"`
 	Was   json.RawMessage `json:"was,omitempty"`
+	// Had is how many of Path's names the user had (the objects and
+	// the array on the way): uninstall leaves those, empty or not.
+	Had int `json:"had,omitempty"`
 }
 
 // RecordFile is where setup keeps its record: beside the default
@@ -89,6 +92,14 @@ func (p *Plan) find(file string, path []string, match func(Edit) bool) (i int, r
 	return slices.IndexFunc(edits, func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), recorded, nil
 }
 
+// had is how many of path's names file had when the plan found it.
+func (p *Plan) had(file string, path []string) int {
+	if d := p.orig[file]; d != nil {
+		return d.Depth(path)
+	}
+	return 0
+}
+
 func (p *Plan) note(file string, e Edit) {
 	k := recordKey(file)
 	p.rec[k] = append(p.rec[k], e)
@@ -107,7 +118,7 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string) err
 		return nil
 	}
 	if i < 0 {
-		p.note(file, Edit{Path: path, Added: s})
+		p.note(file, Edit{Path: path, Added: s, Had: p.had(file, path)})
 	}
 	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
 	return d.Append(path, s)
@@ -124,7 +135,11 @@ func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) 
 	if recorded && i < 0 {
 		return nil // the user's own
 	}
-	if d.RemoveIf(path, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
+	keep := 0
+	if i >= 0 {
+		keep = p.rec[recordKey(file)][i].Had
+	}
+	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
 		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
 	}
 	return nil
@@ -147,7 +162,7 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 		return nil
 	}
 	if i < 0 {
-		e := Edit{Path: path, Set: true}
+		e := Edit{Path: path, Set: true, Had: p.had(file, path)}
 		if had {
 			e.Was = compact(was)
 		}
@@ -168,11 +183,12 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string) error {
 		return nil // the user's own
 	}
 	var was json.RawMessage
+	keep := 0
 	if i >= 0 {
-		was = p.rec[recordKey(file)][i].Was
+		was, keep = p.rec[recordKey(file)][i].Was, p.rec[recordKey(file)][i].Had
 	}
 	if was == nil {
-		if d.Delete(path) {
+		if d.Delete(path, keep) {
 			p.Step("remove %s from %s", strings.Join(path, "."), file)
 		}
 		return nil

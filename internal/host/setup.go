@@ -77,11 +77,12 @@ type Plan struct {
 	// host's own to-do tool it cannot turn off).
 	Notes []string
 
-	recordFile string   // setup's record (Record); "" keeps none
-	uninstall  bool     // the plan takes setup back
-	rec        Record   // read on first use
-	recOld     []byte   // the record file's bytes as read
-	taken      []string // files whose record uninstall took back
+	recordFile string                 // setup's record (Record); "" keeps none
+	uninstall  bool                   // the plan takes setup back
+	rec        Record                 // read on first use
+	recOld     []byte                 // the record file's bytes as read
+	taken      []string               // files whose record uninstall took back
+	orig       map[string]*config.Doc // each JSON file as the plan found it
 }
 
 // NewPlan starts h's plan for o, with setup's record (Record).
@@ -155,6 +156,10 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	if err != nil {
 		return nil, Refuse(path, err)
 	}
+	if p.orig == nil {
+		p.orig = map[string]*config.Doc{}
+	}
+	p.orig[path], _ = config.ParseJSON(old, d)
 	if err := edit(doc); err != nil {
 		return nil, Refuse(path, err)
 	}

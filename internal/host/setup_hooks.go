@@ -71,7 +71,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 	want, _ := json.Marshal(group)
 	var wantV any
 	json.Unmarshal(want, &wantV)
-	stale := doc.RemoveIf(path, func(raw []byte) bool {
+	stale := doc.RemoveIf(path, len(path), func(raw []byte) bool { // the group goes back in below
 		var g hookGroup
 		if json.Unmarshal(raw, &g) != nil || !g.ours(bin, name) {
 			return false
@@ -95,7 +95,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 
 // RemoveHooks takes setup's groups out of event's hooks.
 func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) {
-	n := doc.RemoveIf([]string{"hooks", event}, func(raw []byte) bool {
+	n := doc.RemoveIf([]string{"hooks", event}, 0, func(raw []byte) bool {
 		var g hookGroup
 		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
 	})
@@ -163,7 +163,7 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 	if !RunsTasksessiond(commandLine(old.Command, old.Args), bin, "mcp") {
 		return
 	}
-	doc.Delete(path)
+	doc.Delete(path, 0)
 	p.Step("remove the MCP server %q from %s", path[len(path)-1], where)
 }
 

@@ -200,6 +200,17 @@ func find(obj *hujson.Object, name string) int {
 	return -1
 }
 
+// Depth is how many of path's names lead to something in the document:
+// len(path) when the value at path is there.
+func (d *Doc) Depth(path []string) int {
+	for n := len(path); n > 0; n-- {
+		if v, _ := d.lookup(path[:n]); v != nil {
+			return n
+		}
+	}
+	return 0
+}
+
 // Set makes the member at path hold v, making the objects on the way.
 // A member that already holds an equal value is left as it is, bytes and
 // all. It fails when something on the path is not an object.
@@ -275,8 +286,9 @@ func (d *Doc) Append(path []string, v any) error {
 }
 
 // Delete removes the member at path, and then each object on the way that
-// it left empty (without comments). It reports whether anything changed.
-func (d *Doc) Delete(path []string) bool {
+// it left empty (without comments), but for the first keep of path (those
+// the user had). It reports whether anything changed.
+func (d *Doc) Delete(path []string, keep int) bool {
 	obj, _, _ := d.object(path[:len(path)-1], false)
 	if obj == nil {
 		return false
@@ -286,14 +298,14 @@ func (d *Doc) Delete(path []string) bool {
 		return false
 	}
 	removeAt(&obj.Members, i, &obj.AfterExtra, func(m *hujson.ObjectMember) *hujson.Value { return &m.Name }, func(m *hujson.ObjectMember) *hujson.Value { return &m.Value })
-	d.prune(path[:len(path)-1])
+	d.prune(path[:len(path)-1], keep)
 	return true
 }
 
 // RemoveIf removes the elements of the array at path that match, then the
-// array and the objects on the way when it left them empty. It returns
-// how many it removed.
-func (d *Doc) RemoveIf(path []string, match func(raw []byte) bool) int {
+// array and the objects on the way when it left them empty, but for the
+// first keep of path. It returns how many it removed.
+func (d *Doc) RemoveIf(path []string, keep int, match func(raw []byte) bool) int {
 	v, _ := d.lookup(path)
 	if v == nil {
 		return 0
@@ -312,14 +324,15 @@ func (d *Doc) RemoveIf(path []string, match func(raw []byte) bool) int {
 		}
 	}
 	if n > 0 {
-		d.prune(path)
+		d.prune(path, keep)
 	}
 	return n
 }
 
-// prune removes the container at path when it is empty, and so on up.
-func (d *Doc) prune(path []string) {
-	for ; len(path) > 0; path = path[:len(path)-1] {
+// prune removes the container at path when it is empty, and so on up to
+// the first keep of path.
+func (d *Doc) prune(path []string, keep int) {
+	for ; len(path) > max(keep, 0); path = path[:len(path)-1] {
 		v, _ := d.lookup(path)
 		if v == nil {
 			return

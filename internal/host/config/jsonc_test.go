@@ -22,9 +22,9 @@ func edit(t testing.TB, d *config.Doc) {
 
 // undo is what uninstall does.
 func undo(d *config.Doc) {
-	d.Delete([]string{"tools", "todowrite"})
-	d.RemoveIf([]string{"hooks", "SessionStart"}, func(raw []byte) bool { return bytes.Contains(raw, []byte("tasksessiond hook x")) })
-	d.RemoveIf([]string{"permissions", "allow"}, func(raw []byte) bool { return string(raw) == `"mcp__tasks"` })
+	d.Delete([]string{"tools", "todowrite"}, 0)
+	d.RemoveIf([]string{"hooks", "SessionStart"}, 0, func(raw []byte) bool { return bytes.Contains(raw, []byte("tasksessiond hook x")) })
+	d.RemoveIf([]string{"permissions", "allow"}, 0, func(raw []byte) bool { return string(raw) == `"mcp__tasks"` })
 }
 
 func TestEditKeepsTheFile(t *testing.T) {
