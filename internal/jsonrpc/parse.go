@@ -171,7 +171,12 @@ func parseError(err error) *Error {
 
 // SyntaxError words the decoder's refusal of text for a person: what it
 // met, and where.
-func SyntaxError(err error) string { return strings.TrimPrefix(err.Error(), "jsontext: ") }
+func SyntaxError(err error) string {
+	if err == nil {
+		return "invalid JSON" // a caller's mistake; never a nil dereference
+	}
+	return strings.TrimPrefix(err.Error(), "jsontext: ")
+}
 
 // idOf is the id of a request, read past what the strict read refuses (so
 // that its error can be matched), or nil when it has none that is a string

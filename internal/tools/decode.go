@@ -116,7 +116,10 @@ func Decode(name string, raw json.RawMessage, rules Rules) (call Call, logged js
 		if err := jsonv2.Unmarshal(logged, &s); err != nil {
 			return fail("arguments are not valid JSON: %s", jsonrpc.SyntaxError(err))
 		}
-		return fail("arguments must be a JSON object; the string given does not hold valid JSON: %s", jsonrpc.SyntaxError(jsonv2.Unmarshal([]byte(s), new(jsontext.Value))))
+		if err := jsonv2.Unmarshal([]byte(s), new(jsontext.Value)); err != nil {
+			return fail("arguments must be a JSON object; the string given does not hold valid JSON: %s", jsonrpc.SyntaxError(err))
+		}
+		return fail("arguments must be a JSON object, got a string holding %s", jsonKind([]byte(s)))
 	case errors.As(err, new(*jsontext.SyntacticError)):
 		return fail("arguments are not valid JSON: %s", jsonrpc.SyntaxError(err))
 	}

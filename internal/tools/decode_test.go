@@ -115,20 +115,26 @@ func TestDecodeErrors(t *testing.T) {
 
 // A string of arguments whose own text JSON cannot carry (a hand-edited
 // log row, say) is refused with the decoder's account, live or logged,
-// even where the text read leniently would hold an object.
+// even where the text read leniently would hold an object; and so is a
+// string holding a string (unwrapped once, it holds JSON that is no object).
 func TestDecodeStringOfBadText(t *testing.T) {
 	for name, raw := range map[string]string{
-		"OuterNotUTF8":       "\"{\\\"subject\\\":\\\"a\xff\\\"}\"",
-		"OuterLoneSurrogate": `"{\"subject\":\"\ud800\"}"`,
-		"InnerLoneSurrogate": `"{\"subject\":\"\\ud800\"}"`,
-		"InnerNotJSON":       `"{subject: a}"`,
+		"OuterNotUTF8":          "\"{\\\"subject\\\":\\\"a\xff\\\"}\"",
+		"OuterLoneSurrogate":    `"{\"subject\":\"\ud800\"}"`,
+		"InnerLoneSurrogate":    `"{\"subject\":\"\\ud800\"}"`,
+		"InnerNotJSON":          `"{subject: a}"`,
+		"StringOfAnEmptyObject": `"\"{}\""`,
+		"StringOfAString":       `"\"x\""`,
+		"StringOfANumber":       `"\"0\""`,
+		"StringOfAnArray":       `"\"[]\""`,
+		"StringOfArguments":     `"\"{\\\"subject\\\":\\\"a\\\"}\""`,
 	} {
 		for _, rules := range []tools.Rules{tools.Live, tools.Logged} {
 			t.Run(name, func(t *testing.T) {
 				_, _, err := tools.Decode(tools.TaskCreate, json.RawMessage(raw), rules)
 				var ae *tools.ArgError
 				require.ErrorAs(t, err, &ae)
-				assert.Contains(t, ae.Msg, "valid JSON")
+				assert.Regexp(t, "valid JSON|got a string holding", ae.Msg)
 			})
 		}
 	}
