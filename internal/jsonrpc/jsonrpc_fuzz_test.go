@@ -51,7 +51,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		reqs, errs, batch, perr := jsonrpc.Parse(line)
+		reqs, errs, batch, perr := jsonrpc.Parse(line, 0)
 		if perr != nil {
 			if len(reqs) > 0 || len(errs) > 0 {
 				t.Fatal("parse error with results")

@@ -73,7 +73,7 @@ func TestLineBuffered(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	reqs, errs, batch, perr := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`))
+	reqs, errs, batch, perr := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}`), 0)
 	require.Nil(t, perr)
 	assert.False(t, batch)
 	assert.Empty(t, errs)
@@ -81,13 +81,13 @@ func TestParse(t *testing.T) {
 	assert.Equal(t, "m", reqs[0].Method)
 	assert.False(t, reqs[0].IsNotification())
 
-	reqs, _, _, _ = jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"n"}`))
+	reqs, _, _, _ = jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"n"}`), 0)
 	assert.True(t, reqs[0].IsNotification())
 
-	_, _, _, perr = jsonrpc.Parse([]byte(`{"jsonrpc"`))
+	_, _, _, perr = jsonrpc.Parse([]byte(`{"jsonrpc"`), 0)
 	assert.ErrorIs(t, perr, &jsonrpc.Error{Code: wire.CodeParseError})
 
-	reqs, errs, batch, perr = jsonrpc.Parse([]byte(`[{"jsonrpc":"2.0","id":"x","method":"m"}, {"jsonrpc":"2.0","id":"y"}, true]`))
+	reqs, errs, batch, perr = jsonrpc.Parse([]byte(`[{"jsonrpc":"2.0","id":"x","method":"m"}, {"jsonrpc":"2.0","id":"y"}, true]`), 0)
 	require.Nil(t, perr)
 	assert.True(t, batch)
 	assert.Len(t, reqs, 1)
@@ -116,7 +116,7 @@ func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
 		{"HighThenHigh", `{"jsonrpc":"2.0","id":7,"method":"m","params":{"s":"\ud83d\ud83d"}}`, "invalid surrogate pair"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line))
+			reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line), 0)
 			require.Nil(t, perr)
 			assert.Empty(t, reqs)
 			require.Len(t, errs, 1)
@@ -130,7 +130,7 @@ func TestParseRejectsTextJSONCannotCarry(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"\\\\\"\u00e9"}}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"s\":\"日本語 😀\"}}",
 	} {
-		reqs, errs, _, perr := jsonrpc.Parse([]byte(line))
+		reqs, errs, _, perr := jsonrpc.Parse([]byte(line), 0)
 		require.Nil(t, perr, line)
 		assert.Empty(t, errs, line)
 		assert.Len(t, reqs, 1, line)

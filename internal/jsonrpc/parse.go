@@ -20,10 +20,11 @@ import (
 // for encoding/json: "session_id" is not "sessionId".)
 var Options = json.JoinOptions(json.MatchCaseInsensitiveNames(true), jsonv1.MatchCaseSensitiveDelimiter(true))
 
-// Parse reads one line: a request, or a batch of them. Each element that
-// is not a valid request comes back as an error response in its place; a
-// line that is not JSON is a parse error.
-func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Error) {
+// Parse reads one line: a request, or a batch of at most maxBatch of them
+// (0: any number). Each element that is not a valid request comes back as
+// an error response in its place; a line that is not JSON is a parse
+// error.
+func Parse(line []byte, maxBatch int) (reqs []Request, errs []Response, batch bool, perr *Error) {
 	line = bytes.TrimSpace(line)
 	// Text JSON cannot carry, and a name twice, are each request's to answer.
 	lenient := json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
@@ -36,6 +37,11 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 			return nil, []Response{*e}, false, nil
 		}
 		return []Request{r}, nil, false, nil
+	}
+	// Counted before any is read: a line of a million scalars would
+	// otherwise cost a response each before it was refused.
+	if n := batchLen(line, lenient); maxBatch > 0 && n > maxBatch {
+		return nil, nil, true, Errorf(wire.CodeInvalidRequest, "invalid request: a batch holds at most %d requests and this one holds %d; nothing was done: send them in smaller batches", maxBatch, n)
 	}
 	var elems []jsontext.Value
 	if err := json.Unmarshal(line, &elems, lenient); err != nil {
@@ -53,6 +59,17 @@ func Parse(line []byte) (reqs []Request, errs []Response, batch bool, perr *Erro
 		}
 	}
 	return reqs, errs, true, nil
+}
+
+// batchLen counts the elements of the valid array line.
+func batchLen(line []byte, opts json.Options) int {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), opts)
+	dec.ReadToken()
+	n := 0
+	for dec.PeekKind() != ']' && dec.SkipValue() == nil {
+		n++
+	}
+	return n
 }
 
 // readRequest reads one request, or the error response that answers it.
@@ -101,21 +118,30 @@ func Unmarshal(v []byte, out any, opts ...json.Options) (twice string, err error
 	if se.JSONPointer.Parent() == "" {
 		return se.JSONPointer.LastToken(), nil
 	}
-	// Deeper: the names of v's own level are checked here, in any case.
-	dec := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowDuplicateNames(true))
-	dec.ReadToken()
+	// Deeper: the names of v's own level are checked here, in any case,
+	// read as the caller reads them; what else is wrong is the decoder's.
+	opts = append(opts, jsontext.AllowDuplicateNames(true))
+	dec := jsontext.NewDecoder(bytes.NewReader(v), opts...)
+	if _, err := dec.ReadToken(); err != nil {
+		return "", err
+	}
 	var names []string
 	for dec.PeekKind() == '"' {
-		tok, _ := dec.ReadToken()
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
 		for _, n := range names {
 			if strings.EqualFold(n, tok.String()) {
 				return tok.String(), nil
 			}
 		}
 		names = append(names, tok.String())
-		dec.SkipValue()
+		if err := dec.SkipValue(); err != nil {
+			return "", err
+		}
 	}
-	return "", json.Unmarshal(v, out, append(opts, jsontext.AllowDuplicateNames(true))...)
+	return "", json.Unmarshal(v, out, opts...)
 }
 
 // ParamsError words what is wrong with params that did not read into

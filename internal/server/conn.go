@@ -169,7 +169,7 @@ func (c *conn) readEnded(err error) {
 }
 
 func (c *conn) handleLine(line []byte) {
-	reqs, errs, batch, perr := jsonrpc.Parse(line)
+	reqs, errs, batch, perr := jsonrpc.Parse(line, c.srv.cfg.MaxBatch)
 	if perr != nil {
 		c.send(jsonrpc.ErrorResponse(nil, perr))
 		return
@@ -178,11 +178,6 @@ func (c *conn) handleLine(line []byte) {
 		if resp, ok := c.handle(&reqs[0]); ok {
 			c.queue(c.appendResponse(nil, resp))
 		}
-		return
-	}
-	if n := len(reqs) + len(errs); batch && n > c.srv.cfg.MaxBatch {
-		c.send(jsonrpc.ErrorResponse(nil, jsonrpc.Errorf(wire.CodeInvalidRequest,
-			"invalid request: a batch holds at most %d requests and this one holds %d; nothing was done: send them in smaller batches", c.srv.cfg.MaxBatch, n)))
 		return
 	}
 	// The replies are encoded into the batch's array as they are made, not

@@ -87,7 +87,7 @@ func TestToolCallIsReadOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := []byte(head + tc.params + "}")
-			reqs, errs, _, perr := jsonrpc.Parse(line)
+			reqs, errs, _, perr := jsonrpc.Parse(line, 0)
 			require.Nil(t, perr)
 			var got *jsonrpc.Error
 			var p wire.ToolCall
@@ -131,7 +131,7 @@ func TestParamsOfOtherMethodsAreReadOnce(t *testing.T) {
 		`{"params":{"sessionId":"x","title":"T","metadata":{"k":[1,2]}},"id":"a","method":"sessions/create","jsonrpc":"2.0"}`,
 		`[{"jsonrpc":"2.0","id":"a","params":{"sessionId":"x","title":"T","metadata":{"k":[1,2]}},"method":"sessions/create"}]`,
 	} {
-		reqs, errs, _, perr := jsonrpc.Parse([]byte(line))
+		reqs, errs, _, perr := jsonrpc.Parse([]byte(line), 0)
 		require.Nil(t, perr)
 		require.Empty(t, errs)
 		require.Len(t, reqs, 1)
@@ -148,7 +148,7 @@ func TestParamsOfOtherMethodsAreReadOnce(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"params":{"sessionId":"a","sessionID":"b"},"method":"sessions/get"}`, `invalid params: "sessionID" is given twice`},
 		{`{"jsonrpc":"2.0","id":1,"method":"sessions/create","params":{"metadata":{"a":1,"a":2},"sessionId":"a","SessionId":"b"}}`, `invalid params: "SessionId" is given twice`},
 	} {
-		reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line))
+		reqs, errs, _, perr := jsonrpc.Parse([]byte(tc.line), 0)
 		require.Nil(t, perr)
 		require.Empty(t, errs)
 		require.Len(t, reqs, 1)
@@ -173,7 +173,7 @@ func FuzzOnePassParse(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"sessions/replay","params":{"sessionId":"s","calls":[{"name":"TaskCreate","arguments":{"subject":"a"}}]}}`))
 	f.Add([]byte(`[{"params":{"sessionId":5},"method":"sessions/get","jsonrpc":"2.0","id":1},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":"{\"taskid\":1}","name":"TaskGet"}}]`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		reqs, errs, batch, perr := jsonrpc.Parse(line)
+		reqs, errs, batch, perr := jsonrpc.Parse(line, 0)
 		notJSON := perr != nil && perr.Code == wire.CodeParseError
 		if notJSON != !json.Valid(bytes.TrimSpace(line)) {
 			t.Fatalf("%q: not JSON to the one pass: %v, to encoding/json: %v", line, notJSON, !json.Valid(line))
@@ -256,7 +256,7 @@ func BenchmarkParseToolCall(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(line)))
 			for b.Loop() {
-				reqs, _, _, perr := jsonrpc.Parse(line)
+				reqs, _, _, perr := jsonrpc.Parse(line, 0)
 				var p wire.ToolCall
 				twice, err := jsonrpc.Unmarshal(reqs[0].Params, &p, jsonv2.RejectUnknownMembers(true))
 				if perr != nil || err != nil || twice != "" {

@@ -4,12 +4,14 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -136,15 +138,30 @@ func (m *Manager) acquire(ctx context.Context, id string) (*session, error) {
 			}
 		}
 		if !s.loaded {
-			if err := m.load(ctx, s); err != nil {
-				m.drop(s)
-				s.mu.Unlock()
+			if err := m.loadOrDrop(ctx, s); err != nil {
 				return nil, err
 			}
 			m.evictOverCap(s)
 		}
 		return s, nil
 	}
+}
+
+// loadOrDrop loads the locked s; when it cannot (an error, or a panic on a
+// log row no version foresaw) s is dropped and unlocked, so that the next
+// use tries afresh and nobody waits on a lock no one will release.
+func (m *Manager) loadOrDrop(ctx context.Context, s *session) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.log.Error("replay panicked", slog.String(keySession, s.id), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
+			err = damaged("session "+s.id+" cannot be replayed", fmt.Errorf("%v", r))
+		}
+		if err != nil {
+			m.drop(s)
+			s.mu.Unlock()
+		}
+	}()
+	return m.load(ctx, s)
 }
 
 func (s *session) release() {
@@ -570,8 +587,12 @@ func (m *Manager) recorded(ctx context.Context, session, name string, args json.
 		return nil, tasksessiond.Errorf(tasksessiond.KindConflict, "callId %q was already used in session %s for %s with arguments %s; use a new callId for a new call", callID, session, row.Name, row.Arguments)
 	}
 	out, err := tools.Restore(row.Result)
-	if err == nil && !jsontext.Value(out).IsValid(jsontext.AllowInvalidUTF8(true)) {
-		err = errors.New("not JSON")
+	if err == nil {
+		// As it was sent, compact: a row edited by hand must not break
+		// the line a response is, nor bring bytes that are not UTF-8.
+		v := jsontext.Value(bytes.Clone(out))
+		err = v.Compact(jsontext.PreserveRawStrings(false), jsontext.EscapeForJS(true)) // strings escaped as Encode does: bytes not UTF-8 become U+FFFD
+		out = v
 	}
 	if err != nil {
 		return nil, &tasksessiond.Error{Kind: tasksessiond.KindInternal, Message: "the recorded result of callId " + callID, Err: err}

@@ -231,6 +231,13 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 		return wire.Resumed{}, err
 	}
 	defer s.release()
+	defer func() {
+		// As in Call: memory may be ahead of the log.
+		if r := recover(); r != nil {
+			m.drop(s)
+			panic(r)
+		}
+	}()
 	if s.nextSeq != 1 || s.rec.Snapshot != nil || s.rec.Status != tasksessiond.SessionActive {
 		return wire.Resumed{}, tasksessiond.Errorf(tasksessiond.KindExists, "session %q already has a history: sessions/replay builds a new, empty session; give a new sessionId", p.SessionID)
 	}
@@ -238,8 +245,9 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 	var report tasksessiond.ReplayReport
 	var rows []tasksessiond.Append
 	for _, c := range p.Calls {
+		// Read as a live call's are, once (Decode canonicalises them).
+		step, res := replay.Render(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: c.Arguments, IsError: c.IsError})
 		args := tools.Canonical(c.Arguments)
-		step, res := replay.Render(s.st, replay.Call{Seq: int64(len(rows) + 1), Name: c.Name, Arguments: args, IsError: c.IsError})
 		step.Count(&report)
 		if step.Outcome != replay.Applied {
 			continue
