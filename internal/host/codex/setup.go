@@ -2,7 +2,6 @@ package codex
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,13 +40,11 @@ func (Host) Found(o host.Options) bool {
 // call) and the SessionStart hook's trust in a block of config.toml of
 // its own (Codex's TOML is the user's, comments and all: the rest of the
 // file is not touched), and the hook in hooks.json (strict JSON, as Codex
-// reads it).
+// reads it). With o.Project it sets up the project's .codex/ instead (see
+// planProject).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	if o.Project != "" {
-		// Codex 0.169 has project layers (.codex/ in a trusted project),
-		// but where it keeps a project hook's trust is not pinned down
-		// by a test here yet.
-		return nil, errors.New("codex: setup writes Codex CLI's user configuration ($CODEX_HOME) only: run it without --project")
+		return h.planProject(o)
 	}
 	p := &host.Plan{Host: h}
 	dir := home(o)
@@ -175,12 +172,28 @@ func trustTable(hooksPath string, index int, command string) string {
 		tq(HookTrustHash("session_start", "", command, 600)))
 }
 
-// Check finds servers that run tasksessiond mcp under another name.
+// Check finds servers that run tasksessiond mcp under another name, and,
+// for a project, that Codex does not trust it (it then loads none of its
+// .codex/).
 func (h Host) Check(o host.Options) []host.Finding {
 	path := filepath.Join(home(o), "config.toml")
+	var out []host.Finding
+	if o.Project != "" {
+		dir, err := projectDir(o.Project)
+		if err != nil {
+			return nil
+		}
+		if level, key := trustLevel(path, dir); level != "trusted" {
+			out = append(out, host.Finding{
+				Problem: "Codex does not trust the project " + key + " (" + path + "): it loads none of " + filepath.Join(dir, ".codex"),
+				Fix:     "start Codex in " + dir + " and trust the folder, or set trust_level = \"trusted\" under [projects." + tq(key) + "] in " + path,
+			})
+		}
+		path = filepath.Join(dir, ".codex", "config.toml")
+	}
 	b, err := config.Read(path)
 	if err != nil || b == nil {
-		return nil
+		return out
 	}
 	var cfg struct {
 		Servers map[string]struct {
@@ -189,14 +202,17 @@ func (h Host) Check(o host.Options) []host.Finding {
 		} `toml:"mcp_servers"`
 	}
 	if err := config.DecodeTOML(b, &cfg); err != nil {
-		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+		return append(out, host.Finding{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()})
 	}
-	var out []host.Finding
 	for n, s := range cfg.Servers {
 		if n != Server && host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
+			fix := "codex mcp remove " + n
+			if o.Project != "" {
+				fix = "remove [mcp_servers." + n + "] from " + path
+			}
 			out = append(out, host.Finding{
 				Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice",
-				Fix:     "codex mcp remove " + n,
+				Fix:     fix,
 			})
 		}
 	}
