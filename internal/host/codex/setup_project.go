@@ -106,7 +106,7 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 		p.Note("%s", note)
 	}
 	if !o.NoHook && userHook(o, h.Name()) {
-		p.Note("the SessionStart hook is in %s too: in this project Codex runs both (tasksessiond setup codex --no-hook, without --project, keeps the server there and drops that hook)", filepath.Join(userDir, "hooks.json"))
+		p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", filepath.Join(userDir, "hooks.json"))
 	}
 	p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
 	return p, nil
