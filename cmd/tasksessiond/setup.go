@@ -27,7 +27,7 @@ func (f *setupFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.socket, "socket", "", "a daemon socket other than the default, given to the MCP server and the hooks (env "+paths.EnvSocket+" where they run works too)")
 	fs.StringVar(&f.db, "db", "", "a database other than the default for a daemon they start")
 	fs.StringVar(&f.session, "session", "", "bind every conversation to this one daemon session (created on first use): one list across conversations and hosts")
-	fs.BoolVar(&f.project, "project", false, "set up the current directory's project files (where the host has them), not the user's")
+	fs.BoolVar(&f.project, "project", false, "set up the current directory's project files (where the host has them), not the user's, save what a host reads from the user's files only (docs/HOSTS.md)")
 	fs.BoolVar(&f.noHook, "no-hook", false, "set up the MCP server (or plugin) only, without the hooks")
 }
 

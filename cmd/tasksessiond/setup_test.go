@@ -307,6 +307,21 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		}
 		assert.Equal(t, map[string]string{}, e.snapshot(t), "%s --project wrote a host's file in HOME", host)
 	}
+	// Codex reads a project hook's trust from the user's config.toml
+	// only: that, and nothing else, is written in HOME.
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	cmd := exec.Command(binary, "setup", "codex", "--project", "--bin", e.bin)
+	cmd.Dir, cmd.Env = project, bareEnv("HOME="+e.home, "PATH=/usr/bin:/bin")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "until you trust the project")
+	for _, f := range []string{".codex/config.toml", ".codex/hooks.json"} {
+		assert.FileExists(t, filepath.Join(project, f), "codex --project")
+	}
+	home := e.snapshot(t)
+	assert.Len(t, home, 1, "codex --project wrote in HOME: %v", home)
+	assert.Contains(t, home[".codex/config.toml"], "[hooks.state.")
 }
 
 func TestSetupLeavesAServerOfTheUsers(t *testing.T) {

@@ -88,3 +88,104 @@ func read(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestSetupProject(t *testing.T) {
+	// Ensures "tasksessiond setup codex --project", run in a project the
+	// user trusts in Codex, is all it takes: the server in the project's
+	// .codex/config.toml, the hook in its .codex/hooks.json, the hook's
+	// trust in the user's config.toml (Codex reads a hook's trust from the
+	// user's layer only), every byte of the user's file kept; Codex gives
+	// the model the four tools and runs the hook. A second run changes no
+	// byte; --uninstall gives back the user's config.toml byte for byte
+	// and removes the project files setup made.
+	t.Parallel()
+	script := modelapi.NewScript(
+		loadTools,
+		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
+		modelapi.Call(taskList, nil),
+		modelapi.Text("One task planned."),
+	)
+	h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
+	cfg := filepath.Join(h.CodexHome, "config.toml")
+	user := "# my Codex settings\n" + h.UserConfig("", "")
+	h.WriteFile(cfg, user, 0o600)
+	projectCfg := filepath.Join(h.Project, ".codex", "config.toml")
+	projectHooks := filepath.Join(h.Project, ".codex", "hooks.json")
+
+	out := h.Setup(t, "codex", "--project")
+	assert.Contains(t, out, "is trusted in "+cfg)
+	set := read(t, cfg)
+	require.True(t, strings.HasPrefix(set, user), "the user's bytes are not kept in front:\n%s", set)
+	assert.Contains(t, set, `[hooks.state."`+projectHooks+`:session_start:0:0"]`)
+	assert.NotContains(t, set, "[mcp_servers.", "the server went to the user's config.toml")
+	assert.Contains(t, read(t, projectCfg), "[mcp_servers.tasks]")
+	assert.NoFileExists(t, filepath.Join(h.CodexHome, "hooks.json"))
+	setProject, setHooks := read(t, projectCfg), read(t, projectHooks)
+	h.Setup(t, "codex", "--project")
+	assert.Equal(t, set, read(t, cfg), "a second setup changed config.toml")
+	assert.Equal(t, setProject, read(t, projectCfg), "a second setup changed the project's config.toml")
+	assert.Equal(t, setHooks, read(t, projectHooks), "a second setup changed the project's hooks.json")
+
+	res := h.Exec(t, "Plan the parser work.")
+	assert.Equal(t, "One task planned.", res.Message)
+	require.True(t, script.Done(), h.API.Dump())
+	main := h.API.Main()
+	for _, name := range []string{taskCreate, taskList, taskGet, taskUpdate} {
+		assert.True(t, main[1].HasTool(name), "%s not offered after tool_search", name)
+	}
+	require.NotEmpty(t, h.Hooks(), "the project's SessionStart hook did not run (is its trust where Codex reads it?)")
+	assert.Equal(t, res.ThreadID, h.Hooks()[0].SessionID)
+	assert.Equal(t, []string{"1 pending Write the parser"}, h.Daemon.Subjects(t, res.ThreadID))
+
+	h.Setup(t, "codex", "--project", "--uninstall")
+	assert.Equal(t, user, read(t, cfg), "--uninstall did not give back the user's config.toml")
+	assert.NoFileExists(t, projectCfg, "--uninstall left the project's config.toml setup made")
+	assert.NoFileExists(t, projectHooks, "--uninstall left the project's hooks.json setup made")
+}
+
+func TestSetupProjectTrust(t *testing.T) {
+	// Ensures what "setup codex --project" leaves to the user, and where
+	// it records the hook's trust, hold for the real Codex: in a project
+	// the user has not trusted, setup and doctor say so and Codex loads
+	// neither the server nor the hook; and a hook's trust recorded in the
+	// project's own config.toml is not read (the server loads, the hook is
+	// skipped), which is why setup records it in the user's.
+	t.Parallel()
+	t.Run("project not trusted", func(t *testing.T) {
+		t.Parallel()
+		script := modelapi.NewScript(loadTools, modelapi.Text("Nothing to plan with."))
+		h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
+		user := h.UserConfig("", "")
+		user = user[:strings.Index(user, "[projects.")]
+		h.WriteFile(filepath.Join(h.CodexHome, "config.toml"), user, 0o600)
+		out := h.Setup(t, "codex", "--project")
+		assert.Contains(t, out, "until you trust the project")
+		msg, err := h.RunTSD([]string{"doctor", "--project", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin, "codex"})
+		require.Error(t, err, msg)
+		assert.Contains(t, msg, "Codex does not trust the project "+h.Project)
+
+		h.Exec(t, "Plan the parser work.")
+		require.True(t, script.Done(), h.API.Dump())
+		main := h.API.Main()
+		assert.False(t, main[len(main)-1].HasTool(taskCreate), "the tools of an untrusted project's server were offered")
+		assert.Empty(t, h.Hooks(), "an untrusted project's hook ran")
+	})
+	t.Run("hook trust in the project's config.toml", func(t *testing.T) {
+		t.Parallel()
+		script := modelapi.NewScript(loadTools, modelapi.Text("Tools found."))
+		h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
+		cfg, projectCfg := filepath.Join(h.CodexHome, "config.toml"), filepath.Join(h.Project, ".codex", "config.toml")
+		user := read(t, cfg)
+		h.Setup(t, "codex", "--project")
+		block := strings.TrimPrefix(read(t, cfg), user)
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		require.Greater(t, len(lines), 2, block)
+		h.WriteFile(cfg, user, 0o600)
+		h.WriteFile(projectCfg, read(t, projectCfg)+strings.Join(lines[1:len(lines)-1], "\n")+"\n", 0o600)
+
+		h.Exec(t, "Plan the parser work.")
+		require.True(t, script.Done(), h.API.Dump())
+		assert.True(t, h.API.Main()[1].HasTool(taskCreate), "the project's server did not load")
+		assert.Empty(t, h.Hooks(), "Codex read a hook's trust from the project's config.toml: setup could record it there")
+	})
+}

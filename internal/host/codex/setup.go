@@ -2,7 +2,6 @@ package codex
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,23 +40,50 @@ func (Host) Found(o host.Options) bool {
 // call) and the SessionStart hook's trust in a block of config.toml of
 // its own (Codex's TOML is the user's, comments and all: the rest of the
 // file is not touched), and the hook in hooks.json (strict JSON, as Codex
-// reads it).
+// reads it). With o.Project it sets up the project's .codex/ instead (see
+// planProject).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	if o.Project != "" {
-		// Codex 0.169 has project layers (.codex/ in a trusted project),
-		// but where it keeps a project hook's trust is not pinned down
-		// by a test here yet.
-		return nil, errors.New("codex: setup writes Codex CLI's user configuration ($CODEX_HOME) only: run it without --project")
+		return h.planProject(o)
 	}
 	p := host.NewPlan(h, o)
 	dir := home(o)
 	hooksPath := filepath.Join(dir, "hooks.json")
 	tomlPath := filepath.Join(dir, "config.toml")
+	command := h.hookCommand(o)
+	index, err := h.setHook(p, o, hooksPath, command)
+	if err != nil {
+		return nil, err
+	}
+	body := ""
+	if !o.Uninstall {
+		body = h.serverTable(o) + trustTable(hooksPath, index, command)
+	}
+	err = editBlock(p, tomlPath, block, body,
+		fmt.Sprintf("the MCP server %q (%s) and the hook's trust", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...)),
+		fmt.Sprintf("the MCP server %q, the hook's trust", Server))
+	if err != nil {
+		return nil, err
+	}
+	if !o.Uninstall {
+		p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
+	}
+	return p, nil
+}
+
+// hookCommand is the SessionStart hook's command line.
+func (h Host) hookCommand(o host.Options) string {
+	return host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
+}
+
+// setHook plans the SessionStart hook in the hooks.json at hooksPath (or,
+// with o.Uninstall or o.NoHook, its removal) and returns the index of its
+// group among SessionStart's (-1: none), which its trust is keyed by.
+func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (int, error) {
 	name := h.Name()
-	command := host.Command(append([]string{o.Bin}, o.HookArgs(name)...)...)
 	group := host.HookGroup(command, "")
 	index := -1
-	if _, err := host.EditJSON(p, hooksPath, config.JSON, func(d *config.Doc) error {
+	_, err := host.EditJSON(p, hooksPath, config.JSON, func(d *config.Doc) error {
 		if o.Uninstall || o.NoHook {
 			host.RemoveHooks(p, d, hooksPath, "SessionStart", o.Bin, name)
 			return nil
@@ -67,50 +93,55 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		}
 		index = host.HookIndex(d, "SessionStart", group)
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	old, err := config.Read(tomlPath)
+	})
+	return index, err
+}
+
+// editBlock plans setup's block called name in the TOML file at path to
+// hold body, or, when body is "", to be gone (a file left empty that
+// held only the block is removed). holds and held say what the block
+// holds, for the steps.
+func editBlock(p *host.Plan, path, name, body, holds, held string) error {
+	old, err := config.Read(path)
 	if err != nil {
-		return nil, host.Refuse(tomlPath, err)
+		return host.Refuse(path, err)
 	}
 	if old != nil {
 		if err := config.CheckTOML(old); err != nil {
-			return nil, host.Refuse(tomlPath, err)
+			return host.Refuse(path, err)
 		}
 	}
+	was := config.Block(old, name)
 	var newb []byte
-	if o.Uninstall {
-		if newb, err = config.RemoveBlock(old, block); err != nil {
-			return nil, host.Refuse(tomlPath, err)
+	if body == "" {
+		if newb, err = config.RemoveBlock(old, name); err != nil {
+			return host.Refuse(path, err)
 		}
 		if len(newb) == 0 && len(old) > 0 {
 			newb = nil // setup made the file
 		}
-		if config.Block(old, block) != "" {
-			p.Step("remove setup's block (the MCP server %q, the hook's trust) from %s", Server, tomlPath)
+		if was != "" {
+			p.Step("remove setup's block (%s) from %s", held, path)
 		}
 	} else {
-		body := h.table(o, hooksPath, index, command)
-		if newb, err = config.SetBlock(old, block, body); err != nil {
-			return nil, host.Refuse(tomlPath, err)
+		if newb, err = config.SetBlock(old, name, body); err != nil {
+			return host.Refuse(path, err)
 		}
-		if string(newb) == string(old) {
+		switch {
+		case string(newb) == string(old):
 			newb = old
-		} else if was := config.Block(old, block); was == "" {
-			p.Step("add the MCP server %q (%s) and the hook's trust to %s", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...), tomlPath)
-		} else {
-			p.Step("replace setup's block in %s (it was:\n%s)", tomlPath, strings.TrimRight(was, "\r\n"))
+		case was == "":
+			p.Step("add %s to %s", holds, path)
+		default:
+			p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
 		}
-		p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
 	}
-	p.Add(config.Change{Path: tomlPath, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML})
-	return p, nil
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML})
+	return nil
 }
 
-// table is setup's block: the server, and the trust of the hook at index
-// of SessionStart's groups in hooksPath (-1: none).
-func (h Host) table(o host.Options, hooksPath string, index int, command string) string {
+// serverTable is the MCP server's tables in setup's block.
+func (h Host) serverTable(o host.Options) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	line("[mcp_servers.%s]", Server)
@@ -126,20 +157,43 @@ func (h Host) table(o host.Options, hooksPath string, index int, command string)
 			}
 		}
 	}
-	if index >= 0 {
-		line("[hooks.state.%s]", tq(fmt.Sprintf("%s:session_start:%d:0", hooksPath, index)))
-		line("enabled = true")
-		line("trusted_hash = %s", tq(HookTrustHash("session_start", "", command, 600)))
-	}
 	return b.String()
 }
 
-// Check finds servers that run tasksessiond mcp under another name.
+// trustTable is the trust of the hook at index of SessionStart's groups
+// in hooksPath ("" for index -1: none), as Codex records it when the user
+// trusts the hook.
+func trustTable(hooksPath string, index int, command string) string {
+	if index < 0 {
+		return ""
+	}
+	return fmt.Sprintf("[hooks.state.%s]\nenabled = true\ntrusted_hash = %s\n",
+		tq(fmt.Sprintf("%s:session_start:%d:0", hooksPath, index)),
+		tq(HookTrustHash("session_start", "", command, 600)))
+}
+
+// Check finds servers that run tasksessiond mcp under another name, and,
+// for a project, that Codex does not trust it (it then loads none of its
+// .codex/).
 func (h Host) Check(o host.Options) []host.Finding {
 	path := filepath.Join(home(o), "config.toml")
+	var out []host.Finding
+	if o.Project != "" {
+		dir, err := projectDir(o.Project)
+		if err != nil {
+			return nil
+		}
+		if level, key := trustLevel(path, dir); level != "trusted" {
+			out = append(out, host.Finding{
+				Problem: "Codex does not trust the project " + key + " (" + path + "): it loads none of " + filepath.Join(dir, ".codex"),
+				Fix:     "start Codex in " + dir + " and trust the folder, or set trust_level = \"trusted\" under [projects." + tq(key) + "] in " + path,
+			})
+		}
+		path = filepath.Join(dir, ".codex", "config.toml")
+	}
 	b, err := config.Read(path)
 	if err != nil || b == nil {
-		return nil
+		return out
 	}
 	var cfg struct {
 		Servers map[string]struct {
@@ -148,14 +202,17 @@ func (h Host) Check(o host.Options) []host.Finding {
 		} `toml:"mcp_servers"`
 	}
 	if err := config.DecodeTOML(b, &cfg); err != nil {
-		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+		return append(out, host.Finding{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()})
 	}
-	var out []host.Finding
 	for n, s := range cfg.Servers {
 		if n != Server && host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
+			fix := "codex mcp remove " + n
+			if o.Project != "" {
+				fix = "remove [mcp_servers." + n + "] from " + path
+			}
 			out = append(out, host.Finding{
 				Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice",
-				Fix:     "codex mcp remove " + n,
+				Fix:     fix,
 			})
 		}
 	}

@@ -1,0 +1,236 @@
+package codex_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/codex"
+)
+
+// projectEnv is a user's HOME with $CODEX_HOME in it, and a project.
+type projectEnv struct {
+	home, codexHome, project string
+}
+
+func newProjectEnv(t *testing.T) projectEnv {
+	t.Helper()
+	root := t.TempDir()
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	e := projectEnv{home: filepath.Join(root, "home"), project: filepath.Join(root, "project")}
+	e.codexHome = filepath.Join(e.home, ".codex")
+	require.NoError(t, os.MkdirAll(e.codexHome, 0o700))
+	require.NoError(t, os.MkdirAll(e.project, 0o700))
+	return e
+}
+
+func (e projectEnv) options(more ...func(*host.Options)) host.Options {
+	o := host.Options{Project: e.project, Bin: "/opt/tsd", Socket: "/run/tsd.sock", Getenv: func(k string) string {
+		switch k {
+		case "HOME":
+			return e.home
+		case "CODEX_HOME":
+			return e.codexHome
+		}
+		return ""
+	}}
+	for _, f := range more {
+		f(&o)
+	}
+	return o
+}
+
+func (e projectEnv) userTOML() string     { return filepath.Join(e.codexHome, "config.toml") }
+func (e projectEnv) projectTOML() string  { return filepath.Join(e.project, ".codex", "config.toml") }
+func (e projectEnv) projectHooks() string { return filepath.Join(e.project, ".codex", "hooks.json") }
+
+func apply(t *testing.T, o host.Options) *host.Plan {
+	t.Helper()
+	p, err := codex.Host{}.Plan(o)
+	require.NoError(t, err)
+	require.NoError(t, p.Apply())
+	return p
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+}
+
+func TestSetupProject(t *testing.T) {
+	// Ensures setup --project puts the server in the project's
+	// .codex/config.toml, the hook in its .codex/hooks.json and the
+	// hook's trust (keyed by that hooks.json) in the user's config.toml,
+	// in a block named after the project, keeping every byte of the
+	// user's file; a second run changes nothing, and --uninstall gives the
+	// user's file back and removes the project files it made.
+	t.Parallel()
+	e := newProjectEnv(t)
+	user := "# mine\nmodel = \"o3\" # the best\n\n[projects." + `"` + e.project + `"` + "]\ntrust_level = \"trusted\"\n"
+	write(t, e.userTOML(), user)
+
+	p := apply(t, e.options())
+	assert.Contains(t, strings.Join(p.Notes, "\n"), "is trusted in "+e.userTOML())
+
+	got := readFile(t, e.userTOML())
+	require.True(t, strings.HasPrefix(got, user), got)
+	command := "/opt/tsd hook codex --socket /run/tsd.sock"
+	assert.Equal(t, user+"\n"+
+		`# >>> tasksessiond project `+e.project+` >>> (added by "tasksessiond setup"; "--uninstall" removes it)`+"\n"+
+		`[hooks.state."`+e.projectHooks()+`:session_start:0:0"]`+"\n"+
+		"enabled = true\n"+
+		`trusted_hash = "`+codex.HookTrustHash("session_start", "", command, 600)+`"`+"\n"+
+		"# <<< tasksessiond project "+e.project+" <<<\n", got)
+	assert.Equal(t, `# >>> tasksessiond >>> (added by "tasksessiond setup"; "--uninstall" removes it)`+"\n"+
+		"[mcp_servers.tasks]\n"+
+		`command = "/opt/tsd"`+"\n"+
+		`args = ["mcp", "--socket", "/run/tsd.sock"]`+"\n"+
+		`default_tools_approval_mode = "approve"`+"\n"+
+		"startup_timeout_sec = 30\n"+
+		"[mcp_servers.tasks.env]\n"+
+		`TASKSESSIOND_SOCKET = "/run/tsd.sock"`+"\n"+
+		"# <<< tasksessiond <<<\n", readFile(t, e.projectTOML()))
+	assert.Contains(t, readFile(t, e.projectHooks()), `"command": "`+command+`"`)
+	assert.NoFileExists(t, filepath.Join(e.codexHome, "hooks.json"))
+
+	again, err := codex.Host{}.Plan(e.options())
+	require.NoError(t, err)
+	assert.False(t, again.Changed(), "a second setup would change %v", again.Steps)
+
+	apply(t, e.options(func(o *host.Options) { o.Uninstall = true }))
+	assert.Equal(t, user, readFile(t, e.userTOML()))
+	assert.NoFileExists(t, e.projectTOML())
+	assert.NoFileExists(t, e.projectHooks())
+}
+
+func TestSetupProjectKeepsTheProjectsFiles(t *testing.T) {
+	// Ensures the project's own config.toml and hooks.json keep their
+	// bytes (setup's block appended, its hook added beside the project's)
+	// and get them back on --uninstall; the hook's trust is keyed by its
+	// group's index, after the project's own.
+	t.Parallel()
+	e := newProjectEnv(t)
+	projectTOML := "# the team's settings\nmodel_reasoning_effort = \"high\"\n"
+	projectHooks := "{\n  \"hooks\": {\n    \"SessionStart\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"./scripts/greet\"}]}\n    ]\n  }\n}\n"
+	write(t, e.projectTOML(), projectTOML)
+	write(t, e.projectHooks(), projectHooks)
+
+	apply(t, e.options())
+	assert.True(t, strings.HasPrefix(readFile(t, e.projectTOML()), projectTOML))
+	assert.Contains(t, readFile(t, e.projectHooks()), "./scripts/greet")
+	assert.Contains(t, readFile(t, e.userTOML()), `[hooks.state."`+e.projectHooks()+`:session_start:1:0"]`)
+
+	apply(t, e.options(func(o *host.Options) { o.Uninstall = true }))
+	assert.Equal(t, projectTOML, readFile(t, e.projectTOML()))
+	assert.Equal(t, projectHooks, readFile(t, e.projectHooks()))
+	assert.NoFileExists(t, e.userTOML(), "--uninstall left the config.toml setup made")
+}
+
+func TestSetupProjectBesideTheUsers(t *testing.T) {
+	// Ensures a project's block and the user-level one live side by side
+	// in the user's config.toml, each removed by its own --uninstall, and
+	// that setup says when the user's hooks.json runs the hook too.
+	t.Parallel()
+	e := newProjectEnv(t)
+	user := e.options(func(o *host.Options) { o.Project = "" })
+	apply(t, user)
+	userLevel := readFile(t, e.userTOML())
+
+	p := apply(t, e.options())
+	assert.Contains(t, strings.Join(p.Notes, "\n"), "the SessionStart hook is in "+filepath.Join(e.codexHome, "hooks.json")+" too")
+	both := readFile(t, e.userTOML())
+	assert.True(t, strings.HasPrefix(both, userLevel), both)
+
+	apply(t, e.options(func(o *host.Options) { o.Uninstall = true }))
+	assert.Equal(t, userLevel, readFile(t, e.userTOML()))
+	apply(t, e.options(func(o *host.Options) { o.Project, o.Uninstall = "", true }))
+	assert.NoFileExists(t, e.userTOML())
+}
+
+func TestSetupProjectNoHook(t *testing.T) {
+	// Ensures --no-hook sets up the project's server alone, and takes out
+	// a hook and its trust an earlier setup added.
+	t.Parallel()
+	e := newProjectEnv(t)
+	apply(t, e.options())
+	require.FileExists(t, e.userTOML())
+	apply(t, e.options(func(o *host.Options) { o.NoHook = true }))
+	assert.Contains(t, readFile(t, e.projectTOML()), "[mcp_servers.tasks]")
+	assert.NoFileExists(t, e.projectHooks())
+	assert.NoFileExists(t, e.userTOML())
+}
+
+func TestSetupProjectTrustNotes(t *testing.T) {
+	// Ensures setup leaves the project's trust to the user and says what
+	// it means: not trusted (none, or untrusted) is a note that names the
+	// fix, and doctor's finding; a git root's trust counts for a
+	// directory under it.
+	t.Parallel()
+	for _, c := range []struct {
+		name, projects, want string
+		git, trusted         bool
+	}{
+		{"none", "", "until you trust the project", false, false},
+		{"untrusted", `[projects."DIR"]` + "\ntrust_level = \"untrusted\"\n", "is marked untrusted", false, false},
+		{"trusted", `[projects."DIR"]` + "\ntrust_level = \"trusted\"\n", "is trusted in", false, true},
+		{"git root", `[projects."ROOT"]` + "\ntrust_level = \"trusted\"\n", "is trusted in", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newProjectEnv(t)
+			root := e.project
+			if c.git {
+				require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o700))
+				e.project = filepath.Join(root, "sub")
+				require.NoError(t, os.Mkdir(e.project, 0o700))
+			}
+			user := strings.NewReplacer("DIR", e.project, "ROOT", root).Replace(c.projects)
+			write(t, e.userTOML(), user)
+			p := apply(t, e.options())
+			notes := strings.Join(p.Notes, "\n")
+			assert.Contains(t, notes, c.want)
+			assert.True(t, strings.HasPrefix(readFile(t, e.userTOML()), user), "setup changed the user's trust")
+			findings := codex.Host{}.Check(e.options())
+			if c.trusted {
+				assert.Empty(t, findings)
+			} else {
+				require.Len(t, findings, 1)
+				assert.Contains(t, findings[0].Problem, "Codex does not trust the project")
+				assert.Contains(t, findings[0].Fix, `trust_level = "trusted"`)
+			}
+		})
+	}
+}
+
+func TestSetupProjectPaths(t *testing.T) {
+	// Ensures a project reached through a symbolic link is set up under
+	// its real path (Codex's working directory, which keys the hook's
+	// trust), and that a project whose .codex is $CODEX_HOME is refused:
+	// Codex reads that as the user's configuration.
+	t.Parallel()
+	e := newProjectEnv(t)
+	link := filepath.Join(filepath.Dir(e.project), "link")
+	require.NoError(t, os.Symlink(e.project, link))
+	apply(t, e.options(func(o *host.Options) { o.Project = link }))
+	assert.Contains(t, readFile(t, e.userTOML()), `[hooks.state."`+e.projectHooks()+`:session_start:0:0"]`)
+
+	_, err := codex.Host{}.Plan(e.options(func(o *host.Options) { o.Project = e.home }))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is $CODEX_HOME")
+	assert.Contains(t, err.Error(), "without --project")
+}
