@@ -138,7 +138,7 @@ func (d *DB) fenced(ctx context.Context, sessionID string) error {
 		return held
 	}
 	var status string
-	if err := d.x.GetContext(ctx, &status, `SELECT status FROM sessions WHERE id = $1`, sessionID); err == nil && status != tasksessiond.SessionActive {
+	if err := d.x.GetContext(ctx, &status, `SELECT `+lineageStatus+` FROM sessions WHERE id = $1`, sessionID); err == nil && status != tasksessiond.SessionActive {
 		return fmt.Errorf("session %s: %w", sessionID, tasksessiond.ErrSealed)
 	}
 	// Expired, or ours again meanwhile (a renewal raced this): a retry

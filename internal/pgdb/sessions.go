@@ -17,9 +17,20 @@ import (
 
 // A session's updated_at is read as the later of its row's own and its
 // last call's, as on SQLite: a call does not rewrite the sessions row.
+//
+// The lineage is read both ways, as on SQLite, so that one column edited
+// by hand changes nothing the daemon does: a session is sealed when its
+// status says so, when it names a successor, or when another session names
+// it as its parent; its parent is its parent_id, or else the session whose
+// successor_id names it; its successor likewise.
 const (
-	recordColumns = `id, title, metadata, status, parent_id, successor_id, created_at,
+	recordColumns = `id, title, metadata, ` + lineageStatus + ` AS status,
+		coalesce(parent_id, (SELECT p.id FROM sessions p WHERE p.successor_id = sessions.id ORDER BY p.n LIMIT 1)) AS parent_id,
+		coalesce(successor_id, ` + successorOf + `) AS successor_id, created_at,
 		greatest(updated_at, (SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1)) AS updated_at`
+	lineageStatus = `CASE WHEN sessions.successor_id IS NOT NULL OR EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = sessions.id)
+		THEN 'compacted' ELSE sessions.status END`
+	successorOf = `(SELECT c.id FROM sessions c WHERE c.parent_id = sessions.id ORDER BY c.n LIMIT 1)`
 )
 
 // scanSession reads the columns of recordColumns into a Session, after
@@ -122,9 +133,9 @@ func (d *DB) Head(ctx context.Context, id string) (string, error) {
 	var head string
 	err := d.x.GetContext(ctx, &head, `
 		WITH RECURSIVE chain(id, successor_id) AS (
-			SELECT id, successor_id FROM sessions WHERE id = $1
+			SELECT id, coalesce(successor_id, `+successorOf+`) FROM sessions WHERE id = $1
 			UNION
-			SELECT s.id, s.successor_id FROM sessions s JOIN chain c ON s.id = c.successor_id
+			SELECT sessions.id, coalesce(sessions.successor_id, `+successorOf+`) FROM sessions JOIN chain ON sessions.id = chain.successor_id
 		)
 		SELECT id FROM chain WHERE successor_id IS NULL LIMIT 1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -146,7 +157,7 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 	var args []any
 	if f.Status != "" {
 		args = append(args, f.Status)
-		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+		where = append(where, fmt.Sprintf(lineageStatus+" = $%d", len(args)))
 	}
 	if f.Cursor != "" {
 		before, err := strconv.ParseInt(f.Cursor, 10, 64)
