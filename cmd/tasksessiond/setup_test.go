@@ -162,6 +162,12 @@ var usersOwn = map[string]map[string]string{
 	"gemini":         {".gemini/settings.json": "{\n  \"useWriteTodos\": true // I like it\n}\n"},
 	"opencode":       {".config/opencode/opencode.json": "{\n  \"tools\": {\"todowrite\": true}\n}\n"},
 	"opencode-empty": {".config/opencode/opencode.json": "{\n  \"tools\": {}\n}\n"},
+	"claude-code-empty": {
+		".claude.json":          "{\n  \"mcpServers\": {}\n}\n",
+		".claude/settings.json": "{\n  \"hooks\": {},\n  \"permissions\": {}\n}\n",
+	},
+	"gemini-empty": {".gemini/settings.json": "{\n  \"mcpServers\": {},\n  \"hooks\": {\"SessionStart\": []}\n}\n"},
+	"codex-empty":  {".codex/hooks.json": "{\n  \"hooks\": {}\n}\n"},
 }
 
 func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {

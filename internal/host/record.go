@@ -24,7 +24,8 @@ type Record map[string][]Edit
 
 // Edit is one change setup made at Path: Added, the string it appended to
 // the array there; or Was, what the member held before setup set it
-// (absent: no member).
+// (absent: no member); or neither, that it added something of its own
+// there (a server, a hook), Had saying what of the path was the user's.
 type Edit struct {
 	Path  []string        `json:"path"`
 	Added string          `json:"added,omitempty"`
@@ -104,6 +105,26 @@ func (p *Plan) note(file string, e Edit) {
 	k := recordKey(file)
 	p.rec[k] = append(p.rec[k], e)
 }
+
+// under records, setting up, that setup adds its own at path, and how much
+// of path the user had (kept: a later run keeps the first account).
+func (p *Plan) under(file string, path []string) {
+	if i, _, err := p.find(file, path, isUnder); err == nil && i < 0 {
+		p.note(file, Edit{Path: path, Had: p.had(file, path)})
+	}
+}
+
+// kept is how much of path uninstall leaves, taking setup's own out: what
+// the user had (0, all of it pruned, with no record).
+func (p *Plan) kept(file string, path []string) int {
+	i, _, err := p.find(file, path, isUnder)
+	if err != nil || i < 0 {
+		return 0
+	}
+	return p.rec[recordKey(file)][i].Had
+}
+
+func isUnder(e Edit) bool { return e.Added == "" && !e.Set }
 
 // AddString appends s to the array at path unless it is there already;
 // what it appends is recorded.

@@ -88,6 +88,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 		return err
 	}
 	if len(hooksOf(doc, event)) != before && stale == 0 {
+		p.under(where, path)
 		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, where)
 	}
 	return nil
@@ -95,7 +96,8 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 
 // RemoveHooks takes setup's groups out of event's hooks.
 func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) {
-	n := doc.RemoveIf([]string{"hooks", event}, 0, func(raw []byte) bool {
+	path := []string{"hooks", event}
+	n := doc.RemoveIf(path, p.kept(where, path), func(raw []byte) bool {
 		var g hookGroup
 		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
 	})
@@ -145,6 +147,7 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	case had:
 		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
 	default:
+		p.under(where, path)
 		p.Step("add the MCP server %q (%s) to %s", path[len(path)-1], Command(append([]string{entry.Command}, entry.Args...)...), where)
 	}
 	return nil
@@ -163,7 +166,7 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 	if !RunsTasksessiond(commandLine(old.Command, old.Args), bin, "mcp") {
 		return
 	}
-	doc.Delete(path, 0)
+	doc.Delete(path, p.kept(where, path))
 	p.Step("remove the MCP server %q from %s", path[len(path)-1], where)
 }
 
