@@ -202,6 +202,83 @@ func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
 	}
 }
 
+func TestSetupRecordEdges(t *testing.T) {
+	// Ensures setup's record is never read as empty when it cannot be
+	// read (uninstall would take the user's own values), that uninstall
+	// makes no file the user deleted and leaves a value the user changed
+	// after setup, and that HOME reached through a link finds the record.
+	gemini := map[string]string{".gemini/settings.json": "{\n  \"useWriteTodos\": true\n}\n"}
+	setup := func(t *testing.T, e setupEnv, extra ...string) (string, int) {
+		t.Helper()
+		out, stderr, code := e.run(t, append([]string{"setup", "gemini", "--bin", e.bin}, extra...)...)
+		return out + stderr, code
+	}
+	t.Run("Unreadable", func(t *testing.T) {
+		for _, rec := range []string{"{", `{"x": 1}`} {
+			e := newSetupEnv(t)
+			e.write(t, gemini)
+			e.write(t, map[string]string{".local/state/tasksessiond/setup.json": rec})
+			orig := e.snapshot(t)
+			for _, extra := range [][]string{nil, {"--uninstall"}} {
+				out, code := setup(t, e, extra...)
+				assert.Equal(t, 1, code, "%q %v: %s", rec, extra, out)
+				assert.Contains(t, out, "move it aside")
+				assert.Equal(t, orig, e.snapshot(t), "%q %v changed a file", rec, extra)
+			}
+		}
+	})
+	t.Run("Null", func(t *testing.T) {
+		e := newSetupEnv(t)
+		e.write(t, gemini)
+		e.write(t, map[string]string{".local/state/tasksessiond/setup.json": "null"})
+		out, code := setup(t, e)
+		require.Equal(t, 0, code, out)
+		out, code = setup(t, e, "--uninstall")
+		require.Equal(t, 0, code, out)
+		assert.Equal(t, gemini[".gemini/settings.json"], e.snapshot(t)[".gemini/settings.json"])
+	})
+	t.Run("FileDeleted", func(t *testing.T) {
+		e := newSetupEnv(t)
+		e.write(t, gemini)
+		_, code := setup(t, e)
+		require.Equal(t, 0, code)
+		require.NoError(t, os.Remove(filepath.Join(e.home, ".gemini/settings.json")))
+		out, code := setup(t, e, "--uninstall")
+		require.Equal(t, 0, code, out)
+		assert.NoFileExists(t, filepath.Join(e.home, ".gemini/settings.json"))
+	})
+	t.Run("ChangedAfterSetup", func(t *testing.T) {
+		e := newSetupEnv(t)
+		_, code := setup(t, e)
+		require.Equal(t, 0, code)
+		p := filepath.Join(e.home, ".gemini/settings.json")
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		mine := strings.Replace(string(b), `"useWriteTodos": false`, `"useWriteTodos": true`, 1)
+		require.NotEqual(t, string(b), mine)
+		require.NoError(t, os.WriteFile(p, []byte(mine), 0o600))
+		out, code := setup(t, e, "--uninstall")
+		require.Equal(t, 0, code, out)
+		b, err = os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"useWriteTodos": true`)
+	})
+	t.Run("HomeThroughALink", func(t *testing.T) {
+		e := newSetupEnv(t)
+		e.write(t, gemini)
+		orig := e.snapshot(t)
+		link := filepath.Join(t.TempDir(), "home")
+		require.NoError(t, os.Symlink(e.home, link))
+		linked := e
+		linked.home = link
+		_, code := setup(t, linked)
+		require.Equal(t, 0, code)
+		out, code := setup(t, e, "--uninstall")
+		require.Equal(t, 0, code, out)
+		assert.Equal(t, orig, e.snapshot(t))
+	})
+}
+
 func TestSetupRefusesWhatTheHostCannotRead(t *testing.T) {
 	// Ensures a file the host would not read is refused, with its path
 	// and the reason, and left byte for byte as it was.

@@ -47,31 +47,44 @@ func (o Options) RecordFile() string {
 	return filepath.Join(state, "tasksessiond", "setup.json")
 }
 
-// record returns the plan's record, read on first use.
+// record returns the plan's record, read on first use; a record that
+// cannot be read is an error every time it is asked for, never an empty
+// record (uninstall would then take the user's own values too).
 func (p *Plan) record() (Record, error) {
-	if p.rec != nil {
-		return p.rec, nil
+	if p.rec != nil || p.recErr != nil {
+		return p.rec, p.recErr
 	}
-	p.rec = Record{}
-	if p.recordFile == "" {
-		return p.rec, nil
+	rec := Record{}
+	if p.recordFile == "" { // a plan that keeps no record
+		p.rec = rec
+		return rec, nil
 	}
 	b, err := config.Read(p.recordFile)
-	if err != nil || b == nil {
-		return p.rec, err
+	if err == nil && b != nil {
+		err = json.Unmarshal(b, &rec)
 	}
-	p.recOld = b
-	if err := json.Unmarshal(b, &p.rec); err != nil {
-		return nil, fmt.Errorf("setup's record %s: %w (move it aside to go on; --uninstall then also removes values you had set like setup's)", p.recordFile, err)
+	if err != nil {
+		p.recErr = fmt.Errorf("setup's record %s cannot be read (%w): move it aside to go on; --uninstall then also removes values you had set like setup's", p.recordFile, err)
+		return nil, p.recErr
 	}
+	if rec == nil {
+		rec = Record{} // the file held null
+	}
+	p.rec, p.recOld = rec, b
 	return p.rec, nil
 }
 
+// recordKey names file by its real path (HOME or a project reached
+// through a link is the same file).
 func recordKey(file string) string {
-	if abs, err := filepath.Abs(file); err == nil {
-		return abs
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
 	}
-	return file
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // find returns the index of the edit at path that matches in file's
@@ -108,20 +121,22 @@ func (p *Plan) note(file string, e Edit) {
 
 // under records, setting up, that setup adds its own at path, and how much
 // of path the user had (kept: a later run keeps the first account).
-func (p *Plan) under(file string, path []string) {
-	if i, _, err := p.find(file, path, isUnder); err == nil && i < 0 {
+func (p *Plan) under(file string, path []string) error {
+	i, _, err := p.find(file, path, isUnder)
+	if err == nil && i < 0 {
 		p.note(file, Edit{Path: path, Had: p.had(file, path)})
 	}
+	return err
 }
 
 // kept is how much of path uninstall leaves, taking setup's own out: what
 // the user had (0, all of it pruned, with no record).
-func (p *Plan) kept(file string, path []string) int {
+func (p *Plan) kept(file string, path []string) (int, error) {
 	i, _, err := p.find(file, path, isUnder)
 	if err != nil || i < 0 {
-		return 0
+		return 0, err
 	}
-	return p.rec[recordKey(file)][i].Had
+	return p.rec[recordKey(file)][i].Had, nil
 }
 
 func isUnder(e Edit) bool { return e.Added == "" && !e.Set }
@@ -194,13 +209,19 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 }
 
 // UnsetValue puts back what the member at path held before setup set it
-// (no record of the file: removes it).
-func UnsetValue(p *Plan, d *config.Doc, file string, path []string) error {
+// to v (no record of the file: removes it); a value other than v is the
+// user's since, and stays.
+func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Set })
 	if err != nil {
 		return err
 	}
-	if recorded && i < 0 {
+	want, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var now json.RawMessage
+	if recorded && i < 0 || d.Get(path, &now) && !bytes.Equal(compact(now), want) {
 		return nil // the user's own
 	}
 	var was json.RawMessage
@@ -214,12 +235,12 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string) error {
 		}
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal(was, &v); err != nil {
+	var old any
+	if err := json.Unmarshal(was, &old); err != nil {
 		return fmt.Errorf("setup's record of %s in %s: %w", strings.Join(path, "."), file, err)
 	}
 	p.Step("set %s back to %s in %s", strings.Join(path, "."), was, file)
-	return d.Set(path, v)
+	return d.Set(path, old)
 }
 
 // recordChange is the change to setup's record the plan makes.

@@ -80,6 +80,7 @@ type Plan struct {
 	recordFile string                 // setup's record (Record); "" keeps none
 	uninstall  bool                   // the plan takes setup back
 	rec        Record                 // read on first use
+	recErr     error                  // why the record could not be read
 	recOld     []byte                 // the record file's bytes as read
 	taken      []string               // files whose record uninstall took back
 	orig       map[string]*config.Doc // each JSON file as the plan found it
@@ -114,16 +115,19 @@ func (p *Plan) Note(format string, args ...any) {
 // and the tests see what setup looked at).
 func (p *Plan) Add(c config.Change) { p.Changes = append(p.Changes, c) }
 
-// Apply writes the plan's changes, in order, then setup's record; it
-// stops at the first that fails (each change is whole or not at all).
+// Apply writes setup's record, then the plan's changes, in order; it stops
+// at the first that fails (each change is whole or not at all).
 func (p *Plan) Apply() error {
+	// The record first: one that did not land stops setup before a file
+	// of the user's changes (a recorded edit that never happened is taken
+	// back as nothing).
+	if err := config.Apply(p.recordChange()); err != nil {
+		return fmt.Errorf("setup's record: %w; nothing else was changed", err)
+	}
 	for _, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
 			return err
 		}
-	}
-	if err := config.Apply(p.recordChange()); err != nil {
-		return fmt.Errorf("the files are set, but setup's record was not kept (--uninstall will remove values you had set like setup's): %w", err)
 	}
 	return nil
 }
@@ -165,8 +169,8 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	}
 	newb := doc.Bytes()
 	switch {
-	case string(newb) == string(old):
-		newb = old // unchanged (nil stays nil: no file is made)
+	case string(newb) == string(old) || old == nil && p.uninstall:
+		newb = old // unchanged (nil stays nil: no file is made, nor by uninstall)
 	case doc.IsEmpty():
 		newb = nil // uninstall took back the last of what setup made
 	}

@@ -88,22 +88,29 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 		return err
 	}
 	if len(hooksOf(doc, event)) != before && stale == 0 {
-		p.under(where, path)
+		if err := p.under(where, path); err != nil {
+			return err
+		}
 		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, where)
 	}
 	return nil
 }
 
 // RemoveHooks takes setup's groups out of event's hooks.
-func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) {
+func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) error {
 	path := []string{"hooks", event}
-	n := doc.RemoveIf(path, p.kept(where, path), func(raw []byte) bool {
+	keep, err := p.kept(where, path)
+	if err != nil {
+		return err
+	}
+	n := doc.RemoveIf(path, keep, func(raw []byte) bool {
 		var g hookGroup
 		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
 	})
 	if n > 0 {
 		p.Step("remove the %s hook from %s", event, where)
 	}
+	return nil
 }
 
 // HookIndex returns the index of the group equal to group in event's
@@ -147,7 +154,9 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	case had:
 		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
 	default:
-		p.under(where, path)
+		if err := p.under(where, path); err != nil {
+			return err
+		}
 		p.Step("add the MCP server %q (%s) to %s", path[len(path)-1], Command(append([]string{entry.Command}, entry.Args...)...), where)
 	}
 	return nil
@@ -155,19 +164,21 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 
 // RemoveServer deletes the MCP server at path when it runs tasksessiond
 // mcp (a server of the user's under that name is left alone).
-func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin string) {
+func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin string) error {
 	var old struct {
 		Command any      `json:"command"`
 		Args    []string `json:"args"`
 	}
-	if !doc.Get(path, &old) {
-		return
+	if !doc.Get(path, &old) || !RunsTasksessiond(commandLine(old.Command, old.Args), bin, "mcp") {
+		return nil
 	}
-	if !RunsTasksessiond(commandLine(old.Command, old.Args), bin, "mcp") {
-		return
+	keep, err := p.kept(where, path)
+	if err != nil {
+		return err
 	}
-	doc.Delete(path, p.kept(where, path))
+	doc.Delete(path, keep)
 	p.Step("remove the MCP server %q from %s", path[len(path)-1], where)
+	return nil
 }
 
 // OtherServers returns the names of the servers in the object at path

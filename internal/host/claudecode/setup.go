@@ -72,8 +72,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	// read by a JSON parser too.
 	if _, err := host.EditJSON(p, serversFile, config.JSON, func(d *config.Doc) error {
 		if o.Uninstall {
-			host.RemoveServer(p, d, serversFile, serverPath, o.Bin)
-			return nil
+			return host.RemoveServer(p, d, serversFile, serverPath, o.Bin)
 		}
 		entry := host.Server{Type: "stdio", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv()}
 		return host.SetServer(p, d, serversFile, serverPath, entry)
@@ -83,7 +82,9 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(name)...)...), "")
 	if _, err := host.EditJSON(p, settings, config.JSON, func(d *config.Doc) error {
 		if o.Uninstall {
-			host.RemoveHooks(p, d, settings, "SessionStart", o.Bin, name)
+			if err := host.RemoveHooks(p, d, settings, "SessionStart", o.Bin, name); err != nil {
+				return err
+			}
 			if err := host.RemoveString(p, d, settings, []string{"permissions", "allow"}, allowRule); err != nil {
 				return err
 			}

@@ -85,8 +85,7 @@ func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (
 	index := -1
 	_, err := host.EditJSON(p, hooksPath, config.JSON, func(d *config.Doc) error {
 		if o.Uninstall || o.NoHook {
-			host.RemoveHooks(p, d, hooksPath, "SessionStart", o.Bin, name)
-			return nil
+			return host.RemoveHooks(p, d, hooksPath, "SessionStart", o.Bin, name)
 		}
 		if err := host.SetHook(p, d, hooksPath, "SessionStart", o.Bin, name, group); err != nil {
 			return err

@@ -52,11 +52,15 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(name)...)...), "tasksessiond")
 	_, err := host.EditJSON(p, path, config.JSONComments, func(d *config.Doc) error {
 		if o.Uninstall {
-			host.RemoveServer(p, d, path, serverPath, o.Bin)
-			for _, ev := range hookEvents {
-				host.RemoveHooks(p, d, path, ev, o.Bin, name)
+			if err := host.RemoveServer(p, d, path, serverPath, o.Bin); err != nil {
+				return err
 			}
-			return host.UnsetValue(p, d, path, []string{"useWriteTodos"})
+			for _, ev := range hookEvents {
+				if err := host.RemoveHooks(p, d, path, ev, o.Bin, name); err != nil {
+					return err
+				}
+			}
+			return host.UnsetValue(p, d, path, []string{"useWriteTodos"}, false)
 		}
 		entry := host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}
 		if err := host.SetServer(p, d, path, serverPath, entry); err != nil {

@@ -63,7 +63,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		for _, t := range ownTools {
 			path := []string{"tools", t}
 			if o.Uninstall {
-				if err := host.UnsetValue(p, d, cfg, path); err != nil {
+				if err := host.UnsetValue(p, d, cfg, path, false); err != nil {
 					return err
 				}
 				continue
