@@ -28,9 +28,9 @@ func noPanic(f func()) (p any) {
 	return nil
 }
 
-// editedDB is a database holding session "s" with two creates, its second
-// row's arguments then set by stmt as the sqlite3 shell would.
-func editedDB(t *testing.T, arguments string) string {
+// editedDB is a database holding session "s" with two creates, row seq's
+// arguments then set to arguments as the sqlite3 shell would.
+func editedDB(t *testing.T, seq int, arguments string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.db")
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
@@ -42,7 +42,10 @@ func editedDB(t *testing.T, arguments string) string {
 	call(t, m, "s", tools.TaskCreate, `{"subject":"b"}`)
 	require.NoError(t, d.Close())
 	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`UPDATE tool_calls SET arguments = ? WHERE session_id = 's' AND seq = 2`, arguments)
+	// The schema's CHECK off, as a hand edit can have it.
+	_, err = raw.Exec(`PRAGMA ignore_check_constraints = 1`)
+	require.NoError(t, err)
+	_, err = raw.Exec(`UPDATE tool_calls SET arguments = CAST(? AS TEXT) WHERE session_id = 's' AND seq = ?`, []byte(arguments), seq)
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 	return path
@@ -54,7 +57,7 @@ func TestReplayOfLoggedStringHoldingAString(t *testing.T) {
 	// clearly, and the session is served after.
 	for _, args := range []string{`"\"{}\""`, `"\"{\\\"subject\\\":\\\"x\\\"}\""`, `"\"[]\""`, `"\"\\\"{}\\\"\""`} {
 		t.Run(args, func(t *testing.T) {
-			path := editedDB(t, args)
+			path := editedDB(t, 2, args)
 			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
@@ -127,26 +130,11 @@ func TestReplayOfHandEditedArguments(t *testing.T) {
 		`{"subject":"x","subject":"y"}`, `{"subject":"x","wait_for_previous":{"a":1,"a":2},"\ud800":1}`, "\"\\\"{}\\\"\"",
 	} {
 		t.Run(fmt.Sprintf("%.40q", args), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "p.db")
+			path := editedDB(t, 1, args)
 			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 			require.NoError(t, err)
-			m := session.NewManager(d, nil)
-			_, err = m.Create(ctx, wire.CreateSession{SessionID: "s"})
-			require.NoError(t, err)
-			call(t, m, "s", tools.TaskCreate, `{"subject":"a"}`)
-			call(t, m, "s", tools.TaskCreate, `{"subject":"b"}`)
-			require.NoError(t, d.Close())
-			raw := testutil.RawDB(t, path)
-			_, err = raw.Exec(`PRAGMA ignore_check_constraints = 1`)
-			require.NoError(t, err)
-			_, err = raw.Exec(`UPDATE tool_calls SET arguments = CAST(? AS TEXT) WHERE session_id = 's' AND seq = 1`, []byte(args))
-			require.NoError(t, err)
-			require.NoError(t, raw.Close())
-
-			d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
-			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
-			m = session.NewManager(d, nil)
+			m := session.NewManager(d, nil)
 			for i := range 2 {
 				c, cancel := context.WithTimeout(ctx, 2*time.Second)
 				var res wire.Resumed
