@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -95,10 +96,14 @@ func diagnose(h host.Host, o host.Options, f setupFlags) (problems, fixes []stri
 		problems = append(problems, fmt.Sprintf("%s is not there to run (%v)", o.Bin, err))
 	}
 	plan, err := h.Plan(o)
-	if err != nil {
+	switch {
+	case errors.Is(err, host.ErrRecord):
+		problems = append(problems, err.Error())
+		fixes = append(fixes, host.Command("mv", o.RecordFile(), o.RecordFile()+".unread")+", then: "+again)
+	case err != nil:
 		problems = append(problems, err.Error())
 		fixes = append(fixes, "repair the file, then: "+again)
-	} else if plan.Changed() {
+	case plan.Changed():
 		for _, s := range plan.Steps {
 			problems = append(problems, "setup would "+s)
 		}

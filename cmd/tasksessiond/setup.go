@@ -155,9 +155,7 @@ Examples:
 	for _, s := range plan.Steps {
 		fmt.Fprintf(stdout, "  - %s\n", s)
 	}
-	if !o.Uninstall {
-		printNotes(stdout, plan)
-	}
+	printNotes(stdout, plan)
 	return 0
 }
 

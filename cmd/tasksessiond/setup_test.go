@@ -86,11 +86,13 @@ func (e setupEnv) write(t *testing.T, files map[string]string) {
 	}
 }
 
-// snapshot returns every file under HOME but the backups and the bin.
+// record is setup's record under HOME.
 func (e setupEnv) record() string {
 	return filepath.Join(e.home, ".local", "state", "tasksessiond", "setup.json")
 }
 
+// snapshot returns every file under HOME but the backups, the bin and
+// setup's record.
 func (e setupEnv) snapshot(t *testing.T) map[string]string {
 	t.Helper()
 	files := map[string]string{}
@@ -195,6 +197,9 @@ func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
 			out, stderr, code := e.run(t, "setup", name, "--uninstall", "--bin", e.bin)
 			require.Equal(t, 0, code, "%s%s", out, stderr)
 			assert.NotEqual(t, set, e.snapshot(t), "with no record, uninstall removed nothing")
+			if name != "codex" { // Codex's are all setup's by what they run
+				assert.Contains(t, out, "has no record of what setup changed there", "uninstall does not say it took back with no record")
+			}
 			for rel, text := range e.snapshot(t) {
 				assert.NotContains(t, text, "tasksessiond", rel)
 			}
@@ -210,8 +215,7 @@ func TestSetupRecordEdges(t *testing.T) {
 	gemini := map[string]string{".gemini/settings.json": "{\n  \"useWriteTodos\": true\n}\n"}
 	setup := func(t *testing.T, e setupEnv, extra ...string) (string, int) {
 		t.Helper()
-		out, stderr, code := e.run(t, append([]string{"setup", "gemini", "--bin", e.bin}, extra...)...)
-		return out + stderr, code
+		return setupHost(t, e, "gemini", extra...)
 	}
 	t.Run("Unreadable", func(t *testing.T) {
 		for _, rec := range []string{"{", `{"x": 1}`} {
@@ -247,21 +251,122 @@ func TestSetupRecordEdges(t *testing.T) {
 		require.Equal(t, 0, code, out)
 		assert.NoFileExists(t, filepath.Join(e.home, ".gemini/settings.json"))
 	})
-	t.Run("ChangedAfterSetup", func(t *testing.T) {
+	t.Run("SetUpWithoutARecord", func(t *testing.T) {
+		// A setup that kept no record (the record removed stands for
+		// one), then a setup that keeps one: uninstall still takes back
+		// what the first set.
+		for name, files := range userFiles {
+			if name == "codex" { // a block of setup's own: nothing recorded
+				continue
+			}
+			e := newSetupEnv(t)
+			e.write(t, files)
+			orig := e.snapshot(t)
+			_, code := setupHost(t, e, name)
+			require.Equal(t, 0, code)
+			require.NoError(t, os.Remove(e.record()))
+			// the second setup has work to do: the binary moved, or
+			// OpenCode's plugin is an older one
+			moved := e
+			moved.bin = filepath.Join(e.home, "bin", "new", "tasksessiond")
+			require.NoError(t, os.MkdirAll(filepath.Dir(moved.bin), 0o755))
+			require.NoError(t, os.WriteFile(moved.bin, []byte("#!/bin/sh\n"), 0o755))
+			if name == "opencode" {
+				e.write(t, map[string]string{".config/opencode/plugin/tasksessiond.ts": "// an older plugin\n"})
+			}
+			out, code := setupHost(t, moved, name)
+			require.Equal(t, 0, code)
+			require.NotContains(t, out, "nothing changed")
+			out, code = setupHost(t, moved, name, "--uninstall")
+			require.Equal(t, 0, code, out)
+			assert.Equal(t, orig, e.snapshot(t), "%s: a setup without a record was not taken back", name)
+		}
+	})
+	t.Run("EmptyFile", func(t *testing.T) {
+		// A file the user keeps empty stays, as it was.
+		for _, text := range []string{"{}", "", "\ufeff{ }\r\n"} {
+			for name, rel := range map[string]string{"gemini": ".gemini/settings.json", "claude-code": ".claude/settings.json", "opencode": ".config/opencode/opencode.json"} {
+				e := newSetupEnv(t)
+				e.write(t, map[string]string{rel: text})
+				_, code := setupHost(t, e, name)
+				require.Equal(t, 0, code)
+				out, code := setupHost(t, e, name, "--uninstall")
+				require.Equal(t, 0, code, out)
+				assert.Equal(t, text, e.snapshot(t)[rel], "%s %q", name, text)
+				assert.FileExists(t, filepath.Join(e.home, rel), "%s %q", name, text)
+			}
+		}
+	})
+	t.Run("DeletedAndSetUpAgain", func(t *testing.T) {
+		// What the record said of a file the user deleted is not
+		// what setup finds when it makes it again.
 		e := newSetupEnv(t)
+		rel := ".claude/settings.json"
+		e.write(t, map[string]string{rel: `{"permissions": {"deny": []}}`})
+		_, code := setupHost(t, e, "claude-code")
+		require.Equal(t, 0, code)
+		require.NoError(t, os.Remove(filepath.Join(e.home, rel)))
+		_, code = setupHost(t, e, "claude-code")
+		require.Equal(t, 0, code)
+		out, code := setupHost(t, e, "claude-code", "--uninstall")
+		require.Equal(t, 0, code, out)
+		assert.NoFileExists(t, filepath.Join(e.home, rel), "uninstall left a file setup made")
+	})
+	t.Run("ChangedAfterSetup", func(t *testing.T) {
+		// A value the user set after setup stays; set again by a second
+		// setup, uninstall puts it back as the user set it.
+		for _, again := range []bool{false, true} {
+			e := newSetupEnv(t)
+			_, code := setup(t, e)
+			require.Equal(t, 0, code)
+			p := filepath.Join(e.home, ".gemini/settings.json")
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			mine := strings.Replace(string(b), `"useWriteTodos": false`, `"useWriteTodos": true`, 1)
+			require.NotEqual(t, string(b), mine)
+			require.NoError(t, os.WriteFile(p, []byte(mine), 0o600))
+			if again {
+				_, code = setup(t, e)
+				require.Equal(t, 0, code)
+			}
+			out, code := setup(t, e, "--uninstall")
+			require.Equal(t, 0, code, out)
+			b, err = os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), `"useWriteTodos": true`, "set up again: %v", again)
+		}
+	})
+	t.Run("PutBackAsWritten", func(t *testing.T) {
+		e := newSetupEnv(t)
+		mine := map[string]string{".gemini/settings.json": "{\n  \"useWriteTodos\": 1.0,\n  \"x\": \"\\u0074\"\n}\n"}
+		e.write(t, mine)
 		_, code := setup(t, e)
 		require.Equal(t, 0, code)
-		p := filepath.Join(e.home, ".gemini/settings.json")
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		mine := strings.Replace(string(b), `"useWriteTodos": false`, `"useWriteTodos": true`, 1)
-		require.NotEqual(t, string(b), mine)
-		require.NoError(t, os.WriteFile(p, []byte(mine), 0o600))
 		out, code := setup(t, e, "--uninstall")
 		require.Equal(t, 0, code, out)
-		b, err = os.ReadFile(p)
-		require.NoError(t, err)
-		assert.Contains(t, string(b), `"useWriteTodos": true`)
+		assert.Equal(t, mine, e.snapshot(t))
+	})
+	t.Run("NoBackupOfTheRecord", func(t *testing.T) {
+		e := newSetupEnv(t)
+		e.write(t, gemini)
+		for range 2 {
+			_, code := setupHost(t, e, "opencode") // the record, rewritten
+			require.Equal(t, 0, code)
+			_, code = setup(t, e)
+			require.Equal(t, 0, code)
+		}
+		require.FileExists(t, e.record())
+		assert.NoFileExists(t, e.record()+".tasksessiond-backup")
+	})
+	t.Run("DoctorNamesTheRecord", func(t *testing.T) {
+		e := newSetupEnv(t)
+		e.write(t, gemini)
+		e.write(t, map[string]string{".local/state/tasksessiond/setup.json": "{"})
+		out, _, code := e.run(t, "doctor", "--bin", e.bin, "gemini")
+		assert.Equal(t, 1, code, out)
+		assert.Contains(t, out, e.record())
+		assert.Contains(t, out, "fix: mv "+e.record())
+		assert.NotContains(t, out, filepath.Join(e.home, ".gemini/settings.json"), "doctor blames the host's file")
 	})
 	t.Run("HomeThroughALink", func(t *testing.T) {
 		e := newSetupEnv(t)
@@ -277,6 +382,13 @@ func TestSetupRecordEdges(t *testing.T) {
 		require.Equal(t, 0, code, out)
 		assert.Equal(t, orig, e.snapshot(t))
 	})
+}
+
+// setupHost runs setup for host name with e's bin, returning all it wrote.
+func setupHost(t *testing.T, e setupEnv, name string, extra ...string) (string, int) {
+	t.Helper()
+	out, stderr, code := e.run(t, append([]string{"setup", name, "--bin", e.bin}, extra...)...)
+	return out + stderr, code
 }
 
 func TestSetupRefusesWhatTheHostCannotRead(t *testing.T) {

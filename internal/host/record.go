@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -26,15 +27,22 @@ type Record map[string][]Edit
 // the array there; or Was, what the member held before setup set it
 // (absent: no member); or neither, that it added something of its own
 // there (a server, a hook), Had saying what of the path was the user's.
+// An edit without a path is the file's own: setup Made it, or found it
+// Empty (uninstall leaving it empty puts these bytes back).
 type Edit struct {
-	Path  []string        `json:"path"`
+	Path  []string        `json:"path,omitempty"`
 	Added string          `json:"added,omitempty"`
 	Set   bool            `json:"set,omitempty"`
 	Was   json.RawMessage `json:"was,omitempty"`
 	// Had is how many of Path's names the user had (the objects and
 	// the array on the way): uninstall leaves those, empty or not.
-	Had int `json:"had,omitempty"`
+	Had   int     `json:"had,omitempty"`
+	Made  bool    `json:"made,omitempty"`
+	Empty *string `json:"empty,omitempty"`
 }
+
+// ErrRecord wraps a record that cannot be read.
+var ErrRecord = errors.New("setup's record cannot be read")
 
 // RecordFile is where setup keeps its record: beside the default
 // database, $XDG_STATE_HOME/tasksessiond/setup.json, else
@@ -64,7 +72,7 @@ func (p *Plan) record() (Record, error) {
 		err = json.Unmarshal(b, &rec)
 	}
 	if err != nil {
-		p.recErr = fmt.Errorf("setup's record %s cannot be read (%w): move it aside to go on; --uninstall then also removes values you had set like setup's", p.recordFile, err)
+		p.recErr = fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, p.recordFile, err)
 		return nil, p.recErr
 	}
 	if rec == nil {
@@ -88,9 +96,10 @@ func recordKey(file string) string {
 }
 
 // find returns the index of the edit at path that matches in file's
-// record, and whether setup has a record of file at all. Setting up, it
-// makes one (empty when setup changes nothing of the user's there):
-// uninstall then knows what it finds there is the user's.
+// record, and whether the record held file when the plan found it.
+// Setting up, it makes the file's entry (empty when setup changes nothing
+// of the user's there): uninstall then knows what it finds there is the
+// user's.
 func (p *Plan) find(file string, path []string, match func(Edit) bool) (i int, recorded bool, err error) {
 	rec, err := p.record()
 	if err != nil {
@@ -98,12 +107,51 @@ func (p *Plan) find(file string, path []string, match func(Edit) bool) (i int, r
 	}
 	k := recordKey(file)
 	edits, recorded := rec[k]
+	recorded = recorded && !p.fresh[k]
 	if p.uninstall {
 		p.taken = append(p.taken, k)
-	} else if !recorded {
-		rec[k] = []Edit{}
+	} else if _, ok := rec[k]; !ok {
+		p.restart(file)
 	}
 	return slices.IndexFunc(edits, func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), recorded, nil
+}
+
+// restart starts file's record anew, with edits: what the record said of
+// a file that setup now finds missing or empty is no longer so.
+func (p *Plan) restart(file string, edits ...Edit) {
+	k := recordKey(file)
+	if p.fresh == nil {
+		p.fresh = map[string]bool{}
+	}
+	p.rec[k], p.fresh[k] = append([]Edit{}, edits...), true
+}
+
+// fileEdit is what file's record says of the file itself.
+func (p *Plan) fileEdit(file string) (Edit, bool) {
+	for _, e := range p.rec[recordKey(file)] {
+		if e.Path == nil {
+			return e, true
+		}
+	}
+	return Edit{}, false
+}
+
+// SetUpBefore says the host was found set up (by what setup adds that
+// runs tasksessiond: a server, a hook, OpenCode's plugin). In a file of
+// which the record says nothing, a setup that kept no record did it: what
+// setup sets that is there is taken as its.
+func (p *Plan) SetUpBefore() { p.before = true }
+
+// legacy notes, at uninstall, a file of which setup has no record: every
+// value setup sets there is taken out, a value of the user's like it too.
+func (p *Plan) legacy(file string) {
+	if p.legacyNoted == nil {
+		p.legacyNoted = map[string]bool{}
+	}
+	if !p.legacyNoted[file] {
+		p.legacyNoted[file] = true
+		p.Note("%s has no record of what setup changed there (in %s): every value setup sets was taken out, as setup set it", file, p.recordFile)
+	}
 }
 
 // had is how many of path's names file had when the plan found it.
@@ -114,17 +162,24 @@ func (p *Plan) had(file string, path []string) int {
 	return 0
 }
 
-func (p *Plan) note(file string, e Edit) {
+// note records e as file's i-th edit (-1: a new one). Setup notes what
+// it finds as it adds: an account from an earlier setup of something the
+// user has since taken out is replaced.
+func (p *Plan) note(file string, i int, e Edit) {
 	k := recordKey(file)
+	if i >= 0 {
+		p.rec[k][i] = e
+		return
+	}
 	p.rec[k] = append(p.rec[k], e)
 }
 
 // under records, setting up, that setup adds its own at path, and how much
-// of path the user had (kept: a later run keeps the first account).
+// of path the user had.
 func (p *Plan) under(file string, path []string) error {
 	i, _, err := p.find(file, path, isUnder)
-	if err == nil && i < 0 {
-		p.note(file, Edit{Path: path, Had: p.had(file, path)})
+	if err == nil {
+		p.note(file, i, Edit{Path: path, Had: p.had(file, path)})
 	}
 	return err
 }
@@ -139,23 +194,24 @@ func (p *Plan) kept(file string, path []string) (int, error) {
 	return p.rec[recordKey(file)][i].Had, nil
 }
 
-func isUnder(e Edit) bool { return e.Added == "" && !e.Set }
+func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
 
 // AddString appends s to the array at path unless it is there already;
 // what it appends is recorded.
 func AddString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i, _, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
+	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
 	if err != nil {
 		return err
 	}
 	var have []string
 	d.Get(path, &have)
 	if slices.Contains(have, s) {
+		if i < 0 && !recorded && p.before {
+			p.note(file, i, Edit{Path: path, Added: s})
+		}
 		return nil
 	}
-	if i < 0 {
-		p.note(file, Edit{Path: path, Added: s, Had: p.had(file, path)})
-	}
+	p.note(file, i, Edit{Path: path, Added: s, Had: p.had(file, path)})
 	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
 	return d.Append(path, s)
 }
@@ -177,33 +233,37 @@ func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) 
 	}
 	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
 		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
+		if !recorded {
+			p.legacy(file)
+		}
 	}
 	return nil
 }
 
 // SetValue makes the member at path hold v, recording what it held before
-// (the first time: a second run keeps the user's original).
+// (a second run, finding v, keeps the user's original).
 func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 	want, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	i, _, err := p.find(file, path, func(e Edit) bool { return e.Set })
+	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Set })
 	if err != nil {
 		return err
 	}
 	var was json.RawMessage
 	had := d.Get(path, &was)
 	if had && bytes.Equal(compact(was), want) {
+		if i < 0 && !recorded && p.before {
+			p.note(file, i, Edit{Path: path, Set: true})
+		}
 		return nil
 	}
-	if i < 0 {
-		e := Edit{Path: path, Set: true, Had: p.had(file, path)}
-		if had {
-			e.Was = compact(was)
-		}
-		p.note(file, e)
+	e := Edit{Path: path, Set: true, Had: p.had(file, path)}
+	if had {
+		e.Was = compact(was)
 	}
+	p.note(file, i, e)
 	p.Step("set %s: %s in %s", strings.Join(path, "."), want, file)
 	return d.Set(path, v)
 }
@@ -232,15 +292,14 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error
 	if was == nil {
 		if d.Delete(path, keep) {
 			p.Step("remove %s from %s", strings.Join(path, "."), file)
+			if !recorded {
+				p.legacy(file)
+			}
 		}
 		return nil
 	}
-	var old any
-	if err := json.Unmarshal(was, &old); err != nil {
-		return fmt.Errorf("setup's record of %s in %s: %w", strings.Join(path, "."), file, err)
-	}
 	p.Step("set %s back to %s in %s", strings.Join(path, "."), was, file)
-	return d.Set(path, old)
+	return d.Set(path, was) // as the user wrote it (1.0 stays 1.0)
 }
 
 // recordChange is the change to setup's record the plan makes.
@@ -255,7 +314,7 @@ func (p *Plan) recordChange() config.Change {
 	if len(p.rec) > 0 {
 		b = p.rec.encode()
 	}
-	return config.Change{Path: p.recordFile, Old: p.recOld, New: b, Mode: 0o600}
+	return config.Change{Path: p.recordFile, Old: p.recOld, New: b, Mode: 0o600, NoBackup: true}
 }
 
 func compact(raw []byte) json.RawMessage {

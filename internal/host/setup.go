@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -77,13 +78,16 @@ type Plan struct {
 	// host's own to-do tool it cannot turn off).
 	Notes []string
 
-	recordFile string                 // setup's record (Record); "" keeps none
-	uninstall  bool                   // the plan takes setup back
-	rec        Record                 // read on first use
-	recErr     error                  // why the record could not be read
-	recOld     []byte                 // the record file's bytes as read
-	taken      []string               // files whose record uninstall took back
-	orig       map[string]*config.Doc // each JSON file as the plan found it
+	recordFile  string                 // setup's record (Record); "" keeps none
+	uninstall   bool                   // the plan takes setup back
+	rec         Record                 // read on first use
+	recErr      error                  // why the record could not be read
+	recOld      []byte                 // the record file's bytes as read
+	taken       []string               // files whose record uninstall took back
+	fresh       map[string]bool        // files whose record the plan started
+	before      bool                   // the host was found set up (SetUpBefore)
+	legacyNoted map[string]bool        // files uninstall took back with no record
+	orig        map[string]*config.Doc // each JSON file as the plan found it
 }
 
 // NewPlan starts h's plan for o, with setup's record (Record).
@@ -150,7 +154,8 @@ func Refuse(path string, why error) error {
 // EditJSON plans an edit of the JSON file at path in the host's dialect:
 // edit changes the parsed document (it is given an empty one for a file
 // that is not there). A file left as an empty object that was not there
-// before is not made; one that uninstall leaves empty is removed.
+// before is not made; one that uninstall leaves empty is removed if setup
+// made it, or put back as the user had it.
 func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) error) (*config.Doc, error) {
 	old, err := config.Read(path)
 	if err != nil {
@@ -164,7 +169,25 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 		p.orig = map[string]*config.Doc{}
 	}
 	p.orig[path], _ = config.ParseJSON(old, d)
+	if runsTasksessiond(doc) {
+		p.SetUpBefore()
+	}
+	if _, err := p.record(); err != nil {
+		return nil, err
+	}
+	if !p.uninstall {
+		switch {
+		case old == nil:
+			p.restart(path, Edit{Made: true})
+		case doc.IsEmpty():
+			text := string(old)
+			p.restart(path, Edit{Empty: &text})
+		}
+	}
 	if err := edit(doc); err != nil {
+		if errors.Is(err, ErrRecord) {
+			return nil, err
+		}
 		return nil, Refuse(path, err)
 	}
 	newb := doc.Bytes()
@@ -172,13 +195,57 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	case string(newb) == string(old) || old == nil && p.uninstall:
 		newb = old // unchanged (nil stays nil: no file is made, nor by uninstall)
 	case doc.IsEmpty():
-		newb = nil // uninstall took back the last of what setup made
+		newb = p.emptied(path)
+	}
+	if old == nil && newb == nil && !p.uninstall {
+		delete(p.rec, recordKey(path)) // no file, nothing to record
 	}
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
 		_, err := config.ParseJSON(b, d)
 		return err
 	}})
 	return doc, nil
+}
+
+// emptied is what becomes of a file uninstall leaves empty: nothing when
+// setup made it (or kept no record of it), else the user's own bytes.
+func (p *Plan) emptied(path string) []byte {
+	e, ok := p.fileEdit(path)
+	_, recorded := p.rec[recordKey(path)]
+	switch {
+	case ok && e.Empty != nil:
+		return []byte(*e.Empty)
+	case ok && e.Made, !recorded:
+		return nil
+	}
+	return []byte("{}\n") // the user's file, emptied by the user since
+}
+
+// runsTasksessiond reports whether a string in d is a command line that
+// runs tasksessiond (a server's, a hook's).
+func runsTasksessiond(d *config.Doc) bool {
+	var v any
+	if !d.Get(nil, &v) {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			w := Words(v)
+			return len(w) > 0 && filepath.Base(w[0]) == "tasksessiond"
+		case []any:
+			return slices.ContainsFunc(v, walk)
+		case map[string]any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // Quote quotes a word for a hook's command line (a shell's), when it needs it.

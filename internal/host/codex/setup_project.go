@@ -72,7 +72,7 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	if same(dotCodex, userDir) {
 		return nil, fmt.Errorf("codex: %s is $CODEX_HOME, which Codex reads as your user configuration, not a project's: run setup without --project", dotCodex)
 	}
-	p := &host.Plan{Host: h}
+	p := host.NewPlan(h, o)
 	hooksPath := filepath.Join(dotCodex, "hooks.json")
 	projectTOML := filepath.Join(dotCodex, "config.toml")
 	userTOML := filepath.Join(userDir, "config.toml")

@@ -19,6 +19,9 @@ type Change struct {
 	// Check reads the new bytes as the host will; nil for a file the
 	// host does not parse (the OpenCode plugin).
 	Check func([]byte) error
+	// NoBackup keeps no copy of the old bytes: tasksessiond's own file
+	// (setup's record), not the user's.
+	NoBackup bool
 }
 
 // Changed reports whether the change changes anything.
@@ -60,7 +63,7 @@ func Apply(c Change) error {
 	if !bytes.Equal(now, c.Old) || (now == nil) != (c.Old == nil) {
 		return fmt.Errorf("%s: changed while setup ran; nothing was written, run it again", c.Path)
 	}
-	if c.Old != nil {
+	if c.Old != nil && !c.NoBackup {
 		if err := writeAtomic(c.Path+BackupSuffix, c.Old, 0o600); err != nil {
 			return fmt.Errorf("%s: keep a backup: %w", c.Path, err)
 		}

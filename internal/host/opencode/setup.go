@@ -59,7 +59,14 @@ func (Host) Found(o host.Options) bool {
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	p := host.NewPlan(h, o)
 	cfg, pluginPath := files(o)
-	_, err := host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
+	old, err := config.Read(pluginPath)
+	if err != nil {
+		return nil, host.Refuse(pluginPath, err)
+	}
+	if old != nil {
+		p.SetUpBefore()
+	}
+	_, err = host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
 		for _, t := range ownTools {
 			path := []string{"tools", t}
 			if o.Uninstall {
@@ -76,10 +83,6 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	})
 	if err != nil {
 		return nil, err
-	}
-	old, err := config.Read(pluginPath)
-	if err != nil {
-		return nil, host.Refuse(pluginPath, err)
 	}
 	c := config.Change{Path: pluginPath, Old: old, New: plugin.Plugin, Mode: 0o644}
 	switch {
