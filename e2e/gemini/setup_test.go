@@ -31,6 +31,7 @@ func TestSetup(t *testing.T) {
 	// Gemini CLI cannot read (a trailing comma) is refused untouched.
 	t.Parallel()
 	h := gemini.New(t, gemini.Options{SettingsFile: userSettings, NoSetup: true, Respond: modelapi.NewScript(
+		modelapi.Text("Nothing to plan."), // the run before setup
 		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Write the parser"})),
 		modelapi.Calls(call(gemini.TaskList, nil)),
 		modelapi.Text("Planned."),
@@ -47,10 +48,18 @@ func TestSetup(t *testing.T) {
 	assert.Equal(t, set, read(t, settings), "a second setup changed settings.json")
 	h.Setup(t, "gemini", "--uninstall")
 	assert.Equal(t, userSettings, read(t, settings), "--uninstall did not give back the user's settings.json")
-	h.Setup(t, "gemini")
 
-	res := h.Run(t, "Plan the parser work.")
-	main := h.API.Main()
+	// In -p mode Gemini CLI offers write_todos only when it needs no
+	// approval (yolo): without setup it is there, the check that its
+	// absence after setup is setup's doing.
+	yolo := []string{"--approval-mode", "yolo"}
+	h.Run(t, "Hello.", yolo...)
+	require.Len(t, h.API.Main(), 1, h.API.Dump())
+	assert.True(t, h.API.Main()[0].HasTool("write_todos"), "without setup, write_todos is not offered: %v", h.API.Main()[0].ToolNames())
+
+	h.Setup(t, "gemini")
+	res := h.Run(t, "Plan the parser work.", yolo...)
+	main := h.API.Main()[1:]
 	require.NotEmpty(t, main, h.API.Dump())
 	assert.Contains(t, main[0].Model, "gemini-2.5-flash", "the model of the user's settings.json")
 	for _, name := range []string{gemini.TaskCreate, gemini.TaskList, gemini.TaskGet, gemini.TaskUpdate} {
