@@ -56,12 +56,8 @@ func Apply(c Change) error {
 	if !c.Changed() {
 		return nil
 	}
-	now, err := Read(c.Path)
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.Path, err)
-	}
-	if !bytes.Equal(now, c.Old) || (now == nil) != (c.Old == nil) {
-		return fmt.Errorf("%s: changed while setup ran; nothing was written, run it again", c.Path)
+	if err := c.unchanged(); err != nil {
+		return err
 	}
 	if c.Old != nil && !c.NoBackup {
 		if err := writeAtomic(c.Path+BackupSuffix, c.Old, 0o600); err != nil {
@@ -84,10 +80,27 @@ func Apply(c Change) error {
 	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
-	return writeChecked(c, mode)
+	return writeChecked(c, mode, true)
 }
 
-func writeChecked(c Change, mode fs.FileMode) error {
+// unchanged is an error when the file no longer holds the bytes the
+// change was made from: a host wrote it while setup ran (Claude Code
+// rewrites ~/.claude.json as it runs), and what it wrote would be lost.
+func (c Change) unchanged() error {
+	now, err := Read(c.Path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if !bytes.Equal(now, c.Old) || (now == nil) != (c.Old == nil) {
+		return fmt.Errorf("%s: changed while setup ran; nothing was written, run it again", c.Path)
+	}
+	return nil
+}
+
+// writeChecked writes c.New beside c.Path, reads it back, checks it and
+// renames it over c.Path; guard checks again just before the rename that
+// the file is as read, which leaves a host's write a window of a rename.
+func writeChecked(c Change, mode fs.FileMode, guard bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(c.Path), "."+filepath.Base(c.Path)+".tasksessiond-*")
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
@@ -118,6 +131,11 @@ func writeChecked(c Change, mode fs.FileMode) error {
 			return fmt.Errorf("%s: the new file would not be read by the host (%v); nothing was changed", c.Path, err)
 		}
 	}
+	if guard {
+		if err := c.unchanged(); err != nil {
+			return err
+		}
+	}
 	if err := os.Rename(tmp.Name(), c.Path); err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
@@ -125,5 +143,5 @@ func writeChecked(c Change, mode fs.FileMode) error {
 }
 
 func writeAtomic(path string, b []byte, mode fs.FileMode) error {
-	return writeChecked(Change{Path: path, New: b}, mode)
+	return writeChecked(Change{Path: path, New: b}, mode, false)
 }

@@ -34,6 +34,16 @@ func TestApply(t *testing.T) {
 	require.Error(t, err, "the file is not what was read")
 	assertFile(t, path, "{}\n")
 
+	host := func(b []byte) error { // a host writes the file while setup checks its own
+		require.NoError(t, os.WriteFile(path, []byte("{\"host\": 1}\n"), 0o640))
+		return nil
+	}
+	err = config.Apply(config.Change{Path: path, Old: []byte("{}\n"), New: []byte("{\"a\": 1}\n"), Check: host})
+	require.Error(t, err, "a write of the host's while setup ran was lost")
+	assert.Contains(t, err.Error(), "changed while setup ran")
+	assertFile(t, path, "{\"host\": 1}\n")
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o640))
+
 	require.NoError(t, config.Apply(config.Change{Path: path, Old: []byte("{}\n"), New: []byte("{\"a\": 1}\n"), Check: check}))
 	assertFile(t, path, "{\"a\": 1}\n")
 	assertFile(t, path+config.BackupSuffix, "{}\n")
