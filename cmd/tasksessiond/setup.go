@@ -128,6 +128,14 @@ Examples:
 		return 1
 	}
 	if !plan.Changed() {
+		if !*dryRun {
+			// no file of the user's changes; setup's record may (what it
+			// takes as setup's, what it no longer needs)
+			if err := plan.Apply(); err != nil {
+				fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
+				return 1
+			}
+		}
 		if o.Uninstall {
 			fmt.Fprintf(stdout, "%s: nothing of setup's to remove; nothing changed\n", h.Title())
 		} else {

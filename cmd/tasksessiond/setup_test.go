@@ -368,6 +368,66 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Contains(t, out, "fix: mv "+e.record())
 		assert.NotContains(t, out, filepath.Join(e.home, ".gemini/settings.json"), "doctor blames the host's file")
 	})
+	t.Run("NoRecordNoSetup", func(t *testing.T) {
+		// With no record and nothing of setup's in a file, what setup
+		// would set is the user's: uninstall (again, or of a host never
+		// set up) leaves it.
+		for name, files := range map[string]map[string]string{
+			"gemini":      {".gemini/settings.json": "{\n  \"useWriteTodos\": false\n}\n"},
+			"claude-code": {".claude/settings.json": `{"permissions":{"deny":["TodoWrite"]}}`},
+			"opencode":    {".config/opencode/opencode.json": `{"tools":{"todowrite":false},"model":"x"}`},
+		} {
+			e := newSetupEnv(t)
+			e.write(t, files)
+			orig := e.snapshot(t)
+			for _, extra := range [][]string{{"--uninstall"}, nil, {"--uninstall"}, {"--uninstall"}} {
+				out, code := setupHost(t, e, name, extra...)
+				require.Equal(t, 0, code, out)
+			}
+			assert.Equal(t, orig, e.snapshot(t), name)
+		}
+	})
+	t.Run("ServerByHandNoHook", func(t *testing.T) {
+		// Values of the user's in a file that holds nothing of setup's
+		// stay theirs, though the host's server was set up by hand.
+		e := newSetupEnv(t)
+		rel := ".claude/settings.json"
+		e.write(t, map[string]string{
+			".claude.json": `{"mcpServers":{"tasks":{"type":"stdio","command":"tasksessiond","args":["mcp"]}}}`,
+			rel:            `{"permissions":{"allow":["mcp__tasks"],"deny":["TodoWrite"]}}`,
+		})
+		orig := e.snapshot(t)[rel]
+		for _, extra := range [][]string{nil, {"--uninstall"}} {
+			out, code := setupHost(t, e, "claude-code", extra...)
+			require.Equal(t, 0, code, out)
+		}
+		assert.Equal(t, orig, e.snapshot(t)[rel])
+	})
+	t.Run("OpenCodeMovedToJSONC", func(t *testing.T) {
+		// The user moves to opencode.jsonc after setup: uninstall takes
+		// back setup's opencode.json and leaves the user's own value in
+		// the new file.
+		e := newSetupEnv(t)
+		_, code := setupHost(t, e, "opencode")
+		require.Equal(t, 0, code)
+		mine := map[string]string{".config/opencode/opencode.jsonc": "{\n  // mine\n  \"model\": \"x\",\n  \"tools\": {\"todowrite\": false},\n}\n"}
+		e.write(t, mine)
+		for _, extra := range [][]string{nil, {"--uninstall"}} {
+			out, code := setupHost(t, e, "opencode", extra...)
+			require.Equal(t, 0, code, out)
+		}
+		assert.Equal(t, mine, e.snapshot(t))
+	})
+	t.Run("CodexEmptyFile", func(t *testing.T) {
+		e := newSetupEnv(t)
+		mine := map[string]string{".codex/config.toml": ""}
+		e.write(t, mine)
+		for _, extra := range [][]string{nil, {"--uninstall"}} {
+			out, code := setupHost(t, e, "codex", extra...)
+			require.Equal(t, 0, code, out)
+		}
+		assert.Equal(t, mine, e.snapshot(t))
+	})
 	t.Run("HomeThroughALink", func(t *testing.T) {
 		e := newSetupEnv(t)
 		e.write(t, gemini)

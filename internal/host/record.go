@@ -83,16 +83,21 @@ func (p *Plan) record() (Record, error) {
 }
 
 // recordKey names file by its real path (HOME or a project reached
-// through a link is the same file).
+// through a link is the same file), resolving the deepest directory on its
+// way that is there (setup may be about to make the rest).
 func recordKey(file string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return file
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
+	for dir, rest := filepath.Dir(abs), filepath.Base(abs); ; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return abs
+		}
 	}
-	return abs
 }
 
 // find returns the index of the edit at path that matches in file's
@@ -108,9 +113,7 @@ func (p *Plan) find(file string, path []string, match func(Edit) bool) (i int, r
 	k := recordKey(file)
 	edits, recorded := rec[k]
 	recorded = recorded && !p.fresh[k]
-	if p.uninstall {
-		p.taken = append(p.taken, k)
-	} else if _, ok := rec[k]; !ok {
+	if _, ok := rec[k]; !ok && !p.uninstall {
 		p.restart(file)
 	}
 	return slices.IndexFunc(edits, func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), recorded, nil
@@ -136,22 +139,39 @@ func (p *Plan) fileEdit(file string) (Edit, bool) {
 	return Edit{}, false
 }
 
-// SetUpBefore says the host was found set up (by what setup adds that
-// runs tasksessiond: a server, a hook, OpenCode's plugin). In a file of
-// which the record says nothing, a setup that kept no record did it: what
-// setup sets that is there is taken as its.
-func (p *Plan) SetUpBefore() { p.before = true }
+// SetUpBefore says file was found set up: it holds what setup adds that
+// runs tasksessiond (a server, a hook), or, for OpenCode, whose file holds
+// neither, the plugin is there and neither of its files has a record. In
+// such a file of which the record says nothing, a setup that kept no
+// record set what setup sets: setup takes it as its, and uninstall takes
+// it back. With no such sign, what is there is the user's.
+func (p *Plan) SetUpBefore(file string) {
+	if p.setUp == nil {
+		p.setUp = map[string]bool{}
+	}
+	p.setUp[recordKey(file)] = true
+}
 
-// legacy notes, at uninstall, a file of which setup has no record: every
-// value setup sets there is taken out, a value of the user's like it too.
-func (p *Plan) legacy(file string) {
-	if p.legacyNoted == nil {
-		p.legacyNoted = map[string]bool{}
+// legacy reports whether file is one a setup that kept no record set up.
+func (p *Plan) legacy(file string, recorded bool) bool {
+	return !recorded && p.setUp[recordKey(file)]
+}
+
+// Recorded reports whether the record names file (false when the record
+// cannot be read: the plan's edits then fail with that).
+func (p *Plan) Recorded(file string) bool {
+	rec, err := p.record()
+	_, ok := rec[recordKey(file)]
+	return err == nil && ok
+}
+
+// noteLegacy says what setup did in a file a setup that kept no record
+// set up: took a value as setup's (setting up), or took it out.
+func (p *Plan) noteLegacy(file, what string) {
+	if p.uninstall {
+		what = "taken out"
 	}
-	if !p.legacyNoted[file] {
-		p.legacyNoted[file] = true
-		p.Note("%s has no record of what setup changed there (in %s): every value setup sets was taken out, as setup set it", file, p.recordFile)
-	}
+	p.Note("%s has no record of what setup changed there (in %s), and a setup that kept none set it up: %s, as setup's", file, p.recordFile, what)
 }
 
 // had is how many of path's names file had when the plan found it.
@@ -206,8 +226,9 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string) err
 	var have []string
 	d.Get(path, &have)
 	if slices.Contains(have, s) {
-		if i < 0 && !recorded && p.before {
+		if i < 0 && p.legacy(file, recorded) {
 			p.note(file, i, Edit{Path: path, Added: s})
+			p.noteLegacy(file, fmt.Sprintf("%q in %s taken", s, strings.Join(path, ".")))
 		}
 		return nil
 	}
@@ -216,15 +237,14 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string) err
 	return d.Append(path, s)
 }
 
-// RemoveString takes s out of the array at path if setup added it (with
-// no record of the file, written by a setup before records were kept,
-// wherever it is).
+// RemoveString takes s out of the array at path if setup added it (in a
+// file a setup that kept no record set up, wherever it is).
 func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) error {
 	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
 	if err != nil {
 		return err
 	}
-	if recorded && i < 0 {
+	if recorded && i < 0 || !recorded && !p.legacy(file, recorded) {
 		return nil // the user's own
 	}
 	keep := 0
@@ -234,7 +254,7 @@ func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) 
 	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
 		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
 		if !recorded {
-			p.legacy(file)
+			p.noteLegacy(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
 		}
 	}
 	return nil
@@ -254,8 +274,9 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 	var was json.RawMessage
 	had := d.Get(path, &was)
 	if had && bytes.Equal(compact(was), want) {
-		if i < 0 && !recorded && p.before {
+		if i < 0 && p.legacy(file, recorded) {
 			p.note(file, i, Edit{Path: path, Set: true})
+			p.noteLegacy(file, fmt.Sprintf("%s: %s taken", strings.Join(path, "."), want))
 		}
 		return nil
 	}
@@ -269,8 +290,8 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 }
 
 // UnsetValue puts back what the member at path held before setup set it
-// to v (no record of the file: removes it); a value other than v is the
-// user's since, and stays.
+// to v (in a file a setup that kept no record set up: removes it); a value
+// other than v is the user's since, and stays.
 func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Set })
 	if err != nil {
@@ -281,7 +302,7 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error
 		return err
 	}
 	var now json.RawMessage
-	if recorded && i < 0 || d.Get(path, &now) && !bytes.Equal(compact(now), want) {
+	if recorded && i < 0 || !recorded && !p.legacy(file, recorded) || d.Get(path, &now) && !bytes.Equal(compact(now), want) {
 		return nil // the user's own
 	}
 	var was json.RawMessage
@@ -293,7 +314,7 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error
 		if d.Delete(path, keep) {
 			p.Step("remove %s from %s", strings.Join(path, "."), file)
 			if !recorded {
-				p.legacy(file)
+				p.noteLegacy(file, strings.Join(path, "."))
 			}
 		}
 		return nil

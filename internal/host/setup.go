@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -78,21 +79,21 @@ type Plan struct {
 	// host's own to-do tool it cannot turn off).
 	Notes []string
 
-	recordFile  string                 // setup's record (Record); "" keeps none
-	uninstall   bool                   // the plan takes setup back
-	rec         Record                 // read on first use
-	recErr      error                  // why the record could not be read
-	recOld      []byte                 // the record file's bytes as read
-	taken       []string               // files whose record uninstall took back
-	fresh       map[string]bool        // files whose record the plan started
-	before      bool                   // the host was found set up (SetUpBefore)
-	legacyNoted map[string]bool        // files uninstall took back with no record
-	orig        map[string]*config.Doc // each JSON file as the plan found it
+	recordFile string                 // setup's record (Record); "" keeps none
+	uninstall  bool                   // the plan takes setup back
+	rec        Record                 // read on first use
+	recErr     error                  // why the record could not be read
+	recOld     []byte                 // the record file's bytes as read
+	bin        string                 // the tasksessiond setup runs (Options.Bin)
+	taken      []string               // files whose record uninstall took back
+	fresh      map[string]bool        // files whose record the plan started
+	setUp      map[string]bool        // files found set up (SetUpBefore)
+	orig       map[string]*config.Doc // each JSON file as the plan found it
 }
 
 // NewPlan starts h's plan for o, with setup's record (Record).
 func NewPlan(h Host, o Options) *Plan {
-	return &Plan{Host: h, recordFile: o.RecordFile(), uninstall: o.Uninstall}
+	return &Plan{Host: h, recordFile: o.RecordFile(), uninstall: o.Uninstall, bin: o.Bin}
 }
 
 // Changed reports whether the plan changes any file.
@@ -125,15 +126,44 @@ func (p *Plan) Apply() error {
 	// The record first: one that did not land stops setup before a file
 	// of the user's changes (a recorded edit that never happened is taken
 	// back as nothing).
-	if err := config.Apply(p.recordChange()); err != nil {
+	rc := p.recordChange()
+	if err := config.Apply(rc); err != nil {
 		return fmt.Errorf("setup's record: %w; nothing else was changed", err)
 	}
-	for _, c := range p.Changes {
+	for i, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
+			// The record says no more than was written: the files not
+			// written keep what it said of them before.
+			if rerr := config.Apply(p.unrecord(rc, p.Changes[i:])); rerr != nil {
+				return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+// unrecord is the change that sets the record written by rc back to what
+// the record said before of the files of changes.
+func (p *Plan) unrecord(rc config.Change, changes []config.Change) config.Change {
+	was := Record{}
+	if p.recOld != nil {
+		json.Unmarshal(p.recOld, &was) // read once already
+	}
+	for _, c := range changes {
+		k := recordKey(c.Path)
+		if e, ok := was[k]; ok {
+			p.rec[k] = e
+		} else {
+			delete(p.rec, k)
+		}
+	}
+	back := rc
+	back.Old, back.New = rc.New, nil
+	if len(p.rec) > 0 {
+		back.New = p.rec.encode()
+	}
+	return back
 }
 
 // Finding is one thing doctor found wrong.
@@ -169,20 +199,11 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 		p.orig = map[string]*config.Doc{}
 	}
 	p.orig[path], _ = config.ParseJSON(old, d)
-	if runsTasksessiond(doc) {
-		p.SetUpBefore()
+	if runsTasksessiond(doc, p.bin) {
+		p.SetUpBefore(path)
 	}
-	if _, err := p.record(); err != nil {
+	if err := p.Found(path, old, old != nil && doc.IsEmpty()); err != nil {
 		return nil, err
-	}
-	if !p.uninstall {
-		switch {
-		case old == nil:
-			p.restart(path, Edit{Made: true})
-		case doc.IsEmpty():
-			text := string(old)
-			p.restart(path, Edit{Empty: &text})
-		}
 	}
 	if err := edit(doc); err != nil {
 		if errors.Is(err, ErrRecord) {
@@ -195,11 +216,9 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	case string(newb) == string(old) || old == nil && p.uninstall:
 		newb = old // unchanged (nil stays nil: no file is made, nor by uninstall)
 	case doc.IsEmpty():
-		newb = p.emptied(path)
+		newb = p.Emptied(path, []byte("{}\n"))
 	}
-	if old == nil && newb == nil && !p.uninstall {
-		delete(p.rec, recordKey(path)) // no file, nothing to record
-	}
+	p.Done(path, old, newb, runsTasksessiond(doc, p.bin))
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
 		_, err := config.ParseJSON(b, d)
 		return err
@@ -207,23 +226,55 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	return doc, nil
 }
 
-// emptied is what becomes of a file uninstall leaves empty: nothing when
-// setup made it (or kept no record of it), else the user's own bytes.
-func (p *Plan) emptied(path string) []byte {
+// Found reads setup's record, and, setting up, notes the file at path as
+// setup found it: not there (old nil), or empty, as old: what the record
+// said of it before is no longer so.
+func (p *Plan) Found(path string, old []byte, empty bool) error {
+	if _, err := p.record(); err != nil || p.uninstall {
+		return err
+	}
+	switch {
+	case old == nil:
+		p.restart(path, Edit{Made: true})
+	case empty:
+		text := string(old)
+		p.restart(path, Edit{Empty: &text})
+	}
+	return nil
+}
+
+// Emptied is what becomes of a file uninstall leaves empty: nothing when
+// setup made it (or a setup that kept no record set it up), else the
+// user's own bytes (empty: what the file holds when the user emptied it
+// since).
+func (p *Plan) Emptied(path string, empty []byte) []byte {
 	e, ok := p.fileEdit(path)
-	_, recorded := p.rec[recordKey(path)]
 	switch {
 	case ok && e.Empty != nil:
 		return []byte(*e.Empty)
-	case ok && e.Made, !recorded:
+	case ok && e.Made, p.legacy(path, p.Recorded(path)):
 		return nil
 	}
-	return []byte("{}\n") // the user's file, emptied by the user since
+	return empty
+}
+
+// Done notes the file at path as the plan leaves it (newb; old, as it was
+// found): with nothing of setup's left that runs tasksessiond, uninstall
+// takes its record back; a file setting up neither finds nor makes has
+// no record.
+func (p *Plan) Done(path string, old, newb []byte, ours bool) {
+	switch {
+	case p.uninstall && !ours:
+		p.taken = append(p.taken, recordKey(path))
+	case !p.uninstall && old == nil && newb == nil && p.rec != nil:
+		delete(p.rec, recordKey(path))
+	}
 }
 
 // runsTasksessiond reports whether a string in d is a command line that
-// runs tasksessiond (a server's, a hook's).
-func runsTasksessiond(d *config.Doc) bool {
+// runs tasksessiond (a server's, a hook's): its first word is bin or is
+// named tasksessiond.
+func runsTasksessiond(d *config.Doc, bin string) bool {
 	var v any
 	if !d.Get(nil, &v) {
 		return false
@@ -233,7 +284,7 @@ func runsTasksessiond(d *config.Doc) bool {
 		switch v := v.(type) {
 		case string:
 			w := Words(v)
-			return len(w) > 0 && filepath.Base(w[0]) == "tasksessiond"
+			return len(w) > 0 && (filepath.Base(w[0]) == "tasksessiond" || w[0] == bin)
 		case []any:
 			return slices.ContainsFunc(v, walk)
 		case map[string]any:

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -110,14 +111,20 @@ func editBlock(p *host.Plan, path, name, body, holds, held string) error {
 			return host.Refuse(path, err)
 		}
 	}
+	if err := p.Found(path, old, old != nil && len(bytes.TrimSpace(old)) == 0); err != nil {
+		return err
+	}
 	was := config.Block(old, name)
+	if was != "" {
+		p.SetUpBefore(path)
+	}
 	var newb []byte
 	if body == "" {
 		if newb, err = config.RemoveBlock(old, name); err != nil {
 			return host.Refuse(path, err)
 		}
 		if len(newb) == 0 && len(old) > 0 {
-			newb = nil // setup made the file
+			newb = p.Emptied(path, newb) // setup made the file, or the user kept it empty
 		}
 		if was != "" {
 			p.Step("remove setup's block (%s) from %s", held, path)
@@ -135,6 +142,7 @@ func editBlock(p *host.Plan, path, name, body, holds, held string) error {
 			p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
 		}
 	}
+	p.Done(path, old, newb, bytes.Contains(newb, []byte("# >>> "+block)))
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML})
 	return nil
 }

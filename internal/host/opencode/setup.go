@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	plugin "github.com/tasksessiond/tasksessiond/contrib/opencode"
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -32,15 +33,25 @@ func configDir(o host.Options) string {
 // one: OpenCode reads it last, so its "tools" win; else opencode.json) and
 // the plugin's path.
 func files(o host.Options) (cfg, pluginPath string) {
-	dir, plugins := configDir(o), filepath.Join(configDir(o), "plugin")
+	plugins := filepath.Join(configDir(o), "plugin")
 	if o.Project != "" {
-		dir, plugins = o.Project, filepath.Join(o.Project, ".opencode", "plugin")
+		plugins = filepath.Join(o.Project, ".opencode", "plugin")
 	}
-	cfg = filepath.Join(dir, "opencode.json")
-	if _, err := os.Stat(filepath.Join(dir, "opencode.jsonc")); err == nil {
-		cfg = filepath.Join(dir, "opencode.jsonc")
+	all := configFiles(o)
+	cfg = all[0]
+	if _, err := os.Stat(all[1]); err == nil {
+		cfg = all[1]
 	}
 	return cfg, filepath.Join(plugins, "tasksessiond.ts")
+}
+
+// configFiles are opencode.json and opencode.jsonc where setup edits them.
+func configFiles(o host.Options) []string {
+	dir := configDir(o)
+	if o.Project != "" {
+		dir = o.Project
+	}
+	return []string{filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")}
 }
 
 // Found reports whether OpenCode is on PATH or has its config dir.
@@ -63,26 +74,38 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	if err != nil {
 		return nil, host.Refuse(pluginPath, err)
 	}
-	if old != nil {
-		p.SetUpBefore()
-	}
-	_, err = host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
-		for _, t := range ownTools {
-			path := []string{"tools", t}
-			if o.Uninstall {
-				if err := host.UnsetValue(p, d, cfg, path, false); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := host.SetValue(p, d, cfg, path, false); err != nil {
-				return err
+	// Uninstall takes back both of the config files setup may have
+	// edited (the user may have moved to opencode.jsonc since).
+	cfgs := []string{cfg}
+	if o.Uninstall {
+		for _, f := range configFiles(o) {
+			if f != cfg && p.Recorded(f) {
+				cfgs = append(cfgs, f)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	if old != nil && !slices.ContainsFunc(configFiles(o), p.Recorded) {
+		p.SetUpBefore(cfg) // a setup that kept no record
+	}
+	for _, cfg := range cfgs {
+		_, err = host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
+			for _, t := range ownTools {
+				path := []string{"tools", t}
+				if o.Uninstall {
+					if err := host.UnsetValue(p, d, cfg, path, false); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := host.SetValue(p, d, cfg, path, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	c := config.Change{Path: pluginPath, Old: old, New: plugin.Plugin, Mode: 0o644}
 	switch {

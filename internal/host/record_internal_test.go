@@ -1,0 +1,58 @@
+package host
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+func TestRecordKeyThroughALink(t *testing.T) {
+	// Ensures a file is keyed by its real path though the directories on
+	// its way are not there yet (setup makes them): a project reached
+	// through a link has one key before setup and after.
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(real, link))
+	want := recordKey(filepath.Join(real, ".claude", "settings.json"))
+	assert.Equal(t, want, recordKey(filepath.Join(link, ".claude", "settings.json")))
+	require.NoError(t, os.MkdirAll(filepath.Join(link, ".claude"), 0o755))
+	assert.Equal(t, want, recordKey(filepath.Join(link, ".claude", "settings.json")))
+}
+
+func TestRecordSaysNoMoreThanWasWritten(t *testing.T) {
+	// Ensures a file whose write fails (a host wrote it while setup ran)
+	// keeps what the record said of it before: a value the user adds
+	// there later is not taken for setup's.
+	home := t.TempDir()
+	o := Options{Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	a, b := filepath.Join(home, "a.json"), filepath.Join(home, "b.json")
+	require.NoError(t, os.WriteFile(a, []byte("{}\n"), 0o600))
+	require.NoError(t, os.WriteFile(b, []byte(`{"x": 1}`), 0o600))
+	p := NewPlan(nil, o)
+	for _, f := range []string{a, b} {
+		_, err := EditJSON(p, f, config.JSON, func(d *config.Doc) error {
+			return AddString(p, d, f, []string{"deny"}, "TodoWrite")
+		})
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.WriteFile(b, []byte(`{"x": 2}`), 0o600)) // the host's write
+	require.ErrorContains(t, p.Apply(), "changed while setup ran")
+
+	raw, err := os.ReadFile(o.RecordFile())
+	require.NoError(t, err)
+	var rec Record
+	require.NoError(t, json.Unmarshal(raw, &rec))
+	assert.Contains(t, rec, recordKey(a), "the file written is recorded")
+	assert.NotContains(t, rec, recordKey(b), "the record names edits never made")
+}
