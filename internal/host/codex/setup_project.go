@@ -72,8 +72,12 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	if same(dotCodex, userDir) {
 		return nil, fmt.Errorf("codex: %s is $CODEX_HOME, which Codex reads as your user configuration, not a project's: run setup without --project", dotCodex)
 	}
+	hooksDir, main := hooksFolder(dir)
+	if same(hooksDir, userDir) {
+		return nil, fmt.Errorf("codex: %s is a linked worktree of %s, whose .codex Codex reads its hooks from, and that is $CODEX_HOME, your user configuration: run setup without --project", dir, main)
+	}
 	p := host.NewPlan(h, o)
-	hooksPath := filepath.Join(dotCodex, "hooks.json")
+	hooksPath := filepath.Join(hooksDir, "hooks.json")
 	projectTOML := filepath.Join(dotCodex, "config.toml")
 	userTOML := filepath.Join(userDir, "config.toml")
 	command := h.hookCommand(o)
@@ -94,9 +98,13 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	if !o.Uninstall {
 		trust = trustTable(hooksPath, index, command)
 	}
-	if err := editBlock(p, userTOML, projectBlock(dir), trust,
-		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", dir),
-		fmt.Sprintf("the trust of %s's hook", dir)); err != nil {
+	// The block is named after the directory whose .codex holds the
+	// hooks.json: a linked worktree and its main checkout share one, and
+	// one block (not two holding the same table) keeps its trust.
+	owner := filepath.Dir(hooksDir)
+	if err := editBlock(p, userTOML, projectBlock(owner), trust,
+		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", owner),
+		fmt.Sprintf("the trust of %s's hook", owner)); err != nil {
 		return nil, err
 	}
 	if o.Uninstall {
@@ -104,6 +112,9 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	}
 	if note := trustNote(userTOML, dir); note != "" {
 		p.Note("%s", note)
+	}
+	if main != "" && !o.NoHook {
+		p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so setup puts the hook there, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", dir, main, hooksPath, filepath.Join(dotCodex, "hooks.json"), owner)
 	}
 	if !o.NoHook && userHook(o, h.Name()) {
 		p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", filepath.Join(userDir, "hooks.json"))
@@ -124,14 +135,17 @@ func same(a, b string) bool {
 
 // trustLevel is the project's trust in the user's config.toml at path:
 // the level ("trusted", "untrusted", "" for none) and the project key it
-// was found under (dir, else the nearest directory above it with a .git,
-// the project's root as Codex finds it by default).
+// was found under. Codex looks the trust of a directory's .codex up under
+// the directory itself, then the project's root (see projectRoot), then
+// the git repository's root (the main checkout's, for a linked
+// worktree), and takes the first it finds.
 func trustLevel(path, dir string) (level, key string) {
 	b, err := config.Read(path)
 	if err != nil || b == nil {
 		return "", dir
 	}
 	var cfg struct {
+		Markers  *[]string `toml:"project_root_markers"`
 		Projects map[string]struct {
 			TrustLevel string `toml:"trust_level"`
 		} `toml:"projects"`
@@ -139,19 +153,13 @@ func trustLevel(path, dir string) (level, key string) {
 	if config.DecodeTOML(b, &cfg) != nil {
 		return "", dir
 	}
-	keys := []string{dir}
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			if d != dir {
-				keys = append(keys, d)
-			}
-			break
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			break
-		}
-		d = up
+	markers := []string{".git"}
+	if cfg.Markers != nil {
+		markers = *cfg.Markers
+	}
+	keys := []string{dir, projectRoot(dir, markers)}
+	if _, repo := gitRoots(dir); repo != "" {
+		keys = append(keys, repo)
 	}
 	for _, k := range keys {
 		if pr, ok := cfg.Projects[k]; ok && pr.TrustLevel != "" {
@@ -159,6 +167,86 @@ func trustLevel(path, dir string) (level, key string) {
 		}
 	}
 	return "", dir
+}
+
+// projectRoot is the project's root as Codex finds it for a working
+// directory dir: the nearest directory at or above dir that holds one of
+// markers (the user's project_root_markers, by default .git), else dir
+// (and dir when markers is empty).
+func projectRoot(dir string, markers []string) string {
+	for d := dir; len(markers) > 0; {
+		for _, m := range markers {
+			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
+				return d
+			}
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	return dir
+}
+
+// gitRoots finds the git checkout dir is in: its root (the nearest
+// directory at or above dir with a .git) and its repository's root: the
+// checkout's own when .git is a directory, the main checkout's when it is
+// a linked worktree (its .git a file "gitdir: <main>/.git/worktrees/<name>"),
+// else "" (both "" outside git). This is how Codex finds them
+// (codex-rs/git-utils, resolve_root_git_project_for_trust), without
+// running git.
+func gitRoots(dir string) (checkout, repo string) {
+	for d := dir; ; {
+		dotGit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotGit); err == nil {
+			if fi.IsDir() {
+				return d, d
+			}
+			b, err := os.ReadFile(dotGit)
+			if err != nil {
+				return d, ""
+			}
+			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+			gitdir = strings.TrimSpace(gitdir)
+			if !ok || gitdir == "" {
+				return d, ""
+			}
+			if !filepath.IsAbs(gitdir) {
+				gitdir = filepath.Join(d, gitdir)
+			}
+			if real, err := filepath.EvalSymlinks(gitdir); err == nil {
+				gitdir = real
+			}
+			worktrees := filepath.Dir(filepath.Clean(gitdir))
+			if filepath.Base(worktrees) != "worktrees" {
+				return d, "" // a submodule's, or another layout: not a linked worktree
+			}
+			return d, filepath.Dir(filepath.Dir(worktrees))
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", ""
+		}
+		d = up
+	}
+}
+
+// hooksFolder is the .codex Codex reads dir's hooks from: dir's own, but
+// in a linked worktree the main checkout's directory at the same place
+// (codex-rs/config/src/loader/mod.rs, root_checkout_hooks_folder_for_dir:
+// a worktree's own hooks.json, and hooks in its config.toml, are not
+// read), with main the main checkout's root ("" for dir's own).
+func hooksFolder(dir string) (folder, main string) {
+	checkout, main := gitRoots(dir)
+	if main == "" || main == checkout {
+		return filepath.Join(dir, ".codex"), ""
+	}
+	rel, err := filepath.Rel(checkout, dir)
+	if err != nil {
+		return filepath.Join(dir, ".codex"), ""
+	}
+	return filepath.Join(main, rel, ".codex"), main
 }
 
 // trustNote says what the project's trust means for what setup wrote.
