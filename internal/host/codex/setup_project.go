@@ -11,32 +11,50 @@ import (
 )
 
 // A project's configuration, as Codex CLI reads it (openai/codex:
-// codex-rs/config/src/loader/mod.rs, load_project_layers and
-// disabled_reason_for_decision; codex-rs/hooks/src/engine/discovery.rs,
-// discover_handlers; codex-rs/hooks/src/config_rules.rs,
-// hook_states_from_stack), each point held for the pinned 0.169.0 by
-// e2e/codex (TestSetupProject, TestSetupProjectTrust):
+// codex-rs/config/src/loader/mod.rs, load_project_layers,
+// decision_for_dir and root_checkout_hooks_folder_for_dir;
+// codex-rs/git-utils, resolve_root_git_project_for_trust;
+// codex-rs/hooks/src/engine/discovery.rs, discover_handlers;
+// codex-rs/hooks/src/config_rules.rs, hook_states_from_stack), each point
+// held for the pinned 0.169.0 by e2e/codex (TestSetupProject,
+// TestSetupProjectTrust, TestSetupProjectWorktree):
 //
 //   - DIR/.codex/config.toml and DIR/.codex/hooks.json are a project layer,
-//     for each DIR from the project's root (by default the nearest
-//     directory at or above the working directory with a .git) down to
-//     the working directory; a .codex that is $CODEX_HOME is skipped;
+//     for each DIR from the project's root (the nearest directory at or
+//     above the working directory holding one of the user's
+//     project_root_markers, by default .git; the working directory itself
+//     when there is none, or the list is empty) down to the working
+//     directory; a .codex that is $CODEX_HOME is skipped;
 //   - a project layer is loaded only when the project is trusted in the
-//     user's config.toml ([projects."DIR"] trust_level = "trusted", for
-//     DIR, the project's root or its git repository's root); otherwise it
-//     is kept disabled, its server and hooks with it;
+//     user's config.toml ([projects."DIR"] trust_level = "trusted"),
+//     looked up for DIR, then the project's root, then the git
+//     repository's root (a linked worktree's is its main checkout's), the
+//     first found deciding; otherwise it is kept disabled, its server and
+//     hooks with it;
+//   - in a linked git worktree (git worktree add: its .git a file
+//     "gitdir: <main>/.git/worktrees/<name>"), a layer's hooks are read
+//     from the main checkout's directory at the same place
+//     (<main>/<DIR relative to the worktree>/.codex/hooks.json), not from
+//     the worktree's .codex, which still gives the rest (the server); the
+//     worktree's DIR/.codex must exist for the layer to be there at all;
 //   - its mcp_servers are honoured (they are not among the keys a project
 //     layer may not set: model providers, notify, profiles, otel, …);
 //   - a hook runs only once trusted, and its trust ([hooks.state."<path of
-//     hooks.json>:session_start:N:0"] trusted_hash) is read from the
-//     user's layers only: a project layer cannot trust its own hooks.
+//     the hooks.json it was read from>:session_start:N:0"] trusted_hash)
+//     is read from the user's layers only: a project layer cannot trust
+//     its own hooks.
 //
 // So setup puts the server in the project's .codex/config.toml and the
-// hook in its .codex/hooks.json, and records the hook's trust in the
-// user's config.toml, in a block of its own named after the project. It
-// does not trust the project: that is the user's decision in Codex (it
-// covers everything in the project's .codex/, not only what setup wrote),
-// and setup says when it is missing.
+// hook in the hooks.json Codex reads for it (its .codex/hooks.json; in a
+// linked worktree, the main checkout's, which then runs the hook there
+// and in its other worktrees too: setup says so), and records the hook's
+// trust in the user's config.toml, in a block of its own named after the
+// directory whose .codex holds that hooks.json (a worktree and its main
+// checkout share it). project_root_markers is read from the user's
+// config.toml only (not /etc/codex/config.toml, a profile or -c). It does
+// not trust the project: that is the user's decision in Codex (it covers
+// everything in the project's .codex/, not only what setup wrote), and
+// setup says when it is missing.
 
 // projectBlock names setup's block in the user's config.toml that holds
 // the trust of the hook in the project dir.
