@@ -149,7 +149,9 @@ func TestSetupProjectTrust(t *testing.T) {
 	// the user has not trusted, setup and doctor say so and Codex loads
 	// neither the server nor the hook; and a hook's trust recorded in the
 	// project's own config.toml is not read (the server loads, the hook is
-	// skipped), which is why setup records it in the user's.
+	// skipped), which is why setup records it in the user's; and that a
+	// directory under the root project_root_markers names (here .hg, no
+	// git) is trusted by that root's trust, as setup reports.
 	t.Parallel()
 	t.Run("project not trusted", func(t *testing.T) {
 		t.Parallel()
@@ -187,5 +189,22 @@ func TestSetupProjectTrust(t *testing.T) {
 		require.True(t, script.Done(), h.API.Dump())
 		assert.True(t, h.API.Main()[1].HasTool(taskCreate), "the project's server did not load")
 		assert.Empty(t, h.Hooks(), "Codex read a hook's trust from the project's config.toml: setup could record it there")
+	})
+	t.Run("project_root_markers", func(t *testing.T) {
+		t.Parallel()
+		script := modelapi.NewScript(loadTools, modelapi.Text("Tools found."))
+		h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
+		root := h.Project
+		h.Mkdir(filepath.Join(root, ".hg"), filepath.Join(root, "sub"))
+		user := h.UserConfig("", `project_root_markers = [".hg"]`)
+		h.WriteFile(filepath.Join(h.CodexHome, "config.toml"), user, 0o600)
+		h.Project = filepath.Join(root, "sub")
+		out := h.Setup(t, "codex", "--project")
+		assert.Contains(t, out, root+" is trusted in")
+
+		h.Exec(t, "Plan the parser work.")
+		require.True(t, script.Done(), h.API.Dump())
+		assert.True(t, h.API.Main()[1].HasTool(taskCreate), "the server of a directory under the marked root did not load")
+		assert.NotEmpty(t, h.Hooks(), "the hook of a directory under the marked root did not run")
 	})
 }

@@ -11,32 +11,50 @@ import (
 )
 
 // A project's configuration, as Codex CLI reads it (openai/codex:
-// codex-rs/config/src/loader/mod.rs, load_project_layers and
-// disabled_reason_for_decision; codex-rs/hooks/src/engine/discovery.rs,
-// discover_handlers; codex-rs/hooks/src/config_rules.rs,
-// hook_states_from_stack), each point held for the pinned 0.169.0 by
-// e2e/codex (TestSetupProject, TestSetupProjectTrust):
+// codex-rs/config/src/loader/mod.rs, load_project_layers,
+// decision_for_dir and root_checkout_hooks_folder_for_dir;
+// codex-rs/git-utils, resolve_root_git_project_for_trust;
+// codex-rs/hooks/src/engine/discovery.rs, discover_handlers;
+// codex-rs/hooks/src/config_rules.rs, hook_states_from_stack), each point
+// held for the pinned 0.169.0 by e2e/codex (TestSetupProject,
+// TestSetupProjectTrust, TestSetupProjectWorktree):
 //
 //   - DIR/.codex/config.toml and DIR/.codex/hooks.json are a project layer,
-//     for each DIR from the project's root (by default the nearest
-//     directory at or above the working directory with a .git) down to
-//     the working directory; a .codex that is $CODEX_HOME is skipped;
+//     for each DIR from the project's root (the nearest directory at or
+//     above the working directory holding one of the user's
+//     project_root_markers, by default .git; the working directory itself
+//     when there is none, or the list is empty) down to the working
+//     directory; a .codex that is $CODEX_HOME is skipped;
 //   - a project layer is loaded only when the project is trusted in the
-//     user's config.toml ([projects."DIR"] trust_level = "trusted", for
-//     DIR, the project's root or its git repository's root); otherwise it
-//     is kept disabled, its server and hooks with it;
+//     user's config.toml ([projects."DIR"] trust_level = "trusted"),
+//     looked up for DIR, then the project's root, then the git
+//     repository's root (a linked worktree's is its main checkout's), the
+//     first found deciding; otherwise it is kept disabled, its server and
+//     hooks with it;
+//   - in a linked git worktree (git worktree add: its .git a file
+//     "gitdir: <main>/.git/worktrees/<name>"), a layer's hooks are read
+//     from the main checkout's directory at the same place
+//     (<main>/<DIR relative to the worktree>/.codex/hooks.json), not from
+//     the worktree's .codex, which still gives the rest (the server); the
+//     worktree's DIR/.codex must exist for the layer to be there at all;
 //   - its mcp_servers are honoured (they are not among the keys a project
 //     layer may not set: model providers, notify, profiles, otel, …);
 //   - a hook runs only once trusted, and its trust ([hooks.state."<path of
-//     hooks.json>:session_start:N:0"] trusted_hash) is read from the
-//     user's layers only: a project layer cannot trust its own hooks.
+//     the hooks.json it was read from>:session_start:N:0"] trusted_hash)
+//     is read from the user's layers only: a project layer cannot trust
+//     its own hooks.
 //
 // So setup puts the server in the project's .codex/config.toml and the
-// hook in its .codex/hooks.json, and records the hook's trust in the
-// user's config.toml, in a block of its own named after the project. It
-// does not trust the project: that is the user's decision in Codex (it
-// covers everything in the project's .codex/, not only what setup wrote),
-// and setup says when it is missing.
+// hook in the hooks.json Codex reads for it (its .codex/hooks.json; in a
+// linked worktree, the main checkout's, which then runs the hook there
+// and in its other worktrees too: setup says so), and records the hook's
+// trust in the user's config.toml, in a block of its own named after the
+// directory whose .codex holds that hooks.json (a worktree and its main
+// checkout share it). project_root_markers is read from the user's
+// config.toml only (not /etc/codex/config.toml, a profile or -c). It does
+// not trust the project: that is the user's decision in Codex (it covers
+// everything in the project's .codex/, not only what setup wrote), and
+// setup says when it is missing.
 
 // projectBlock names setup's block in the user's config.toml that holds
 // the trust of the hook in the project dir.
@@ -72,8 +90,12 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	if same(dotCodex, userDir) {
 		return nil, fmt.Errorf("codex: %s is $CODEX_HOME, which Codex reads as your user configuration, not a project's: run setup without --project", dotCodex)
 	}
+	hooksDir, main := hooksFolder(dir)
+	if same(hooksDir, userDir) {
+		return nil, fmt.Errorf("codex: %s is a linked worktree of %s, whose .codex Codex reads its hooks from, and that is $CODEX_HOME, your user configuration: run setup without --project", dir, main)
+	}
 	p := host.NewPlan(h, o)
-	hooksPath := filepath.Join(dotCodex, "hooks.json")
+	hooksPath := filepath.Join(hooksDir, "hooks.json")
 	projectTOML := filepath.Join(dotCodex, "config.toml")
 	userTOML := filepath.Join(userDir, "config.toml")
 	command := h.hookCommand(o)
@@ -94,9 +116,13 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	if !o.Uninstall {
 		trust = trustTable(hooksPath, index, command)
 	}
-	if err := editBlock(p, userTOML, projectBlock(dir), trust,
-		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", dir),
-		fmt.Sprintf("the trust of %s's hook", dir)); err != nil {
+	// The block is named after the directory whose .codex holds the
+	// hooks.json: a linked worktree and its main checkout share one, and
+	// one block (not two holding the same table) keeps its trust.
+	owner := filepath.Dir(hooksDir)
+	if err := editBlock(p, userTOML, projectBlock(owner), trust,
+		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", owner),
+		fmt.Sprintf("the trust of %s's hook", owner)); err != nil {
 		return nil, err
 	}
 	if o.Uninstall {
@@ -104,6 +130,9 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	}
 	if note := trustNote(userTOML, dir); note != "" {
 		p.Note("%s", note)
+	}
+	if main != "" && !o.NoHook {
+		p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so setup puts the hook there, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", dir, main, hooksPath, filepath.Join(dotCodex, "hooks.json"), owner)
 	}
 	if !o.NoHook && userHook(o, h.Name()) {
 		p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", filepath.Join(userDir, "hooks.json"))
@@ -124,14 +153,17 @@ func same(a, b string) bool {
 
 // trustLevel is the project's trust in the user's config.toml at path:
 // the level ("trusted", "untrusted", "" for none) and the project key it
-// was found under (dir, else the nearest directory above it with a .git,
-// the project's root as Codex finds it by default).
+// was found under. Codex looks the trust of a directory's .codex up under
+// the directory itself, then the project's root (see projectRoot), then
+// the git repository's root (the main checkout's, for a linked
+// worktree), and takes the first it finds.
 func trustLevel(path, dir string) (level, key string) {
 	b, err := config.Read(path)
 	if err != nil || b == nil {
 		return "", dir
 	}
 	var cfg struct {
+		Markers  *[]string `toml:"project_root_markers"`
 		Projects map[string]struct {
 			TrustLevel string `toml:"trust_level"`
 		} `toml:"projects"`
@@ -139,19 +171,13 @@ func trustLevel(path, dir string) (level, key string) {
 	if config.DecodeTOML(b, &cfg) != nil {
 		return "", dir
 	}
-	keys := []string{dir}
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			if d != dir {
-				keys = append(keys, d)
-			}
-			break
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			break
-		}
-		d = up
+	markers := []string{".git"}
+	if cfg.Markers != nil {
+		markers = *cfg.Markers
+	}
+	keys := []string{dir, projectRoot(dir, markers)}
+	if _, repo := gitRoots(dir); repo != "" {
+		keys = append(keys, repo)
 	}
 	for _, k := range keys {
 		if pr, ok := cfg.Projects[k]; ok && pr.TrustLevel != "" {
@@ -159,6 +185,86 @@ func trustLevel(path, dir string) (level, key string) {
 		}
 	}
 	return "", dir
+}
+
+// projectRoot is the project's root as Codex finds it for a working
+// directory dir: the nearest directory at or above dir that holds one of
+// markers (the user's project_root_markers, by default .git), else dir
+// (and dir when markers is empty).
+func projectRoot(dir string, markers []string) string {
+	for d := dir; len(markers) > 0; {
+		for _, m := range markers {
+			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
+				return d
+			}
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	return dir
+}
+
+// gitRoots finds the git checkout dir is in: its root (the nearest
+// directory at or above dir with a .git) and its repository's root: the
+// checkout's own when .git is a directory, the main checkout's when it is
+// a linked worktree (its .git a file "gitdir: <main>/.git/worktrees/<name>"),
+// else "" (both "" outside git). This is how Codex finds them
+// (codex-rs/git-utils, resolve_root_git_project_for_trust), without
+// running git.
+func gitRoots(dir string) (checkout, repo string) {
+	for d := dir; ; {
+		dotGit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotGit); err == nil {
+			if fi.IsDir() {
+				return d, d
+			}
+			b, err := os.ReadFile(dotGit)
+			if err != nil {
+				return d, ""
+			}
+			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+			gitdir = strings.TrimSpace(gitdir)
+			if !ok || gitdir == "" {
+				return d, ""
+			}
+			if !filepath.IsAbs(gitdir) {
+				gitdir = filepath.Join(d, gitdir)
+			}
+			if real, err := filepath.EvalSymlinks(gitdir); err == nil {
+				gitdir = real
+			}
+			worktrees := filepath.Dir(filepath.Clean(gitdir))
+			if filepath.Base(worktrees) != "worktrees" {
+				return d, "" // a submodule's, or another layout: not a linked worktree
+			}
+			return d, filepath.Dir(filepath.Dir(worktrees))
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", ""
+		}
+		d = up
+	}
+}
+
+// hooksFolder is the .codex Codex reads dir's hooks from: dir's own, but
+// in a linked worktree the main checkout's directory at the same place
+// (codex-rs/config/src/loader/mod.rs, root_checkout_hooks_folder_for_dir:
+// a worktree's own hooks.json, and hooks in its config.toml, are not
+// read), with main the main checkout's root ("" for dir's own).
+func hooksFolder(dir string) (folder, main string) {
+	checkout, main := gitRoots(dir)
+	if main == "" || main == checkout {
+		return filepath.Join(dir, ".codex"), ""
+	}
+	rel, err := filepath.Rel(checkout, dir)
+	if err != nil {
+		return filepath.Join(dir, ".codex"), ""
+	}
+	return filepath.Join(main, rel, ".codex"), main
 }
 
 // trustNote says what the project's trust means for what setup wrote.

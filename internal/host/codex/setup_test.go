@@ -234,3 +234,102 @@ func TestSetupProjectPaths(t *testing.T) {
 	assert.Contains(t, err.Error(), "is $CODEX_HOME")
 	assert.Contains(t, err.Error(), "without --project")
 }
+
+// linkedWorktree makes, under root, a git repository's main checkout
+// "repo" (its .git a directory) and a linked worktree of it "worktree"
+// (its .git a file naming repo/.git/worktrees/worktree), as git worktree
+// add leaves them, and returns both.
+func linkedWorktree(t *testing.T, root string) (repo, worktree string) {
+	t.Helper()
+	repo, worktree = filepath.Join(root, "repo"), filepath.Join(root, "worktree")
+	admin := filepath.Join(repo, ".git", "worktrees", "worktree")
+	require.NoError(t, os.MkdirAll(admin, 0o700))
+	write(t, filepath.Join(admin, "gitdir"), filepath.Join(worktree, ".git")+"\n")
+	write(t, filepath.Join(worktree, ".git"), "gitdir: "+admin+"\n")
+	return repo, worktree
+}
+
+func TestSetupProjectWorktree(t *testing.T) {
+	// Ensures setup --project in a linked git worktree (or a directory in
+	// one) puts the server in its own .codex/config.toml but the hook in
+	// the main checkout's .codex/hooks.json at the same place, which is
+	// where Codex reads a linked worktree's hooks from, and keys the
+	// hook's trust by that file, in a block named after the main
+	// checkout's directory (the one a setup there writes: the two never
+	// hold the same table twice); it says so. The main checkout's root
+	// trusts the worktree; --uninstall takes all of it back.
+	t.Parallel()
+	for _, sub := range []string{"", "pkg"} {
+		t.Run("sub="+sub, func(t *testing.T) {
+			t.Parallel()
+			e := newProjectEnv(t)
+			repo, worktree := linkedWorktree(t, e.project)
+			e.project = filepath.Join(worktree, sub)
+			require.NoError(t, os.MkdirAll(e.project, 0o700))
+			owner := filepath.Join(repo, sub)
+			hooks := filepath.Join(owner, ".codex", "hooks.json")
+			user := `[projects."` + repo + `"]` + "\ntrust_level = \"trusted\"\n"
+			write(t, e.userTOML(), user)
+
+			p := apply(t, e.options())
+			notes := strings.Join(p.Notes, "\n")
+			assert.Contains(t, notes, repo+" is trusted in")
+			assert.Contains(t, notes, "in a linked git worktree of "+repo)
+			assert.Contains(t, readFile(t, e.projectTOML()), "[mcp_servers.tasks]")
+			assert.NoFileExists(t, e.projectHooks())
+			assert.Contains(t, readFile(t, hooks), "hook codex")
+			got := readFile(t, e.userTOML())
+			assert.Contains(t, got, "# >>> tasksessiond project "+owner+" >>>")
+			assert.Contains(t, got, `[hooks.state."`+hooks+`:session_start:0:0"]`)
+			assert.Empty(t, codex.Host{}.Check(e.options()))
+
+			// Setup in the main checkout there writes the same block.
+			main := e.options(func(o *host.Options) { o.Project = owner })
+			again, err := codex.Host{}.Plan(main)
+			require.NoError(t, err)
+			require.NoError(t, again.Apply())
+			assert.Equal(t, got, readFile(t, e.userTOML()), "setup in the main checkout wrote the hook's trust again")
+
+			apply(t, e.options(func(o *host.Options) { o.Uninstall = true }))
+			assert.Equal(t, user, readFile(t, e.userTOML()))
+			assert.NoFileExists(t, e.projectTOML())
+			assert.NoFileExists(t, hooks)
+		})
+	}
+}
+
+func TestSetupProjectRootMarkers(t *testing.T) {
+	// Ensures the trust setup and doctor look for follows the user's
+	// project_root_markers, as Codex's does: with [".hg"], a trusted
+	// directory holding .hg trusts a directory under it, which with the
+	// default markers (.git) it does not; with [] only the directory
+	// itself (or its git repository's root) counts.
+	t.Parallel()
+	for _, c := range []struct {
+		name, markers string
+		trusted       bool
+	}{
+		{"default", "", false},
+		{"hg", `project_root_markers = [".hg"]` + "\n", true},
+		{"none", "project_root_markers = []\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newProjectEnv(t)
+			root := e.project
+			require.NoError(t, os.Mkdir(filepath.Join(root, ".hg"), 0o700))
+			e.project = filepath.Join(root, "sub")
+			require.NoError(t, os.Mkdir(e.project, 0o700))
+			write(t, e.userTOML(), c.markers+`[projects."`+root+`"]`+"\ntrust_level = \"trusted\"\n")
+			p := apply(t, e.options())
+			notes := strings.Join(p.Notes, "\n")
+			if c.trusted {
+				assert.Contains(t, notes, root+" is trusted in")
+				assert.Empty(t, codex.Host{}.Check(e.options()))
+			} else {
+				assert.Contains(t, notes, "until you trust the project")
+				assert.Len(t, codex.Host{}.Check(e.options()), 1)
+			}
+		})
+	}
+}
