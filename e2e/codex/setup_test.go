@@ -24,12 +24,7 @@ func TestSetup(t *testing.T) {
 	// user's file byte for byte (and removes the hooks.json it made), and
 	// a config.toml Codex cannot read is refused and left as it was.
 	t.Parallel()
-	script := modelapi.NewScript(
-		loadTools,
-		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
-		modelapi.Call(taskList, nil),
-		modelapi.Text("One task planned."),
-	)
+	script := planScript()
 	h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
 	cfg, hooks := filepath.Join(h.CodexHome, "config.toml"), filepath.Join(h.CodexHome, "hooks.json")
 	user := "# my Codex settings\n" + strings.Replace(h.UserConfig("", ""), "\n", " # the model I use\n", 1) +
@@ -89,6 +84,34 @@ func read(t *testing.T, path string) string {
 	return string(b)
 }
 
+// planScript has the model load the tools, create a task, list them and
+// say "One task planned.".
+func planScript() *modelapi.Script {
+	return modelapi.NewScript(
+		loadTools,
+		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
+		modelapi.Call(taskList, nil),
+		modelapi.Text("One task planned."),
+	)
+}
+
+// assertPlanned runs planScript in Codex and holds that the model was
+// offered the four tools, the SessionStart hook ran, and the task is in
+// the daemon's list.
+func assertPlanned(t *testing.T, h *codex.Host, script *modelapi.Script) {
+	t.Helper()
+	res := h.Exec(t, "Plan the parser work.")
+	assert.Equal(t, "One task planned.", res.Message)
+	require.True(t, script.Done(), h.API.Dump())
+	main := h.API.Main()
+	for _, name := range []string{taskCreate, taskList, taskGet, taskUpdate} {
+		assert.True(t, main[1].HasTool(name), "%s not offered after tool_search", name)
+	}
+	require.NotEmpty(t, h.Hooks(), "the SessionStart hook did not run (are it and its trust where Codex reads them?)")
+	assert.Equal(t, res.ThreadID, h.Hooks()[0].SessionID)
+	assert.Equal(t, []string{"1 pending Write the parser"}, h.Daemon.Subjects(t, res.ThreadID))
+}
+
 func TestSetupProject(t *testing.T) {
 	// Ensures "tasksessiond setup codex --project", run in a project the
 	// user trusts in Codex, is all it takes: the server in the project's
@@ -99,12 +122,7 @@ func TestSetupProject(t *testing.T) {
 	// byte; --uninstall gives back the user's config.toml byte for byte
 	// and removes the project files setup made.
 	t.Parallel()
-	script := modelapi.NewScript(
-		loadTools,
-		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
-		modelapi.Call(taskList, nil),
-		modelapi.Text("One task planned."),
-	)
+	script := planScript()
 	h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
 	cfg := filepath.Join(h.CodexHome, "config.toml")
 	user := "# my Codex settings\n" + h.UserConfig("", "")
@@ -126,16 +144,7 @@ func TestSetupProject(t *testing.T) {
 	assert.Equal(t, setProject, read(t, projectCfg), "a second setup changed the project's config.toml")
 	assert.Equal(t, setHooks, read(t, projectHooks), "a second setup changed the project's hooks.json")
 
-	res := h.Exec(t, "Plan the parser work.")
-	assert.Equal(t, "One task planned.", res.Message)
-	require.True(t, script.Done(), h.API.Dump())
-	main := h.API.Main()
-	for _, name := range []string{taskCreate, taskList, taskGet, taskUpdate} {
-		assert.True(t, main[1].HasTool(name), "%s not offered after tool_search", name)
-	}
-	require.NotEmpty(t, h.Hooks(), "the project's SessionStart hook did not run (is its trust where Codex reads it?)")
-	assert.Equal(t, res.ThreadID, h.Hooks()[0].SessionID)
-	assert.Equal(t, []string{"1 pending Write the parser"}, h.Daemon.Subjects(t, res.ThreadID))
+	assertPlanned(t, h, script)
 
 	h.Setup(t, "codex", "--project", "--uninstall")
 	assert.Equal(t, user, read(t, cfg), "--uninstall did not give back the user's config.toml")

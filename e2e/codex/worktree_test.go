@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/e2e/codex"
-	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
 
 // git runs git in dir and returns its output, failing the test unless it
@@ -31,16 +30,12 @@ func TestSetupProjectWorktree(t *testing.T) {
 	// worktree's hooks from the main checkout's .codex/hooks.json, and
 	// the hook's trust keyed by that file's path; setup puts them there,
 	// says so, doctor finds it set up, and Codex gives the model the four
-	// tools and runs the hook. --uninstall gives back the user's config.toml byte for byte
-	// and removes every file setup made, in the worktree and in the main
-	// checkout (git sees nothing else there but setup's backups).
+	// tools and runs the hook. --uninstall gives back the user's
+	// config.toml byte for byte and removes every file setup made, in the
+	// worktree and in the main checkout (git sees nothing else there but
+	// setup's backups).
 	t.Parallel()
-	script := modelapi.NewScript(
-		loadTools,
-		modelapi.Call(taskCreate, map[string]any{"subject": "Write the parser"}),
-		modelapi.Call(taskList, nil),
-		modelapi.Text("One task planned."),
-	)
+	script := planScript()
 	h := codex.New(t, codex.Options{Respond: script.Respond, NoSetup: true})
 	repo, worktree := filepath.Join(h.Root, "repo"), filepath.Join(h.Root, "worktree")
 	h.Mkdir(repo)
@@ -81,16 +76,7 @@ func TestSetupProjectWorktree(t *testing.T) {
 	msg, err := h.RunTSD([]string{"doctor", "--project", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin, "codex"})
 	assert.NoError(t, err, "doctor --project in the worktree: %s", msg)
 
-	res := h.Exec(t, "Plan the parser work.")
-	assert.Equal(t, "One task planned.", res.Message)
-	require.True(t, script.Done(), h.API.Dump())
-	main := h.API.Main()
-	for _, name := range []string{taskCreate, taskList, taskGet, taskUpdate} {
-		assert.True(t, main[1].HasTool(name), "%s not offered after tool_search", name)
-	}
-	require.NotEmpty(t, h.Hooks(), "the SessionStart hook did not run in the worktree (is it, and its trust, where Codex reads them?)")
-	assert.Equal(t, res.ThreadID, h.Hooks()[0].SessionID)
-	assert.Equal(t, []string{"1 pending Write the parser"}, h.Daemon.Subjects(t, res.ThreadID))
+	assertPlanned(t, h, script)
 
 	h.Setup(t, "codex", "--project", "--uninstall")
 	assert.Equal(t, user, read(t, cfg), "--uninstall did not give back the user's config.toml")
