@@ -653,8 +653,14 @@ func removeAt[T any](s *[]T, i int, after *hujson.Extra, before func(*T) *hujson
 		*after = concat(b)
 	case last:
 		*after = concat(head, *after)
+	case sameLine(b) && sameLine(before(&(*s)[i]).BeforeExtra):
+		// on one line: the next takes the removed one's place
+		before(&(*s)[i]).BeforeExtra = concat(b)
 	default:
 		next := before(&(*s)[i])
 		next.BeforeExtra = concat(head, next.BeforeExtra)
 	}
 }
+
+// sameLine reports whether b is white space within a line.
+func sameLine(b []byte) bool { return isSpace(b) && !bytes.ContainsAny(b, "\r\n") }

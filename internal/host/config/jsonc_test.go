@@ -125,3 +125,19 @@ func standard(t testing.TB, b []byte) any {
 	require.NoError(t, json.Unmarshal(b, &v))
 	return v
 }
+
+func TestRemoveFirstOnALine(t *testing.T) {
+	// Ensures an element taken from the front of a one-line array leaves
+	// the next where it stood: no space after the bracket.
+	for in, want := range map[string]string{
+		`{"deny": ["TaskCreate", "Mine"]}`:         `{"deny": ["Mine"]}`,
+		`{"deny": [ "TaskCreate", "Mine" ]}`:       `{"deny": [ "Mine" ]}`,
+		`{"deny": ["TaskCreate", "X", "Mine"]}`:    `{"deny": ["Mine"]}`,
+		"{\"deny\": [\n  \"TaskCreate\",\n  \"Mine\"\n]}": "{\"deny\": [\n  \"Mine\"\n]}",
+	} {
+		d, err := config.ParseJSON([]byte(in), config.JSON)
+		require.NoError(t, err)
+		d.RemoveIf([]string{"deny"}, 1, func(raw []byte) bool { return string(raw) != `"Mine"` })
+		assert.Equal(t, want, string(d.Bytes()), in)
+	}
+}
