@@ -217,3 +217,37 @@ func TestSetupProjectTrust(t *testing.T) {
 		assert.NotEmpty(t, h.Hooks(), "the hook of a directory under the marked root did not run")
 	})
 }
+
+func TestSetupKeepsCodexsOwnTables(t *testing.T) {
+	// Ensures a table Codex writes into config.toml after setup ("codex
+	// mcp add" prints it before the file's last comment: the end of
+	// setup's block) is still there, and read by Codex, after setup runs
+	// again with other flags and after --uninstall.
+	t.Parallel()
+	h := codex.New(t, codex.Options{NoSetup: true})
+	cfg := filepath.Join(h.CodexHome, "config.toml")
+	h.WriteFile(cfg, h.UserConfig("", ""), 0o600)
+	h.Setup(t, "codex")
+	out := h.Command(t, 60*time.Second, "mcp", "add", "mine", "--", "/bin/echo", "hello")
+	require.NoError(t, out.Err, out.Stderr)
+	added := read(t, cfg)
+	t.Logf("config.toml after codex mcp add:\n%s", added)
+	require.Contains(t, added, "[mcp_servers.mine]")
+	servers := func() string {
+		t.Helper()
+		out := h.Command(t, 60*time.Second, "mcp", "list", "--json")
+		require.NoError(t, out.Err, out.Stderr)
+		return out.Stdout
+	}
+	assert.Contains(t, servers(), `"mine"`)
+
+	h.Setup(t, "codex", "--session", "fixed")
+	assert.Contains(t, read(t, cfg), "--session", "setup did not write its block again")
+	assert.Contains(t, servers(), `"mine"`, "setup again lost the server Codex added")
+	assert.Equal(t, 1, strings.Count(read(t, cfg), "# <<< tasksessiond <<<"), "a marker without its pair was left")
+	h.Setup(t, "codex", "--uninstall")
+	assert.NotContains(t, read(t, cfg), "tasksessiond")
+	list := servers()
+	assert.Contains(t, list, `"mine"`, "--uninstall lost the server Codex added")
+	assert.NotContains(t, list, `"tasks"`)
+}

@@ -113,6 +113,21 @@ func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) error
 	return nil
 }
 
+// HookIndexes returns the indexes of setup's groups (every hook runs
+// "tasksessiond hook NAME") in event's hooks.
+func HookIndexes(doc *config.Doc, event, bin, name string) []int {
+	var out []int
+	var groups []json.RawMessage
+	doc.Get([]string{"hooks", event}, &groups)
+	for i, raw := range groups {
+		var g hookGroup
+		if json.Unmarshal(raw, &g) == nil && g.ours(bin, name) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // HookIndex returns the index of the group equal to group in event's
 // hooks, or -1.
 func HookIndex(doc *config.Doc, event string, group Group) int {

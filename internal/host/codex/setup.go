@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -52,7 +53,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	hooksPath := filepath.Join(dir, "hooks.json")
 	tomlPath := filepath.Join(dir, "config.toml")
 	command := h.hookCommand(o)
-	index, err := h.setHook(p, o, hooksPath, command)
+	index, found, err := h.setHook(p, o, hooksPath, command)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,8 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	}
 	err = editBlock(p, tomlPath, block, body,
 		fmt.Sprintf("the MCP server %q (%s) and the hook's trust", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...)),
-		fmt.Sprintf("the MCP server %q, the hook's trust", Server))
+		fmt.Sprintf("the MCP server %q, the hook's trust", Server),
+		tables{server: true, bin: o.Bin, trust: trustHeaders(hooksPath, append(found, index))})
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +81,14 @@ func (h Host) hookCommand(o host.Options) string {
 
 // setHook plans the SessionStart hook in the hooks.json at hooksPath (or,
 // with o.Uninstall or o.NoHook, its removal) and returns the index of its
-// group among SessionStart's (-1: none), which its trust is keyed by.
-func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (int, error) {
+// group among SessionStart's (-1: none), which its trust is keyed by, and
+// the indexes of setup's groups as it found them.
+func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (index int, found []int, err error) {
 	name := h.Name()
 	group := host.HookGroup(command, "")
-	index := -1
-	_, err := host.EditJSON(p, hooksPath, config.JSON, func(d *config.Doc) error {
+	index = -1
+	_, err = host.EditJSON(p, hooksPath, config.JSON, func(d *config.Doc) error {
+		found = host.HookIndexes(d, "SessionStart", o.Bin, name)
 		if o.Uninstall || o.NoHook {
 			return host.RemoveHooks(p, d, hooksPath, "SessionStart", o.Bin, name)
 		}
@@ -94,14 +98,15 @@ func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (
 		index = host.HookIndex(d, "SessionStart", group)
 		return nil
 	})
-	return index, err
+	return index, found, err
 }
 
 // editBlock plans setup's block called name in the TOML file at path to
 // hold body, or, when body is "", to be gone (a file left empty that
-// held only the block is removed). holds and held say what the block
-// holds, for the steps.
-func editBlock(p *host.Plan, path, name, body, holds, held string) error {
+// held only the block is removed); own says which tables are setup's
+// (config.SetBlock). holds and held say what the block holds, for the
+// steps.
+func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) error {
 	old, err := config.Read(path)
 	if err != nil {
 		return host.Refuse(path, err)
@@ -118,9 +123,10 @@ func editBlock(p *host.Plan, path, name, body, holds, held string) error {
 	if was != "" {
 		p.SetUpBefore(path)
 	}
+	ownTable := own.claims(old)
 	var newb []byte
 	if body == "" {
-		if newb, err = config.RemoveBlock(old, name); err != nil {
+		if newb, err = config.RemoveBlock(old, name, ownTable); err != nil {
 			return host.Refuse(path, err)
 		}
 		if len(newb) == 0 && len(old) > 0 {
@@ -130,7 +136,7 @@ func editBlock(p *host.Plan, path, name, body, holds, held string) error {
 			p.Step("remove setup's block (%s) from %s", held, path)
 		}
 	} else {
-		if newb, err = config.SetBlock(old, name, body); err != nil {
+		if newb, err = config.SetBlock(old, name, body, ownTable); err != nil {
 			return host.Refuse(path, err)
 		}
 		switch {
@@ -145,6 +151,49 @@ func editBlock(p *host.Plan, path, name, body, holds, held string) error {
 	p.Done(path, old, newb, bytes.Contains(newb, []byte("# >>> "+block)))
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML})
 	return nil
+}
+
+// tables say which tables of a config.toml are setup's: the server's
+// (when it runs tasksessiond: a server of the user's called tasks is
+// not), and the trust of setup's hook, by header. Another is the user's
+// or Codex's own (a project's trust, a server added, a hook of the
+// user's trusted), wherever Codex wrote it, and stays.
+type tables struct {
+	server bool
+	bin    string
+	trust  []string
+}
+
+// claims is t for the config.toml b, as config.SetBlock takes it.
+func (t tables) claims(b []byte) func(header string) bool {
+	var cfg struct {
+		Servers map[string]struct {
+			Command string   `toml:"command"`
+			Args    []string `toml:"args"`
+		} `toml:"mcp_servers"`
+	}
+	config.DecodeTOML(b, &cfg) // checked already
+	s, ok := cfg.Servers[Server]
+	server := t.server && ok && host.RunsTasksessiond(append([]string{s.Command}, s.Args...), t.bin, "mcp")
+	return func(h string) bool {
+		return server && (h == "mcp_servers."+Server || strings.HasPrefix(h, "mcp_servers."+Server+".")) || slices.Contains(t.trust, h)
+	}
+}
+
+// trustHeaders are the headers of the trust tables of the SessionStart
+// groups at indexes in hooksPath.
+func trustHeaders(hooksPath string, indexes []int) []string {
+	var out []string
+	for _, i := range indexes {
+		if i >= 0 {
+			out = append(out, "hooks.state."+tq(trustKey(hooksPath, i)))
+		}
+	}
+	return out
+}
+
+func trustKey(hooksPath string, index int) string {
+	return fmt.Sprintf("%s:session_start:%d:0", hooksPath, index)
 }
 
 // serverTable is the MCP server's tables in setup's block.
@@ -175,7 +224,7 @@ func trustTable(hooksPath string, index int, command string) string {
 		return ""
 	}
 	return fmt.Sprintf("[hooks.state.%s]\nenabled = true\ntrusted_hash = %s\n",
-		tq(fmt.Sprintf("%s:session_start:%d:0", hooksPath, index)),
+		tq(trustKey(hooksPath, index)),
 		tq(HookTrustHash("session_start", "", command, 600)))
 }
 

@@ -99,7 +99,7 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	projectTOML := filepath.Join(dotCodex, "config.toml")
 	userTOML := filepath.Join(userDir, "config.toml")
 	command := h.hookCommand(o)
-	index, err := h.setHook(p, o, hooksPath, command)
+	index, found, err := h.setHook(p, o, hooksPath, command)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	}
 	if err := editBlock(p, projectTOML, block, server,
 		fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...)),
-		fmt.Sprintf("the MCP server %q", Server)); err != nil {
+		fmt.Sprintf("the MCP server %q", Server), tables{server: true, bin: o.Bin}); err != nil {
 		return nil, err
 	}
 	trust := ""
@@ -122,7 +122,7 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	owner := filepath.Dir(hooksDir)
 	if err := editBlock(p, userTOML, projectBlock(owner), trust,
 		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", owner),
-		fmt.Sprintf("the trust of %s's hook", owner)); err != nil {
+		fmt.Sprintf("the trust of %s's hook", owner), tables{trust: trustHeaders(hooksPath, append(found, index))}); err != nil {
 		return nil, err
 	}
 	if o.Uninstall {

@@ -130,9 +130,9 @@ func TestRemoveFirstOnALine(t *testing.T) {
 	// Ensures an element taken from the front of a one-line array leaves
 	// the next where it stood: no space after the bracket.
 	for in, want := range map[string]string{
-		`{"deny": ["TaskCreate", "Mine"]}`:         `{"deny": ["Mine"]}`,
-		`{"deny": [ "TaskCreate", "Mine" ]}`:       `{"deny": [ "Mine" ]}`,
-		`{"deny": ["TaskCreate", "X", "Mine"]}`:    `{"deny": ["Mine"]}`,
+		`{"deny": ["TaskCreate", "Mine"]}`:                `{"deny": ["Mine"]}`,
+		`{"deny": [ "TaskCreate", "Mine" ]}`:              `{"deny": [ "Mine" ]}`,
+		`{"deny": ["TaskCreate", "X", "Mine"]}`:           `{"deny": ["Mine"]}`,
 		"{\"deny\": [\n  \"TaskCreate\",\n  \"Mine\"\n]}": "{\"deny\": [\n  \"Mine\"\n]}",
 	} {
 		d, err := config.ParseJSON([]byte(in), config.JSON)

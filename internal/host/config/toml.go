@@ -10,7 +10,14 @@ import (
 
 // A TOML file is edited by a block of its own, between two marker lines,
 // appended at the end; nothing outside the block is touched. (The TOML
-// libraries for Go drop comments when they write.)
+// libraries for Go drop comments when they write.) A host that writes the
+// file too may move things about: Codex ("codex mcp add", trusting a
+// project) prints a new table before the comments after the file's last
+// key (the end marker: the table lands in the block), and writes the
+// servers' tables anew, the begin marker before them lost. So the caller
+// says which tables are setup's (ours): one in the block that is not is
+// kept, moved out after it; one of setup's outside it, and a marker left
+// without its pair, are taken out before the block is written.
 
 // BlockBegin and BlockEnd open and close setup's block; the name in them
 // tells one tool's block from another's.
@@ -53,12 +60,14 @@ func Block(b []byte, name string) string {
 
 // SetBlock returns b with the block called name holding body (lines ending
 // in "\n", turned to CRLF in a CRLF file): replaced where it is, else
-// appended after a blank line. The result must parse (CheckTOML): a block
-// that repeats a table the file defines is refused.
-func SetBlock(b []byte, name, body string) ([]byte, error) {
+// appended after a blank line; tables in it that ours does not claim are
+// moved out after it. The result must parse (CheckTOML): a block that
+// repeats a table the file defines is refused.
+func SetBlock(b []byte, name, body string, ours func(header string) bool) ([]byte, error) {
 	if err := CheckTOML(b); err != nil {
 		return nil, err
 	}
+	b = dropStrays(b, name, ours)
 	nl := "\n"
 	if bytes.Contains(b, []byte("\r\n")) {
 		nl = "\r\n"
@@ -69,7 +78,15 @@ func SetBlock(b []byte, name, body string) ([]byte, error) {
 	s := string(b)
 	var out string
 	if i, j, ok := findBlock(s, name); ok {
-		out = s[:i] + block + s[j:]
+		theirs := foreign(Block(b, name), ours)
+		switch {
+		case theirs == "":
+			out = s[:i] + block + s[j:]
+		case strings.HasPrefix(s[j:], nl):
+			out = s[:i] + block + nl + theirs + s[j+len(nl):]
+		default:
+			out = s[:i] + block + nl + strings.TrimSuffix(theirs, nl) + s[j:]
+		}
 	} else {
 		switch {
 		case s == "":
@@ -87,8 +104,15 @@ func SetBlock(b []byte, name, body string) ([]byte, error) {
 }
 
 // RemoveBlock returns b without the block called name and the blank line
-// SetBlock put before it.
-func RemoveBlock(b []byte, name string) ([]byte, error) {
+// SetBlock put before it; tables in it that ours does not claim stay.
+func RemoveBlock(b []byte, name string, ours func(header string) bool) ([]byte, error) {
+	stray := dropStrays(b, name, ours)
+	if !bytes.Equal(stray, b) {
+		if err := CheckTOML(stray); err != nil {
+			return nil, err
+		}
+	}
+	b = stray
 	s := string(b)
 	i, j, ok := findBlock(s, name)
 	if !ok {
@@ -99,6 +123,10 @@ func RemoveBlock(b []byte, name string) ([]byte, error) {
 		nl = "\r\n"
 	}
 	head, tail := s[:i], s[j:]
+	if theirs := foreign(Block(b, name), ours); theirs != "" {
+		out := []byte(head + theirs + strings.TrimPrefix(tail, nl))
+		return out, CheckTOML(out)
+	}
 	if strings.HasPrefix(tail, nl) {
 		tail = tail[len(nl):]
 		if strings.HasSuffix(head, nl+nl) {
@@ -127,4 +155,81 @@ func findBlock(s, name string) (i, j int, ok bool) {
 		return 0, 0, false
 	}
 	return i, i + k + len(end), true
+}
+
+// dropStrays returns b without the tables of setup's (ours) outside its
+// block called name, and without a marker line of the block's that lacks
+// its pair. Comments in a dropped table stay (setup writes none).
+func dropStrays(b []byte, name string, ours func(header string) bool) []byte {
+	s := string(b)
+	begin, end := blockMarkers(name)
+	i, j, whole := findBlock(s, name)
+	var out strings.Builder
+	drop := false
+	pos := 0
+	for _, line := range strings.SplitAfter(s, "\n") {
+		at := pos
+		pos += len(line)
+		if whole && at >= i && at < j {
+			out.WriteString(line)
+			continue
+		}
+		t := strings.TrimSpace(line)
+		if t == begin || t == end {
+			continue // its pair is gone
+		}
+		if h, ok := tableHeader(line); ok {
+			drop = ours(h)
+		}
+		if drop && !strings.HasPrefix(t, "#") {
+			continue
+		}
+		out.WriteString(line)
+	}
+	if out.Len() == len(s) {
+		return b
+	}
+	return []byte(out.String())
+}
+
+// foreign returns the tables in a block's text that ours does not claim
+// (each from its header line to the next), their lines as they are.
+func foreign(body string, ours func(header string) bool) string {
+	var theirs strings.Builder
+	own := true
+	for _, line := range strings.SplitAfter(body, "\n") {
+		if h, ok := tableHeader(line); ok {
+			own = ours(h)
+		}
+		if !own {
+			theirs.WriteString(line)
+		}
+	}
+	return theirs.String()
+}
+
+// tableHeader returns the key of a table's header line ("[a.b]",
+// "[[a.b]]"; comments after it allowed), trimmed.
+func tableHeader(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "[") {
+		return "", false
+	}
+	t = strings.TrimPrefix(t[1:], "[")
+	var quote byte
+	for k := 0; k < len(t); k++ {
+		switch c := t[k]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				k++
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == ']':
+			return strings.TrimSpace(t[:k]), true
+		}
+	}
+	return "", false
 }

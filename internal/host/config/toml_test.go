@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ func TestTOMLBlock(t *testing.T) {
 		"model = \"o3\"",
 		"model = \"o3\"\r\n# crlf\r\n",
 	} {
-		out, err := config.SetBlock([]byte(orig), "tasksessiond", body)
+		out, err := config.SetBlock([]byte(orig), "tasksessiond", body, ours)
 		require.NoError(t, err)
 		assert.Equal(t, orig, string(out[:len(orig)]), "the bytes before the block changed")
 		assert.Equal(t, body, normalize(config.Block(out, "tasksessiond")))
@@ -30,17 +31,63 @@ func TestTOMLBlock(t *testing.T) {
 		}
 		require.NoError(t, config.DecodeTOML(out, &v))
 		assert.Equal(t, "tasksessiond", v.MCP["tasks"].Command)
-		again, err := config.SetBlock(out, "tasksessiond", body)
+		again, err := config.SetBlock(out, "tasksessiond", body, ours)
 		require.NoError(t, err)
 		assert.Equal(t, string(out), string(again), "a second run changed the file")
-		back, err := config.RemoveBlock(out, "tasksessiond")
+		back, err := config.RemoveBlock(out, "tasksessiond", ours)
 		require.NoError(t, err)
 		assert.Equal(t, orig, string(back))
 	}
-	_, err := config.SetBlock([]byte("[mcp_servers.tasks]\ncommand = \"mine\"\n"), "tasksessiond", body)
+	_, err := config.SetBlock([]byte("[mcp_servers.tasks]\ncommand = \"mine\"\n"), "tasksessiond", body, func(string) bool { return false })
 	require.Error(t, err)
-	_, err = config.SetBlock([]byte("model = \n"), "tasksessiond", body)
+	_, err = config.SetBlock([]byte("model = \n"), "tasksessiond", body, ours)
 	require.Error(t, err)
+}
+
+// ours claims the server's tables, as Codex's setup does.
+func ours(header string) bool { return strings.HasPrefix(header, "mcp_servers.tasks") }
+
+func TestTOMLBlockKeepsTheHostsTables(t *testing.T) {
+	// Ensures tables a host wrote inside setup's block (Codex prints a new
+	// table before the file's last comment: the end marker) are kept when
+	// setup writes its block again or takes it out, moved out after it.
+	body := "[mcp_servers.tasks]\ncommand = \"tasksessiond\"\n"
+	for _, nl := range []string{"\n", "\r\n"} {
+		out, err := config.SetBlock([]byte("model = \"o3\""+nl), "tasksessiond", body, ours)
+		require.NoError(t, err)
+		theirs := "[projects.\"/home/u/p\"] # trusted in Codex" + nl + "trust_level = \"trusted\"" + nl + "[mcp_servers.foo]" + nl + "command = \"x\"" + nl
+		end := "# <<< tasksessiond <<<"
+		withTheirs := strings.Replace(string(out), end, theirs+end, 1)
+		require.NoError(t, config.CheckTOML([]byte(withTheirs)))
+
+		again, err := config.SetBlock([]byte(withTheirs), "tasksessiond", strings.Replace(body, "tasksessiond", "/opt/tsd", 1), ours)
+		require.NoError(t, err)
+		assert.Contains(t, string(again), end+nl+theirs, "the host's tables were not kept after the block")
+		assert.Equal(t, "[mcp_servers.tasks]\ncommand = \"/opt/tsd\"\n", normalize(config.Block(again, "tasksessiond")))
+		same, err := config.SetBlock(again, "tasksessiond", strings.Replace(body, "tasksessiond", "/opt/tsd", 1), ours)
+		require.NoError(t, err)
+		assert.Equal(t, string(again), string(same), "a second run changed the file")
+
+		back, err := config.RemoveBlock([]byte(withTheirs), "tasksessiond", ours)
+		require.NoError(t, err)
+		assert.Equal(t, "model = \"o3\""+nl+nl+theirs, string(back))
+	}
+}
+
+func TestTOMLBlockAfterTheHostRewroteIt(t *testing.T) {
+	// Ensures setup's tables left outside its block (Codex writes the
+	// servers' tables anew, without the begin marker before them) are
+	// taken out before the block is written again, or removed, with the
+	// marker left alone; the host's tables and comments stay.
+	body := "[mcp_servers.tasks]\ncommand = \"tasksessiond\"\n"
+	rewritten := "model = \"o3\"\n[mcp_servers.tasks]\ncommand = \"old\"\nstartup_timeout_sec = 30.0\n# mine\n[mcp_servers.tasks.env]\nX = \"1\"\n[mcp_servers.mine]\ncommand = \"x\"\n# <<< tasksessiond <<<\n"
+	out, err := config.SetBlock([]byte(rewritten), "tasksessiond", body, ours)
+	require.NoError(t, err)
+	assert.Equal(t, "model = \"o3\"\n# mine\n[mcp_servers.mine]\ncommand = \"x\"\n\n"+
+		"# >>> tasksessiond >>> (added by \"tasksessiond setup\"; \"--uninstall\" removes it)\n"+body+"# <<< tasksessiond <<<\n", string(out))
+	back, err := config.RemoveBlock([]byte(rewritten), "tasksessiond", ours)
+	require.NoError(t, err)
+	assert.Equal(t, "model = \"o3\"\n# mine\n[mcp_servers.mine]\ncommand = \"x\"\n", string(back))
 }
 
 func normalize(s string) string {
