@@ -90,7 +90,8 @@ lets it. HOST is one of: %s.
 
 Each file is edited in place, keeping its comments, order and layout, then
 read back as the host reads it; the original is kept beside it (suffix
-%s). A file setup cannot read is refused, untouched. Running
+%s) until --uninstall gives it back. A file that is a link is
+written where it points. A file setup cannot read is refused, untouched. Running
 it again changes nothing; --uninstall takes back exactly what it added.
 Each host's own variables for where its configuration lives are honoured.
 What it writes, host by host: docs/HOSTS.md.

@@ -91,6 +91,20 @@ func (e setupEnv) record() string {
 	return filepath.Join(e.home, ".local", "state", "tasksessiond", "setup.json")
 }
 
+// backups are the backups setup left under HOME.
+func (e setupEnv) backups(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(e.home, func(p string, d os.DirEntry, err error) error {
+		require.NoError(t, err)
+		if strings.HasSuffix(p, ".tasksessiond-backup") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
 // snapshot returns every file under HOME but the backups, the bin and
 // setup's record.
 func (e setupEnv) snapshot(t *testing.T) map[string]string {
@@ -189,6 +203,7 @@ func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
 			}
 			assert.Equal(t, orig, e.snapshot(t), "--uninstall did not give back the user's own values")
 			assert.NoFileExists(t, e.record(), "the record outlives what it records")
+			assert.Empty(t, e.backups(t), "backups outlive a setup taken back")
 
 			_, stderr, code := e.run(t, "setup", name, "--bin", e.bin)
 			require.Equal(t, 0, code, stderr)

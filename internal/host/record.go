@@ -90,6 +90,9 @@ func recordKey(file string) string {
 	if err != nil {
 		return file
 	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real // the file itself may be a link (dotfiles)
+	}
 	for dir, rest := filepath.Dir(abs), filepath.Base(abs); ; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			return filepath.Join(real, rest)

@@ -52,6 +52,10 @@ func Read(path string) ([]byte, error) {
 // original, are read back and checked as the host reads them, the
 // original is copied to path+BackupSuffix, and the temporary file is
 // renamed over it. A file that changed since it was read is left alone.
+// A file that is a symbolic link (dotfiles kept elsewhere) is written
+// where it points, the link kept. A backup that the change makes needless
+// goes: the file is back as the backup holds it, or the file is removed
+// (only a file setup made, or holds nothing of the user's, is).
 func Apply(c Change) error {
 	if !c.Changed() {
 		return nil
@@ -59,8 +63,11 @@ func Apply(c Change) error {
 	if err := c.unchanged(); err != nil {
 		return err
 	}
-	if c.Old != nil && !c.NoBackup {
-		if err := writeAtomic(c.Path+BackupSuffix, c.Old, 0o600); err != nil {
+	backup := c.Path + BackupSuffix
+	kept, _ := Read(backup)
+	done := !c.NoBackup && kept != nil && (c.New == nil || bytes.Equal(kept, c.New))
+	if c.Old != nil && !c.NoBackup && c.New != nil && !done {
+		if err := writeAtomic(backup, c.Old, 0o600); err != nil {
 			return fmt.Errorf("%s: keep a backup: %w", c.Path, err)
 		}
 	}
@@ -68,8 +75,17 @@ func Apply(c Change) error {
 		if err := os.Remove(c.Path); err != nil {
 			return fmt.Errorf("%s: %w", c.Path, err)
 		}
-		return nil
+	} else if err := c.write(); err != nil {
+		return err
 	}
+	if done {
+		os.Remove(backup) // its work done; a backup left is no harm
+	}
+	return nil
+}
+
+// write writes c.New to c.Path (where it points, when it is a link).
+func (c Change) write() error {
 	mode := c.Mode
 	if st, err := os.Stat(c.Path); err == nil {
 		mode = st.Mode().Perm()
@@ -77,10 +93,14 @@ func Apply(c Change) error {
 	if mode == 0 {
 		mode = 0o600
 	}
-	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+	w := c
+	if real, err := filepath.EvalSymlinks(c.Path); err == nil {
+		w.Path = real
+	}
+	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
-	return writeChecked(c, mode, true)
+	return writeChecked(w, mode, true)
 }
 
 // unchanged is an error when the file no longer holds the bytes the

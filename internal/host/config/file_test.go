@@ -61,6 +61,44 @@ func TestApply(t *testing.T) {
 	}
 }
 
+func TestApplyThroughALink(t *testing.T) {
+	// Ensures a file that is a link (dotfiles kept elsewhere) is written
+	// where it points, the link kept.
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(target), 0o755))
+	require.NoError(t, os.WriteFile(target, []byte("{}\n"), 0o644))
+	link := filepath.Join(dir, "settings.json")
+	require.NoError(t, os.Symlink(target, link))
+	require.NoError(t, config.Apply(config.Change{Path: link, Old: []byte("{}\n"), New: []byte("{\"a\": 1}\n")}))
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeSymlink, st.Mode()&os.ModeSymlink, "the link was replaced by a file")
+	assertFile(t, target, "{\"a\": 1}\n")
+}
+
+func TestApplyBackups(t *testing.T) {
+	// Ensures a backup is kept of a file before a change, and goes when a
+	// later change makes it needless: the file back as it holds, or
+	// removed; a file setup makes has none.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	backup := path + config.BackupSuffix
+	require.NoError(t, os.WriteFile(path, []byte("{}\n"), 0o600))
+	require.NoError(t, config.Apply(config.Change{Path: path, Old: []byte("{}\n"), New: []byte("{\"a\": 1}\n")}))
+	assertFile(t, backup, "{}\n")
+	require.NoError(t, config.Apply(config.Change{Path: path, Old: []byte("{\"a\": 1}\n"), New: []byte("{}\n")}))
+	assert.NoFileExists(t, backup, "the file is back as the backup holds it")
+	assertFile(t, path, "{}\n")
+
+	made := filepath.Join(dir, "made.json")
+	require.NoError(t, config.Apply(config.Change{Path: made, New: []byte("{\"a\": 1}\n")}))
+	require.NoError(t, config.Apply(config.Change{Path: made, Old: []byte("{\"a\": 1}\n"), New: []byte("{\"a\": 2}\n")}))
+	require.NoError(t, config.Apply(config.Change{Path: made, Old: []byte("{\"a\": 2}\n")}))
+	assert.NoFileExists(t, made)
+	assert.NoFileExists(t, made+config.BackupSuffix, "a backup of a file removed")
+}
+
 func TestDiff(t *testing.T) {
 	// Ensures --dry-run's diff shows what changes, with its context, as a
 	// unified diff.
