@@ -40,8 +40,16 @@ Examples:
   tasksessiond doctor %s --socket /run/tasksessiond/s.sock
 `, host.Names()[0])
 	}
-	if code, ok := parseFlags(fs, args, stdout); !ok {
-		return code
+	// flags may come after the hosts' names too, as setup takes them
+	var names []string
+	for {
+		if code, ok := parseFlags(fs, args, stdout); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
 	}
 	o, err := f.options()
 	if err != nil {
@@ -49,9 +57,9 @@ Examples:
 		return 1
 	}
 	hosts := host.All()
-	if fs.NArg() > 0 {
+	if len(names) > 0 {
 		hosts = nil
-		for _, n := range fs.Args() {
+		for _, n := range names {
 			h, ok := host.Lookup(n)
 			if !ok {
 				fmt.Fprintf(stderr, "tasksessiond doctor: unknown host %q (one of: %s)\n", n, strings.Join(host.Names(), ", "))
@@ -62,7 +70,7 @@ Examples:
 	}
 	wrong := false
 	for _, h := range hosts {
-		if fs.NArg() == 0 && !h.Found(o) {
+		if len(names) == 0 && !h.Found(o) {
 			fmt.Fprintf(stdout, "%s: not found on this machine\n", h.Title())
 			continue
 		}

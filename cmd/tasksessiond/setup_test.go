@@ -443,6 +443,59 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 		assert.Equal(t, mine, e.snapshot(t))
 	})
+	t.Run("AnotherBin", func(t *testing.T) {
+		// Set up with a --bin not named tasksessiond, taken back without
+		// it: setup's server and hook are left, said so, and the record
+		// kept, so that uninstall with that --bin takes back only setup's.
+		e := newSetupEnv(t)
+		rel := ".claude/settings.json"
+		e.write(t, map[string]string{rel: `{"permissions":{"deny":["TodoWrite"]}}`})
+		orig := e.snapshot(t)
+		tsd := filepath.Join(e.home, "bin", "tsd")
+		require.NoError(t, os.WriteFile(tsd, []byte("#!/bin/sh\n"), 0o755))
+		out, code := setupHost(t, e, "claude-code", "--bin", tsd)
+		require.Equal(t, 0, code, out)
+		out, code = setupHost(t, e, "claude-code", "--uninstall")
+		require.Equal(t, 0, code, out)
+		assert.Contains(t, out, "run uninstall with the --bin setup was given")
+		out, code = setupHost(t, e, "claude-code", "--uninstall", "--bin", tsd)
+		require.Equal(t, 0, code, out)
+		assert.Equal(t, orig, e.snapshot(t))
+	})
+	t.Run("NoHookAfterAHook", func(t *testing.T) {
+		// --no-hook after a setup with the hook takes the hook out, on
+		// every host.
+		for name, rel := range map[string]string{"claude-code": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"} {
+			e := newSetupEnv(t)
+			out, code := setupHost(t, e, name)
+			require.Equal(t, 0, code, out)
+			require.Contains(t, e.snapshot(t)[rel], "hook "+name)
+			out, code = setupHost(t, e, name, "--no-hook")
+			require.Equal(t, 0, code, out)
+			assert.NotContains(t, e.snapshot(t)[rel], "hook "+name, name)
+		}
+	})
+	t.Run("CodexFileEmptiedByTheUser", func(t *testing.T) {
+		// A config.toml of the user's that the user emptied after setup
+		// stays, as the user left it.
+		e := newSetupEnv(t)
+		e.write(t, map[string]string{".codex/config.toml": "model = \"o3\"\n"})
+		out, code := setupHost(t, e, "codex")
+		require.Equal(t, 0, code, out)
+		p := filepath.Join(e.home, ".codex/config.toml")
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, []byte(strings.TrimPrefix(string(b), "model = \"o3\"\n\n")), 0o600))
+		out, code = setupHost(t, e, "codex", "--uninstall")
+		require.Equal(t, 0, code, out)
+		assert.FileExists(t, p)
+	})
+	t.Run("DoctorFlagsAfterTheHost", func(t *testing.T) {
+		e := newSetupEnv(t)
+		out, stderr, _ := e.run(t, "doctor", "gemini", "--bin", e.bin)
+		assert.NotContains(t, stderr, "unknown host", out)
+		assert.Contains(t, out, "Gemini CLI")
+	})
 	t.Run("HomeThroughALink", func(t *testing.T) {
 		e := newSetupEnv(t)
 		e.write(t, gemini)

@@ -218,7 +218,7 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	case doc.IsEmpty():
 		newb = p.Emptied(path, []byte("{}\n"))
 	}
-	p.Done(path, old, newb, runsTasksessiond(doc, p.bin))
+	p.Done(path, old, newb, runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc))
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
 		_, err := config.ParseJSON(b, d)
 		return err
@@ -233,12 +233,14 @@ func (p *Plan) Found(path string, old []byte, empty bool) error {
 	if _, err := p.record(); err != nil || p.uninstall {
 		return err
 	}
-	switch {
+	switch _, recorded := p.rec[recordKey(path)]; {
 	case old == nil:
 		p.restart(path, Edit{Made: true})
 	case empty:
 		text := string(old)
 		p.restart(path, Edit{Empty: &text})
+	case !recorded:
+		p.restart(path) // found with the user's own in it
 	}
 	return nil
 }
@@ -269,6 +271,19 @@ func (p *Plan) Done(path string, old, newb []byte, ours bool) {
 	case !p.uninstall && old == nil && newb == nil && p.rec != nil:
 		delete(p.rec, recordKey(path))
 	}
+}
+
+// leftUnder reports whether something is left where the record says setup
+// added its own (a server, a hook setup made the path of): uninstall did
+// not know it for setup's (another --bin), and the record stays for an
+// uninstall that does.
+func (p *Plan) leftUnder(path string, d *config.Doc) bool {
+	for _, e := range p.rec[recordKey(path)] {
+		if isUnder(e) && e.Had < len(e.Path) && d.Depth(e.Path) == len(e.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 // runsTasksessiond reports whether a string in d is a command line that

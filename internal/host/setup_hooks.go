@@ -184,12 +184,18 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 		Command any      `json:"command"`
 		Args    []string `json:"args"`
 	}
-	if !doc.Get(path, &old) || !RunsTasksessiond(commandLine(old.Command, old.Args), bin, "mcp") {
+	if !doc.Get(path, &old) {
 		return nil
 	}
 	keep, err := p.kept(where, path)
 	if err != nil {
 		return err
+	}
+	if words := commandLine(old.Command, old.Args); !RunsTasksessiond(words, bin, "mcp") {
+		if i, _, _ := p.find(where, path, isUnder); i >= 0 {
+			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(words...))
+		}
+		return nil
 	}
 	doc.Delete(path, keep)
 	p.Step("remove the MCP server %q from %s", path[len(path)-1], where)

@@ -114,8 +114,8 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 				return err
 			}
 		}
-		if o.NoHook {
-			return nil
+		if o.NoHook { // a hook an earlier setup added goes
+			return host.RemoveHooks(p, d, settings, "SessionStart", o.Bin, name)
 		}
 		return host.SetHook(p, d, settings, "SessionStart", o.Bin, name, hook)
 	}); err != nil {

@@ -99,9 +99,16 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	projectTOML := filepath.Join(dotCodex, "config.toml")
 	userTOML := filepath.Join(userDir, "config.toml")
 	command := h.hookCommand(o)
-	index, found, err := h.setHook(p, o, hooksPath, command)
-	if err != nil {
-		return nil, err
+	// In a linked worktree the hook is the main checkout's too: --no-hook
+	// here leaves it (uninstall takes it out).
+	shared := main != "" && o.NoHook && !o.Uninstall
+	index, found := -1, []int(nil)
+	if !shared {
+		if index, found, err = h.setHook(p, o, hooksPath, command); err != nil {
+			return nil, err
+		}
+	} else {
+		p.Note("%s is in a linked git worktree of %s, whose %s Codex reads its hooks from: --no-hook leaves the hook there, for it runs in %s too (setup --uninstall takes it out)", dir, main, hooksPath, filepath.Dir(hooksDir))
 	}
 	server := ""
 	if !o.Uninstall {
@@ -120,6 +127,9 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	// hooks.json: a linked worktree and its main checkout share one, and
 	// one block (not two holding the same table) keeps its trust.
 	owner := filepath.Dir(hooksDir)
+	if shared {
+		return p, nil
+	}
 	if err := editBlock(p, userTOML, projectBlock(owner), trust,
 		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", owner),
 		fmt.Sprintf("the trust of %s's hook", owner), tables{trust: trustHeaders(hooksPath, append(found, index))}); err != nil {

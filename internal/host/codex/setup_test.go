@@ -290,6 +290,13 @@ func TestSetupProjectWorktree(t *testing.T) {
 			require.NoError(t, again.Apply())
 			assert.Equal(t, got, readFile(t, e.userTOML()), "setup in the main checkout wrote the hook's trust again")
 
+			// --no-hook in the worktree leaves the main checkout's hook.
+			setHooks := readFile(t, hooks)
+			noHook := apply(t, e.options(func(o *host.Options) { o.NoHook = true }))
+			assert.Contains(t, strings.Join(noHook.Notes, "\n"), "--no-hook leaves the hook there")
+			assert.Equal(t, setHooks, readFile(t, hooks), "--no-hook in a worktree took the main checkout's hook")
+			assert.Equal(t, got, readFile(t, e.userTOML()), "--no-hook in a worktree took the main checkout's hook's trust")
+
 			apply(t, e.options(func(o *host.Options) { o.Uninstall = true }))
 			assert.Equal(t, user, readFile(t, e.userTOML()))
 			assert.NoFileExists(t, e.projectTOML())

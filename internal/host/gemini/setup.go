@@ -66,11 +66,13 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		if err := host.SetServer(p, d, path, serverPath, entry); err != nil {
 			return err
 		}
-		if !o.NoHook {
-			for _, ev := range hookEvents {
-				if err := host.SetHook(p, d, path, ev, o.Bin, name, hook); err != nil {
-					return err
-				}
+		for _, ev := range hookEvents {
+			set := func() error { return host.SetHook(p, d, path, ev, o.Bin, name, hook) }
+			if o.NoHook { // a hook an earlier setup added goes
+				set = func() error { return host.RemoveHooks(p, d, path, ev, o.Bin, name) }
+			}
+			if err := set(); err != nil {
+				return err
 			}
 		}
 		return host.SetValue(p, d, path, []string{"useWriteTodos"}, false)
