@@ -227,12 +227,14 @@ func TestSetupRecordEdges(t *testing.T) {
 	// read (uninstall would take the user's own values), that uninstall
 	// makes no file the user deleted and leaves a value the user changed
 	// after setup, and that HOME reached through a link finds the record.
+	t.Parallel()
 	gemini := map[string]string{".gemini/settings.json": "{\n  \"useWriteTodos\": true\n}\n"}
 	setup := func(t *testing.T, e setupEnv, extra ...string) (string, int) {
 		t.Helper()
 		return setupHost(t, e, "gemini", extra...)
 	}
 	t.Run("Unreadable", func(t *testing.T) {
+		t.Parallel()
 		for _, rec := range []string{"{", `{"x": 1}`} {
 			e := newSetupEnv(t)
 			e.write(t, gemini)
@@ -247,6 +249,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("Null", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		e.write(t, gemini)
 		e.write(t, map[string]string{".local/state/tasksessiond/setup.json": "null"})
@@ -257,6 +260,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Equal(t, gemini[".gemini/settings.json"], e.snapshot(t)[".gemini/settings.json"])
 	})
 	t.Run("FileDeleted", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		e.write(t, gemini)
 		_, code := setup(t, e)
@@ -267,6 +271,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(e.home, ".gemini/settings.json"))
 	})
 	t.Run("SetUpWithoutARecord", func(t *testing.T) {
+		t.Parallel()
 		// A setup that kept no record (the record removed stands for
 		// one), then a setup that keeps one: uninstall still takes back
 		// what the first set.
@@ -298,6 +303,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("EmptyFile", func(t *testing.T) {
+		t.Parallel()
 		// A file the user keeps empty stays, as it was.
 		for _, text := range []string{"{}", "", "\ufeff{ }\r\n"} {
 			for name, rel := range map[string]string{"gemini": ".gemini/settings.json", "claude-code": ".claude/settings.json", "opencode": ".config/opencode/opencode.json"} {
@@ -313,6 +319,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("DeletedAndSetUpAgain", func(t *testing.T) {
+		t.Parallel()
 		// What the record said of a file the user deleted is not
 		// what setup finds when it makes it again.
 		e := newSetupEnv(t)
@@ -328,6 +335,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(e.home, rel), "uninstall left a file setup made")
 	})
 	t.Run("ChangedAfterSetup", func(t *testing.T) {
+		t.Parallel()
 		// A value the user set after setup stays; set again by a second
 		// setup, uninstall puts it back as the user set it.
 		for _, again := range []bool{false, true} {
@@ -352,6 +360,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("PutBackAsWritten", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		mine := map[string]string{".gemini/settings.json": "{\n  \"useWriteTodos\": 1.0,\n  \"x\": \"\\u0074\"\n}\n"}
 		e.write(t, mine)
@@ -362,6 +371,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Equal(t, mine, e.snapshot(t))
 	})
 	t.Run("NoBackupOfTheRecord", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		e.write(t, gemini)
 		for range 2 {
@@ -374,6 +384,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.NoFileExists(t, e.record()+".tasksessiond-backup")
 	})
 	t.Run("DoctorNamesTheRecord", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		e.write(t, gemini)
 		e.write(t, map[string]string{".local/state/tasksessiond/setup.json": "{"})
@@ -384,6 +395,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.NotContains(t, out, filepath.Join(e.home, ".gemini/settings.json"), "doctor blames the host's file")
 	})
 	t.Run("NoRecordNoSetup", func(t *testing.T) {
+		t.Parallel()
 		// With no record and nothing of setup's in a file, what setup
 		// would set is the user's: uninstall (again, or of a host never
 		// set up) leaves it.
@@ -403,6 +415,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("ServerByHandNoHook", func(t *testing.T) {
+		t.Parallel()
 		// Values of the user's in a file that holds nothing of setup's
 		// stay theirs, though the host's server was set up by hand.
 		e := newSetupEnv(t)
@@ -419,6 +432,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Equal(t, orig, e.snapshot(t)[rel])
 	})
 	t.Run("OpenCodeMovedToJSONC", func(t *testing.T) {
+		t.Parallel()
 		// The user moves to opencode.jsonc after setup: uninstall takes
 		// back setup's opencode.json and leaves the user's own value in
 		// the new file.
@@ -434,6 +448,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Equal(t, mine, e.snapshot(t))
 	})
 	t.Run("CodexEmptyFile", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		mine := map[string]string{".codex/config.toml": ""}
 		e.write(t, mine)
@@ -444,6 +459,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Equal(t, mine, e.snapshot(t))
 	})
 	t.Run("AnotherBin", func(t *testing.T) {
+		t.Parallel()
 		// Set up with a --bin not named tasksessiond, taken back without
 		// it: setup's server and hook are left, said so, and the record
 		// kept, so that uninstall with that --bin takes back only setup's.
@@ -463,6 +479,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.Equal(t, orig, e.snapshot(t))
 	})
 	t.Run("NoHookAfterAHook", func(t *testing.T) {
+		t.Parallel()
 		// --no-hook after a setup with the hook takes the hook out, on
 		// every host.
 		for name, rel := range map[string]string{"claude-code": ".claude/settings.json", "gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"} {
@@ -476,6 +493,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		}
 	})
 	t.Run("CodexFileEmptiedByTheUser", func(t *testing.T) {
+		t.Parallel()
 		// A config.toml of the user's that the user emptied after setup
 		// stays, as the user left it.
 		e := newSetupEnv(t)
@@ -491,12 +509,14 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.FileExists(t, p)
 	})
 	t.Run("DoctorFlagsAfterTheHost", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		out, stderr, _ := e.run(t, "doctor", "gemini", "--bin", e.bin)
 		assert.NotContains(t, stderr, "unknown host", out)
 		assert.Contains(t, out, "Gemini CLI")
 	})
 	t.Run("HomeThroughALink", func(t *testing.T) {
+		t.Parallel()
 		e := newSetupEnv(t)
 		e.write(t, gemini)
 		orig := e.snapshot(t)
@@ -541,6 +561,7 @@ func TestSetupReplacesAStaleSetup(t *testing.T) {
 	// Ensures doctor reports a setup that runs an old binary's path, with
 	// the command that fixes it, and that setup replaces it rather than
 	// adding a second server or hook.
+	t.Parallel()
 	e := newSetupEnv(t)
 	_, stderr, code := e.run(t, "setup", "gemini", "--bin", "/old/tasksessiond")
 	require.Equal(t, 0, code, stderr)
@@ -572,6 +593,7 @@ func TestDoctorFindsStaleSetups(t *testing.T) {
 	// "clear" and a second server running tasksessiond mcp under another
 	// name, each with the command that fixes it, and exits 1; setup then
 	// replaces the hook rather than adding a second.
+	t.Parallel()
 	e := newSetupEnv(t)
 	e.write(t, map[string]string{
 		".claude/settings.json": `{"permissions": {"allow": ["mcp__tasks"]}, "hooks": {"SessionStart": [{"matcher": "startup|resume|compact", "hooks": [{"type": "command", "command": "tasksessiond hook claude-code"}]}]}}`,
@@ -594,6 +616,7 @@ func TestDoctorFindsStaleSetups(t *testing.T) {
 func TestSetupHonoursConfigDirs(t *testing.T) {
 	// Ensures setup writes where each host reads its configuration when
 	// its own variable moves it, and a project's files with --project.
+	t.Parallel()
 	for _, c := range []struct {
 		host, env, file string
 	}{
@@ -650,6 +673,7 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 func TestSetupLeavesAServerOfTheUsers(t *testing.T) {
 	// Ensures a server of the user's under setup's name is refused, not
 	// replaced, and the file left as it was.
+	t.Parallel()
 	e := newSetupEnv(t)
 	e.write(t, map[string]string{".gemini/settings.json": `{"mcpServers": {"tasks": {"command": "my-own-tasks"}}}`})
 	orig := e.snapshot(t)
