@@ -168,11 +168,12 @@ func (p *Plan) Recorded(file string) bool {
 	return err == nil && ok
 }
 
-// noteLegacy says what setup did in a file a setup that kept no record
-// set up: took a value as setup's (setting up), or took it out.
+// noteLegacy says what setup did with a value (what) in a file a setup
+// that kept no record set up: took it as setup's, or took it out.
 func (p *Plan) noteLegacy(file, what string) {
+	what += " taken"
 	if p.uninstall {
-		what = "taken out"
+		what += " out"
 	}
 	p.Note("%s has no record of what setup changed there (in %s), and a setup that kept none set it up: %s, as setup's", file, p.recordFile, what)
 }
@@ -231,7 +232,7 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string) err
 	if slices.Contains(have, s) {
 		if i < 0 && p.legacy(file, recorded) {
 			p.note(file, i, Edit{Path: path, Added: s})
-			p.noteLegacy(file, fmt.Sprintf("%q in %s taken", s, strings.Join(path, ".")))
+			p.noteLegacy(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
 		}
 		return nil
 	}
@@ -279,7 +280,7 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 	if had && bytes.Equal(compact(was), want) {
 		if i < 0 && p.legacy(file, recorded) {
 			p.note(file, i, Edit{Path: path, Set: true})
-			p.noteLegacy(file, fmt.Sprintf("%s: %s taken", strings.Join(path, "."), want))
+			p.noteLegacy(file, fmt.Sprintf("%s: %s", strings.Join(path, "."), want))
 		}
 		return nil
 	}
