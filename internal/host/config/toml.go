@@ -159,7 +159,8 @@ func findBlock(s, name string) (i, j int, ok bool) {
 
 // dropStrays returns b without the tables of setup's (ours) outside its
 // block called name, and without a marker line of the block's that lacks
-// its pair. Comments in a dropped table stay (setup writes none).
+// its pair. Comments and blank lines in a dropped table stay (setup
+// writes none).
 func dropStrays(b []byte, name string, ours func(header string) bool) []byte {
 	s := string(b)
 	begin, end := blockMarkers(name)
@@ -172,6 +173,7 @@ func dropStrays(b []byte, name string, ours func(header string) bool) []byte {
 		pos += len(line)
 		if whole && at >= i && at < j {
 			out.WriteString(line)
+			drop = false // a table of setup's before the block ends at it
 			continue
 		}
 		t := strings.TrimSpace(line)
@@ -181,7 +183,7 @@ func dropStrays(b []byte, name string, ours func(header string) bool) []byte {
 		if h, ok := tableHeader(line); ok {
 			drop = ours(h)
 		}
-		if drop && !strings.HasPrefix(t, "#") {
+		if drop && t != "" && !strings.HasPrefix(t, "#") {
 			continue
 		}
 		out.WriteString(line)

@@ -88,6 +88,15 @@ func TestTOMLBlockAfterTheHostRewroteIt(t *testing.T) {
 	back, err := config.RemoveBlock([]byte(rewritten), "tasksessiond", ours)
 	require.NoError(t, err)
 	assert.Equal(t, "model = \"o3\"\n# mine\n[mcp_servers.mine]\ncommand = \"x\"\n", string(back))
+
+	// a stray table just before the block: what follows the block stays
+	block, err := config.SetBlock([]byte("model = \"o3\"\n"), "tasksessiond", body, ours)
+	require.NoError(t, err)
+	before := "[mcp_servers.tasks.env]\nX = \"1\"\n" + string(block) + "[projects.\"/p\"]\ntrust_level = \"trusted\"\n"
+	before = strings.Replace(before, "[mcp_servers.tasks.env]\nX = \"1\"\nmodel = \"o3\"\n", "model = \"o3\"\n[mcp_servers.tasks.env]\nX = \"1\"\n", 1)
+	out, err = config.SetBlock([]byte(before), "tasksessiond", body, ours)
+	require.NoError(t, err)
+	assert.Equal(t, string(block)+"[projects.\"/p\"]\ntrust_level = \"trusted\"\n", string(out))
 }
 
 func normalize(s string) string {
