@@ -515,6 +515,21 @@ func TestSetupRecordEdges(t *testing.T) {
 		assert.NotContains(t, stderr, "unknown host", out)
 		assert.Contains(t, out, "Gemini CLI")
 	})
+	t.Run("AnotherStateHome", func(t *testing.T) {
+		// Set up from a shell with XDG_STATE_HOME, taken back from one
+		// without: the record is found all the same.
+		t.Parallel()
+		e := newSetupEnv(t)
+		e.write(t, gemini)
+		orig := e.snapshot(t)
+		cmd := exec.Command(binary, "setup", "gemini", "--bin", e.bin)
+		cmd.Env = bareEnv("HOME="+e.home, "PATH="+filepath.Dir(e.bin)+":/usr/bin:/bin", "XDG_STATE_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		msg, code := setup(t, e, "--uninstall")
+		require.Equal(t, 0, code, msg)
+		assert.Equal(t, orig, e.snapshot(t))
+	})
 	t.Run("HomeThroughALink", func(t *testing.T) {
 		t.Parallel()
 		e := newSetupEnv(t)

@@ -44,15 +44,14 @@ type Edit struct {
 // ErrRecord wraps a record that cannot be read.
 var ErrRecord = errors.New("setup's record cannot be read")
 
-// RecordFile is where setup keeps its record: beside the default
-// database, $XDG_STATE_HOME/tasksessiond/setup.json, else
-// ~/.local/state/tasksessiond/setup.json.
+// RecordFile is where setup keeps its record: under HOME,
+// ~/.local/state/tasksessiond/setup.json, whatever $XDG_STATE_HOME says.
+// It tells of files under HOME, so every shell of the user's must find
+// it: a setup from a shell that sets XDG_STATE_HOME and an uninstall from
+// one that does not (an IDE's terminal) would otherwise miss it, and take
+// the user's own values with setup's.
 func (o Options) RecordFile() string {
-	state := o.Env("XDG_STATE_HOME")
-	if state == "" {
-		state = filepath.Join(o.Home(), ".local", "state")
-	}
-	return filepath.Join(state, "tasksessiond", "setup.json")
+	return filepath.Join(o.Home(), ".local", "state", "tasksessiond", "setup.json")
 }
 
 // record returns the plan's record, read on first use; a record that
