@@ -146,6 +146,9 @@ func (p *Plan) Apply() error {
 // unrecord is the change that sets the record written by rc back to what
 // the record said before of the files of changes.
 func (p *Plan) unrecord(rc config.Change, changes []config.Change) config.Change {
+	if rc.Path == "" {
+		return rc // a plan that keeps no record
+	}
 	was := Record{}
 	if p.recOld != nil {
 		json.Unmarshal(p.recOld, &was) // read once already
