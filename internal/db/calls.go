@@ -295,6 +295,18 @@ func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []tas
 		return fmt.Errorf("snapshot: times: %w", err)
 	}
 	const batch = 100
+	insert := func(n int) string {
+		return `INSERT INTO snapshot_tasks (session_id, taskid, status, subject, description, created_at, updated_at) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+	}
+	// The full batches' statement is prepared once, not once a batch.
+	var full *sql.Stmt
+	if len(tasks) >= batch {
+		if full, err = tx.PrepareContext(ctx, insert(batch)); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		defer full.Close()
+	}
 	args := make([]any, 0, 7*batch)
 	for start := 0; start < len(tasks); start += batch {
 		part := tasks[start:min(start+batch, len(tasks))]
@@ -306,9 +318,12 @@ func writeSnapshot(ctx context.Context, tx *sqlx.Tx, old, id string, tasks []tas
 			}
 			args = append(args, id, t.Taskid, string(t.Status), t.Subject, t.Description, tm.created, tm.updated)
 		}
-		q := `INSERT INTO snapshot_tasks (session_id, taskid, status, subject, description, created_at, updated_at) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(part)), ", ")
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if len(part) == batch {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insert(len(part)), args...)
+		}
+		if err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
 	}
