@@ -132,8 +132,11 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 		if len(newb) == 0 && len(old) > 0 {
 			newb = p.Emptied(path, newb) // setup made the file, or the user kept it empty
 		}
-		if was != "" {
+		switch {
+		case was != "":
 			p.Step("remove setup's block (%s) from %s", held, path)
+		case string(newb) != string(old):
+			p.Step("remove setup's tables (%s), left without their block by a rewrite of Codex's, from %s", held, path)
 		}
 	} else {
 		if newb, err = config.SetBlock(old, name, body, ownTable); err != nil {
