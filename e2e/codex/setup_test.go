@@ -245,9 +245,13 @@ func TestSetupKeepsCodexsOwnTables(t *testing.T) {
 	assert.Contains(t, read(t, cfg), "--session", "setup did not write its block again")
 	assert.Contains(t, servers(), `"mine"`, "setup again lost the server Codex added")
 	assert.Equal(t, 1, strings.Count(read(t, cfg), "# <<< tasksessiond <<<"), "a marker without its pair was left")
-	h.Setup(t, "codex", "--uninstall")
+	out = h.Command(t, 60*time.Second, "mcp", "add", "mine2", "--", "/bin/echo", "again") // the begin marker lost again
+	require.NoError(t, out.Err, out.Stderr)
+	said := h.Setup(t, "codex", "--uninstall")
+	assert.Contains(t, said, "remove setup's tables")
 	assert.NotContains(t, read(t, cfg), "tasksessiond")
 	list := servers()
 	assert.Contains(t, list, `"mine"`, "--uninstall lost the server Codex added")
+	assert.Contains(t, list, `"mine2"`, "--uninstall lost the server Codex added")
 	assert.NotContains(t, list, `"tasks"`)
 }
