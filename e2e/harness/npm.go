@@ -46,6 +46,11 @@ const EnvRelease = "TASKSESSIOND_E2E_RELEASE"
 // the OpenCode plugin; and the version.
 func NPMRelease(tb testing.TB) (platform, main, opencode, version string) {
 	tb.Helper()
+	if !Required() {
+		// only the end-to-end tests use a release: `go test ./...` need
+		// not build one to skip them
+		tb.Skipf("the release is built for the end-to-end tests, which run with %s=1", EnvE2E)
+	}
 	release.once.Do(func() {
 		if _, err := exec.LookPath("npm"); err != nil {
 			release.err = fmt.Errorf("npm is not on PATH")

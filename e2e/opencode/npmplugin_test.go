@@ -18,7 +18,6 @@ import (
 // session goes on with #2.
 func TestNPMPlugin(t *testing.T) {
 	t.Parallel()
-	harness.RequireHost(t, opencode.CLI) // before the release is built
 	_, _, tarball, _ := harness.NPMRelease(t)
 	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
