@@ -425,10 +425,7 @@ func TestSetupRecordEdges(t *testing.T) {
 			rel:            `{"permissions":{"allow":["mcp__tasks"],"deny":["TodoWrite"]}}`,
 		})
 		orig := e.snapshot(t)[rel]
-		for _, extra := range [][]string{nil, {"--uninstall"}} {
-			out, code := setupHost(t, e, "claude-code", extra...)
-			require.Equal(t, 0, code, out)
-		}
+		setUpAndTakeBack(t, e, "claude-code")
 		assert.Equal(t, orig, e.snapshot(t)[rel])
 	})
 	t.Run("OpenCodeMovedToJSONC", func(t *testing.T) {
@@ -441,10 +438,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		require.Equal(t, 0, code)
 		mine := map[string]string{".config/opencode/opencode.jsonc": "{\n  // mine\n  \"model\": \"x\",\n  \"tools\": {\"todowrite\": false},\n}\n"}
 		e.write(t, mine)
-		for _, extra := range [][]string{nil, {"--uninstall"}} {
-			out, code := setupHost(t, e, "opencode", extra...)
-			require.Equal(t, 0, code, out)
-		}
+		setUpAndTakeBack(t, e, "opencode")
 		assert.Equal(t, mine, e.snapshot(t))
 	})
 	t.Run("CodexEmptyFile", func(t *testing.T) {
@@ -452,10 +446,7 @@ func TestSetupRecordEdges(t *testing.T) {
 		e := newSetupEnv(t)
 		mine := map[string]string{".codex/config.toml": ""}
 		e.write(t, mine)
-		for _, extra := range [][]string{nil, {"--uninstall"}} {
-			out, code := setupHost(t, e, "codex", extra...)
-			require.Equal(t, 0, code, out)
-		}
+		setUpAndTakeBack(t, e, "codex")
 		assert.Equal(t, mine, e.snapshot(t))
 	})
 	t.Run("AnotherBin", func(t *testing.T) {
@@ -552,6 +543,15 @@ func setupHost(t *testing.T, e setupEnv, name string, extra ...string) (string, 
 	t.Helper()
 	out, stderr, code := e.run(t, append([]string{"setup", name, "--bin", e.bin}, extra...)...)
 	return out + stderr, code
+}
+
+// setUpAndTakeBack sets host name up and takes it back, each succeeding.
+func setUpAndTakeBack(t *testing.T, e setupEnv, name string) {
+	t.Helper()
+	for _, extra := range [][]string{nil, {"--uninstall"}} {
+		out, code := setupHost(t, e, name, extra...)
+		require.Equal(t, 0, code, out)
+	}
 }
 
 func TestSetupRefusesWhatTheHostCannotRead(t *testing.T) {
