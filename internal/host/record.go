@@ -142,8 +142,8 @@ func (p *Plan) fileEdit(file string) (Edit, bool) {
 }
 
 // SetUpBefore says file was found set up: it holds what setup adds that
-// runs tasksessiond (a server, a hook), or, for OpenCode, whose file holds
-// neither, the plugin is there and neither of its files has a record. In
+// runs tasksessiond (a server, a hook), or, for a host whose file holds
+// neither, what else its package takes for the sign (a plugin). In
 // such a file of which the record says nothing, a setup that kept no
 // record set what setup sets: setup takes it as its, and uninstall takes
 // it back. With no such sign, what is there is the user's.

@@ -160,7 +160,11 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 // (when it runs tasksessiond: a server of the user's called tasks is
 // not), and the trust of setup's hook, by header. Another is the user's
 // or Codex's own (a project's trust, a server added, a hook of the
-// user's trusted), wherever Codex wrote it, and stays.
+// user's trusted), wherever Codex wrote it, and stays. Codex writes the
+// file too ("codex mcp add", trusting a project): it prints a new table
+// before the file's last comment (setup's end marker), and writes the
+// servers' tables anew, setup's begin marker lost (held by e2e/codex,
+// TestSetupKeepsCodexsOwnTables).
 type tables struct {
 	server bool
 	bin    string

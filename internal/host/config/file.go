@@ -104,8 +104,8 @@ func (c Change) write() error {
 }
 
 // unchanged is an error when the file no longer holds the bytes the
-// change was made from: a host wrote it while setup ran (Claude Code
-// rewrites ~/.claude.json as it runs), and what it wrote would be lost.
+// change was made from: a host wrote it while setup ran (a host may
+// rewrite its state file as it runs), and what it wrote would be lost.
 func (c Change) unchanged() error {
 	now, err := Read(c.Path)
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 // A TOML file is edited by a block of its own, between two marker lines,
 // appended at the end; nothing outside the block is touched. (The TOML
 // libraries for Go drop comments when they write.) A host that writes the
-// file too may move things about: Codex ("codex mcp add", trusting a
-// project) prints a new table before the comments after the file's last
-// key (the end marker: the table lands in the block), and writes the
-// servers' tables anew, the begin marker before them lost. So the caller
+// file too may move things about: it may print a new table before the
+// comments after the file's last key (the end marker: the table lands in
+// the block), or write tables anew, the begin marker before them lost
+// (the codex package says where its host does). So the caller
 // says which tables are setup's (ours): one in the block that is not is
 // kept, moved out after it; one of setup's outside it, and a marker left
 // without its pair, are taken out before the block is written.
