@@ -141,9 +141,12 @@ func TestSetupEachHost(t *testing.T) {
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, out, "+++ ")
 			assert.Equal(t, orig, e.snapshot(t), "--dry-run changed a file")
+			assert.NoFileExists(t, e.record(), "--dry-run wrote setup's record")
+			assert.Empty(t, e.backups(t), "--dry-run kept a backup")
 
 			_, stderr, code = e.run(t, "doctor", "--bin", e.bin, name)
 			assert.Equal(t, 1, code, "doctor before setup: %s", stderr)
+			assert.NoFileExists(t, e.record(), "doctor wrote setup's record")
 
 			out, stderr, code = e.run(t, "setup", name, "--bin", e.bin)
 			require.Equal(t, 0, code, "%s%s", out, stderr)
