@@ -44,9 +44,14 @@ type Session struct {
 
 // Report is what a check found.
 type Report struct {
+	// Schema, set for a file at an older schema, says so: nothing but
+	// SQLite's integrity check is done on it (see older).
+	Schema    string   `json:"schema,omitempty"`
 	Integrity []string `json:"integrity,omitempty"` // SQLite's findings; empty when ok
 	// Indexes are the schema's indexes that are missing or not as defined.
-	Indexes  []string  `json:"indexes,omitempty"`
+	Indexes []string `json:"indexes,omitempty"`
+	// Views are the schema's views that are missing or not as defined.
+	Views    []string  `json:"views,omitempty"`
 	Sessions []Session `json:"sessions"`
 	// Orphans are log rows of sessions that do not exist.
 	Orphans  []string `json:"orphans,omitempty"`
@@ -79,15 +84,23 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		if err != nil {
 			return err
 		}
+		if old, err := older(ctx, view); err != nil || old != "" {
+			r = Report{Schema: old, Integrity: integrity, Problems: 1 + len(integrity)}
+			return err
+		}
 		indexes, err := view.IndexProblems(ctx)
+		if err != nil {
+			return err
+		}
+		views, err := view.ViewProblems(ctx)
 		if err != nil {
 			return err
 		}
 		if r, err = check(ctx, view, ids); err != nil {
 			return err
 		}
-		r.Integrity, r.Indexes = integrity, indexes
-		r.Problems += len(integrity) + len(indexes)
+		r.Integrity, r.Indexes, r.Views = integrity, indexes, views
+		r.Problems += len(integrity) + len(indexes) + len(views)
 		return nil
 	})
 	return r, err
@@ -112,6 +125,8 @@ type Repaired struct {
 	// Indexes are the indexes made again from the schema's definition
 	// (every index is rebuilt from its table besides).
 	Indexes []string `json:"indexes,omitempty"`
+	// Views are the views made again from the schema's definition.
+	Views []string `json:"views,omitempty"`
 	// Left are the sessions whose log is damaged, left as they were.
 	Left []string `json:"left,omitempty"`
 }
@@ -128,8 +143,14 @@ func Repair(ctx context.Context, d *db.DB) (Report, Repaired, error) {
 	if err != nil {
 		return r, done, err
 	}
+	if r.Schema != "" {
+		return r, done, fmt.Errorf("%s; repair upgrades nothing", r.Schema)
+	}
 	// The indexes first: the tasks view reads through one.
 	if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
+		return r, done, err
+	}
+	if done.Views, err = d.RebuildViews(ctx); err != nil {
 		return r, done, err
 	}
 	var fixes []tasksessiond.Append
