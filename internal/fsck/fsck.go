@@ -177,6 +177,7 @@ type checking struct {
 	children map[string][]string // by parent_id
 	named    map[string][]string // by successor_id: who names a session as its successor
 	checkers map[string]*checker
+	cycles   map[string][]string // the lineage's cycles, by session (see cycleOf)
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
@@ -294,8 +295,11 @@ func (c *checking) parentOf(id string) string {
 // edit makes them disagree. Each problem says the statement that sets the
 // column back; repair does not guess which of two columns is right.
 func (c *checking) lineageOf(k *checker) {
+	if c.cycleOf(k) {
+		return
+	}
 	l := c.lineage[k.out.ID]
-	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	q := quote
 	if l.ParentID != "" {
 		p, ok := c.lineage[l.ParentID]
 		switch {
@@ -314,14 +318,22 @@ func (c *checking) lineageOf(k *checker) {
 		if !l.Snapshot {
 			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is gone: the daemon refuses to serve it; restore a backup", l.ParentID)
 		}
-	} else if named := c.named[l.ID]; len(named) > 0 {
+	} else if named := c.named[l.ID]; len(named) > 0 && l.Snapshot {
 		k.problem(false, "session %s names it as its successor, but its parent_id is empty (sqlite3: UPDATE sessions SET parent_id = %s WHERE id = %s)", named[0], q(named[0]), q(l.ID))
+	} else if len(named) > 0 {
+		// Never compacted into (no snapshot): the successor_id naming it
+		// is the edit, reported at the session whose column it is.
 	} else if l.Snapshot {
 		k.problem(true, "it has a snapshot, which only a compaction writes, but no session is its parent: the daemon refuses to serve it; restore a backup")
 	}
 	if l.SuccessorID != "" {
-		if _, ok := c.lineage[l.SuccessorID]; !ok {
+		s, ok := c.lineage[l.SuccessorID]
+		switch {
+		case !ok:
 			k.problem(false, "its successor %s does not exist", l.SuccessorID)
+		case !s.Snapshot && s.ParentID != l.ID:
+			k.problem(false, "it names successor %s, which was never compacted from it (it has no snapshot, and its parent_id does not name it) (sqlite3: %s)", l.SuccessorID, c.unname(l, l.SuccessorID))
+			return
 		}
 		if l.Status != tasksessiond.SessionCompacted {
 			k.problem(false, "it names successor %s but has status %q (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", l.SuccessorID, l.Status, q(l.ID))
