@@ -32,7 +32,8 @@ the replay: each row's change columns and its result (what the model was
 told), the tasks view, the log's key, each successor's snapshot against its
 parent's replay; the lineage columns against each other; every index and
 view the schema defines; all as of one moment. Every problem is reported,
-whatever a row holds. Exits 1 if anything differs. Safe while the daemon runs.
+whatever a row holds, past a malformed page too (the rows it cannot read are
+named, with their sessions). Exits 1 if anything differs. Safe while the daemon runs.
 A missing file is an error, not an empty database. A file at an older schema
 is named ("schema 10: start the daemon once to upgrade it") and not checked
 further; fsck never upgrades a file.
@@ -104,6 +105,9 @@ func printReport(w io.Writer, r fsck.Report) {
 	}
 	for _, line := range slices.Concat(r.Indexes, r.Views) {
 		fmt.Fprintf(w, "schema: %s\n", line)
+	}
+	for _, line := range r.Unreadable {
+		fmt.Fprintf(w, "%s\n", line)
 	}
 	for _, id := range r.Orphans {
 		fmt.Fprintf(w, "the log holds rows of session %s, which does not exist\n", id)

@@ -5,14 +5,15 @@
 // result (what the model was told), the tasks view, the log's key; each
 // successor's snapshot against its parent's replay; the lineage columns
 // against each other and the snapshots; every index of the schema, and
-// SQLite's integrity check. It reports every problem and goes on: only a
-// file it cannot read stops it. Repair rebuilds what is derived from the
+// SQLite's integrity check. It reports every problem and goes on, past
+// rows SQLite cannot read too: only a file it cannot open stops it. Repair rebuilds what is derived from the
 // log, and only from a replay found consistent.
 package fsck
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -54,8 +55,11 @@ type Report struct {
 	Views    []string  `json:"views,omitempty"`
 	Sessions []Session `json:"sessions"`
 	// Orphans are log rows of sessions that do not exist.
-	Orphans  []string `json:"orphans,omitempty"`
-	Problems int      `json:"problems"`
+	Orphans []string `json:"orphans,omitempty"`
+	// Unreadable says which rows of the log SQLite could not read (a
+	// malformed page), and whose they were.
+	Unreadable []string `json:"unreadable,omitempty"`
+	Problems   int      `json:"problems"`
 	// fixes are, by session, the rows whose change columns disagree with
 	// their replay, as the replay gives them.
 	fixes map[string][]tasksessiond.Append
@@ -145,6 +149,11 @@ func Repair(ctx context.Context, d *db.DB) (Report, Repaired, error) {
 	}
 	if r.Schema != "" {
 		return r, done, fmt.Errorf("%s; repair upgrades nothing", r.Schema)
+	}
+	if len(r.Unreadable) > 0 {
+		// A REINDEX would drop the keys of the rows it cannot read, the
+		// last record of whose they were.
+		return r, done, fmt.Errorf("%s; repair changes nothing of a file SQLite cannot read whole", strings.Join(r.Unreadable, "; "))
 	}
 	// The indexes first: the tasks view reads through one.
 	if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
@@ -238,6 +247,10 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		cur.row(row, createdAt)
 		return nil
 	})
+	var unread *db.UnreadableError
+	if errors.As(err, &unread) {
+		err = nil // what could be read was; said below
+	}
 	if err != nil {
 		return Report{}, err
 	}
@@ -257,6 +270,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		}
 		c.start(ctx, d, id).finish(ctx, d)
 	}
+	c.unreadable(unread, want)
 	for id := range want {
 		if k, ok := c.checkers[id]; ok {
 			c.lineageOf(k)
