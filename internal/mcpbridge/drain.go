@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,9 +62,15 @@ func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// drainWait bounds how long the end of input waits for answers: a tool
+// call is bounded by callTimeout, and a request the SDK never answered
+// must not keep the bridge from exiting.
+const drainWait = callTimeout + 5*time.Second
+
 // drain waits until every request read has been answered, or ctx ends.
-// A tool call is bounded (callTimeout), so this ends.
 func (c *drainConn) drain(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, drainWait)
+	defer cancel()
 	for {
 		c.mu.Lock()
 		n := len(c.pending)
