@@ -6,8 +6,9 @@
 // successor's snapshot against its parent's replay; the lineage columns
 // against each other and the snapshots; every index of the schema, and
 // SQLite's integrity check. It reports every problem and goes on, past
-// rows SQLite cannot read too: only a file it cannot open stops it. Repair rebuilds what is derived from the
-// log, and only from a replay found consistent.
+// rows SQLite cannot read too: only a file it cannot open stops it.
+// Repair rebuilds what is derived from the log, and only from a replay
+// found consistent.
 package fsck
 
 import (
