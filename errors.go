@@ -42,6 +42,24 @@ func (e *LeaseHeldError) Error() string {
 		e.SessionID, e.Owner, e.ExpiresAt.UTC().Format(time.RFC3339Nano))
 }
 
+// LockedError is a write that waited its time for the database's write
+// lock while another process held it (a sqlite3 shell in a transaction,
+// say): nothing was written, and writes resume when it is released.
+type LockedError struct {
+	Holder string // "pid 1234, sqlite3" where it can be told, else ""
+	Err    error  // the storage's own error
+}
+
+func (e *LockedError) Error() string {
+	who := ""
+	if e.Holder != "" {
+		who = " (" + e.Holder + ")"
+	}
+	return "the database is locked by another process" + who + "; writes resume when it is released"
+}
+
+func (e *LockedError) Unwrap() error { return e.Err }
+
 // Kind is what kind of failure an Error is: what a caller branches on.
 // The server maps each kind to a JSON-RPC error code in one table.
 type Kind string

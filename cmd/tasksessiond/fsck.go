@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/cli"
 	"github.com/tasksessiond/tasksessiond/internal/db"
@@ -20,7 +21,7 @@ func fsckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dbPath := fs.String("db", paths.DB(), "database file (env "+paths.EnvDB+")")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	repair := fs.Bool("repair", false, "rebuild what is derived from the log (each row's change columns, every index); refused while a daemon serves the database")
+	repair := fs.Bool("repair", false, "rebuild what is derived from the log (each row's change columns, every index, the views); refused while a daemon serves the database")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond fsck [flags] [SESSION]
 
@@ -29,15 +30,18 @@ against its table), then every row of the log read from the table itself,
 each session (or the one given) replayed from its snapshot, and compared with
 the replay: each row's change columns and its result (what the model was
 told), the tasks view, the log's key, each successor's snapshot against its
-parent's replay; the lineage columns against each other; every index the
-schema defines; all as of one moment. Every problem is reported, whatever a
-row holds. Exits 1 if anything differs. Safe while the daemon runs. A missing
-file is an error, not an empty database.
+parent's replay; the lineage columns against each other; every index and
+view the schema defines; all as of one moment. Every problem is reported,
+whatever a row holds, past a malformed page too (the rows it cannot read are
+named, with their sessions). Exits 1 if anything differs. Safe while the daemon runs.
+A missing file is an error, not an empty database. A file at an older schema
+is named ("schema 10: start the daemon once to upgrade it") and not checked
+further; fsck never upgrades a file.
 
-With --repair (the daemon stopped), make every index again and rewrite the
-change columns that differ from the replay, in sessions whose log replays
-consistently only; a session whose log itself is damaged is named and left as
-it is. Then check again.
+With --repair (the daemon stopped), make every index again, and every view
+missing or altered, and rewrite the change columns that differ from the
+replay, in sessions whose log replays consistently only; a session whose log
+itself is damaged is named and left as it is. Then check again.
 
 Flags:
 `)
@@ -93,11 +97,17 @@ Flags:
 }
 
 func printReport(w io.Writer, r fsck.Report) {
+	if r.Schema != "" {
+		fmt.Fprintf(w, "%s\n", r.Schema)
+	}
 	for _, line := range r.Integrity {
 		fmt.Fprintf(w, "integrity: %s\n", line)
 	}
-	for _, line := range r.Indexes {
+	for _, line := range slices.Concat(r.Indexes, r.Views) {
 		fmt.Fprintf(w, "schema: %s\n", line)
+	}
+	for _, line := range r.Unreadable {
+		fmt.Fprintf(w, "%s\n", line)
 	}
 	for _, id := range r.Orphans {
 		fmt.Fprintf(w, "the log holds rows of session %s, which does not exist\n", id)
@@ -119,7 +129,12 @@ func repairCmd(ctx context.Context, path string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tasksessiond fsck: no database to repair at %s: %v\n", path, err)
 		return 1
 	}
-	d, err := db.Open(ctx, path, db.Options{})
+	d, err := db.Open(ctx, path, db.Options{NoUpgrade: true})
+	var old *db.OlderSchemaError
+	if errors.As(err, &old) {
+		fmt.Fprintf(stderr, "tasksessiond fsck: %v; fsck --repair upgrades nothing\n", err)
+		return 1
+	}
 	if errors.Is(err, db.ErrLocked) {
 		fmt.Fprintf(stderr, "tasksessiond fsck: %v\nstop the daemon first (tasksessiond status shows it); fsck without --repair is safe beside it\n", err)
 		return 1
@@ -138,6 +153,9 @@ func repairCmd(ctx context.Context, path string, stdout, stderr io.Writer) int {
 	printReport(stdout, before)
 	for _, ix := range done.Indexes {
 		fmt.Fprintf(stdout, "repaired: made index %s again from the schema's definition\n", ix)
+	}
+	for _, v := range done.Views {
+		fmt.Fprintf(stdout, "repaired: made view %s again from the schema's definition\n", v)
 	}
 	fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; rebuilt every index\n", done.Rewrote)
 	for _, id := range done.Left {

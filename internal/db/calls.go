@@ -215,7 +215,8 @@ func (d *DB) Messages(ctx context.Context, sessionID string) ([]tasksessiond.Mes
 // Compact writes the successor session, its snapshot (the store: the old
 // session's log replayed), its messages and its forced first call, and
 // seals the old session, in one transaction.
-func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
+func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) (err error) {
+	defer func() { err = d.lockedOut(err) }()
 	if err := d.checkFile(); err != nil {
 		return fmt.Errorf("compact %s: %w", c.Old, err)
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"modernc.org/sqlite"
 
 	"github.com/tasksessiond/tasksessiond"
 )
@@ -19,10 +22,26 @@ import (
 // itself rather than through an index (fsck's view of the truth), in
 // session and seq order (sorted by SQLite), results included; createdAt is
 // the row's time as stored. The Call's bytes are valid only during the
-// call to fn.
+// call to fn. Past a malformed page it reads the log row by row (see
+// recover.go) and returns an *UnreadableError naming what it could not.
 func (d *DB) EachLogged(ctx context.Context, fn func(c *tasksessiond.Call, createdAt string) error) error {
-	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, result, forced, created_at,
-		taskid, status, subject, description
+	delivered := false
+	err := d.eachLogged(ctx, func(c *tasksessiond.Call, createdAt string) error {
+		delivered = true
+		return fn(c, createdAt)
+	})
+	if isCorrupt(err) && !delivered {
+		// SQLite sorts every row before it hands over the first: a row it
+		// cannot read stops the read before fn has seen any.
+		var se *sqlite.Error
+		errors.As(err, &se)
+		return d.eachLoggedRecovering(ctx, fn, se)
+	}
+	return err
+}
+
+func (d *DB) eachLogged(ctx context.Context, fn func(c *tasksessiond.Call, createdAt string) error) error {
+	rows, err := d.q.QueryContext(ctx, `SELECT `+loggedColumns+`
 		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
 	if err != nil {
 		return fmt.Errorf("read the log: %w", err)

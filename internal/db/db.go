@@ -64,6 +64,9 @@ type Options struct {
 	// two commits; default 32 MiB (each emptying stops the commits while
 	// it copies the log back: at 16 MiB, 64 sessions lost 7% of their rate).
 	WALLimit int64
+	// NoUpgrade refuses a database at an older schema (OlderSchemaError)
+	// instead of upgrading it, which is one-way: fsck --repair.
+	NoUpgrade bool
 }
 
 // pageSize is SQLite's default page size, which the database keeps.
@@ -92,6 +95,7 @@ type DB struct {
 	gone     atomic.Pointer[string]           // why the file at path is not the one open, once it is not
 	schema   string                           // what is wrong with the schema's indexes, as found at open
 	maxBytes int64                            // the cap on the file (0: none), which an upgrade must fit in
+	upgrade  bool                             // an older schema is upgraded, not refused
 	wal      atomic.Pointer[tasksessiond.WAL] // as the last checkpoint found it
 	walWarn  int64
 
@@ -213,7 +217,7 @@ func open(ctx context.Context, path string, opts Options, key string) (*DB, erro
 	clock := opts.Now
 	now := func() time.Time { return clock().UTC().Truncate(time.Microsecond) }
 	reads := newPreparedReads(r)
-	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes, maxBytes: opts.MaxBytes,
+	d := &DB{path: path, key: key, w: w, r: r, reads: reads, q: reads, now: now, log: opts.Logger, walWarn: opts.WALWarnBytes, maxBytes: opts.MaxBytes, upgrade: !opts.NoUpgrade,
 		wr:      writerState{walLimit: opts.WALLimit, walNext: opts.WALLimit, busyTimeout: opts.BusyTimeout},
 		appends: make(chan *appendReq), closed: make(chan struct{}),
 		writerDone: make(chan struct{}), ckptDone: make(chan struct{})}

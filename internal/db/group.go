@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -93,7 +94,10 @@ func (d *DB) writer() {
 const walWait = 50 * time.Millisecond
 
 func (d *DB) commitGroup(group []*appendReq) {
-	if err := d.appendTx(context.Background(), group); err == nil || len(group) == 1 {
+	err := d.appendTx(context.Background(), group)
+	var locked *tasksessiond.LockedError
+	if err == nil || len(group) == 1 || errors.As(err, &locked) {
+		// Locked out, each alone would wait its busy timeout again.
 		for _, r := range group {
 			r.done <- err
 		}
@@ -106,7 +110,8 @@ func (d *DB) commitGroup(group []*appendReq) {
 	}
 }
 
-func (d *DB) appendTx(ctx context.Context, group []*appendReq) error {
+func (d *DB) appendTx(ctx context.Context, group []*appendReq) (err error) {
+	defer func() { err = d.lockedOut(err) }()
 	if err := d.checkFile(); err != nil {
 		return fmt.Errorf("append calls: %w", err)
 	}

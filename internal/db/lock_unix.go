@@ -46,23 +46,72 @@ func lockHolder(f *os.File) string {
 	if err != nil {
 		return ""
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	pid := ""
+	eachLock(fi, func(l lockLine) bool {
+		if l.class == "FLOCK" {
+			pid = l.pid
+		}
+		return pid == ""
+	})
+	if pid == "" {
 		return ""
 	}
-	b, err := os.ReadFile("/proc/locks")
+	return " (pid " + pid + ")"
+}
+
+// walWriteLock is the byte of the -shm file whose POSIX write lock is
+// SQLite's write lock in WAL mode (WAL_WRITE_LOCK at UNIX_SHM_BASE, 120).
+const walWriteLock = "120"
+
+// writeLockHolder names the process holding SQLite's write lock on the
+// database at path ("pid 1234, sqlite3"), where /proc/locks tells, else "".
+func writeLockHolder(path string) string {
+	fi, err := os.Stat(path + "-shm")
 	if err != nil {
 		return ""
 	}
+	self := strconv.Itoa(os.Getpid())
+	pid := ""
+	eachLock(fi, func(l lockLine) bool {
+		if l.class == "POSIX" && l.kind == "WRITE" && l.start == walWriteLock && l.pid != self {
+			pid = l.pid
+		}
+		return pid == ""
+	})
+	if pid == "" {
+		return ""
+	}
+	if comm, err := os.ReadFile("/proc/" + pid + "/comm"); err == nil {
+		return "pid " + pid + ", " + strings.TrimSpace(string(comm))
+	}
+	return "pid " + pid
+}
+
+// lockLine is one lock of /proc/locks:
+// "1: POSIX  ADVISORY  WRITE 1234 fd:01:5678 120 120".
+type lockLine struct{ class, kind, pid, start string }
+
+// eachLock calls fn with each lock held on the file fi (not those waited
+// for) until fn returns false. Where there is no /proc/locks, it does not.
+func eachLock(fi os.FileInfo, fn func(lockLine) bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return
+	}
 	ino := ":" + strconv.FormatUint(uint64(st.Ino), 10)
 	for line := range strings.SplitSeq(string(b), "\n") {
-		// "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF"
 		fs := strings.Fields(line)
-		if len(fs) >= 6 && fs[1] == "FLOCK" && strings.HasSuffix(fs[5], ino) {
-			return " (pid " + fs[4] + ")"
+		if len(fs) < 7 || fs[1] == "->" || !strings.HasSuffix(fs[5], ino) {
+			continue
+		}
+		if !fn(lockLine{class: fs[1], kind: fs[3], pid: fs[4], start: fs[6]}) {
+			return
 		}
 	}
-	return ""
 }
 
 // fileKey names the file at path by device and inode, whatever path

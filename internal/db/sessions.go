@@ -47,7 +47,8 @@ func scanSession(sc sqlscan.Row, dest ...any) (tasksessiond.Session, error) {
 }
 
 // CreateSession inserts s, stamping its times. tasksessiond.ErrExists if the id is taken.
-func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) error {
+func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) (err error) {
+	defer func() { err = d.lockedOut(err) }()
 	if s.Snapshot != nil {
 		// Its tasks are its parent's: only Compact, which writes both, makes one.
 		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)

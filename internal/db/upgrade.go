@@ -80,6 +80,9 @@ func (d *DB) migrate(ctx context.Context, maxBytes int64) error {
 		return err
 	}
 	to := KnownSchema()
+	if from < to && !d.upgrade {
+		return &OlderSchemaError{Path: d.path, Schema: from, Known: to}
+	}
 	if from == 0 || from == to {
 		applied, err := p.Up(ctx) // a new database: nothing to copy
 		if err != nil {

@@ -5,14 +5,16 @@
 // result (what the model was told), the tasks view, the log's key; each
 // successor's snapshot against its parent's replay; the lineage columns
 // against each other and the snapshots; every index of the schema, and
-// SQLite's integrity check. It reports every problem and goes on: only a
-// file it cannot read stops it. Repair rebuilds what is derived from the
-// log, and only from a replay found consistent.
+// SQLite's integrity check. It reports every problem and goes on, past
+// rows SQLite cannot read too: only a file it cannot open stops it.
+// Repair rebuilds what is derived from the log, and only from a replay
+// found consistent.
 package fsck
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -44,13 +46,21 @@ type Session struct {
 
 // Report is what a check found.
 type Report struct {
+	// Schema, set for a file at an older schema, says so: nothing but
+	// SQLite's integrity check is done on it (see older).
+	Schema    string   `json:"schema,omitempty"`
 	Integrity []string `json:"integrity,omitempty"` // SQLite's findings; empty when ok
 	// Indexes are the schema's indexes that are missing or not as defined.
-	Indexes  []string  `json:"indexes,omitempty"`
+	Indexes []string `json:"indexes,omitempty"`
+	// Views are the schema's views that are missing or not as defined.
+	Views    []string  `json:"views,omitempty"`
 	Sessions []Session `json:"sessions"`
 	// Orphans are log rows of sessions that do not exist.
-	Orphans  []string `json:"orphans,omitempty"`
-	Problems int      `json:"problems"`
+	Orphans []string `json:"orphans,omitempty"`
+	// Unreadable says which rows of the log SQLite could not read (a
+	// malformed page), and whose they were.
+	Unreadable []string `json:"unreadable,omitempty"`
+	Problems   int      `json:"problems"`
 	// fixes are, by session, the rows whose change columns disagree with
 	// their replay, as the replay gives them.
 	fixes map[string][]tasksessiond.Append
@@ -79,15 +89,23 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		if err != nil {
 			return err
 		}
+		if old, err := older(ctx, view); err != nil || old != "" {
+			r = Report{Schema: old, Integrity: integrity, Problems: 1 + len(integrity)}
+			return err
+		}
 		indexes, err := view.IndexProblems(ctx)
+		if err != nil {
+			return err
+		}
+		views, err := view.ViewProblems(ctx)
 		if err != nil {
 			return err
 		}
 		if r, err = check(ctx, view, ids); err != nil {
 			return err
 		}
-		r.Integrity, r.Indexes = integrity, indexes
-		r.Problems += len(integrity) + len(indexes)
+		r.Integrity, r.Indexes, r.Views = integrity, indexes, views
+		r.Problems += len(integrity) + len(indexes) + len(views)
 		return nil
 	})
 	return r, err
@@ -112,6 +130,8 @@ type Repaired struct {
 	// Indexes are the indexes made again from the schema's definition
 	// (every index is rebuilt from its table besides).
 	Indexes []string `json:"indexes,omitempty"`
+	// Views are the views made again from the schema's definition.
+	Views []string `json:"views,omitempty"`
 	// Left are the sessions whose log is damaged, left as they were.
 	Left []string `json:"left,omitempty"`
 }
@@ -128,8 +148,19 @@ func Repair(ctx context.Context, d *db.DB) (Report, Repaired, error) {
 	if err != nil {
 		return r, done, err
 	}
+	if r.Schema != "" {
+		return r, done, fmt.Errorf("%s; repair upgrades nothing", r.Schema)
+	}
+	if len(r.Unreadable) > 0 {
+		// A REINDEX would drop the keys of the rows it cannot read, the
+		// last record of whose they were.
+		return r, done, fmt.Errorf("%s; repair changes nothing of a file SQLite cannot read whole", strings.Join(r.Unreadable, "; "))
+	}
 	// The indexes first: the tasks view reads through one.
 	if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
+		return r, done, err
+	}
+	if done.Views, err = d.RebuildViews(ctx); err != nil {
 		return r, done, err
 	}
 	var fixes []tasksessiond.Append
@@ -156,6 +187,7 @@ type checking struct {
 	children map[string][]string // by parent_id
 	named    map[string][]string // by successor_id: who names a session as its successor
 	checkers map[string]*checker
+	cycles   map[string][]string // the lineage's cycles, by session (see cycleOf)
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
@@ -216,6 +248,10 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		cur.row(row, createdAt)
 		return nil
 	})
+	var unread *db.UnreadableError
+	if errors.As(err, &unread) {
+		err = nil // what could be read was; said below
+	}
 	if err != nil {
 		return Report{}, err
 	}
@@ -235,6 +271,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		}
 		c.start(ctx, d, id).finish(ctx, d)
 	}
+	c.unreadable(unread, want)
 	for id := range want {
 		if k, ok := c.checkers[id]; ok {
 			c.lineageOf(k)
@@ -273,8 +310,11 @@ func (c *checking) parentOf(id string) string {
 // edit makes them disagree. Each problem says the statement that sets the
 // column back; repair does not guess which of two columns is right.
 func (c *checking) lineageOf(k *checker) {
+	if c.cycleOf(k) {
+		return
+	}
 	l := c.lineage[k.out.ID]
-	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	q := quote
 	if l.ParentID != "" {
 		p, ok := c.lineage[l.ParentID]
 		switch {
@@ -293,14 +333,22 @@ func (c *checking) lineageOf(k *checker) {
 		if !l.Snapshot {
 			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is gone: the daemon refuses to serve it; restore a backup", l.ParentID)
 		}
-	} else if named := c.named[l.ID]; len(named) > 0 {
+	} else if named := c.named[l.ID]; len(named) > 0 && l.Snapshot {
 		k.problem(false, "session %s names it as its successor, but its parent_id is empty (sqlite3: UPDATE sessions SET parent_id = %s WHERE id = %s)", named[0], q(named[0]), q(l.ID))
+	} else if len(named) > 0 {
+		// Never compacted into (no snapshot): the successor_id naming it
+		// is the edit, reported at the session whose column it is.
 	} else if l.Snapshot {
 		k.problem(true, "it has a snapshot, which only a compaction writes, but no session is its parent: the daemon refuses to serve it; restore a backup")
 	}
 	if l.SuccessorID != "" {
-		if _, ok := c.lineage[l.SuccessorID]; !ok {
+		s, ok := c.lineage[l.SuccessorID]
+		switch {
+		case !ok:
 			k.problem(false, "its successor %s does not exist", l.SuccessorID)
+		case !s.Snapshot && s.ParentID != l.ID:
+			k.problem(false, "it names successor %s, which was never compacted from it (it has no snapshot, and its parent_id does not name it) (sqlite3: %s)", l.SuccessorID, c.unname(l, l.SuccessorID))
+			return
 		}
 		if l.Status != tasksessiond.SessionCompacted {
 			k.problem(false, "it names successor %s but has status %q (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", l.SuccessorID, l.Status, q(l.ID))

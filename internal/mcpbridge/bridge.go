@@ -128,7 +128,8 @@ func (b *Bridge) SessionID() string {
 	return b.session
 }
 
-// Run serves MCP on t until the client goes or ctx ends.
+// Run serves MCP on t until the client goes or ctx ends. Every request
+// read before the client's end of input is answered first.
 func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 	defer func() {
 		b.cmu.Lock()
@@ -137,7 +138,7 @@ func (b *Bridge) Run(ctx context.Context, t mcp.Transport) error {
 		}
 		b.cmu.Unlock()
 	}()
-	return b.server.Run(ctx, t)
+	return b.server.Run(ctx, answerAll{t})
 }
 
 // unreachable is a transport failure: the daemon did not answer.

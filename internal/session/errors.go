@@ -13,6 +13,11 @@ func unavailable(what string, err error) *tasksessiond.Error {
 		return &tasksessiond.Error{Kind: tasksessiond.KindLeased, Lease: held, Err: err,
 			Message: what + " failed: " + held.Error() + "; nothing was changed: send the call to that daemon, or retry once the lease has expired"}
 	}
+	var locked *tasksessiond.LockedError
+	if errors.As(err, &locked) {
+		return &tasksessiond.Error{Kind: tasksessiond.KindUnavailable, Err: err,
+			Message: what + " failed: " + locked.Error() + "; nothing was changed: retry the call then"}
+	}
 	if errors.Is(err, tasksessiond.ErrVanished) {
 		return &tasksessiond.Error{Kind: tasksessiond.KindUnavailable, Message: what + " failed: " + err.Error() + "; nothing was changed", Err: err}
 	}

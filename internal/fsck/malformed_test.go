@@ -1,0 +1,128 @@
+package fsck_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/fsck"
+	"github.com/tasksessiond/tasksessiond/internal/session"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/internal/tools"
+	"github.com/tasksessiond/tasksessiond/wire"
+)
+
+// spreadDB makes sessions sa, sb and sc, each of n tasks whose
+// descriptions name them ("sb-007"), logged one session after another,
+// so that each session's rows fill pages of their own.
+func spreadDB(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.db")
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	for _, id := range []string{"sa", "sb", "sc"} {
+		_, err := m.Create(ctx, wire.CreateSession{SessionID: id})
+		require.NoError(t, err)
+		for i := range n {
+			args := fmt.Sprintf(`{"subject":"task %d","description":"%s-%03d %s"}`, i+1, id, i+1, strings.Repeat("x", 200))
+			_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: []byte(args)})
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, d.Close())
+	return path
+}
+
+// breakCell makes the b-tree cell holding marker unreadable, as a torn
+// write or a bad sector does: its payload size says far more than the
+// page holds, so SQLite looks for an overflow page that is not there.
+func breakCell(t *testing.T, path, marker string) {
+	t.Helper()
+	const pageSize = 4096
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	// The marker in a table's leaf page (0x0d), past the start of its
+	// cells: a page's old bytes may hold it elsewhere too.
+	at, page := -1, 0
+	for from := 0; at < 0; {
+		i := bytes.Index(b[from:], []byte(marker))
+		require.GreaterOrEqual(t, i, 0, "marker %s in a leaf page of the file", marker)
+		at, page = from+i, (from+i)/pageSize*pageSize
+		if b[page] != 0x0d || at-page < int(binary.BigEndian.Uint16(b[page+5:])) {
+			from, at = at+1, -1
+		}
+	}
+	cells := int(binary.BigEndian.Uint16(b[page+3:]))
+	start := 0
+	for i := range cells {
+		p := int(binary.BigEndian.Uint16(b[page+8+2*i:]))
+		if page+p <= at && p > start {
+			start = p
+		}
+	}
+	require.Positive(t, start)
+	cell := page + start
+	// The payload size, a varint: every byte of it but the last has its
+	// high bit set. Set them all to the most it can say in as many bytes.
+	i := cell
+	for b[i]&0x80 != 0 {
+		b[i] = 0xff
+		i++
+	}
+	b[i] = 0x7f
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+}
+
+func TestFsckGoesOnPastAMalformedPage(t *testing.T) {
+	// Ensures a corrupt b-tree cell in the log does not stop fsck: it
+	// reports per session what it could read, names the session whose rows
+	// it could not read, and which rows those are; repair changes nothing.
+	for _, tc := range []struct {
+		name, marker, session string
+		seq                   int
+	}{
+		{"Middle", "sb-020 ", "sb", 20},
+		{"FirstRow", "sa-001 ", "sa", 1},
+		{"LastRow", "sc-040 ", "sc", 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := spreadDB(t, 40)
+			breakCell(t, path, tc.marker)
+			r := check(t, path)
+			require.False(t, r.OK())
+			require.Len(t, r.Sessions, 3)
+			for _, s := range r.Sessions {
+				if s.ID != tc.session {
+					assert.Empty(t, s.Problems, "%s reads whole", s.ID)
+					assert.Equal(t, 40, s.Rows)
+					continue
+				}
+				assert.True(t, s.LogDamaged)
+				assert.Equal(t, 39, s.Rows, "all but the broken row")
+				require.Len(t, s.Problems, 1, "%q", s.Problems)
+				assert.Contains(t, s.Problems[0], fmt.Sprintf("seq %d could not be read (database disk image is malformed (11)): 39 of its rows were read", tc.seq))
+			}
+			require.Len(t, r.Unreadable, 1)
+			assert.Contains(t, r.Unreadable[0], "the log's key names them as rows of "+tc.session+";")
+
+			// Repair changes nothing of it: a REINDEX would drop the lost
+			// rows' keys, the last record of whose they were.
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
+			d := testutil.MustOpenDBAt(t, path)
+			_, _, err = fsck.Repair(ctx, d)
+			assert.ErrorContains(t, err, "repair changes nothing of a file SQLite cannot read whole")
+			require.NoError(t, d.Close())
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(before, after), "the file is as it was")
+		})
+	}
+}
