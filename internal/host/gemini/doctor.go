@@ -48,7 +48,9 @@ type settings struct {
 		Enabled  *bool    `json:"enabled"`
 		Disabled []string `json:"disabled"`
 	} `json:"hooksConfig"`
-	Hooks    map[string][]struct{ Hooks []struct{ Name, Command string } } `json:"hooks"`
+	Hooks map[string][]struct {
+		Hooks []struct{ Name, Command string }
+	} `json:"hooks"`
 	Security struct {
 		FolderTrust struct {
 			Enabled *bool `json:"enabled"`
