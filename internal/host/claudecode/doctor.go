@@ -55,7 +55,7 @@ func projectDir(o host.Options) string {
 func layers(o host.Options) ([]settingsLayer, []host.Finding) {
 	dir := projectDir(o)
 	paths := []string{filepath.Join(configDir(o), "settings.json")}
-	if dir != "" {
+	if dir != "" && filepath.Join(dir, ".claude") != configDir(o) {
 		paths = append(paths, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
 	}
 	paths = append(paths, managedSettings)
@@ -174,7 +174,7 @@ func duplicates(o host.Options, ls []settingsLayer, id string) []host.Finding {
 			s := v.MCPServers[n]
 			if host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
 				out = append(out, host.Finding{
-					Problem: fmt.Sprintf("the MCP server %s in %s runs tasksessiond mcp beside %s: Claude Code keeps one of the two, and the hook names the tools of the other", n, f, "the plugin "+id),
+					Problem: fmt.Sprintf("the MCP server %s in %s runs tasksessiond mcp beside the plugin %s: Claude Code shows the model one of the two, and the hooks name the tools of both", n, f, id),
 					Fix:     fix,
 				})
 			}
