@@ -158,7 +158,7 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 // pluginFiles are the files "claude plugin install tasksessiond
 // --marketplace <repo>" writes (Claude Code 2.1.328), relative to HOME.
 var pluginFiles = map[string]string{
-	".claude/settings.json": `{"extraKnownMarketplaces": {"tasksessiond": {"source": {"source": "directory", "path": "/src/tasksessiond"}}}, "enabledPlugins": {"tasksessiond@tasksessiond": true}}`,
+	".claude/settings.json":                  `{"extraKnownMarketplaces": {"tasksessiond": {"source": {"source": "directory", "path": "/src/tasksessiond"}}}, "enabledPlugins": {"tasksessiond@tasksessiond": true}}`,
 	".claude/plugins/installed_plugins.json": `{"version": 2, "plugins": {"tasksessiond@tasksessiond": [{"scope": "user", "installPath": "/x", "version": "0.1.0"}]}}`,
 }
 
