@@ -290,3 +290,23 @@ func TestDoctorJSON(t *testing.T) {
 	assert.Equal(t, "not running", rep.Daemon.Status)
 	assert.True(t, rep.Daemon.OK)
 }
+
+func TestDoctorCodexServerDisabled(t *testing.T) {
+	// Ensures doctor reports setup's server turned off in config.toml
+	// (enabled = false: "codex mcp list" shows it disabled), with the fix.
+	t.Parallel()
+	e := newSetupEnv(t)
+	dir := t.TempDir()
+	out, code := e.runIn(t, dir, trust, "setup", "--bin", e.bin, "codex")
+	require.Equal(t, 0, code, out)
+	path := filepath.Join(e.home, ".codex", "config.toml")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	off := strings.Replace(string(b), "startup_timeout_sec = 30\n", "startup_timeout_sec = 30\nenabled = false\n", 1)
+	require.NotEqual(t, string(b), off)
+	require.NoError(t, os.WriteFile(path, []byte(off), 0o600))
+	out, code = e.runIn(t, dir, trust, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+path+")")
+	assert.Contains(t, out, "fix: remove enabled = false from [mcp_servers.tasks] in "+path)
+}
