@@ -156,3 +156,34 @@ func TestPluginClear(t *testing.T) {
 	assert.Contains(t, toolJSON(t, main[3].PendingToolResults()[0])["message"], "#1", "TaskCreate after /clear")
 	assert.Equal(t, []string{"1 pending A one"}, h.Daemon.Subjects(t, a), "A's list in the daemon")
 }
+
+// TestPluginRefusesClaudeCodesOwnTodoTools ensures the plugin keeps the
+// model to one list as setup does: Claude Code's own TaskCreate, offered
+// beside the plugin's (a plugin cannot ship the deny rules that take it
+// out of the offer), is refused by the plugin's PreToolUse hook with a
+// reason naming the plugin's tools, and the plugin's own TaskCreate, which
+// shares its name, still runs.
+func TestPluginRefusesClaudeCodesOwnTodoTools(t *testing.T) {
+	t.Parallel()
+	script := modelapi.NewScript(
+		modelapi.Call("ToolSearch", map[string]any{"query": "select:TaskCreate", "max_results": 5}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Own list", "description": "Claude Code's own"}),
+		pLoad,
+		modelapi.Call(pCreate, map[string]any{"subject": "Ours"}),
+		modelapi.Text("Planned."),
+	)
+	h := claudecode.UsePlugin(t, claudecode.New(t, claudecode.Options{Respond: script.Respond, NoHook: true}))
+	id := uuid.NewString()
+	h.Print(t, "Plan the parser work.", "--session-id", id)
+	require.True(t, script.Done(), h.API.Dump())
+	main := h.API.Main()
+	require.Len(t, main, 5, h.API.Dump())
+	assert.True(t, main[1].HasTool("TaskCreate"), "Claude Code's own TaskCreate is not offered: the test shows nothing")
+	own := main[2].PendingToolResults()
+	require.Len(t, own, 1)
+	assert.True(t, own[0].IsError, "Claude Code's own TaskCreate ran under the plugin: %s", own[0].Text)
+	assert.Contains(t, own[0].Text, "use "+pCreate, "the refusal names the plugin's tools")
+	created := toolJSON(t, main[4].PendingToolResults()[0])
+	assert.Contains(t, created["message"], "#1")
+	assert.Equal(t, []string{"1 pending Ours"}, h.Daemon.Subjects(t, id))
+}
