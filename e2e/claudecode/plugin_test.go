@@ -1,6 +1,8 @@
 package claudecode_test
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,4 +188,38 @@ func TestPluginRefusesClaudeCodesOwnTodoTools(t *testing.T) {
 	created := toolJSON(t, main[4].PendingToolResults()[0])
 	assert.Contains(t, created["message"], "#1")
 	assert.Equal(t, []string{"1 pending Ours"}, h.Daemon.Subjects(t, id))
+}
+
+// TestDoctorAgreesOnThePlugin ensures the plugin, installed with the
+// pinned CLI, is "set up" by doctor (by the plugin), as "claude mcp list"
+// shows its server; that setup refuses to add its own beside it, changing
+// nothing (Claude Code would then show only setup's server, the plugin's
+// hidden); and that a deny rule for the plugin's server is reported.
+func TestDoctorAgreesOnThePlugin(t *testing.T) {
+	t.Parallel()
+	h := claudecode.UsePlugin(t, claudecode.New(t, claudecode.Options{NoHook: true}))
+	doctor := func() (string, error) {
+		return h.RunTSD([]string{"doctor", "claude-code", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	}
+	list := h.Command(t, 60*time.Second, "mcp", "list")
+	require.NoError(t, list.Err, "%s%s", list.Stdout, list.Stderr)
+	assert.Contains(t, list.Stdout, "plugin:"+claudecode.Plugin+":tasks")
+	out, err := doctor()
+	assert.NoError(t, err, out)
+	assert.Contains(t, out, "Claude Code: set up (by the plugin "+claudecode.Plugin+"@")
+
+	settings := filepath.Join(h.Config, "settings.json")
+	before := read(t, settings)
+	out, err = h.RunTSD([]string{"setup", "claude-code", "--bin", h.Rec.Bin})
+	assert.Error(t, err, out)
+	assert.Contains(t, out, "the plugin "+claudecode.Plugin+"@")
+	assert.Equal(t, before, read(t, settings), "setup beside the plugin changed settings.json")
+
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(before), &s))
+	s["permissions"] = map[string]any{"deny": []string{"mcp__" + claudecode.PluginServer}}
+	h.WriteJSON(settings, s)
+	out, err = doctor()
+	assert.Error(t, err, out)
+	assert.Contains(t, out, `the deny rule "mcp__`+claudecode.PluginServer+`" in `+settings)
 }
