@@ -222,19 +222,25 @@ func TestDoctorPluginRoute(t *testing.T) {
 
 func TestDoctorHostNotInstalled(t *testing.T) {
 	// Ensures a host that is not on this machine is reported as not
-	// found, never as wrong: setup and uninstall of Codex where there is
-	// no codex leave an empty ~/.codex, and doctor still exits 0.
+	// found, never as wrong: setup and uninstall of each host where it is
+	// not installed leave its directory (an empty ~/.codex, say), and
+	// doctor still exits 0.
 	t.Parallel()
 	e := newSetupEnv(t)
 	dir := t.TempDir()
-	out, code := e.runIn(t, dir, trust, "setup", "--bin", e.bin, "codex")
-	require.Equal(t, 0, code, out)
-	out, code = e.runIn(t, dir, trust, "setup", "--bin", e.bin, "codex", "--uninstall")
-	require.Equal(t, 0, code, out)
+	titles := map[string]string{"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode"}
+	for name := range titles {
+		out, code := e.runIn(t, dir, trust, "setup", "--bin", e.bin, name)
+		require.Equal(t, 0, code, out)
+		out, code = e.runIn(t, dir, trust, "setup", "--bin", e.bin, name, "--uninstall")
+		require.Equal(t, 0, code, out)
+	}
 	require.DirExists(t, filepath.Join(e.home, ".codex"))
-	out, code = e.runIn(t, dir, trust, "doctor", "--bin", e.bin)
+	out, code := e.runIn(t, dir, trust, "doctor", "--bin", e.bin)
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "Codex CLI: not found on this machine")
+	for _, title := range titles {
+		assert.Contains(t, out, title+": not found on this machine")
+	}
 	assert.NotContains(t, out, "NOT RIGHT")
 }
 

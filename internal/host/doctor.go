@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -76,20 +77,25 @@ func OnPath(name string) bool {
 	return err == nil
 }
 
-// Holds reports whether the directory dir holds anything but setup's
-// backups: a host's own directory that setup made and uninstall emptied
-// is no sign of the host.
+// Holds reports whether the directory dir holds a file (at any depth)
+// other than setup's backups: a host's directory that setup made and
+// uninstall emptied (empty directories left, as OpenCode's plugin/) is no
+// sign of the host.
 func Holds(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".tasksessiond-backup") {
-			return true
+	found := false
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil // unreadable: nothing known of it
+		case found:
+			return filepath.SkipAll
+		case !e.IsDir() && !strings.HasSuffix(e.Name(), ".tasksessiond-backup"):
+			found = true
+			return filepath.SkipAll
 		}
-	}
-	return false
+		return nil
+	})
+	return found
 }
 
 // ReadJSON reads the JSON (comments and trailing commas allowed: a
