@@ -156,11 +156,14 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	}
 	f := filepath.Join(dir, "mcp-server-enablement.json")
 	host.ReadJSON(f, &en)
-	if s, ok := en[strings.ToLower(server)]; ok && s.Enabled != nil && !*s.Enabled {
-		d.Blocked = append(d.Blocked, host.Finding{
-			Problem: fmt.Sprintf("the server %s is disabled (%s)", server, f),
-			Fix:     "gemini mcp enable " + server,
-		})
+	// keyed by the server's id, lower case (an extension's: either form)
+	for _, id := range slices.Compact([]string{strings.ToLower(server), Server}) {
+		if s, ok := en[id]; ok && s.Enabled != nil && !*s.Enabled {
+			d.Blocked = append(d.Blocked, host.Finding{
+				Problem: fmt.Sprintf("the server %s is disabled (%s)", id, f),
+				Fix:     "gemini mcp enable " + id,
+			})
+		}
 	}
 	return d
 }
