@@ -70,3 +70,21 @@ func TestDoctorAgreesOnTheExtension(t *testing.T) {
 	list := h.Command(t, 60*time.Second, "mcp", "list")
 	assert.Contains(t, list.Stdout+list.Stderr, "tasks (from tasksessiond)", "one server, the extension's")
 }
+
+// TestDoctorAgreesOnAnExcludedServer ensures doctor says what the pinned
+// CLI does of setup's server named in mcp.excluded: "gemini mcp list"
+// shows it blocked, and doctor reports the setting with its fix.
+func TestDoctorAgreesOnAnExcludedServer(t *testing.T) {
+	t.Parallel()
+	h := gemini.New(t, gemini.Options{})
+	settings := filepath.Join(h.Project, ".gemini", "settings.json")
+	h.Mkdir(filepath.Dir(settings))
+	h.WriteFile(settings, `{"mcp": {"excluded": ["tasks"]}}`, 0o600)
+	list := h.Command(t, 60*time.Second, "mcp", "list")
+	require.NoError(t, list.Err, "%s%s", list.Stdout, list.Stderr)
+	assert.Regexp(t, `tasks: .* - Blocked`, list.Stdout+list.Stderr)
+	out, err := doctor(h)
+	assert.Error(t, err, out)
+	assert.Contains(t, out, "mcp.excluded in "+settings+" names the server tasks")
+	assert.Contains(t, out, `fix: remove "tasks" from mcp.excluded in `+settings)
+}
