@@ -59,8 +59,8 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("tasksessiond doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f setupFlags
-	f.register(fs)
-	asJSON := fs.Bool("json", false, "print the report as one JSON object (docs/OPERATIONS.md), not as text")
+	f.registerDoctor(fs)
+	asJSON := fs.Bool("json", false, "print the report as one JSON object (docs/OPERATIONS.md#doctor), not as text")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond doctor [flags] [HOST...]
 
@@ -143,6 +143,17 @@ Examples:
 		return 1
 	}
 	return 0
+}
+
+// registerDoctor registers the flags doctor shares with setup, saying
+// what each means to doctor: what setup was given, so what to expect.
+func (f *setupFlags) registerDoctor(fs *flag.FlagSet) {
+	fs.StringVar(&f.bin, "bin", "", `the tasksessiond command setup was given (default: "tasksessiond" when that is this binary on PATH, else this binary's path); a setup that runs another is reported as stale`)
+	fs.StringVar(&f.socket, "socket", "", "the daemon socket setup was given, and the one whose daemon is checked (default: the one serve uses)")
+	fs.StringVar(&f.db, "db", "", "the database setup was given")
+	fs.StringVar(&f.session, "session", "", "the session setup was given")
+	fs.BoolVar(&f.project, "project", false, "check the current directory's project files, as setup --project wrote them, not the user's")
+	fs.BoolVar(&f.noHook, "no-hook", false, "setup was given --no-hook: expect no hooks, and no report of hooks turned off")
 }
 
 // checkHost is h's report. A host not named and not on this machine is

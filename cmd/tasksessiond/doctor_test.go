@@ -316,3 +316,18 @@ func TestDoctorCodexServerDisabled(t *testing.T) {
 	assert.Contains(t, out, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+path+")")
 	assert.Contains(t, out, "fix: remove enabled = false from [mcp_servers.tasks] in "+path)
 }
+
+func TestDoctorHelp(t *testing.T) {
+	// Ensures doctor's help is its own (what doctor checks, its flags as
+	// doctor reads them, --json) with examples, not setup's words.
+	t.Parallel()
+	e := newSetupEnv(t)
+	out, code := e.runIn(t, t.TempDir(), nil, "doctor", "--help")
+	assert.Equal(t, 0, code, out)
+	for _, s := range []string{"Usage: tasksessiond doctor", "plugin or extension", "untrusted", "-json", "Examples:\n  tasksessiond doctor\n", "doctor --json"} {
+		assert.Contains(t, out, s)
+	}
+	for _, s := range []string{"set up the MCP server", "Sets HOST up", "set up the current directory"} {
+		assert.NotContains(t, out, s, "setup's words in doctor's help")
+	}
+}
