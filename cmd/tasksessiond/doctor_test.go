@@ -331,3 +331,16 @@ func TestDoctorHelp(t *testing.T) {
 		assert.NotContains(t, out, s, "setup's words in doctor's help")
 	}
 }
+
+func TestDoctorPluginWithoutTasksessiondOnPath(t *testing.T) {
+	// Ensures doctor reports the Claude Code plugin where no tasksessiond
+	// is on PATH (the plugin runs "tasksessiond"), with the fix.
+	t.Parallel()
+	e := newSetupEnv(t)
+	e.write(t, pluginFiles)
+	out, code := e.runIn(t, t.TempDir(), []string{"PATH=/usr/bin:/bin"}, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "NOT RIGHT (set up by the plugin tasksessiond@tasksessiond)")
+	assert.Contains(t, out, "the plugin runs tasksessiond from PATH, and there is none on PATH")
+	assert.Contains(t, out, "fix: npm install -g tasksessiond")
+}

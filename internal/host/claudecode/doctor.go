@@ -89,6 +89,12 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 		d.Route = "the plugin " + id
 		server = pluginServer
 		d.Duplicates = duplicates(o, ls, id)
+		if !host.OnPath(plugin) { // the plugin runs "tasksessiond" from PATH
+			d.Blocked = append(d.Blocked, host.Finding{
+				Problem: "the plugin runs tasksessiond from PATH, and there is none on PATH: its server and hook fail",
+				Fix:     "npm install -g tasksessiond (or put the tasksessiond binary on PATH)",
+			})
+		}
 	}
 	for _, l := range ls {
 		if l.DisableAllHooks && !(o.NoHook && d.Route == "") {
