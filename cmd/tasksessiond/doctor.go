@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,20 +18,66 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
 
+// The statuses doctor gives a host (doctor --json's "status").
+const (
+	statusSetUp    = "set up"
+	statusNotRight = "not right"
+	statusNotFound = "not found"
+)
+
+// doctorReport is what doctor found: doctor --json prints it as is
+// (docs/OPERATIONS.md holds its shape stable).
+type doctorReport struct {
+	OK     bool         `json:"ok"`
+	Hosts  []hostReport `json:"hosts"`
+	Daemon daemonReport `json:"daemon"`
+}
+
+type hostReport struct {
+	Name     string          `json:"name"`
+	Title    string          `json:"title"`
+	Status   string          `json:"status"`
+	Route    string          `json:"route,omitempty"`
+	Problems []doctorProblem `json:"problems"`
+}
+
+type doctorProblem struct {
+	Problem string `json:"problem"`
+	Fix     string `json:"fix"`
+}
+
+type daemonReport struct {
+	Socket  string `json:"socket"`
+	Status  string `json:"status"` // "answers", "not running", "failed"
+	Version string `json:"version,omitempty"`
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+}
+
 func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f setupFlags
-	f.register(fs)
+	f.registerDoctor(fs)
+	asJSON := fs.Bool("json", false, "print the report as one JSON object (docs/OPERATIONS.md#doctor), not as text")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond doctor [flags] [HOST...]
 
-For every host found on this machine (or the ones named): whether it is set
-up, and what is missing or stale (an old binary's path, a hook that misses
-a source, a server under another name); then whether the daemon answers.
-It exits 1 when something is wrong, saying the command that puts it right.
-Give it the flags you gave setup (--bin, --socket, --db, --session,
---project), so that it expects what setup wrote.
+Checks, for every host on this machine (or the ones named), that the host
+will offer the Task tools and run the hook: set up by "tasksessiond setup",
+or by the host's own plugin or extension; nothing stale (an old binary's
+path, a hook that misses a source), nothing twice (a setup beside the
+plugin), and nothing of the host's own settings turning them off (hooks
+disabled, a deny rule, the server excluded or disabled, an untrusted
+folder). It reads the files as the host reads them, for the current
+directory as the project, and changes nothing. Then it checks that the
+daemon answers.
+
+Each problem comes with its fix. It exits 1 when something is wrong, else
+0; a host that is not on this machine is listed, never wrong. Give it the
+flags you gave setup (--bin, --socket, --db, --session, --project), so
+that it expects what setup wrote.
 
 Flags:
 `)
@@ -38,6 +86,7 @@ Flags:
 Examples:
   tasksessiond doctor
   tasksessiond doctor %s --socket /run/tasksessiond/s.sock
+  tasksessiond doctor --json | jq -r '.hosts[] | "\(.name): \(.status)"'
 `, host.Names()[0])
 	}
 	// flags may come after the hosts' names too, as setup takes them
@@ -68,60 +117,136 @@ Examples:
 			hosts = append(hosts, h)
 		}
 	}
-	wrong := false
+	rep := doctorReport{OK: true}
 	for _, h := range hosts {
-		if len(names) == 0 && !h.Found(o) {
-			fmt.Fprintf(stdout, "%s: not found on this machine\n", h.Title())
-			continue
+		r := checkHost(h, o, f, len(names) > 0)
+		if r.Status == statusNotRight {
+			rep.OK = false
 		}
-		problems, fixes := diagnose(h, o, f)
-		if len(problems) == 0 {
-			fmt.Fprintf(stdout, "%s: set up\n", h.Title())
-			continue
-		}
-		wrong = true
-		fmt.Fprintf(stdout, "%s: NOT RIGHT\n", h.Title())
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "  - %s\n", p)
-		}
-		for _, fix := range fixes {
-			fmt.Fprintf(stdout, "  fix: %s\n", fix)
-		}
+		rep.Hosts = append(rep.Hosts, r)
 	}
-	if !daemonAnswers(ctx, o, stdout) {
-		wrong = true
+	rep.Daemon = checkDaemon(ctx, o)
+	if !rep.Daemon.OK {
+		rep.OK = false
 	}
-	if wrong {
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "tasksessiond doctor: %v\n", err)
+			return 1
+		}
+	} else {
+		printDoctor(stdout, rep)
+	}
+	if !rep.OK {
 		return 1
 	}
 	return 0
 }
 
-// diagnose is what is wrong with h's setup, and the commands that fix it.
-func diagnose(h host.Host, o host.Options, f setupFlags) (problems, fixes []string) {
+// registerDoctor registers the flags doctor shares with setup, saying
+// what each means to doctor: what setup was given, so what to expect.
+func (f *setupFlags) registerDoctor(fs *flag.FlagSet) {
+	fs.StringVar(&f.bin, "bin", "", `the tasksessiond command setup was given (default: "tasksessiond" when that is this binary on PATH, else this binary's path); a setup that runs another is reported as stale`)
+	fs.StringVar(&f.socket, "socket", "", "the daemon socket setup was given, and the one whose daemon is checked (default: the one serve uses)")
+	fs.StringVar(&f.db, "db", "", "the database setup was given")
+	fs.StringVar(&f.session, "session", "", "the session setup was given")
+	fs.BoolVar(&f.project, "project", false, "check the current directory's project files, as setup --project wrote them, not the user's")
+	fs.BoolVar(&f.noHook, "no-hook", false, "setup was given --no-hook: expect no hooks, and no report of hooks turned off")
+}
+
+// checkHost is h's report. A host not named and not on this machine is
+// "not found", whatever its files say.
+func checkHost(h host.Host, o host.Options, f setupFlags, named bool) hostReport {
+	r := hostReport{Name: h.Name(), Title: h.Title(), Problems: []doctorProblem{}}
+	d := host.Diagnose(h, o)
+	if !named && !d.Installed {
+		r.Status = statusNotFound
+		return r
+	}
+	var found []host.Finding
+	if d.Route != "" {
+		r.Route = d.Route
+		found = append(found, d.Duplicates...)
+	} else {
+		found = diagnose(h, o, f)
+	}
+	found = append(found, d.Blocked...)
+	for _, fd := range found {
+		r.Problems = append(r.Problems, doctorProblem{Problem: fd.Problem, Fix: fd.Fix})
+	}
+	r.Status = statusSetUp
+	if len(r.Problems) > 0 {
+		r.Status = statusNotRight
+	}
+	return r
+}
+
+func printDoctor(w io.Writer, rep doctorReport) {
+	for _, r := range rep.Hosts {
+		switch r.Status {
+		case statusNotFound:
+			fmt.Fprintf(w, "%s: not found on this machine\n", r.Title)
+			continue
+		case statusSetUp:
+			if r.Route != "" {
+				fmt.Fprintf(w, "%s: set up (by %s)\n", r.Title, r.Route)
+			} else {
+				fmt.Fprintf(w, "%s: set up\n", r.Title)
+			}
+			continue
+		}
+		if r.Route != "" {
+			fmt.Fprintf(w, "%s: NOT RIGHT (set up by %s)\n", r.Title, r.Route)
+		} else {
+			fmt.Fprintf(w, "%s: NOT RIGHT\n", r.Title)
+		}
+		var fixes []string
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "  - %s\n", p.Problem)
+			if !slices.Contains(fixes, p.Fix) {
+				fixes = append(fixes, p.Fix)
+			}
+		}
+		for _, fix := range fixes {
+			fmt.Fprintf(w, "  fix: %s\n", fix)
+		}
+	}
+	d := rep.Daemon
+	switch {
+	case d.Status == "answers":
+		fmt.Fprintf(w, "daemon: answers on %s (version %s)\n", d.Socket, d.Version)
+	case d.OK:
+		fmt.Fprintf(w, "daemon: not running on %s; the first call or hook starts it\n", d.Socket)
+	default:
+		fmt.Fprintf(w, "daemon: %s\n", d.Problem)
+		if d.Fix != "" {
+			fmt.Fprintf(w, "  fix: %s\n", d.Fix)
+		}
+	}
+}
+
+// diagnose is what is wrong with h's setup by "tasksessiond setup", each
+// with the command that fixes it.
+func diagnose(h host.Host, o host.Options, f setupFlags) []host.Finding {
+	var out []host.Finding
 	again := setupCommand(h, f)
 	if _, err := exec.LookPath(o.Bin); err != nil {
-		problems = append(problems, fmt.Sprintf("%s is not there to run (%v)", o.Bin, err))
+		out = append(out, host.Finding{Problem: fmt.Sprintf("%s is not there to run (%v)", o.Bin, err), Fix: again})
 	}
 	plan, err := h.Plan(o)
 	switch {
 	case errors.Is(err, host.ErrRecord):
-		problems = append(problems, err.Error())
-		fixes = append(fixes, host.Command("mv", o.RecordFile(), o.RecordFile()+".unread")+", then: "+again)
+		out = append(out, host.Finding{Problem: err.Error(), Fix: host.Command("mv", o.RecordFile(), o.RecordFile()+".unread") + ", then: " + again})
 	case err != nil:
-		problems = append(problems, err.Error())
-		fixes = append(fixes, "repair the file, then: "+again)
+		out = append(out, host.Finding{Problem: err.Error(), Fix: "repair the file, then: " + again})
 	case plan.Changed():
 		for _, s := range plan.Steps {
-			problems = append(problems, "setup would "+s)
+			out = append(out, host.Finding{Problem: "setup would " + s, Fix: again})
 		}
-		fixes = append(fixes, again)
 	}
-	for _, fd := range h.Check(o) {
-		problems = append(problems, fd.Problem)
-		fixes = append(fixes, fd.Fix)
-	}
-	return problems, fixes
+	return append(out, h.Check(o)...)
 }
 
 // setupCommand is the setup command line with the flags doctor was given.
@@ -141,13 +266,14 @@ func setupCommand(h host.Host, f setupFlags) string {
 	return host.Command(words...)
 }
 
-// daemonAnswers says whether the daemon answers on the socket; a daemon
+// checkDaemon says whether the daemon answers on the socket; a daemon
 // that is not running is right when the hosts start it on first use.
-func daemonAnswers(ctx context.Context, o host.Options, w io.Writer) bool {
+func checkDaemon(ctx context.Context, o host.Options) daemonReport {
 	socket := o.Socket
 	if socket == "" {
 		socket = paths.Socket()
 	}
+	r := daemonReport{Socket: socket}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, socket)
@@ -155,16 +281,18 @@ func daemonAnswers(ctx context.Context, o host.Options, w io.Writer) bool {
 		defer c.Close()
 		st, err := c.Status(ctx)
 		if err == nil {
-			fmt.Fprintf(w, "daemon: answers on %s (version %s)\n", socket, st.Version)
-			return true
+			r.Status, r.Version, r.OK = "answers", st.Version, true
+			return r
 		}
-		fmt.Fprintf(w, "daemon: on %s, but status failed: %v\n", socket, err)
-		return false
+		r.Status, r.Problem = "failed", fmt.Sprintf("on %s, but status failed: %v", socket, err)
+		return r
 	}
+	r.Status = "not running"
 	if autostart.Enabled() {
-		fmt.Fprintf(w, "daemon: not running on %s; the first call or hook starts it\n", socket)
-		return true
+		r.OK = true
+		return r
 	}
-	fmt.Fprintf(w, "daemon: not running on %s, and %s=0 keeps the hosts from starting it\n  fix: tasksessiond serve (or systemctl --user start tasksessiond)\n", socket, autostart.Env)
-	return false
+	r.Problem = fmt.Sprintf("not running on %s, and %s=0 keeps the hosts from starting it", socket, autostart.Env)
+	r.Fix = "tasksessiond serve (or systemctl --user start tasksessiond)"
+	return r
 }

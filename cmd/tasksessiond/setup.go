@@ -124,6 +124,9 @@ Examples:
 	}
 	o.Uninstall = *uninstall
 	plan, err := h.Plan(o)
+	if err == nil {
+		err = host.BesideRoute(h, o) // the plugin or extension sets h up already
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
 		return 1

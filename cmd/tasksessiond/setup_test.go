@@ -65,7 +65,9 @@ func bareEnv(kv ...string) []string {
 func (e setupEnv) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = bareEnv("HOME="+e.home, "PATH="+filepath.Dir(e.bin)+":/usr/bin:/bin", "TASKSESSIOND_SOCKET="+e.socket)
+	// Gemini CLI trusts the folder the test runs in (doctor_test.go holds
+	// what doctor says of one it does not)
+	cmd.Env = bareEnv("HOME="+e.home, "PATH="+filepath.Dir(e.bin)+":/usr/bin:/bin", "TASKSESSIOND_SOCKET="+e.socket, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,6 +1,8 @@
 package claudecode_test
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +157,69 @@ func TestPluginClear(t *testing.T) {
 	assert.Empty(t, tasksOf(t, toolJSON(t, main[2].PendingToolResults()[0])), "TaskList after /clear: the new conversation's list must be empty")
 	assert.Contains(t, toolJSON(t, main[3].PendingToolResults()[0])["message"], "#1", "TaskCreate after /clear")
 	assert.Equal(t, []string{"1 pending A one"}, h.Daemon.Subjects(t, a), "A's list in the daemon")
+}
+
+// TestPluginRefusesClaudeCodesOwnTodoTools ensures the plugin keeps the
+// model to one list as setup does: Claude Code's own TaskCreate, offered
+// beside the plugin's (a plugin cannot ship the deny rules that take it
+// out of the offer), is refused by the plugin's PreToolUse hook with a
+// reason naming the plugin's tools, and the plugin's own TaskCreate, which
+// shares its name, still runs.
+func TestPluginRefusesClaudeCodesOwnTodoTools(t *testing.T) {
+	t.Parallel()
+	script := modelapi.NewScript(
+		modelapi.Call("ToolSearch", map[string]any{"query": "select:TaskCreate", "max_results": 5}),
+		modelapi.Call("TaskCreate", map[string]any{"subject": "Own list", "description": "Claude Code's own"}),
+		pLoad,
+		modelapi.Call(pCreate, map[string]any{"subject": "Ours"}),
+		modelapi.Text("Planned."),
+	)
+	h := claudecode.UsePlugin(t, claudecode.New(t, claudecode.Options{Respond: script.Respond, NoHook: true}))
+	id := uuid.NewString()
+	h.Print(t, "Plan the parser work.", "--session-id", id)
+	require.True(t, script.Done(), h.API.Dump())
+	main := h.API.Main()
+	require.Len(t, main, 5, h.API.Dump())
+	assert.True(t, main[1].HasTool("TaskCreate"), "Claude Code's own TaskCreate is not offered: the test shows nothing")
+	own := main[2].PendingToolResults()
+	require.Len(t, own, 1)
+	assert.True(t, own[0].IsError, "Claude Code's own TaskCreate ran under the plugin: %s", own[0].Text)
+	assert.Contains(t, own[0].Text, "use "+pCreate, "the refusal names the plugin's tools")
+	created := toolJSON(t, main[4].PendingToolResults()[0])
+	assert.Contains(t, created["message"], "#1")
+	assert.Equal(t, []string{"1 pending Ours"}, h.Daemon.Subjects(t, id))
+}
+
+// TestDoctorAgreesOnThePlugin ensures the plugin, installed with the
+// pinned CLI, is "set up" by doctor (by the plugin), as "claude mcp list"
+// shows its server; that setup refuses to add its own beside it, changing
+// nothing (Claude Code would then show only setup's server, the plugin's
+// hidden); and that a deny rule for the plugin's server is reported.
+func TestDoctorAgreesOnThePlugin(t *testing.T) {
+	t.Parallel()
+	h := claudecode.UsePlugin(t, claudecode.New(t, claudecode.Options{NoHook: true}))
+	doctor := func() (string, error) {
+		return h.RunTSD([]string{"doctor", "claude-code", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	}
+	list := h.Command(t, 60*time.Second, "mcp", "list")
+	require.NoError(t, list.Err, "%s%s", list.Stdout, list.Stderr)
+	assert.Contains(t, list.Stdout, "plugin:"+claudecode.Plugin+":tasks")
+	out, err := doctor()
+	assert.NoError(t, err, out)
+	assert.Contains(t, out, "Claude Code: set up (by the plugin "+claudecode.Plugin+"@")
+
+	settings := filepath.Join(h.Config, "settings.json")
+	before := read(t, settings)
+	out, err = h.RunTSD([]string{"setup", "claude-code", "--bin", h.Rec.Bin})
+	assert.Error(t, err, out)
+	assert.Contains(t, out, "the plugin "+claudecode.Plugin+"@")
+	assert.Equal(t, before, read(t, settings), "setup beside the plugin changed settings.json")
+
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(before), &s))
+	s["permissions"] = map[string]any{"deny": []string{"mcp__" + claudecode.PluginServer}}
+	h.WriteJSON(settings, s)
+	out, err = doctor()
+	assert.Error(t, err, out)
+	assert.Contains(t, out, `the deny rule "mcp__`+claudecode.PluginServer+`" in `+settings)
 }

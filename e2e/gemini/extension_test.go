@@ -183,3 +183,23 @@ func TestExtensionFromReleaseArchive(t *testing.T) {
 	assert.Contains(t, m[0].LastUserText(), "#1 [pending] Alpha one", "the archive's SessionStart hook's list")
 	assert.Equal(t, []string{"#1 pending Alpha one"}, tasks(h.Daemon.Resume(t, a).Tasks))
 }
+
+// TestExtensionTurnsOffWriteTodos ensures the extension turns Gemini CLI's
+// own write_todos off, as setup does ("useWriteTodos": false), so the model
+// keeps one list: Gemini CLI reads the extension's excludeTools ("gemini
+// extensions list" shows it) and does not offer write_todos. (The pinned
+// CLI offers the harness's model no write_todos in -p mode even without
+// it, so the list of tools alone would not tell.)
+func TestExtensionTurnsOffWriteTodos(t *testing.T) {
+	t.Parallel()
+	script := modelapi.NewScript(modelapi.Text("Hello."))
+	h := extension(t, gemini.New(t, gemini.Options{Respond: script.Respond, NoHook: true}))
+	out := h.Command(t, 60*time.Second, "extensions", "list")
+	require.NoError(t, out.Err, "%s%s", out.Stdout, out.Stderr)
+	assert.Regexp(t, `Excluded tools:\s+write_todos`, out.Stdout+out.Stderr)
+	h.Run(t, "Hello.", "--approval-mode", "yolo")
+	m := h.API.Main()
+	require.Len(t, m, 1, h.API.Dump())
+	assert.True(t, m[0].HasTool(gemini.TaskCreate), "%s not offered: %v", gemini.TaskCreate, m[0].ToolNames())
+	assert.False(t, m[0].HasTool("write_todos"), "Gemini CLI's own write_todos is offered beside the extension's tools: %v", m[0].ToolNames())
+}

@@ -1,0 +1,346 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runIn runs tasksessiond as run does, in the directory dir, with env
+// added (and without run's trust of the folder by Gemini CLI).
+func (e setupEnv) runIn(t *testing.T, dir string, env []string, args ...string) (stdout string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = bareEnv(append([]string{"HOME=" + e.home, "PATH=" + filepath.Dir(e.bin) + ":/usr/bin:/bin", "TASKSESSIOND_SOCKET=" + e.socket}, env...)...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if x, ok := err.(*exec.ExitError); ok {
+		code = x.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), code
+}
+
+// trust is the environment under which Gemini CLI trusts any folder.
+var trust = []string{"GEMINI_CLI_TRUST_WORKSPACE=true"}
+
+func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
+	// Ensures doctor, after a setup the host would read, reports each
+	// setting of the host's own that keeps it from offering the tools or
+	// running the hook (exit 1), naming the setting's file and the fix;
+	// and says "set up" again once the setting is gone.
+	for _, c := range []struct {
+		name, host string
+		project    bool              // setup and doctor with --project
+		files      map[string]string // relative to the project (or, with "~/", HOME)
+		env        []string
+		problem    string
+		fix        string
+	}{
+		{name: "ClaudeDisableAllHooks", host: "claude-code",
+			files:   map[string]string{".claude/settings.local.json": `{"disableAllHooks": true}`},
+			problem: `"disableAllHooks": true in {project}/.claude/settings.local.json: Claude Code runs no hook`,
+			fix:     `remove "disableAllHooks" from {project}/.claude/settings.local.json`},
+		{name: "ClaudeDenyServer", host: "claude-code",
+			files:   map[string]string{".claude/settings.json": `{"permissions": {"deny": ["mcp__tasks"]}}`},
+			problem: `the deny rule "mcp__tasks" in {project}/.claude/settings.json takes the Task tools`,
+			fix:     `remove "mcp__tasks" from permissions.deny in {project}/.claude/settings.json`},
+		{name: "ClaudeDenyTool", host: "claude-code",
+			files:   map[string]string{".claude/settings.json": `{"permissions": {"deny": ["mcp__tasks__TaskCreate"]}}`},
+			problem: `the deny rule "mcp__tasks__TaskCreate"`},
+		{name: "ClaudeRejectedProjectServer", host: "claude-code", project: true,
+			files:   map[string]string{".claude/settings.local.json": `{"disabledMcpjsonServers": ["tasks"]}`},
+			problem: `"tasks" is in disabledMcpjsonServers in {project}/.claude/settings.local.json`,
+			fix:     `remove "tasks" from disabledMcpjsonServers in {project}/.claude/settings.local.json`},
+		{name: "ClaudeDisabledInMCP", host: "claude-code",
+			files:   map[string]string{"~/.claude.json": `{"projects": {"{project}": {"disabledMcpServers": ["tasks"]}}}`},
+			problem: `the MCP server tasks is disabled for {project}`},
+		{name: "GeminiExcluded", host: "gemini", env: trust,
+			files:   map[string]string{".gemini/settings.json": `{"mcp": {"excluded": ["tasks"]}}`},
+			problem: `mcp.excluded in {project}/.gemini/settings.json names the server tasks`,
+			fix:     `remove "tasks" from mcp.excluded in {project}/.gemini/settings.json`},
+		{name: "GeminiNotAllowed", host: "gemini", env: trust,
+			files:   map[string]string{".gemini/settings.json": `{"mcp": {"allowed": ["other"]}}`},
+			problem: `mcp.allowed in {project}/.gemini/settings.json leaves out the server tasks`},
+		{name: "GeminiUntrustedFolder", host: "gemini",
+			problem: `Gemini CLI does not trust the folder {project} (no rule for it in ~/.gemini/trustedFolders.json): it starts no MCP server there`,
+			fix:     `"{project}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json`},
+		{name: "GeminiDistrustedFolder", host: "gemini",
+			files:   map[string]string{"~/.gemini/trustedFolders.json": `{"{project}": "TRUST_FOLDER", "{project}/sub": "DO_NOT_TRUST"}`},
+			problem: `Gemini CLI does not trust the folder {project}/sub (DO_NOT_TRUST in ~/.gemini/trustedFolders.json)`},
+		{name: "GeminiHooksOff", host: "gemini", env: trust,
+			files:   map[string]string{".gemini/settings.json": `{"hooksConfig": {"enabled": false}}`},
+			problem: `"hooksConfig": {"enabled": false} in {project}/.gemini/settings.json: Gemini CLI runs no hook`},
+		{name: "GeminiDisabled", host: "gemini", env: trust,
+			files:   map[string]string{"~/.gemini/mcp-server-enablement.json": `{"tasks": {"enabled": false}}`},
+			problem: `the server tasks is disabled (~/.gemini/mcp-server-enablement.json)`,
+			fix:     `gemini mcp enable tasks`},
+		{name: "OpenCodeToolOff", host: "opencode",
+			files:   map[string]string{"~/.config/opencode/opencode.json": `{"tools": {"todowrite": false, "todoread": false, "TaskUpdate": false}}`},
+			problem: `"tools": {"TaskUpdate": false} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskUpdate`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			project := t.TempDir()
+			dir := project
+			if strings.Contains(c.name, "Distrusted") {
+				dir = filepath.Join(project, "sub")
+				require.NoError(t, os.Mkdir(dir, 0o755))
+			}
+			expand := func(s string) string {
+				s = strings.ReplaceAll(s, "{project}", project)
+				return strings.ReplaceAll(s, "~/", e.home+"/")
+			}
+			args := []string{"--bin", e.bin, c.host}
+			if c.project {
+				args = append(args, "--project")
+			}
+			out, code := e.runIn(t, dir, trust, append([]string{"setup"}, args...)...)
+			require.Equal(t, 0, code, out)
+			out, code = e.runIn(t, dir, trust, append([]string{"doctor"}, args...)...)
+			require.Equal(t, 0, code, "doctor after setup:\n%s", out)
+
+			// each file's members are added to the file as setup left it
+			was := map[string][]byte{}
+			for rel, text := range c.files {
+				p := filepath.Join(project, rel)
+				if strings.HasPrefix(rel, "~/") {
+					p = expand(rel)
+				}
+				old, err := os.ReadFile(p)
+				if err == nil {
+					was[p] = old
+				} else {
+					was[p] = nil
+				}
+				merged := map[string]any{}
+				if old != nil {
+					require.NoError(t, json.Unmarshal(old, &merged), "%s", p)
+				}
+				require.NoError(t, json.Unmarshal([]byte(expand(text)), &merged))
+				b, err := json.Marshal(merged)
+				require.NoError(t, err)
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, b, 0o600))
+			}
+			out, code = e.runIn(t, dir, c.env, append([]string{"doctor"}, args...)...)
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, "NOT RIGHT")
+			assert.Contains(t, out, expand(c.problem))
+			if c.fix != "" {
+				assert.Contains(t, out, "fix: ")
+				assert.Contains(t, out, expand(c.fix))
+			}
+
+			for p, old := range was {
+				if old == nil {
+					require.NoError(t, os.Remove(p))
+				} else {
+					require.NoError(t, os.WriteFile(p, old, 0o600))
+				}
+			}
+			out, code = e.runIn(t, dir, trust, append([]string{"doctor"}, args...)...)
+			assert.Equal(t, 0, code, "doctor once the setting is gone:\n%s", out)
+		})
+	}
+}
+
+// pluginFiles are the files "claude plugin install tasksessiond
+// --marketplace <repo>" writes (Claude Code 2.1.328), relative to HOME.
+var pluginFiles = map[string]string{
+	".claude/settings.json":                  `{"extraKnownMarketplaces": {"tasksessiond": {"source": {"source": "directory", "path": "/src/tasksessiond"}}}, "enabledPlugins": {"tasksessiond@tasksessiond": true}}`,
+	".claude/plugins/installed_plugins.json": `{"version": 2, "plugins": {"tasksessiond@tasksessiond": [{"scope": "user", "installPath": "/x", "version": "0.1.0"}]}}`,
+}
+
+// extensionFiles are the files "gemini extensions install <repo>" writes
+// (Gemini CLI 0.61.0), relative to HOME.
+var extensionFiles = map[string]string{
+	".gemini/extensions/tasksessiond/gemini-extension.json": `{"name": "tasksessiond", "mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"]}}}`,
+	".gemini/extensions/extension-enablement.json":          `{"tasksessiond": {"overrides": ["/*"]}}`,
+}
+
+func TestDoctorPluginRoute(t *testing.T) {
+	// Ensures the Claude Code plugin and the Gemini CLI extension, as
+	// their install commands leave them, are "set up" (by the plugin),
+	// that setup refuses to add its own beside them (changing nothing),
+	// that doctor reports setup's own server beside them as a duplicate,
+	// and that an extension disabled for the folder is no route.
+	for _, c := range []struct {
+		host   string
+		files  map[string]string
+		route  string
+		server string // setup's server beside the route, relative to HOME
+		off    map[string]string
+	}{
+		{"claude-code", pluginFiles, "the plugin tasksessiond@tasksessiond",
+			".claude.json", map[string]string{".claude/settings.json": `{"enabledPlugins": {"tasksessiond@tasksessiond": false}}`}},
+		{"gemini", extensionFiles, "the extension tasksessiond",
+			".gemini/settings.json", map[string]string{".gemini/extensions/extension-enablement.json": `{"tasksessiond": {"overrides": ["/*", "!/*"]}}`}},
+	} {
+		t.Run(c.host, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			e.write(t, c.files)
+			dir := t.TempDir()
+			out, code := e.runIn(t, dir, trust, "doctor", "--bin", e.bin, c.host)
+			assert.Equal(t, 0, code, out)
+			assert.Contains(t, out, "set up (by "+c.route+")")
+
+			orig := e.snapshot(t)
+			out, code = e.runIn(t, dir, trust, "setup", "--bin", e.bin, c.host)
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, c.route)
+			assert.Contains(t, out, "twice; nothing was changed")
+			assert.Equal(t, orig, e.snapshot(t), "setup beside the plugin changed a file")
+
+			e.write(t, map[string]string{c.server: `{"mcpServers": {"todo": {"type": "stdio", "command": "tasksessiond", "args": ["mcp"]}}}`})
+			out, code = e.runIn(t, dir, trust, "doctor", "--bin", e.bin, c.host)
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, "NOT RIGHT (set up by "+c.route+")")
+			assert.Contains(t, out, "the MCP server todo in "+filepath.Join(e.home, c.server)+" runs tasksessiond mcp beside")
+			assert.Contains(t, out, "fix: tasksessiond setup "+c.host+" --uninstall")
+			require.NoError(t, os.Remove(filepath.Join(e.home, c.server)))
+
+			e.write(t, c.off)
+			out, _ = e.runIn(t, dir, trust, "doctor", "--bin", e.bin, c.host)
+			assert.NotContains(t, out, c.route, "a plugin or extension turned off is no route")
+			out, code = e.runIn(t, dir, trust, "setup", "--bin", e.bin, c.host)
+			assert.Equal(t, 0, code, "setup with the plugin or extension off:\n%s", out)
+		})
+	}
+}
+
+func TestDoctorHostNotInstalled(t *testing.T) {
+	// Ensures a host that is not on this machine is reported as not
+	// found, never as wrong: setup and uninstall of each host where it is
+	// not installed leave its directory (an empty ~/.codex, say), and
+	// doctor still exits 0.
+	t.Parallel()
+	e := newSetupEnv(t)
+	dir := t.TempDir()
+	titles := map[string]string{"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode"}
+	for name := range titles {
+		out, code := e.runIn(t, dir, trust, "setup", "--bin", e.bin, name)
+		require.Equal(t, 0, code, out)
+		out, code = e.runIn(t, dir, trust, "setup", "--bin", e.bin, name, "--uninstall")
+		require.Equal(t, 0, code, out)
+	}
+	require.DirExists(t, filepath.Join(e.home, ".codex"))
+	out, code := e.runIn(t, dir, trust, "doctor", "--bin", e.bin)
+	assert.Equal(t, 0, code, out)
+	for _, title := range titles {
+		assert.Contains(t, out, title+": not found on this machine")
+	}
+	assert.NotContains(t, out, "NOT RIGHT")
+}
+
+func TestDoctorJSON(t *testing.T) {
+	// Ensures doctor --json prints one object: per host its name, status
+	// ("set up", "not right", "not found"), route and problems with their
+	// fixes, and the daemon; exit status as for the text.
+	t.Parallel()
+	e := newSetupEnv(t)
+	e.write(t, pluginFiles)
+	dir := t.TempDir()
+	out, code := e.runIn(t, dir, trust, "setup", "--bin", e.bin, "gemini")
+	require.Equal(t, 0, code, out)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".gemini"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".gemini", "settings.json"), []byte(`{"mcp": {"excluded": ["tasks"]}}`), 0o600))
+
+	cmd := exec.Command(binary, "doctor", "--json", "--bin", e.bin)
+	cmd.Dir = dir
+	cmd.Env = bareEnv("HOME="+e.home, "PATH="+filepath.Dir(e.bin)+":/usr/bin:/bin", "TASKSESSIOND_SOCKET="+e.socket, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	b, err := cmd.Output()
+	var x *exec.ExitError
+	require.ErrorAs(t, err, &x, "doctor --json exits 1 when a host is not right: %s", b)
+	assert.Equal(t, 1, x.ExitCode())
+	var rep struct {
+		OK    bool `json:"ok"`
+		Hosts []struct {
+			Name, Title, Status, Route string
+			Problems                   []struct{ Problem, Fix string }
+		} `json:"hosts"`
+		Daemon struct {
+			Socket, Status string
+			OK             bool
+		} `json:"daemon"`
+	}
+	require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+	assert.False(t, rep.OK)
+	byName := map[string]int{}
+	for i, h := range rep.Hosts {
+		byName[h.Name] = i
+	}
+	require.Len(t, rep.Hosts, 4, "%s", b)
+	cc := rep.Hosts[byName["claude-code"]]
+	assert.Equal(t, "set up", cc.Status)
+	assert.Equal(t, "the plugin tasksessiond@tasksessiond", cc.Route)
+	assert.NotNil(t, cc.Problems)
+	g := rep.Hosts[byName["gemini"]]
+	assert.Equal(t, "not right", g.Status)
+	require.Len(t, g.Problems, 1, "%s", b)
+	assert.Contains(t, g.Problems[0].Problem, "mcp.excluded")
+	assert.Contains(t, g.Problems[0].Fix, `remove "tasks" from mcp.excluded`)
+	assert.Equal(t, "not found", rep.Hosts[byName["codex"]].Status)
+	assert.Equal(t, e.socket, rep.Daemon.Socket)
+	assert.Equal(t, "not running", rep.Daemon.Status)
+	assert.True(t, rep.Daemon.OK)
+}
+
+func TestDoctorCodexServerDisabled(t *testing.T) {
+	// Ensures doctor reports setup's server turned off in config.toml
+	// (enabled = false: "codex mcp list" shows it disabled), with the fix.
+	t.Parallel()
+	e := newSetupEnv(t)
+	dir := t.TempDir()
+	out, code := e.runIn(t, dir, trust, "setup", "--bin", e.bin, "codex")
+	require.Equal(t, 0, code, out)
+	path := filepath.Join(e.home, ".codex", "config.toml")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	off := strings.Replace(string(b), "startup_timeout_sec = 30\n", "startup_timeout_sec = 30\nenabled = false\n", 1)
+	require.NotEqual(t, string(b), off)
+	require.NoError(t, os.WriteFile(path, []byte(off), 0o600))
+	out, code = e.runIn(t, dir, trust, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+path+")")
+	assert.Contains(t, out, "fix: remove enabled = false from [mcp_servers.tasks] in "+path)
+}
+
+func TestDoctorHelp(t *testing.T) {
+	// Ensures doctor's help is its own (what doctor checks, its flags as
+	// doctor reads them, --json) with examples, not setup's words.
+	t.Parallel()
+	e := newSetupEnv(t)
+	out, code := e.runIn(t, t.TempDir(), nil, "doctor", "--help")
+	assert.Equal(t, 0, code, out)
+	for _, s := range []string{"Usage: tasksessiond doctor", "plugin or extension", "untrusted", "-json", "Examples:\n  tasksessiond doctor\n", "doctor --json"} {
+		assert.Contains(t, out, s)
+	}
+	for _, s := range []string{"set up the MCP server", "Sets HOST up", "set up the current directory"} {
+		assert.NotContains(t, out, s, "setup's words in doctor's help")
+	}
+}
+
+func TestDoctorPluginWithoutTasksessiondOnPath(t *testing.T) {
+	// Ensures doctor reports the Claude Code plugin where no tasksessiond
+	// is on PATH (the plugin runs "tasksessiond"), with the fix.
+	t.Parallel()
+	e := newSetupEnv(t)
+	e.write(t, pluginFiles)
+	out, code := e.runIn(t, t.TempDir(), []string{"PATH=/usr/bin:/bin"}, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "NOT RIGHT (set up by the plugin tasksessiond@tasksessiond)")
+	assert.Contains(t, out, "the plugin runs tasksessiond from PATH, and there is none on PATH")
+	assert.Contains(t, out, "fix: npm install -g tasksessiond")
+}

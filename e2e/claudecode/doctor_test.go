@@ -1,0 +1,37 @@
+package claudecode_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/e2e/claudecode"
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// TestDoctorAgreesOnWhatTurnsItOff ensures what doctor reports of a setup
+// beside "disableAllHooks": true and a deny rule for the server is what the
+// pinned CLI does: it runs no hook and offers the model none of the tools;
+// doctor names both settings, each with its fix.
+func TestDoctorAgreesOnWhatTurnsItOff(t *testing.T) {
+	t.Parallel()
+	script := modelapi.NewScript(modelapi.Text("Hello."))
+	off := map[string]any{"disableAllHooks": true, "permissions": map[string]any{"deny": []string{"mcp__tasks"}}}
+	h := claudecode.New(t, claudecode.Options{Respond: script.Respond, Settings: off})
+	h.Print(t, "Hello.", "--session-id", uuid.NewString())
+	require.True(t, script.Done(), h.API.Dump())
+	main := h.API.Main()
+	require.NotEmpty(t, main, h.API.Dump())
+	assert.Empty(t, h.Hooks(), "the SessionStart hook ran under disableAllHooks")
+	assert.False(t, strings.Contains(main[0].AllText(), "mcp__tasks__TaskCreate"), "the deny rule left the tools in the offer")
+	assert.False(t, main[0].HasTool(taskCreate))
+
+	out, err := h.RunTSD([]string{"doctor", "claude-code", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	assert.Error(t, err, out)
+	assert.Contains(t, out, `"disableAllHooks": true in `)
+	assert.Contains(t, out, `the deny rule "mcp__tasks" in `)
+	assert.Contains(t, out, `fix: remove "mcp__tasks" from permissions.deny in `)
+}

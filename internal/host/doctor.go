@@ -1,0 +1,124 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// Doctor is a host's word, beyond setup's own files, on whether it will
+// use the tools: the plugin or extension that sets it up another way, and
+// the settings that keep it from offering the tools or running the hook
+// though they are set up. "tasksessiond doctor" asks it; a host without
+// such settings need not implement it.
+type Doctor interface {
+	Diagnose(o Options) Diagnosis
+}
+
+// Diagnosis is what a Doctor found.
+type Diagnosis struct {
+	// Installed reports whether the host is on this machine: its command
+	// on PATH, or its configuration directory holding something of its
+	// own (not only what setup left there after an uninstall).
+	Installed bool
+	// Route names the plugin or extension that sets the host up
+	// ("the plugin tasksessiond@tasksessiond"); "" when there is none
+	// and setup's own entries are what the host uses.
+	Route string
+	// Duplicates are setup's own entries beside the Route: the model
+	// would get the tools twice (or the host hides one of them).
+	Duplicates []Finding
+	// Blocked are the settings that keep the host from offering the
+	// tools or running the hook, each with its fix.
+	Blocked []Finding
+}
+
+// Diagnose is h's Diagnosis, or, for a host with no Doctor, one made of
+// what the Installer knows (Found).
+func Diagnose(h Host, o Options) Diagnosis {
+	if d, ok := h.(Doctor); ok {
+		return d.Diagnose(o)
+	}
+	return Diagnosis{Installed: h.Found(o)}
+}
+
+// ErrDuplicate wraps a setup refused because a plugin or extension sets
+// the host up already.
+var ErrDuplicate = errors.New("set up already by its plugin or extension")
+
+// BesideRoute is the error for setting h up beside the plugin or
+// extension that sets it up already (nil when there is none, or when o
+// takes setup back): a second copy gives the model the tools twice.
+func BesideRoute(h Host, o Options) error {
+	if o.Uninstall {
+		return nil
+	}
+	d, ok := h.(Doctor)
+	if !ok {
+		return nil
+	}
+	if r := d.Diagnose(o).Route; r != "" {
+		return fmt.Errorf("%s is %w (%s): a setup beside it gives the model the tools twice; nothing was changed (remove %s first to use setup's instead)", h.Title(), ErrDuplicate, r, r)
+	}
+	return nil
+}
+
+// OnPath reports whether the command name is on PATH.
+func OnPath(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
+// Holds reports whether the directory dir holds a file (at any depth)
+// other than setup's backups: a host's directory that setup made and
+// uninstall emptied (empty directories left, as OpenCode's plugin/) is no
+// sign of the host.
+func Holds(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil // unreadable: nothing known of it
+		case found:
+			return filepath.SkipAll
+		case !e.IsDir() && !strings.HasSuffix(e.Name(), ".tasksessiond-backup"):
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// ReadJSON reads the JSON (comments and trailing commas allowed: a
+// doctor reads what the host reads, whatever its dialect) file at path
+// into out. A file that is not there is no error: it reports false.
+func ReadJSON(path string, out any) (bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return false, nil
+	}
+	std, err := hujson.Standardize(b)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := json.Unmarshal(std, out); err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	return true, nil
+}
