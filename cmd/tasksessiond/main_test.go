@@ -551,3 +551,13 @@ func TestADeletedDatabaseTakesNoWrites(t *testing.T) {
 	p.cmd.Wait()
 	assert.Contains(t, p.stderr.String(), "the database file is gone; refusing writes")
 }
+
+// TestHostParent ensures the bridge takes the npm launcher's parent as its
+// host only when its own parent is the launcher that says so.
+func TestHostParent(t *testing.T) {
+	assert.Equal(t, 100, main.HostParent(100, ""), "no launcher")
+	assert.Equal(t, 7, main.HostParent(100, "100 7"), "started by the launcher")
+	assert.Equal(t, 100, main.HostParent(100, "55 7"), "inherited from a launcher further up")
+	assert.Equal(t, 100, main.HostParent(100, "100 1"), "the launcher orphaned")
+	assert.Equal(t, 100, main.HostParent(100, "junk"))
+}
