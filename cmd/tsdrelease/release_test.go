@@ -129,7 +129,7 @@ func TestServerJSON(t *testing.T) {
 
 // TestVersionsAgree ensures every manifest that names the next release's
 // version names the same one as npm/tasksessiond/package.json (they are
-// bumped together after a release).
+// bumped together after a release), and CHANGELOG.md's top section is its.
 func TestVersionsAgree(t *testing.T) {
 	root := filepath.Join("..", "..")
 	pkg, err := readJSON(filepath.Join(root, "npm", "tasksessiond", "package.json"))
@@ -142,6 +142,10 @@ func TestVersionsAgree(t *testing.T) {
 	for name, v := range pkg["optionalDependencies"].(map[string]any) {
 		assert.Equal(t, pkg["version"], v, name)
 	}
+	changelog, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	require.NoError(t, err)
+	_, top, _ := strings.Cut(string(changelog), "\n## ")
+	assert.True(t, strings.HasPrefix(top, pkg["version"].(string)+" "), "CHANGELOG.md's top section is not the next release's, %s", pkg["version"])
 }
 
 // TestLicenseAgrees ensures every manifest a user or a registry reads
