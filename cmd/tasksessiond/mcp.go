@@ -71,7 +71,7 @@ Examples:
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg := mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create, Server: *server,
-		Version: version, Logger: log, ReconnectWait: *wait}
+		Version: daemonVersion(), Logger: log, ReconnectWait: *wait}
 	if *verbose {
 		cfg.SDKLogger = log
 	}
