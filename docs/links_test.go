@@ -23,7 +23,7 @@ func TestLinksStayInTheRepository(t *testing.T) {
 	require.NoError(t, err)
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)
-	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "BENCHMARKS.md"))
+	files = append(files, filepath.Join(root, "README.md"), filepath.Join(root, "BENCHMARKS.md"), filepath.Join(root, "CHANGELOG.md"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)

@@ -18,8 +18,10 @@ func completionCmd(args []string, stdout, stderr io.Writer) int {
 Print a bash completion script for tasksessiond's commands and flags
 (zsh: run "autoload bashcompinit && bashcompinit" first).
 
-Example:
-  source <(tasksessiond completion bash)
+Examples:
+  source <(tasksessiond completion bash)                       # this shell
+  tasksessiond completion bash > ~/.local/share/bash-completion/completions/tasksessiond
+                                                               # every new shell (bash-completion)
 `)
 		if asked {
 			return 0

@@ -21,3 +21,6 @@ func CommandNames() []string {
 	}
 	return names
 }
+
+// HostParent is hostParent, for package main_test.
+var HostParent = hostParent

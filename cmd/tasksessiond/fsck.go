@@ -60,7 +60,7 @@ Flags:
 		return 2
 	}
 	if pgdb.IsURL(*dbPath) {
-		fmt.Fprintf(stderr, "tasksessiond fsck: checks a SQLite database; fleet mode's PostgreSQL is not supported yet (docs/FLEET.md): read its tasks view with psql\n")
+		fmt.Fprintf(stderr, "tasksessiond fsck: checks a SQLite database; fleet mode's PostgreSQL is not supported yet (%sFLEET.md): read its tasks view with psql\n", docsURL)
 		return 2
 	}
 	if *repair {

@@ -52,8 +52,12 @@ hook never breaks a session.
 `)
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), `
-Example, by hand:
-  echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook `+names[0]+`
+Examples:
+  tasksessiond setup claude-code     # writes this hook into the host's settings, with the MCP server
+  echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook `+names[0]+` --verbose
+                                     # by hand: the list session S's resume would add, or why none
+
+Each host's hooks, by hand: `+docsURL+`HOSTS.md
 `)
 	}
 	h, ok := hookHost(args)

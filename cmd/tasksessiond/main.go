@@ -63,6 +63,10 @@ func runWith(ctx context.Context, args []string, e *cli.Env) int {
 	return cmd.Run(ctx, e, rest)
 }
 
+// docsURL is where the documentation is published: help and error texts
+// point there, as the npm package and the archives ship no docs/.
+const docsURL = "https://github.com/tasksessiond/tasksessiond/blob/main/docs/"
+
 // Help headings, in the order help lists them.
 const (
 	groupDaemon = "The daemon"
@@ -103,10 +107,7 @@ func commands() []*cli.Command {
 		{Name: "completion", Group: groupOther, Summary: "print a bash completion script: source <(tasksessiond completion bash)",
 			Main: func(_ context.Context, e *cli.Env, args []string) int { return completionCmd(args, e.Stdout, e.Stderr) }},
 		{Name: "version", Group: groupOther, Summary: "print the version",
-			Main: func(_ context.Context, e *cli.Env, _ []string) int {
-				fmt.Fprintln(e.Stdout, versionLine())
-				return 0
-			}},
+			Main: func(_ context.Context, e *cli.Env, args []string) int { return versionCmd(args, e.Stdout, e.Stderr) }},
 		{Name: "help", Group: groupOther, Summary: "print this help",
 			Main: func(_ context.Context, e *cli.Env, _ []string) int {
 				usage(e.Stdout)

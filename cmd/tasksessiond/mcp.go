@@ -71,7 +71,7 @@ Examples:
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg := mcpbridge.Config{Socket: *socket, SessionID: *sessionID, Title: *title, Create: *create, Server: *server,
-		Version: version, Logger: log, ReconnectWait: *wait}
+		Version: daemonVersion(), Logger: log, ReconnectWait: *wait}
 	if *verbose {
 		cfg.SDKLogger = log
 	}
@@ -114,7 +114,20 @@ func starter(socket, db string, off bool) autostart.Config {
 
 // hostEnv is what this process sees of the host that started it.
 func hostEnv(socket string) host.Env {
-	return host.Env{Getenv: os.Getenv, Parent: os.Getppid(), RuntimeDir: filepath.Dir(socket)}
+	return host.Env{Getenv: os.Getenv, Parent: hostParent(os.Getppid(), os.Getenv("TASKSESSIOND_LAUNCHER")), RuntimeDir: filepath.Dir(socket)}
+}
+
+// hostParent is the pid of the process that started this one: ppid,
+// unless ppid is the npm package's Node launcher (which says so in
+// TASKSESSIOND_LAUNCHER, "<its pid> <its parent's pid>", where it could
+// not exec the binary), whose parent is then the host. A value inherited
+// from further up names another pid and is ignored.
+func hostParent(ppid int, launcher string) int {
+	var pid, parent int
+	if _, err := fmt.Sscanf(launcher, "%d %d", &pid, &parent); err == nil && pid == ppid && parent > 1 {
+		return parent
+	}
+	return ppid
 }
 
 // hostsHelp is what each host that says so does under command, one line

@@ -22,7 +22,7 @@ const shutdownGrace = 10 * time.Second
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dbPath := fs.String("db", paths.DB(), "database file, or a postgres:// URL to serve in a fleet of daemons sharing one PostgreSQL (docs/FLEET.md) (env "+paths.EnvDB+")")
+	dbPath := fs.String("db", paths.DB(), "database file, or a postgres:// URL to serve in a fleet of daemons sharing one PostgreSQL ("+docsURL+"FLEET.md) (env "+paths.EnvDB+")")
 	socket := fs.String("socket", paths.Socket(), "Unix socket to serve on, in a directory only you can reach (created 0700 if missing) (env "+paths.EnvSocket+")")
 	syncMode := fs.String("sync", "full", "durability of each commit: full (survives power loss) or normal (survives a crash of the daemon)")
 	maxConns := fs.Int("max-conns", 1024, "connections served at once")
@@ -72,7 +72,7 @@ Examples:
 	}
 	log := slog.New(h)
 
-	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, MaxLoaded: *maxSessions, IdleTimeout: *idle, Lease: *lease, Version: version, Logger: log})
+	d, err := daemon.Open(ctx, daemon.Config{DB: *dbPath, Socket: *socket, Sync: sync, MaxDBBytes: *maxSize, MaxConns: *maxConns, MaxLoaded: *maxSessions, IdleTimeout: *idle, Lease: *lease, Version: daemonVersion(), Logger: log})
 	if err != nil {
 		log.Error("cannot start", slog.Any("err", err))
 		return 1

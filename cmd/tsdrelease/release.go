@@ -146,7 +146,11 @@ func Build(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 	if err := clean(c.Out); err != nil {
 		return nil, err
 	}
-	b := &builder{Config: c, version: version, commit: commit, mtime: epoch, log: log}
+	license, _ := main["license"].(string)
+	if license == "" {
+		return nil, fmt.Errorf("npm/tasksessiond/package.json names no license")
+	}
+	b := &builder{Config: c, version: version, commit: commit, license: license, mtime: epoch, log: log}
 	for _, t := range c.Targets {
 		if err := b.target(ctx, t); err != nil {
 			return nil, fmt.Errorf("%s: %w", t, err)
@@ -176,6 +180,7 @@ func Build(ctx context.Context, c Config, log io.Writer) (*Result, error) {
 type builder struct {
 	Config
 	version, commit string
+	license         string // the SPDX id every package names, the main package's
 	mtime           time.Time
 	log             io.Writer
 	npm             []string // staged npm package directories
@@ -251,9 +256,14 @@ func (b *builder) target(ctx context.Context, t Target) error {
 	if err != nil {
 		return err
 	}
+	license, err := os.ReadFile(filepath.Join(b.Root, "LICENSE"))
+	if err != nil {
+		return err
+	}
 	entries := append([]entry{
 		{name: "tasksessiond", mode: 0o755, data: exe},
 		{name: "README.md", mode: 0o644, data: readme},
+		{name: "LICENSE", mode: 0o644, data: license},
 	}, ext...)
 	if err := b.writeArchive(filepath.Join(b.Out, t.Archive()), entries); err != nil {
 		return err
@@ -268,13 +278,17 @@ func (b *builder) target(ctx context.Context, t Target) error {
 		"version":     b.version,
 		"description": fmt.Sprintf("The tasksessiond binary for %s %s (installed by the tasksessiond package).", platform, arch),
 		"repository":  repository,
+		"license":     b.license,
 		"os":          []string{platform},
 		"cpu":         []string{arch},
-		"files":       []string{"bin/tasksessiond"},
+		"files":       []string{"bin/tasksessiond", "LICENSE"},
 		// Yarn PnP would run the binary from inside a zip otherwise.
 		"preferUnplugged": true,
 	}
 	if err := writeFile(filepath.Join(dir, "bin", "tasksessiond"), exe, 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "LICENSE"), license, 0o644); err != nil {
 		return err
 	}
 	if err := writeJSON(filepath.Join(dir, "package.json"), pkg); err != nil {
@@ -351,6 +365,9 @@ func (b *builder) npmMain(pkg map[string]any) error {
 	if err := copyTree(src, dir); err != nil {
 		return err
 	}
+	if err := b.copyLicense(dir); err != nil {
+		return err
+	}
 	if err := writeJSON(filepath.Join(dir, "package.json"), pkg); err != nil {
 		return err
 	}
@@ -364,6 +381,9 @@ func (b *builder) npmOpenCode() error {
 	src := filepath.Join(b.Root, "npm", "opencode-tasksessiond")
 	dir := filepath.Join(b.Out, "npm", "opencode-tasksessiond")
 	if err := copyTree(src, dir); err != nil {
+		return err
+	}
+	if err := b.copyLicense(dir); err != nil {
 		return err
 	}
 	ts, err := os.ReadFile(filepath.Join(b.Root, "contrib", "opencode", "tasksessiond.ts"))
@@ -383,6 +403,16 @@ func (b *builder) npmOpenCode() error {
 	}
 	b.npm = append(b.npm, dir)
 	return nil
+}
+
+// copyLicense puts the repository's LICENSE in a staged package, where
+// npm packs it whatever the package's files list says.
+func (b *builder) copyLicense(dir string) error {
+	data, err := os.ReadFile(filepath.Join(b.Root, "LICENSE"))
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "LICENSE"), data, 0o644)
 }
 
 // serverJSON writes Out/server.json, the MCP registry's description of

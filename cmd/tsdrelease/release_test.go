@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func TestServerJSON(t *testing.T) {
 
 // TestVersionsAgree ensures every manifest that names the next release's
 // version names the same one as npm/tasksessiond/package.json (they are
-// bumped together after a release).
+// bumped together after a release), and CHANGELOG.md's top section is its.
 func TestVersionsAgree(t *testing.T) {
 	root := filepath.Join("..", "..")
 	pkg, err := readJSON(filepath.Join(root, "npm", "tasksessiond", "package.json"))
@@ -141,4 +142,37 @@ func TestVersionsAgree(t *testing.T) {
 	for name, v := range pkg["optionalDependencies"].(map[string]any) {
 		assert.Equal(t, pkg["version"], v, name)
 	}
+	changelog, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	require.NoError(t, err)
+	_, top, _ := strings.Cut(string(changelog), "\n## ")
+	assert.True(t, strings.HasPrefix(top, pkg["version"].(string)+" "), "CHANGELOG.md's top section is not the next release's, %s", pkg["version"])
+}
+
+// TestLicenseAgrees ensures every manifest a user or a registry reads
+// names the license LICENSE holds, so no package claims another.
+func TestLicenseAgrees(t *testing.T) {
+	root := filepath.Join("..", "..")
+	text, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	require.NoError(t, err)
+	pkg, err := readJSON(filepath.Join(root, "npm", "tasksessiond", "package.json"))
+	require.NoError(t, err)
+	id := pkg["license"].(string)
+	// The first line of LICENSE is the license's name; the SPDX id of the MIT License is MIT.
+	assert.Equal(t, id+" License", strings.SplitN(string(text), "\n", 2)[0])
+	for _, f := range []string{"gemini-extension.json", "contrib/claude-code/.claude-plugin/plugin.json", "npm/opencode-tasksessiond/package.json"} {
+		m, err := readJSON(filepath.Join(root, f))
+		require.NoError(t, err)
+		assert.Equal(t, id, m["license"], f)
+	}
+	market, err := readJSON(filepath.Join(root, ".claude-plugin", "marketplace.json"))
+	require.NoError(t, err)
+	for _, p := range asList(market["plugins"]) {
+		assert.Equal(t, id, p.(map[string]any)["license"], "marketplace.json")
+	}
+	s, err := readJSON(filepath.Join(root, "server.json"))
+	require.NoError(t, err)
+	// server.json's schema has no license field; the registry keeps a publisher's own metadata here.
+	meta, _ := s["_meta"].(map[string]any)
+	own, _ := meta["io.modelcontextprotocol.registry/publisher-provided"].(map[string]any)
+	assert.Equal(t, id, own["license"], "server.json")
 }

@@ -57,7 +57,7 @@ func TestNewUserFromNPM(t *testing.T) {
 	require.NoError(t, err)
 	f.Read(head)
 	f.Close()
-	assert.Equal(t, "\x7fELF", string(head), "npm's tasksessiond is not the binary itself (the postinstall did not put it in the launcher's place): the bridge's parent would be node, not Claude Code")
+	assert.Equal(t, "\x7fELF", string(head), "npm's tasksessiond is not the binary itself after its first run (the launcher did not put it in its place): each hook would start Node")
 
 	script := modelapi.NewScript(
 		pLoad,

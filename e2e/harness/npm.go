@@ -139,8 +139,9 @@ func stderrOf(err error) string {
 // as a user would ("npm install -g tasksessiond"), but from its tarballs
 // (the platform's package and the main one: npm would fetch the first as
 // the second's optional dependency) and with no network: --offline, an
-// empty cache, and a registry that does not answer. npm runs the
-// package's postinstall, as it does for a user.
+// empty cache, and a registry that does not answer. The package has no
+// install script: its launcher puts the binary in its place on its first
+// run.
 func InstallNPM(tb testing.TB) *NPM {
 	tb.Helper()
 	platform, main, _, version := NPMRelease(tb)

@@ -1,6 +1,8 @@
 package opencode_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,13 +13,19 @@ import (
 	"github.com/tasksessiond/tasksessiond/e2e/opencode"
 )
 
-// TestNPMPlugin ensures the plugin's npm package (opencode-tasksessiond,
-// from this tree's snapshot release) installs with OpenCode's own command
-// ("opencode plugin <module> --global") and works: the model's TaskCreate
-// reaches the daemon and gets #1, its TaskList shows it, and a continued
-// session goes on with #2.
+// TestNPMPlugin ensures the README's OpenCode line works with the plugin's
+// npm package (opencode-tasksessiond, from this tree's snapshot release):
+// OpenCode's own command ("opencode plugin <spec> --global") installs the
+// release's tarball as it would the published package, and the model's
+// TaskCreate reaches the daemon and gets #1, its TaskList shows it, and a
+// continued session goes on with #2.
 func TestNPMPlugin(t *testing.T) {
 	t.Parallel()
+	root, err := harness.RepoRoot()
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "opencode plugin opencode-tasksessiond --global", "the README's OpenCode line changed: change this test with it")
 	_, _, tarball, _ := harness.NPMRelease(t)
 	var p modelapi.Phases
 	h := opencode.New(t, opencode.Options{Respond: p.Respond})
