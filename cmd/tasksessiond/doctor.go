@@ -60,7 +60,7 @@ func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	var f setupFlags
 	f.registerDoctor(fs)
-	asJSON := fs.Bool("json", false, "print the report as one JSON object (docs/OPERATIONS.md#doctor), not as text")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object (its shape: "+docsURL+"OPERATIONS.md#doctor), not as text")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond doctor [flags] [HOST...]
 
