@@ -52,7 +52,7 @@ func (Host) Hook(ctx context.Context, cfg hook.Config, e host.Env, r io.Reader) 
 		return nil, err
 	}
 	cfg.History = transcript.Reader{}
-	if pid := GeminiHostPID(); pid > 0 && in.HookEventName == "SessionStart" {
+	if pid := GeminiHostPID(e.Parent); pid > 0 && in.HookEventName == "SessionStart" {
 		cfg.Bind = BindGemini(e.RuntimeDir, pid)
 	}
 	return RunGemini(ctx, cfg, in)

@@ -172,11 +172,12 @@ func beforeModel(ctx context.Context, cfg hook.Config, in GeminiInput) (any, err
 }
 
 // GeminiHostPID returns the pid of the Gemini CLI process that ran this
-// hook: the nearest ancestor that is not a shell (bash -c runs the hook
+// hook: parent (the hook's parent, the npm launcher stepped over), or
+// the nearest ancestor of it that is not a shell (bash -c runs the hook
 // command, and may run it as its child rather than exec it, as may a
 // wrapper script). 0 when it cannot be told.
-func GeminiHostPID() int {
-	pid := os.Getppid()
+func GeminiHostPID(parent int) int {
+	pid := parent
 	for range 4 {
 		if pid <= 1 || !isShell(pid) {
 			break

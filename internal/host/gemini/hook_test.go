@@ -201,7 +201,7 @@ func TestGeminiHostPID(t *testing.T) {
 		t.Skip("no /proc")
 	}
 	if os.Getenv("TSD_GEMINI_PID_CHILD") == "1" {
-		fmt.Print(gemini.GeminiHostPID())
+		fmt.Print(gemini.GeminiHostPID(os.Getppid()))
 		return
 	}
 	exe, err := os.Executable()
