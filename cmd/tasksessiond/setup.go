@@ -36,6 +36,13 @@ func (f *setupFlags) options() (host.Options, error) {
 	if o.Bin == "" {
 		o.Bin = defaultBin()
 	}
+	if strings.ContainsRune(o.Bin, filepath.Separator) && !filepath.IsAbs(o.Bin) {
+		abs, err := filepath.Abs(o.Bin) // the host runs it from anywhere
+		if err != nil {
+			return o, err
+		}
+		o.Bin = abs
+	}
 	if f.project {
 		wd, err := os.Getwd()
 		if err != nil {

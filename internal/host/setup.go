@@ -61,11 +61,25 @@ func (o Options) Env(key string) string {
 
 // Home is the user's home directory ($HOME).
 func (o Options) Home() string {
-	if h := o.Env("HOME"); h != "" {
+	if h := o.Dir("HOME"); h != "" {
 		return h
 	}
 	h, _ := os.UserHomeDir()
 	return h
+}
+
+// Dir is the directory the variable key names, made absolute: a host
+// reads its files from wherever it runs, and Codex keys a hook's trust by
+// the absolute path of its hooks.json.
+func (o Options) Dir(key string) string {
+	d := o.Env(key)
+	if d == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }
 
 // Plan is what setup changes: files, and what it tells the user.
@@ -127,6 +141,11 @@ func (p *Plan) Apply() error {
 	// of the user's changes (a recorded edit that never happened is taken
 	// back as nothing).
 	rc := p.recordChange()
+	for _, c := range append([]config.Change{rc}, p.Changes...) {
+		if err := config.Ready(c); err != nil {
+			return fmt.Errorf("%w; nothing was changed", err)
+		}
+	}
 	if err := config.Apply(rc); err != nil {
 		return fmt.Errorf("setup's record: %w; nothing else was changed", err)
 	}
@@ -225,7 +244,7 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
 		_, err := config.ParseJSON(b, d)
 		return err
-	}})
+	}, NoBackup: p.uninstall || p.setUp[recordKey(path)]})
 	return doc, nil
 }
 

@@ -26,7 +26,7 @@ var ownTools = []string{"TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Todo
 // configDir is where Claude Code keeps settings.json: $CLAUDE_CONFIG_DIR,
 // else ~/.claude.
 func configDir(o host.Options) string {
-	if d := o.Env("CLAUDE_CONFIG_DIR"); d != "" {
+	if d := o.Dir("CLAUDE_CONFIG_DIR"); d != "" {
 		return d
 	}
 	return filepath.Join(o.Home(), ".claude")
@@ -35,7 +35,7 @@ func configDir(o host.Options) string {
 // stateFile is the file "claude mcp add --scope user" writes:
 // $CLAUDE_CONFIG_DIR/.claude.json, else ~/.claude.json.
 func stateFile(o host.Options) string {
-	if d := o.Env("CLAUDE_CONFIG_DIR"); d != "" {
+	if d := o.Dir("CLAUDE_CONFIG_DIR"); d != "" {
 		return filepath.Join(d, ".claude.json")
 	}
 	return filepath.Join(o.Home(), ".claude.json")

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // Change is one file setup writes: its bytes before (nil: no file) and
@@ -19,8 +21,8 @@ type Change struct {
 	// Check reads the new bytes as the host will; nil for a file the
 	// host does not parse (the OpenCode plugin).
 	Check func([]byte) error
-	// NoBackup keeps no copy of the old bytes: tasksessiond's own file
-	// (setup's record), not the user's.
+	// NoBackup keeps no copy of the old bytes: they are not the user's
+	// original (setup's record, a file set up already, an uninstall).
 	NoBackup bool
 }
 
@@ -33,10 +35,15 @@ func (c Change) Changed() bool {
 // changed it.
 const BackupSuffix = ".tasksessiond-backup"
 
-// Read returns a file's bytes, nil when there is none.
+// Read returns a file's bytes, nil when there is none. A link to nothing
+// (dotfiles not there) is an error: writing would replace the link.
 func Read(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(path)
+			return nil, fmt.Errorf("a link to %s, which is not there: make the file it points to, or remove the link", to)
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -46,6 +53,46 @@ func Read(path string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
+}
+
+// Ready is an error when the change could not be made: the file is
+// read-only, its directory cannot be made or written, or the new bytes are
+// not read by the host. Setup checks every change so before it writes the
+// first: several files are changed all or none.
+func Ready(c Change) error {
+	if !c.Changed() {
+		return nil
+	}
+	path := c.Path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%s is read-only (mode %v): setup leaves it; make it writable to go on", c.Path, st.Mode().Perm())
+	}
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil && !st.IsDir() {
+			return fmt.Errorf("%s: %s is not a directory", c.Path, dir)
+		}
+		if err == nil {
+			if err := unix.Access(dir, unix.W_OK); err != nil {
+				return fmt.Errorf("%s: cannot write in %s: %w", c.Path, dir, err)
+			}
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			return fmt.Errorf("%s: %w", c.Path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	if c.Check != nil && c.New != nil {
+		if err := c.Check(c.New); err != nil {
+			return fmt.Errorf("%s: the new file would not be read by the host (%v)", c.Path, err)
+		}
+	}
+	return nil
 }
 
 // Apply makes the change: the new bytes go to a temporary file beside the
@@ -65,7 +112,7 @@ func Apply(c Change) error {
 	}
 	backup := c.Path + BackupSuffix
 	kept, _ := Read(backup)
-	done := !c.NoBackup && kept != nil && (c.New == nil || bytes.Equal(kept, c.New))
+	done := kept != nil && (c.New == nil || bytes.Equal(kept, c.New))
 	if c.Old != nil && !c.NoBackup && c.New != nil && !done {
 		if err := writeAtomic(backup, c.Old, 0o600); err != nil {
 			return fmt.Errorf("%s: keep a backup: %w", c.Path, err)

@@ -329,6 +329,43 @@ func (d *Doc) RemoveIf(path []string, keep int, match func(raw []byte) bool) int
 	return n
 }
 
+// ReplaceFirst puts v in place of the first element of the array at path
+// that matches, where it is (a host may key other settings by an
+// element's index), and removes the others that match. It returns how
+// many matched.
+func (d *Doc) ReplaceFirst(path []string, match func(raw []byte) bool, v any) int {
+	av, indent := d.lookup(path)
+	if av == nil {
+		return 0
+	}
+	arr, ok := av.Value.(*hujson.Array)
+	if !ok {
+		return 0
+	}
+	var at []int
+	for i, e := range arr.Elements {
+		c := e.Clone()
+		c.Standardize()
+		if match(bytes.TrimSpace(c.Pack())) {
+			at = append(at, i)
+		}
+	}
+	for k := len(at) - 1; k > 0; k-- {
+		removeAt(&arr.Elements, at[k], &arr.AfterExtra, func(e *hujson.Value) *hujson.Value { return e }, func(e *hujson.Value) *hujson.Value { return e })
+	}
+	if len(at) > 0 {
+		e := &arr.Elements[at[0]]
+		if !equal(*e, v) {
+			inner, multi := indent+d.unit(), bytes.ContainsRune(e.BeforeExtra, '\n')
+			if s, ok := lastLine(e.BeforeExtra); ok {
+				inner = s
+			}
+			e.Value = d.render(v, inner, multi)
+		}
+	}
+	return len(at)
+}
+
 // prune removes the container at path when it is empty, and so on up to
 // the first keep of path.
 func (d *Doc) prune(path []string, keep int) {

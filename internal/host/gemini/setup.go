@@ -24,7 +24,7 @@ func settingsFile(o host.Options) string {
 	if o.Project != "" {
 		return filepath.Join(o.Project, ".gemini", "settings.json")
 	}
-	home := o.Env("GEMINI_CLI_HOME")
+	home := o.Dir("GEMINI_CLI_HOME")
 	if home == "" {
 		home = o.Home()
 	}

@@ -20,10 +20,10 @@ var ownTools = []string{"todowrite", "todoread"}
 // $OPENCODE_CONFIG_DIR, else $XDG_CONFIG_HOME/opencode, else
 // ~/.config/opencode.
 func configDir(o host.Options) string {
-	if d := o.Env("OPENCODE_CONFIG_DIR"); d != "" {
+	if d := o.Dir("OPENCODE_CONFIG_DIR"); d != "" {
 		return d
 	}
-	if x := o.Env("XDG_CONFIG_HOME"); x != "" {
+	if x := o.Dir("XDG_CONFIG_HOME"); x != "" {
 		return filepath.Join(x, "opencode")
 	}
 	return filepath.Join(o.Home(), ".config", "opencode")
@@ -107,7 +107,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			return nil, err
 		}
 	}
-	c := config.Change{Path: pluginPath, Old: old, New: plugin.Plugin, Mode: 0o644}
+	c := config.Change{Path: pluginPath, Old: old, New: plugin.Plugin, Mode: 0o644, NoBackup: true} // setup's own file
 	switch {
 	case o.Uninstall:
 		c.New = nil
