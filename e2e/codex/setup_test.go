@@ -255,3 +255,39 @@ func TestSetupKeepsCodexsOwnTables(t *testing.T) {
 	assert.Contains(t, list, `"mine2"`, "--uninstall lost the server Codex added")
 	assert.NotContains(t, list, `"tasks"`)
 }
+
+func TestSetupInlineTables(t *testing.T) {
+	// Ensures a config.toml whose mcp_servers or hooks is an inline table
+	// (which Codex cannot extend with a [table] header) is refused with
+	// the reason and left as it was, Codex still reading it; written as
+	// tables, it is set up and Codex reads both servers.
+	t.Parallel()
+	h := codex.New(t, codex.Options{NoSetup: true})
+	cfg := filepath.Join(h.CodexHome, "config.toml")
+	names := func() []string {
+		t.Helper()
+		out := h.Command(t, 60*time.Second, "mcp", "list", "--json")
+		require.NoError(t, out.Err, "codex cannot read config.toml: %s\n%s", out.Stderr, read(t, cfg))
+		var servers []struct {
+			Name string `json:"name"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out.Stdout), &servers), out.Stdout)
+		var n []string
+		for _, s := range servers {
+			n = append(n, s.Name)
+		}
+		return n
+	}
+	for _, inline := range []string{"mcp_servers = { gh = { command = \"npx\" } }", "hooks = { state = {} }"} {
+		user := h.UserConfig("", inline)
+		h.WriteFile(cfg, user, 0o600)
+		msg, err := h.RunTSD([]string{"setup", "codex", "--bin", h.Rec.Bin})
+		require.Error(t, err, msg)
+		assert.Contains(t, msg, "inline table")
+		assert.Equal(t, user, read(t, cfg))
+		names()
+	}
+	h.WriteFile(cfg, h.UserConfig("", "")+"[mcp_servers.gh]\ncommand = \"npx\"\n", 0o600)
+	h.Setup(t, "codex")
+	assert.ElementsMatch(t, []string{"gh", "tasks"}, names())
+}
