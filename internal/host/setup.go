@@ -141,9 +141,12 @@ func (p *Plan) Apply() error {
 	// of the user's changes (a recorded edit that never happened is taken
 	// back as nothing).
 	rc := p.recordChange()
-	for _, c := range append([]config.Change{rc}, p.Changes...) {
+	for i, c := range append([]config.Change{rc}, p.Changes...) {
 		if err := config.Ready(c); err != nil {
 			return fmt.Errorf("%w; nothing was changed", err)
+		}
+		if i > 0 {
+			p.Changes[i-1].Check = nil // checked: Apply holds the bytes written to these
 		}
 	}
 	if err := config.Apply(rc); err != nil {
@@ -220,7 +223,7 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	if p.orig == nil {
 		p.orig = map[string]*config.Doc{}
 	}
-	p.orig[path], _ = config.ParseJSON(old, d)
+	p.orig[path] = doc.Clone()
 	if runsTasksessiond(doc, p.bin) {
 		p.SetUpBefore(path)
 	}
@@ -242,8 +245,7 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	}
 	p.Done(path, old, newb, runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc))
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
-		_, err := config.ParseJSON(b, d)
-		return err
+		return config.CheckJSON(b, d)
 	}, NoBackup: p.uninstall || p.setUp[recordKey(path)]})
 	return doc, nil
 }
@@ -308,14 +310,10 @@ func (p *Plan) leftUnder(path string, d *config.Doc) bool {
 	return false
 }
 
-// runsTasksessiond reports whether a string in d is a command line that
-// runs tasksessiond (a server's, a hook's): its first word is bin or is
-// named tasksessiond.
+// runsTasksessiond reports whether a server or hook in d (under its
+// top-level mcpServers, mcp or hooks) runs tasksessiond: a command line
+// whose first word is bin or is named tasksessiond.
 func runsTasksessiond(d *config.Doc, bin string) bool {
-	var v any
-	if !d.Get(nil, &v) {
-		return false
-	}
 	var walk func(any) bool
 	walk = func(v any) bool {
 		switch v := v.(type) {
@@ -333,7 +331,13 @@ func runsTasksessiond(d *config.Doc, bin string) bool {
 		}
 		return false
 	}
-	return walk(v)
+	for _, top := range []string{"mcpServers", "mcp", "hooks"} {
+		var v any
+		if d.Get([]string{top}, &v) && walk(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // Quote quotes a word for a hook's command line (a shell's), when it needs it.

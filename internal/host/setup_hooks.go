@@ -70,12 +70,12 @@ func (g hookGroup) ours(bin, name string) bool {
 // trust by its index), and what it replaced goes to p's steps.
 func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Group) error {
 	path := []string{"hooks", event}
-	before := string(doc.Bytes())
+	before := raw(doc, path)
 	if n := doc.ReplaceFirst(path, func(raw []byte) bool {
 		var g hookGroup
 		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
 	}, group); n > 0 {
-		if string(doc.Bytes()) != before {
+		if raw(doc, path) != before {
 			p.Step("replace the stale %s hook in %s", event, where)
 		}
 		return nil
@@ -83,7 +83,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 	if err := doc.Append(path, group); err != nil {
 		return err
 	}
-	if string(doc.Bytes()) != before {
+	if raw(doc, path) != before {
 		if err := p.under(where, path); err != nil {
 			return err
 		}
@@ -191,12 +191,12 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	if had && !SetupsServer(old, entry.Command, serverMembers...) {
 		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(commandLine(old["command"], toStrings(old["args"]))...))
 	}
-	before := string(doc.Bytes())
+	before := raw(doc, path)
 	if err := doc.Set(path, entry); err != nil {
 		return err
 	}
 	switch {
-	case string(doc.Bytes()) == before:
+	case raw(doc, path) == before:
 	case had:
 		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
 	default:
@@ -246,6 +246,14 @@ func OtherServers(doc *config.Doc, path []string, name, bin string) []string {
 		}
 	}
 	return out
+}
+
+// raw is the value at path in doc as it is written ("" when there is
+// none): what an edit there changed, without the whole file's bytes.
+func raw(doc *config.Doc, path []string) string {
+	var r json.RawMessage
+	doc.Get(path, &r)
+	return string(r)
 }
 
 // commandLine is a server's command (a string, or OpenCode's array) and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,11 +155,11 @@ func (c Change) write() error {
 // change was made from: a host wrote it while setup ran (a host may
 // rewrite its state file as it runs), and what it wrote would be lost.
 func (c Change) unchanged() error {
-	now, err := Read(c.Path)
+	same, err := holds(c.Path, c.Old)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
-	if !bytes.Equal(now, c.Old) || (now == nil) != (c.Old == nil) {
+	if !same {
 		return fmt.Errorf("%s: changed while setup ran; nothing was written, run it again", c.Path)
 	}
 	return nil
@@ -186,15 +187,15 @@ func writeChecked(c Change, mode fs.FileMode, guard bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: write: %w", c.Path, err)
 	}
-	back, err := os.ReadFile(tmp.Name())
+	same, err := holds(tmp.Name(), c.New)
 	if err != nil {
 		return fmt.Errorf("%s: read back: %w", c.Path, err)
 	}
-	if !bytes.Equal(back, c.New) {
+	if !same {
 		return fmt.Errorf("%s: the file written reads back otherwise; nothing was changed", c.Path)
 	}
 	if c.Check != nil {
-		if err := c.Check(back); err != nil {
+		if err := c.Check(c.New); err != nil {
 			return fmt.Errorf("%s: the new file would not be read by the host (%v); nothing was changed", c.Path, err)
 		}
 	}
@@ -207,6 +208,39 @@ func writeChecked(c Change, mode fs.FileMode, guard bool) error {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
 	return nil
+}
+
+// holds reports whether the file at path holds b (nil: is not there),
+// reading it a piece at a time: a large file is not held twice.
+func holds(path string, b []byte) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := Read(path); err != nil {
+			return false, err // a link to nothing
+		}
+		return b == nil, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if b == nil {
+		return false, nil
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := io.ReadFull(f, buf)
+		if n > len(b) || !bytes.Equal(buf[:n], b[:n]) {
+			return false, nil
+		}
+		b = b[n:]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return len(b) == 0, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 func writeAtomic(path string, b []byte, mode fs.FileMode) error {
