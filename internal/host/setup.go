@@ -100,8 +100,6 @@ type Plan struct {
 	recOld     []byte                 // the record file's bytes as read
 	bin        string                 // the tasksessiond setup runs (Options.Bin)
 	taken      []string               // files whose record uninstall took back
-	fresh      map[string]bool        // files whose record the plan started
-	setUp      map[string]bool        // files found set up (SetUpBefore)
 	orig       map[string]*config.Doc // each JSON file as the plan found it
 }
 
@@ -224,9 +222,7 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 		p.orig = map[string]*config.Doc{}
 	}
 	p.orig[path] = doc.Clone()
-	if runsTasksessiond(doc, p.bin) {
-		p.SetUpBefore(path)
-	}
+	setUp := runsTasksessiond(doc, p.bin) // the old bytes are not the user's original
 	if err := p.Found(path, old, old != nil && doc.IsEmpty()); err != nil {
 		return nil, err
 	}
@@ -246,7 +242,7 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	p.Done(path, old, newb, runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc))
 	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
 		return config.CheckJSON(b, d)
-	}, NoBackup: p.uninstall || p.setUp[recordKey(path)]})
+	}, NoBackup: p.uninstall || setUp})
 	return doc, nil
 }
 
@@ -278,7 +274,7 @@ func (p *Plan) Emptied(path string, empty []byte) []byte {
 	switch {
 	case ok && e.Empty != nil:
 		return []byte(*e.Empty)
-	case ok && e.Made, p.legacy(path, p.Recorded(path)):
+	case ok && e.Made:
 		return nil
 	}
 	return empty

@@ -220,7 +220,7 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 		return err
 	}
 	if !SetupsServer(old, bin, serverMembers...) {
-		if i, _, _ := p.find(where, path, isUnder); i >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
+		if i, _ := p.find(where, path, isUnder); i >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
 			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(commandLine(old["command"], toStrings(old["args"]))...))
 		}
 		return nil

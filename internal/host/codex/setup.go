@@ -157,9 +157,6 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 		return err
 	}
 	was := config.Block(old, name)
-	if was != "" {
-		p.SetUpBefore(path)
-	}
 	ownTable := own.claims(old)
 	var newb []byte
 	if body == "" {

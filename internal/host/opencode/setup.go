@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 
 	plugin "github.com/tasksessiond/tasksessiond/contrib/opencode"
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -69,10 +68,6 @@ func (Host) Found(o host.Options) bool {
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	p := host.NewPlan(h, o)
 	cfg, pluginPath := files(o)
-	old, err := config.Read(pluginPath)
-	if err != nil {
-		return nil, host.Refuse(pluginPath, err)
-	}
 	// Uninstall takes back both of the config files setup may have
 	// edited (the user may have moved to opencode.jsonc since).
 	cfgs := []string{cfg}
@@ -82,9 +77,6 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 				cfgs = append(cfgs, f)
 			}
 		}
-	}
-	if old != nil && !slices.ContainsFunc(configFiles(o), p.Recorded) {
-		p.SetUpBefore(cfg) // a setup that kept no record
 	}
 	var es []host.Entry
 	for _, cfg := range cfgs {
