@@ -78,7 +78,8 @@ func (h *Host) SetupCorpus(t *testing.T, name, dir string, cases []CorpusCase, r
 }
 
 // tree is every file under dir, a link as "-> " and where it points then
-// what is there; backups are files like any other.
+// what is there (a link to a directory, as a host's node_modules, is
+// left out); backups are files like any other.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -89,6 +90,9 @@ func tree(t *testing.T, dir string) map[string]string {
 		rel, _ := filepath.Rel(dir, p)
 		text := ""
 		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				return nil
+			}
 			to, _ := os.Readlink(p)
 			text = "-> " + to + "\n"
 		}
@@ -105,12 +109,22 @@ func tree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// restore puts dir's files back as files held them: one not there then
+// is removed, one that differs written again.
 func restore(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
+	for rel, text := range tree(t, dir) {
+		if w, ok := files[rel]; !ok || w != text {
+			if err := os.Remove(filepath.Join(dir, rel)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	now := tree(t, dir)
 	for rel, text := range files {
+		if _, ok := now[rel]; ok {
+			continue
+		}
 		p := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
