@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,9 +207,7 @@ func Refuse(path string, why error) error {
 
 // EditJSON plans an edit of the JSON file at path in the host's dialect:
 // edit changes the parsed document (it is given an empty one for a file
-// that is not there). A file left as an empty object that was not there
-// before is not made; one that uninstall leaves empty is removed if setup
-// made it, or put back as the user had it.
+// that is not there).
 func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) error) (*config.Doc, error) {
 	old, err := config.Read(path)
 	if err != nil {
@@ -222,34 +221,66 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 		p.orig = map[string]*config.Doc{}
 	}
 	p.orig[path] = doc.Clone()
-	setUp := runsTasksessiond(doc, p.bin) // the old bytes are not the user's original
-	if err := p.Found(path, old, old != nil && doc.IsEmpty()); err != nil {
-		return nil, err
-	}
-	if err := edit(doc); err != nil {
-		if errors.Is(err, ErrRecord) {
-			return nil, err
-		}
-		return nil, Refuse(path, err)
-	}
-	newb := doc.Bytes()
-	switch {
-	case string(newb) == string(old) || old == nil && p.uninstall:
-		newb = old // unchanged (nil stays nil: no file is made, nor by uninstall)
-	case doc.IsEmpty():
-		newb = p.Emptied(path, []byte("{}\n"))
-	}
-	p.Done(path, old, newb, runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
-		return config.CheckJSON(b, d)
-	}, NoBackup: p.uninstall || setUp})
-	return doc, nil
+	return doc, p.EditFile(path, old, FileEdit{
+		Empty: old != nil && doc.IsEmpty(),
+		SetUp: runsTasksessiond(doc, p.bin),
+		Check: func(b []byte) error { return config.CheckJSON(b, d) },
+		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc) },
+		Edit: func() ([]byte, bool, error) {
+			if err := edit(doc); err != nil {
+				return nil, false, err
+			}
+			if doc.IsEmpty() {
+				return []byte("{}\n"), true, nil
+			}
+			return doc.Bytes(), false, nil
+		},
+	})
 }
 
-// Found reads setup's record, and, setting up, notes the file at path as
+// FileEdit is how a host's file is edited (EditFile).
+type FileEdit struct {
+	Empty bool // the file as found holds nothing (its bytes are the user's to give back)
+	SetUp bool // the file as found holds setup's own already: its bytes are not the user's original
+	// Edit returns the file's new bytes, and whether it is left holding
+	// nothing (then a file setup made goes, and one the user kept empty
+	// comes back as it was).
+	Edit  func() (newb []byte, emptied bool, err error)
+	Ours  func(newb []byte) bool // the new bytes hold setup's own: its record of the file stays
+	Check func([]byte) error     // reads the bytes as the host does
+}
+
+// EditFile plans the change of the file at path, found holding old (nil:
+// not there), to what f makes of it, and keeps setup's record of the file:
+// whether setup made it or found it empty, and, once uninstall has taken
+// setup's own out, nothing. A file that is not there is made by neither
+// an uninstall nor an edit that leaves it empty.
+func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
+	if err := p.found(path, old, f.Empty); err != nil {
+		return err
+	}
+	newb, emptied, err := f.Edit()
+	if err != nil {
+		if errors.Is(err, ErrRecord) {
+			return err
+		}
+		return Refuse(path, err)
+	}
+	switch {
+	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.uninstall:
+		newb = old // unchanged (nil stays nil)
+	case emptied:
+		newb = p.emptied(path, newb)
+	}
+	p.done(path, old, newb, f.Ours(newb))
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.uninstall || f.SetUp})
+	return nil
+}
+
+// found reads setup's record, and, setting up, notes the file at path as
 // setup found it: not there (old nil), or empty, as old: what the record
 // said of it before is no longer so.
-func (p *Plan) Found(path string, old []byte, empty bool) error {
+func (p *Plan) found(path string, old []byte, empty bool) error {
 	if _, err := p.record(); err != nil || p.uninstall {
 		return err
 	}
@@ -265,11 +296,10 @@ func (p *Plan) Found(path string, old []byte, empty bool) error {
 	return nil
 }
 
-// Emptied is what becomes of a file uninstall leaves empty: nothing when
-// setup made it (or a setup that kept no record set it up), else the
-// user's own bytes (empty: what the file holds when the user emptied it
-// since).
-func (p *Plan) Emptied(path string, empty []byte) []byte {
+// emptied is what becomes of a file uninstall leaves empty: nothing when
+// setup made it, the user's own bytes when setup found it empty, else
+// empty (what the file holds when the user emptied it since).
+func (p *Plan) emptied(path string, empty []byte) []byte {
 	e, ok := p.fileEdit(path)
 	switch {
 	case ok && e.Empty != nil:
@@ -280,11 +310,11 @@ func (p *Plan) Emptied(path string, empty []byte) []byte {
 	return empty
 }
 
-// Done notes the file at path as the plan leaves it (newb; old, as it was
+// done notes the file at path as the plan leaves it (newb; old, as it was
 // found): with nothing of setup's left that runs tasksessiond, uninstall
 // takes its record back; a file setting up neither finds nor makes has
 // no record.
-func (p *Plan) Done(path string, old, newb []byte, ours bool) {
+func (p *Plan) done(path string, old, newb []byte, ours bool) {
 	switch {
 	case p.uninstall && !ours:
 		p.taken = append(p.taken, recordKey(path))

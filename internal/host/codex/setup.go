@@ -153,18 +153,31 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 	if mine := usersServer(old, own.bin); own.server && body != "" && mine != "" {
 		return host.Refuse(path, fmt.Errorf("mcp_servers.%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", Server, mine))
 	}
-	if err := p.Found(path, old, old != nil && len(bytes.TrimSpace(old)) == 0); err != nil {
-		return err
-	}
 	was := config.Block(old, name)
 	ownTable := own.claims(old)
-	var newb []byte
+	stripped, _ := config.RemoveBlock(old, name, ownTable)
+	return p.EditFile(path, old, host.FileEdit{
+		Empty: old != nil && len(bytes.TrimSpace(old)) == 0,
+		SetUp: was != "" || !bytes.Equal(stripped, old),
+		Check: config.CheckTOML,
+		Ours:  func(b []byte) bool { return bytes.Contains(b, []byte("# >>> "+block)) },
+		Edit: func() ([]byte, bool, error) {
+			newb, err := blockEdit(p, path, old, name, body, holds, held, was, ownTable)
+			if err != nil {
+				return nil, false, err
+			}
+			return config.RenameTables(newb, own.moved), body == "" && len(newb) == 0 && len(old) > 0, nil
+		},
+	})
+}
+
+// blockEdit is old with the block called name holding body, or gone,
+// and says so in p's steps.
+func blockEdit(p *host.Plan, path string, old []byte, name, body, holds, held, was string, ownTable func(string) bool) ([]byte, error) {
 	if body == "" {
-		if newb, err = config.RemoveBlock(old, name, ownTable); err != nil {
-			return host.Refuse(path, err)
-		}
-		if len(newb) == 0 && len(old) > 0 {
-			newb = p.Emptied(path, newb) // setup made the file, or the user kept it empty
+		newb, err := config.RemoveBlock(old, name, ownTable)
+		if err != nil {
+			return nil, err
 		}
 		switch {
 		case was != "":
@@ -172,25 +185,20 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 		case string(newb) != string(old):
 			p.Step("remove setup's tables (%s), left without their block by a rewrite of Codex's, from %s", held, path)
 		}
-	} else {
-		if newb, err = config.SetBlock(old, name, body, ownTable); err != nil {
-			return host.Refuse(path, err)
-		}
-		switch {
-		case string(newb) == string(old):
-			newb = old
-		case was == "":
-			p.Step("add %s to %s", holds, path)
-		default:
-			p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
-		}
+		return newb, nil
 	}
-	newb = config.RenameTables(newb, own.moved)
-	p.Done(path, old, newb, bytes.Contains(newb, []byte("# >>> "+block)))
-	stripped, _ := config.RemoveBlock(old, name, ownTable)
-	setUp := was != "" || !bytes.Equal(stripped, old) // the old bytes are not the user's original
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: body == "" || setUp})
-	return nil
+	newb, err := config.SetBlock(old, name, body, ownTable)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case string(newb) == string(old):
+	case was == "":
+		p.Step("add %s to %s", holds, path)
+	default:
+		p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
+	}
+	return newb, nil
 }
 
 // tables say which tables of a config.toml are setup's: the server's
