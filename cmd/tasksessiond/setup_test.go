@@ -140,6 +140,7 @@ func TestSetupEachHost(t *testing.T) {
 			out, stderr, code := e.run(t, "setup", name, "--dry-run", "--bin", e.bin)
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, out, "+++ ")
+			dry := out
 			assert.Equal(t, orig, e.snapshot(t), "--dry-run changed a file")
 			assert.NoFileExists(t, e.record(), "--dry-run wrote setup's record")
 			assert.Empty(t, e.backups(t), "--dry-run kept a backup")
@@ -151,6 +152,11 @@ func TestSetupEachHost(t *testing.T) {
 			out, stderr, code = e.run(t, "setup", name, "--bin", e.bin)
 			require.Equal(t, 0, code, "%s%s", out, stderr)
 			assert.Contains(t, out, "set up")
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "  - ") { // a step: --dry-run said it first
+					assert.Contains(t, dry[:strings.Index(dry, "+++ ")], line, "--dry-run did not list the step")
+				}
+			}
 			assert.Contains(t, out, "note: ", "setup says what it did about the host's own to-do tool")
 			set := e.snapshot(t)
 			assert.NotEqual(t, orig, set)
