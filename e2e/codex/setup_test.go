@@ -291,3 +291,36 @@ func TestSetupInlineTables(t *testing.T) {
 	h.Setup(t, "codex")
 	assert.ElementsMatch(t, []string{"gh", "tasks"}, names())
 }
+
+func TestSetupKeepsTheUsersHookTrusted(t *testing.T) {
+	// Ensures a SessionStart hook of the user's, added after setup and
+	// trusted as Codex records it, still runs (codex exec) after setup
+	// with other flags and after --uninstall: its trust, which Codex keys
+	// by the hook's index, follows it (issue 51: setup with other flags
+	// claimed it, and uninstall left it keyed where the hook no longer is).
+	t.Parallel()
+	h := codex.New(t, codex.Options{NoSetup: true})
+	h.Setup(t, "codex")
+	hooks, cfg := filepath.Join(h.CodexHome, "hooks.json"), filepath.Join(h.CodexHome, "config.toml")
+	marker := filepath.Join(h.Root, "mine.log")
+	command := "echo ran >> " + marker
+	var doc map[string]map[string][]any
+	require.NoError(t, json.Unmarshal([]byte(read(t, hooks)), &doc))
+	doc["hooks"]["SessionStart"] = append(doc["hooks"]["SessionStart"], map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}})
+	b, err := json.MarshalIndent(doc, "", "  ")
+	require.NoError(t, err)
+	h.WriteFile(hooks, string(b)+"\n", 0o600)
+	h.WriteFile(cfg, read(t, cfg)+"\n[hooks.state."+`"`+hooks+`:session_start:1:0"]`+"\nenabled = true\ntrusted_hash = \""+codex.HookTrustHash("session_start", "", command, 600)+"\"\n", 0o600)
+	runs := func() int {
+		b, _ := os.ReadFile(marker)
+		return strings.Count(string(b), "ran\n")
+	}
+	h.Exec(t, "Hello.")
+	require.Equal(t, 1, runs(), "the user's hook did not run, trusted, before setup ran again")
+	h.Setup(t, "codex", "--session", "team")
+	h.Exec(t, "Hello.")
+	assert.Equal(t, 2, runs(), "the user's hook no longer runs after setup with other flags:\n%s", read(t, cfg))
+	h.Setup(t, "codex", "--uninstall")
+	h.Exec(t, "Hello.")
+	assert.Equal(t, 3, runs(), "the user's hook no longer runs after uninstall:\n%s", read(t, cfg))
+}
