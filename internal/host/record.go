@@ -19,8 +19,9 @@ import (
 // setup changed is put back as it was. Servers, hooks and Codex's block
 // need no record: they are setup's by what they run.
 
-// Record is setup's record: for each file (its absolute path), what setup
-// changed there.
+// Record is setup's record, by file (its absolute path): what setup
+// changed there. On disk it is a flat list, an edit a line, each naming
+// its file.
 type Record map[string][]Edit
 
 // Edit is one change setup made at Path: Added, the string it appended to
@@ -28,8 +29,10 @@ type Record map[string][]Edit
 // (absent: no member); or neither, that it added something of its own
 // there (a server, a hook), Had saying what of the path was the user's.
 // An edit without a path is the file's own: setup Made it, or found it
-// Empty (uninstall leaving it empty puts these bytes back).
+// Empty (uninstall leaving it empty puts these bytes back), or, neither,
+// found it with the user's own in it.
 type Edit struct {
+	File  string          `json:"file,omitempty"` // on disk only
 	Path  []string        `json:"path,omitempty"`
 	Added string          `json:"added,omitempty"`
 	Set   bool            `json:"set,omitempty"`
@@ -39,6 +42,32 @@ type Edit struct {
 	Had   int     `json:"had,omitempty"`
 	Made  bool    `json:"made,omitempty"`
 	Empty *string `json:"empty,omitempty"`
+}
+
+// UnmarshalJSON reads the flat list encode writes.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var list []Edit
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	*r = Record{}
+	for _, e := range list {
+		k := e.File
+		if k == "" {
+			return errors.New("an edit names no file")
+		}
+		e.File = ""
+		if _, ok := (*r)[k]; !ok {
+			(*r)[k] = []Edit{}
+		}
+		if e.Path != nil || e.Made || e.Empty != nil {
+			(*r)[k] = append((*r)[k], e)
+		}
+	}
+	return nil
 }
 
 // ErrRecord wraps a record that cannot be read.
@@ -315,26 +344,25 @@ func strconvQuote(s string) string {
 	return string(b)
 }
 
-// encode writes r as JSON with an edit a line, files in order.
+// encode writes r as a flat list, an edit a line, files in order (a file
+// recorded with no edit as one naming the file alone).
 func (r Record) encode() []byte {
-	b := []byte("{")
-	for i, k := range slices.Sorted(maps.Keys(r)) {
-		if i > 0 {
-			b = append(b, ',')
+	b := []byte("[")
+	n := 0
+	for _, k := range slices.Sorted(maps.Keys(r)) {
+		edits := r[k]
+		if len(edits) == 0 {
+			edits = []Edit{{}}
 		}
-		name, _ := json.Marshal(k)
-		b = append(append(append(b, "\n  "...), name...), ": ["...)
-		for j, e := range r[k] {
-			if j > 0 {
+		for _, e := range edits {
+			e.File = k
+			if n > 0 {
 				b = append(b, ',')
 			}
 			line, _ := json.Marshal(e)
-			b = append(append(b, "\n    "...), line...)
+			b = append(append(b, "\n  "...), line...)
+			n++
 		}
-		if len(r[k]) > 0 {
-			b = append(b, "\n  "...)
-		}
-		b = append(b, ']')
 	}
-	return append(b, "\n}\n"...)
+	return append(b, "\n]\n"...)
 }

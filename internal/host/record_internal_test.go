@@ -51,6 +51,8 @@ func TestRecordSaysNoMoreThanWasWritten(t *testing.T) {
 
 	raw, err := os.ReadFile(o.RecordFile())
 	require.NoError(t, err)
+	var flat []Edit
+	require.NoError(t, json.Unmarshal(raw, &flat), "the record is a flat list of edits")
 	var rec Record
 	require.NoError(t, json.Unmarshal(raw, &rec))
 	assert.Contains(t, rec, recordKey(a), "the file written is recorded")
