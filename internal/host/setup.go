@@ -151,14 +151,21 @@ func (p *Plan) Apply() error {
 	if err := config.Apply(rc); err != nil {
 		return fmt.Errorf("setup's record: %w; nothing else was changed", err)
 	}
+	var written []string
 	for i, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
+			if len(written) > 0 {
+				err = fmt.Errorf("%w; already changed: %s (run setup again, or --uninstall, to finish)", err, strings.Join(written, ", "))
+			}
 			// The record says no more than was written: the files not
 			// written keep what it said of them before.
 			if rerr := config.Apply(p.unrecord(rc, p.Changes[i:])); rerr != nil {
 				return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
 			}
 			return err
+		}
+		if c.Changed() {
+			written = append(written, c.Path)
 		}
 	}
 	return nil
