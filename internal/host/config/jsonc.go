@@ -610,14 +610,6 @@ func (d *Doc) addElement(arr *hujson.Array, indent string, v any) {
 	arr.Elements = append(arr.Elements, e)
 }
 
-func isScalar(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return false
-	}
-	return true
-}
-
 // insertLast lays out a value put after last (nil: into an empty
 // container) whose closing bracket is preceded by after, on a line
 // indented by indent. It returns the container's new after-extra, the new
