@@ -36,6 +36,13 @@ func (f *setupFlags) options() (host.Options, error) {
 	if o.Bin == "" {
 		o.Bin = defaultBin()
 	}
+	if strings.ContainsRune(o.Bin, filepath.Separator) && !filepath.IsAbs(o.Bin) {
+		abs, err := filepath.Abs(o.Bin) // the host runs it from anywhere
+		if err != nil {
+			return o, err
+		}
+		o.Bin = abs
+	}
 	if f.project {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -78,7 +85,7 @@ func setupCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f setupFlags
 	f.register(fs)
-	dryRun := fs.Bool("dry-run", false, "print the change as a diff and change nothing")
+	dryRun := fs.Bool("dry-run", false, "print the steps setup would take and the change as a diff, and change nothing")
 	uninstall := fs.Bool("uninstall", false, "remove what setup added, and nothing else")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: tasksessiond setup HOST [flags]
@@ -149,6 +156,11 @@ Examples:
 		return 0
 	}
 	if *dryRun {
+		// first what the real run would print, then the bytes
+		fmt.Fprintf(stdout, "%s: setup would\n", h.Title())
+		for _, s := range plan.Steps {
+			fmt.Fprintf(stdout, "  - %s\n", s)
+		}
 		for _, c := range plan.Changes {
 			config.Diff(stdout, c)
 		}

@@ -142,6 +142,7 @@ func TestSetupEachHost(t *testing.T) {
 			out, stderr, code := e.run(t, "setup", name, "--dry-run", "--bin", e.bin)
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, out, "+++ ")
+			dry := out
 			assert.Equal(t, orig, e.snapshot(t), "--dry-run changed a file")
 			assert.NoFileExists(t, e.record(), "--dry-run wrote setup's record")
 			assert.Empty(t, e.backups(t), "--dry-run kept a backup")
@@ -153,6 +154,11 @@ func TestSetupEachHost(t *testing.T) {
 			out, stderr, code = e.run(t, "setup", name, "--bin", e.bin)
 			require.Equal(t, 0, code, "%s%s", out, stderr)
 			assert.Contains(t, out, "set up")
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "  - ") { // a step: --dry-run said it first
+					assert.Contains(t, dry[:strings.Index(dry, "+++ ")], line, "--dry-run did not list the step")
+				}
+			}
 			assert.Contains(t, out, "note: ", "setup says what it did about the host's own to-do tool")
 			set := e.snapshot(t)
 			assert.NotEqual(t, orig, set)
@@ -193,8 +199,10 @@ var usersOwn = map[string]map[string]string{
 
 func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
 	// Ensures --uninstall leaves a value the user had set like setup's,
-	// and puts back one setup changed; and that with no record (a setup
-	// before records were kept) it takes setup's values out as before.
+	// and puts back one setup changed; and that with no record it takes
+	// out what is setup's by what it runs and leaves, saying so, the
+	// values it cannot tell from the user's (issue 51: no old record
+	// format to honour, and nothing of the user's is taken).
 	for key, files := range usersOwn {
 		name, _, _ := strings.Cut(key, "-empty")
 		t.Run(key, func(t *testing.T) {
@@ -218,7 +226,7 @@ func TestSetupUninstallKeepsTheUsersOwnValues(t *testing.T) {
 			require.Equal(t, 0, code, "%s%s", out, stderr)
 			assert.NotEqual(t, set, e.snapshot(t), "with no record, uninstall removed nothing")
 			if name != "codex" { // Codex's are all setup's by what they run
-				assert.Contains(t, out, "has no record of what setup changed there", "uninstall does not say it took back with no record")
+				assert.Contains(t, out, "says nothing of that file, so it is left as yours", "uninstall does not say what it left with no record")
 			}
 			for rel, text := range e.snapshot(t) {
 				assert.NotContains(t, text, "tasksessiond", rel)
@@ -275,11 +283,12 @@ func TestSetupRecordEdges(t *testing.T) {
 		require.Equal(t, 0, code, out)
 		assert.NoFileExists(t, filepath.Join(e.home, ".gemini/settings.json"))
 	})
-	t.Run("SetUpWithoutARecord", func(t *testing.T) {
+	t.Run("RecordLost", func(t *testing.T) {
 		t.Parallel()
-		// A setup that kept no record (the record removed stands for
-		// one), then a setup that keeps one: uninstall still takes back
-		// what the first set.
+		// With its record lost, a setup then uninstall takes out what is
+		// setup's by what it is (the server, the hooks, the plugin) and
+		// leaves the values it cannot tell from the user's (issue 51:
+		// before, a file holding setup's server took them as setup's).
 		for name, files := range userFiles {
 			if name == "codex" { // a block of setup's own: nothing recorded
 				continue
@@ -290,21 +299,13 @@ func TestSetupRecordEdges(t *testing.T) {
 			_, code := setupHost(t, e, name)
 			require.Equal(t, 0, code)
 			require.NoError(t, os.Remove(e.record()))
-			// the second setup has work to do: the binary moved, or
-			// OpenCode's plugin is an older one
-			moved := e
-			moved.bin = filepath.Join(e.home, "bin", "new", "tasksessiond")
-			require.NoError(t, os.MkdirAll(filepath.Dir(moved.bin), 0o755))
-			require.NoError(t, os.WriteFile(moved.bin, []byte("#!/bin/sh\n"), 0o755))
-			if name == "opencode" {
-				e.write(t, map[string]string{".config/opencode/plugin/tasksessiond.ts": "// an older plugin\n"})
-			}
-			out, code := setupHost(t, moved, name)
-			require.Equal(t, 0, code)
-			require.NotContains(t, out, "nothing changed")
-			out, code = setupHost(t, moved, name, "--uninstall")
+			out, code := setupHost(t, e, name, "--uninstall")
 			require.Equal(t, 0, code, out)
-			assert.Equal(t, orig, e.snapshot(t), "%s: a setup without a record was not taken back", name)
+			assert.Contains(t, out, "left as yours", name)
+			assert.NotEqual(t, orig, e.snapshot(t), "%s: values setup cannot tell from the user's were taken", name)
+			for rel, text := range e.snapshot(t) {
+				assert.NotContains(t, text, "tasksessiond", "%s: %s", name, rel)
+			}
 		}
 	})
 	t.Run("EmptyFile", func(t *testing.T) {

@@ -255,3 +255,72 @@ func TestSetupKeepsCodexsOwnTables(t *testing.T) {
 	assert.Contains(t, list, `"mine2"`, "--uninstall lost the server Codex added")
 	assert.NotContains(t, list, `"tasks"`)
 }
+
+func TestSetupInlineTables(t *testing.T) {
+	// Ensures a config.toml whose mcp_servers or hooks is an inline table
+	// (which Codex cannot extend with a [table] header) is refused with
+	// the reason and left as it was, Codex still reading it; written as
+	// tables, it is set up and Codex reads both servers.
+	t.Parallel()
+	h := codex.New(t, codex.Options{NoSetup: true})
+	cfg := filepath.Join(h.CodexHome, "config.toml")
+	names := func() []string {
+		t.Helper()
+		out := h.Command(t, 60*time.Second, "mcp", "list", "--json")
+		require.NoError(t, out.Err, "codex cannot read config.toml: %s\n%s", out.Stderr, read(t, cfg))
+		var servers []struct {
+			Name string `json:"name"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out.Stdout), &servers), out.Stdout)
+		var n []string
+		for _, s := range servers {
+			n = append(n, s.Name)
+		}
+		return n
+	}
+	for _, inline := range []string{"mcp_servers = { gh = { command = \"npx\" } }", "hooks = { state = {} }"} {
+		user := h.UserConfig("", inline)
+		h.WriteFile(cfg, user, 0o600)
+		msg, err := h.RunTSD([]string{"setup", "codex", "--bin", h.Rec.Bin})
+		require.Error(t, err, msg)
+		assert.Contains(t, msg, "inline table")
+		assert.Equal(t, user, read(t, cfg))
+		names()
+	}
+	h.WriteFile(cfg, h.UserConfig("", "")+"[mcp_servers.gh]\ncommand = \"npx\"\n", 0o600)
+	h.Setup(t, "codex")
+	assert.ElementsMatch(t, []string{"gh", "tasks"}, names())
+}
+
+func TestSetupKeepsTheUsersHookTrusted(t *testing.T) {
+	// Ensures a SessionStart hook of the user's, added after setup and
+	// trusted as Codex records it, still runs (codex exec) after setup
+	// with other flags and after --uninstall: its trust, which Codex keys
+	// by the hook's index, follows it (issue 51: setup with other flags
+	// claimed it, and uninstall left it keyed where the hook no longer is).
+	t.Parallel()
+	h := codex.New(t, codex.Options{NoSetup: true})
+	h.Setup(t, "codex")
+	hooks, cfg := filepath.Join(h.CodexHome, "hooks.json"), filepath.Join(h.CodexHome, "config.toml")
+	marker := filepath.Join(h.Root, "mine.log")
+	command := "echo ran >> " + marker
+	var doc map[string]map[string][]any
+	require.NoError(t, json.Unmarshal([]byte(read(t, hooks)), &doc))
+	doc["hooks"]["SessionStart"] = append(doc["hooks"]["SessionStart"], map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}})
+	b, err := json.MarshalIndent(doc, "", "  ")
+	require.NoError(t, err)
+	h.WriteFile(hooks, string(b)+"\n", 0o600)
+	h.WriteFile(cfg, read(t, cfg)+"\n[hooks.state."+`"`+hooks+`:session_start:1:0"]`+"\nenabled = true\ntrusted_hash = \""+codex.HookTrustHash("session_start", "", command, 600)+"\"\n", 0o600)
+	runs := func() int {
+		b, _ := os.ReadFile(marker)
+		return strings.Count(string(b), "ran\n")
+	}
+	h.Exec(t, "Hello.")
+	require.Equal(t, 1, runs(), "the user's hook did not run, trusted, before setup ran again")
+	h.Setup(t, "codex", "--session", "team")
+	h.Exec(t, "Hello.")
+	assert.Equal(t, 2, runs(), "the user's hook no longer runs after setup with other flags:\n%s", read(t, cfg))
+	h.Setup(t, "codex", "--uninstall")
+	h.Exec(t, "Hello.")
+	assert.Equal(t, 3, runs(), "the user's hook no longer runs after uninstall:\n%s", read(t, cfg))
+}

@@ -19,8 +19,9 @@ import (
 // setup changed is put back as it was. Servers, hooks and Codex's block
 // need no record: they are setup's by what they run.
 
-// Record is setup's record: for each file (its absolute path), what setup
-// changed there.
+// Record is setup's record, by file (its absolute path): what setup
+// changed there. On disk it is a flat list, an edit a line, each naming
+// its file.
 type Record map[string][]Edit
 
 // Edit is one change setup made at Path: Added, the string it appended to
@@ -28,8 +29,10 @@ type Record map[string][]Edit
 // (absent: no member); or neither, that it added something of its own
 // there (a server, a hook), Had saying what of the path was the user's.
 // An edit without a path is the file's own: setup Made it, or found it
-// Empty (uninstall leaving it empty puts these bytes back).
+// Empty (uninstall leaving it empty puts these bytes back), or, neither,
+// found it with the user's own in it.
 type Edit struct {
+	File  string          `json:"file,omitempty"` // on disk only
 	Path  []string        `json:"path,omitempty"`
 	Added string          `json:"added,omitempty"`
 	Set   bool            `json:"set,omitempty"`
@@ -39,6 +42,32 @@ type Edit struct {
 	Had   int     `json:"had,omitempty"`
 	Made  bool    `json:"made,omitempty"`
 	Empty *string `json:"empty,omitempty"`
+}
+
+// UnmarshalJSON reads the flat list encode writes.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var list []Edit
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	*r = Record{}
+	for _, e := range list {
+		k := e.File
+		if k == "" {
+			return errors.New("an edit names no file")
+		}
+		e.File = ""
+		if _, ok := (*r)[k]; !ok {
+			(*r)[k] = []Edit{}
+		}
+		if e.Path != nil || e.Made || e.Empty != nil {
+			(*r)[k] = append((*r)[k], e)
+		}
+	}
+	return nil
 }
 
 // ErrRecord wraps a record that cannot be read.
@@ -103,32 +132,25 @@ func recordKey(file string) string {
 }
 
 // find returns the index of the edit at path that matches in file's
-// record, and whether the record held file when the plan found it.
-// Setting up, it makes the file's entry (empty when setup changes nothing
-// of the user's there): uninstall then knows what it finds there is the
-// user's.
-func (p *Plan) find(file string, path []string, match func(Edit) bool) (i int, recorded bool, err error) {
+// record (-1: none). Setting up, it makes the file's entry (empty when
+// setup changes nothing of the user's there): uninstall then knows what
+// it finds there is the user's.
+func (p *Plan) find(file string, path []string, match func(Edit) bool) (int, error) {
 	rec, err := p.record()
 	if err != nil {
-		return -1, false, err
+		return -1, err
 	}
 	k := recordKey(file)
-	edits, recorded := rec[k]
-	recorded = recorded && !p.fresh[k]
 	if _, ok := rec[k]; !ok && !p.uninstall {
 		p.restart(file)
 	}
-	return slices.IndexFunc(edits, func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), recorded, nil
+	return slices.IndexFunc(rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), nil
 }
 
 // restart starts file's record anew, with edits: what the record said of
 // a file that setup now finds missing or empty is no longer so.
 func (p *Plan) restart(file string, edits ...Edit) {
-	k := recordKey(file)
-	if p.fresh == nil {
-		p.fresh = map[string]bool{}
-	}
-	p.rec[k], p.fresh[k] = append([]Edit{}, edits...), true
+	p.rec[recordKey(file)] = append([]Edit{}, edits...)
 }
 
 // fileEdit is what file's record says of the file itself.
@@ -141,24 +163,6 @@ func (p *Plan) fileEdit(file string) (Edit, bool) {
 	return Edit{}, false
 }
 
-// SetUpBefore says file was found set up: it holds what setup adds that
-// runs tasksessiond (a server, a hook), or, for a host whose file holds
-// neither, what else its package takes for the sign (a plugin). In
-// such a file of which the record says nothing, a setup that kept no
-// record set what setup sets: setup takes it as its, and uninstall takes
-// it back. With no such sign, what is there is the user's.
-func (p *Plan) SetUpBefore(file string) {
-	if p.setUp == nil {
-		p.setUp = map[string]bool{}
-	}
-	p.setUp[recordKey(file)] = true
-}
-
-// legacy reports whether file is one a setup that kept no record set up.
-func (p *Plan) legacy(file string, recorded bool) bool {
-	return !recorded && p.setUp[recordKey(file)]
-}
-
 // Recorded reports whether the record names file (false when the record
 // cannot be read: the plan's edits then fail with that).
 func (p *Plan) Recorded(file string) bool {
@@ -167,14 +171,13 @@ func (p *Plan) Recorded(file string) bool {
 	return err == nil && ok
 }
 
-// noteLegacy says what setup did with a value (what) in a file a setup
-// that kept no record set up: took it as setup's, or took it out.
-func (p *Plan) noteLegacy(file, what string) {
-	what += " taken"
-	if p.uninstall {
-		what += " out"
+// unrecorded notes, uninstalling, a value like setup's in a file of which
+// the record says nothing (the record moved aside, another HOME): it
+// stays, for it may be the user's.
+func (p *Plan) unrecorded(file, what string) {
+	if _, ok := p.rec[recordKey(file)]; !ok {
+		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.recordFile)
 	}
-	p.Note("%s has no record of what setup changed there (in %s), and a setup that kept none set it up: %s, as setup's", file, p.recordFile, what)
 }
 
 // had is how many of path's names file had when the plan found it.
@@ -200,7 +203,7 @@ func (p *Plan) note(file string, i int, e Edit) {
 // under records, setting up, that setup adds its own at path, and how much
 // of path the user had.
 func (p *Plan) under(file string, path []string) error {
-	i, _, err := p.find(file, path, isUnder)
+	i, err := p.find(file, path, isUnder)
 	if err == nil {
 		p.note(file, i, Edit{Path: path, Had: p.had(file, path)})
 	}
@@ -210,7 +213,7 @@ func (p *Plan) under(file string, path []string) error {
 // kept is how much of path uninstall leaves, taking setup's own out: what
 // the user had (0, all of it pruned, with no record).
 func (p *Plan) kept(file string, path []string) (int, error) {
-	i, _, err := p.find(file, path, isUnder)
+	i, err := p.find(file, path, isUnder)
 	if err != nil || i < 0 {
 		return 0, err
 	}
@@ -222,18 +225,14 @@ func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
 // AddString appends s to the array at path unless it is there already;
 // what it appends is recorded.
 func AddString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
+	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
 	if err != nil {
 		return err
 	}
 	var have []string
 	d.Get(path, &have)
 	if slices.Contains(have, s) {
-		if i < 0 && p.legacy(file, recorded) {
-			p.note(file, i, Edit{Path: path, Added: s})
-			p.noteLegacy(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
-		}
-		return nil
+		return nil // the user's own
 	}
 	p.note(file, i, Edit{Path: path, Added: s, Had: p.had(file, path)})
 	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
@@ -243,22 +242,17 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string) err
 // RemoveString takes s out of the array at path if setup added it (in a
 // file a setup that kept no record set up, wherever it is).
 func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
-	if err != nil {
-		return err
+	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
+	if err != nil || i < 0 {
+		var have []string
+		if d.Get(path, &have) && slices.Contains(have, s) {
+			p.unrecorded(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
+		}
+		return err // no record of it: the user's own
 	}
-	if recorded && i < 0 || !recorded && !p.legacy(file, recorded) {
-		return nil // the user's own
-	}
-	keep := 0
-	if i >= 0 {
-		keep = p.rec[recordKey(file)][i].Had
-	}
+	keep := p.rec[recordKey(file)][i].Had
 	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
 		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
-		if !recorded {
-			p.noteLegacy(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
-		}
 	}
 	return nil
 }
@@ -270,18 +264,14 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 	if err != nil {
 		return err
 	}
-	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Set })
+	i, err := p.find(file, path, func(e Edit) bool { return e.Set })
 	if err != nil {
 		return err
 	}
 	var was json.RawMessage
 	had := d.Get(path, &was)
 	if had && bytes.Equal(compact(was), want) {
-		if i < 0 && p.legacy(file, recorded) {
-			p.note(file, i, Edit{Path: path, Set: true})
-			p.noteLegacy(file, fmt.Sprintf("%s: %s", strings.Join(path, "."), want))
-		}
-		return nil
+		return nil // the user's own
 	}
 	e := Edit{Path: path, Set: true, Had: p.had(file, path)}
 	if had {
@@ -296,7 +286,7 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 // to v (in a file a setup that kept no record set up: removes it); a value
 // other than v is the user's since, and stays.
 func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
-	i, recorded, err := p.find(file, path, func(e Edit) bool { return e.Set })
+	i, err := p.find(file, path, func(e Edit) bool { return e.Set })
 	if err != nil {
 		return err
 	}
@@ -305,20 +295,20 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error
 		return err
 	}
 	var now json.RawMessage
-	if recorded && i < 0 || !recorded && !p.legacy(file, recorded) || d.Get(path, &now) && !bytes.Equal(compact(now), want) {
-		return nil // the user's own
+	had := d.Get(path, &now)
+	if had && !bytes.Equal(compact(now), want) {
+		return nil // changed since: the user's own
 	}
-	var was json.RawMessage
-	keep := 0
-	if i >= 0 {
-		was, keep = p.rec[recordKey(file)][i].Was, p.rec[recordKey(file)][i].Had
+	if i < 0 {
+		if had {
+			p.unrecorded(file, fmt.Sprintf("%s: %s", strings.Join(path, "."), want))
+		}
+		return nil // no record of it: the user's own
 	}
+	was, keep := p.rec[recordKey(file)][i].Was, p.rec[recordKey(file)][i].Had
 	if was == nil {
 		if d.Delete(path, keep) {
 			p.Step("remove %s from %s", strings.Join(path, "."), file)
-			if !recorded {
-				p.noteLegacy(file, strings.Join(path, "."))
-			}
 		}
 		return nil
 	}
@@ -354,26 +344,25 @@ func strconvQuote(s string) string {
 	return string(b)
 }
 
-// encode writes r as JSON with an edit a line, files in order.
+// encode writes r as a flat list, an edit a line, files in order (a file
+// recorded with no edit as one naming the file alone).
 func (r Record) encode() []byte {
-	b := []byte("{")
-	for i, k := range slices.Sorted(maps.Keys(r)) {
-		if i > 0 {
-			b = append(b, ',')
+	b := []byte("[")
+	n := 0
+	for _, k := range slices.Sorted(maps.Keys(r)) {
+		edits := r[k]
+		if len(edits) == 0 {
+			edits = []Edit{{}}
 		}
-		name, _ := json.Marshal(k)
-		b = append(append(append(b, "\n  "...), name...), ": ["...)
-		for j, e := range r[k] {
-			if j > 0 {
+		for _, e := range edits {
+			e.File = k
+			if n > 0 {
 				b = append(b, ',')
 			}
 			line, _ := json.Marshal(e)
-			b = append(append(b, "\n    "...), line...)
+			b = append(append(b, "\n  "...), line...)
+			n++
 		}
-		if len(r[k]) > 0 {
-			b = append(b, "\n  "...)
-		}
-		b = append(b, ']')
 	}
-	return append(b, "\n}\n"...)
+	return append(b, "\n]\n"...)
 }

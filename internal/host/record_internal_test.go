@@ -47,10 +47,14 @@ func TestRecordSaysNoMoreThanWasWritten(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, os.WriteFile(b, []byte(`{"x": 2}`), 0o600)) // the host's write
-	require.ErrorContains(t, p.Apply(), "changed while setup ran")
+	err := p.Apply()
+	require.ErrorContains(t, err, "changed while setup ran")
+	require.ErrorContains(t, err, "already changed: "+a, "the error does not say which file was written")
 
 	raw, err := os.ReadFile(o.RecordFile())
 	require.NoError(t, err)
+	var flat []Edit
+	require.NoError(t, json.Unmarshal(raw, &flat), "the record is a flat list of edits")
 	var rec Record
 	require.NoError(t, json.Unmarshal(raw, &rec))
 	assert.Contains(t, rec, recordKey(a), "the file written is recorded")

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,11 +62,25 @@ func (o Options) Env(key string) string {
 
 // Home is the user's home directory ($HOME).
 func (o Options) Home() string {
-	if h := o.Env("HOME"); h != "" {
+	if h := o.Dir("HOME"); h != "" {
 		return h
 	}
 	h, _ := os.UserHomeDir()
 	return h
+}
+
+// Dir is the directory the variable key names, made absolute: a host
+// reads its files from wherever it runs, and Codex keys a hook's trust by
+// the absolute path of its hooks.json.
+func (o Options) Dir(key string) string {
+	d := o.Env(key)
+	if d == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
 }
 
 // Plan is what setup changes: files, and what it tells the user.
@@ -86,8 +101,6 @@ type Plan struct {
 	recOld     []byte                 // the record file's bytes as read
 	bin        string                 // the tasksessiond setup runs (Options.Bin)
 	taken      []string               // files whose record uninstall took back
-	fresh      map[string]bool        // files whose record the plan started
-	setUp      map[string]bool        // files found set up (SetUpBefore)
 	orig       map[string]*config.Doc // each JSON file as the plan found it
 }
 
@@ -127,17 +140,32 @@ func (p *Plan) Apply() error {
 	// of the user's changes (a recorded edit that never happened is taken
 	// back as nothing).
 	rc := p.recordChange()
+	for i, c := range append([]config.Change{rc}, p.Changes...) {
+		if err := config.Ready(c); err != nil {
+			return fmt.Errorf("%w; nothing was changed", err)
+		}
+		if i > 0 {
+			p.Changes[i-1].Check = nil // checked: Apply holds the bytes written to these
+		}
+	}
 	if err := config.Apply(rc); err != nil {
 		return fmt.Errorf("setup's record: %w; nothing else was changed", err)
 	}
+	var written []string
 	for i, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
+			if len(written) > 0 {
+				err = fmt.Errorf("%w; already changed: %s (run setup again, or --uninstall, to finish)", err, strings.Join(written, ", "))
+			}
 			// The record says no more than was written: the files not
 			// written keep what it said of them before.
 			if rerr := config.Apply(p.unrecord(rc, p.Changes[i:])); rerr != nil {
 				return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
 			}
 			return err
+		}
+		if c.Changed() {
+			written = append(written, c.Path)
 		}
 	}
 	return nil
@@ -186,9 +214,7 @@ func Refuse(path string, why error) error {
 
 // EditJSON plans an edit of the JSON file at path in the host's dialect:
 // edit changes the parsed document (it is given an empty one for a file
-// that is not there). A file left as an empty object that was not there
-// before is not made; one that uninstall leaves empty is removed if setup
-// made it, or put back as the user had it.
+// that is not there).
 func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) error) (*config.Doc, error) {
 	old, err := config.Read(path)
 	if err != nil {
@@ -201,38 +227,67 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	if p.orig == nil {
 		p.orig = map[string]*config.Doc{}
 	}
-	p.orig[path], _ = config.ParseJSON(old, d)
-	if runsTasksessiond(doc, p.bin) {
-		p.SetUpBefore(path)
-	}
-	if err := p.Found(path, old, old != nil && doc.IsEmpty()); err != nil {
-		return nil, err
-	}
-	if err := edit(doc); err != nil {
-		if errors.Is(err, ErrRecord) {
-			return nil, err
-		}
-		return nil, Refuse(path, err)
-	}
-	newb := doc.Bytes()
-	switch {
-	case string(newb) == string(old) || old == nil && p.uninstall:
-		newb = old // unchanged (nil stays nil: no file is made, nor by uninstall)
-	case doc.IsEmpty():
-		newb = p.Emptied(path, []byte("{}\n"))
-	}
-	p.Done(path, old, newb, runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: func(b []byte) error {
-		_, err := config.ParseJSON(b, d)
-		return err
-	}})
-	return doc, nil
+	p.orig[path] = doc.Clone()
+	return doc, p.EditFile(path, old, FileEdit{
+		Empty: old != nil && doc.IsEmpty(),
+		SetUp: runsTasksessiond(doc, p.bin),
+		Check: func(b []byte) error { return config.CheckJSON(b, d) },
+		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc) },
+		Edit: func() ([]byte, bool, error) {
+			if err := edit(doc); err != nil {
+				return nil, false, err
+			}
+			if doc.IsEmpty() {
+				return []byte("{}\n"), true, nil
+			}
+			return doc.Bytes(), false, nil
+		},
+	})
 }
 
-// Found reads setup's record, and, setting up, notes the file at path as
+// FileEdit is how a host's file is edited (EditFile).
+type FileEdit struct {
+	Empty bool // the file as found holds nothing (its bytes are the user's to give back)
+	SetUp bool // the file as found holds setup's own already: its bytes are not the user's original
+	// Edit returns the file's new bytes, and whether it is left holding
+	// nothing (then a file setup made goes, and one the user kept empty
+	// comes back as it was).
+	Edit  func() (newb []byte, emptied bool, err error)
+	Ours  func(newb []byte) bool // the new bytes hold setup's own: its record of the file stays
+	Check func([]byte) error     // reads the bytes as the host does
+}
+
+// EditFile plans the change of the file at path, found holding old (nil:
+// not there), to what f makes of it, and keeps setup's record of the file:
+// whether setup made it or found it empty, and, once uninstall has taken
+// setup's own out, nothing. A file that is not there is made by neither
+// an uninstall nor an edit that leaves it empty.
+func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
+	if err := p.found(path, old, f.Empty); err != nil {
+		return err
+	}
+	newb, emptied, err := f.Edit()
+	if err != nil {
+		if errors.Is(err, ErrRecord) {
+			return err
+		}
+		return Refuse(path, err)
+	}
+	switch {
+	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.uninstall:
+		newb = old // unchanged (nil stays nil)
+	case emptied:
+		newb = p.emptied(path, newb)
+	}
+	p.done(path, old, newb, f.Ours(newb))
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.uninstall || f.SetUp})
+	return nil
+}
+
+// found reads setup's record, and, setting up, notes the file at path as
 // setup found it: not there (old nil), or empty, as old: what the record
 // said of it before is no longer so.
-func (p *Plan) Found(path string, old []byte, empty bool) error {
+func (p *Plan) found(path string, old []byte, empty bool) error {
 	if _, err := p.record(); err != nil || p.uninstall {
 		return err
 	}
@@ -248,26 +303,25 @@ func (p *Plan) Found(path string, old []byte, empty bool) error {
 	return nil
 }
 
-// Emptied is what becomes of a file uninstall leaves empty: nothing when
-// setup made it (or a setup that kept no record set it up), else the
-// user's own bytes (empty: what the file holds when the user emptied it
-// since).
-func (p *Plan) Emptied(path string, empty []byte) []byte {
+// emptied is what becomes of a file uninstall leaves empty: nothing when
+// setup made it, the user's own bytes when setup found it empty, else
+// empty (what the file holds when the user emptied it since).
+func (p *Plan) emptied(path string, empty []byte) []byte {
 	e, ok := p.fileEdit(path)
 	switch {
 	case ok && e.Empty != nil:
 		return []byte(*e.Empty)
-	case ok && e.Made, p.legacy(path, p.Recorded(path)):
+	case ok && e.Made:
 		return nil
 	}
 	return empty
 }
 
-// Done notes the file at path as the plan leaves it (newb; old, as it was
+// done notes the file at path as the plan leaves it (newb; old, as it was
 // found): with nothing of setup's left that runs tasksessiond, uninstall
 // takes its record back; a file setting up neither finds nor makes has
 // no record.
-func (p *Plan) Done(path string, old, newb []byte, ours bool) {
+func (p *Plan) done(path string, old, newb []byte, ours bool) {
 	switch {
 	case p.uninstall && !ours:
 		p.taken = append(p.taken, recordKey(path))
@@ -289,14 +343,10 @@ func (p *Plan) leftUnder(path string, d *config.Doc) bool {
 	return false
 }
 
-// runsTasksessiond reports whether a string in d is a command line that
-// runs tasksessiond (a server's, a hook's): its first word is bin or is
-// named tasksessiond.
+// runsTasksessiond reports whether a server or hook in d (under its
+// top-level mcpServers, mcp or hooks) runs tasksessiond: a command line
+// whose first word is bin or is named tasksessiond.
 func runsTasksessiond(d *config.Doc, bin string) bool {
-	var v any
-	if !d.Get(nil, &v) {
-		return false
-	}
 	var walk func(any) bool
 	walk = func(v any) bool {
 		switch v := v.(type) {
@@ -314,7 +364,13 @@ func runsTasksessiond(d *config.Doc, bin string) bool {
 		}
 		return false
 	}
-	return walk(v)
+	for _, top := range []string{"mcpServers", "mcp", "hooks"} {
+		var v any
+		if d.Get([]string{top}, &v) && walk(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // Quote quotes a word for a hook's command line (a shell's), when it needs it.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -63,31 +64,26 @@ func (g hookGroup) ours(bin, name string) bool {
 	return true
 }
 
-// SetHook makes the hooks of event hold group, taking out groups of
-// setup's that differ from it (an old binary's path, other arguments, a
-// matcher that leaves out a source): what it replaced goes to p's steps.
+// SetHook makes the hooks of event hold group: a group of setup's that
+// differs from it (an old binary's path, other arguments, a matcher that
+// leaves out a source) is replaced where it is (a host may key the hook's
+// trust by its index), and what it replaced goes to p's steps.
 func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Group) error {
 	path := []string{"hooks", event}
-	want, _ := json.Marshal(group)
-	var wantV any
-	json.Unmarshal(want, &wantV)
-	stale := doc.RemoveIf(path, len(path), func(raw []byte) bool { // the group goes back in below
+	before := raw(doc, path)
+	if n := doc.ReplaceFirst(path, func(raw []byte) bool {
 		var g hookGroup
-		if json.Unmarshal(raw, &g) != nil || !g.ours(bin, name) {
-			return false
+		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
+	}, group); n > 0 {
+		if raw(doc, path) != before {
+			p.Step("replace the stale %s hook in %s", event, where)
 		}
-		var v any
-		json.Unmarshal(raw, &v)
-		return !reflect.DeepEqual(v, wantV)
-	})
-	if stale > 0 {
-		p.Step("replace the stale %s hook in %s", event, where)
+		return nil
 	}
-	before := len(hooksOf(doc, event))
 	if err := doc.Append(path, group); err != nil {
 		return err
 	}
-	if len(hooksOf(doc, event)) != before && stale == 0 {
+	if raw(doc, path) != before {
 		if err := p.under(where, path); err != nil {
 			return err
 		}
@@ -148,24 +144,59 @@ func hooksOf(doc *config.Doc, event string) []any {
 	return groups
 }
 
+// SetupsServer reports whether an MCP server's entry is one setup wrote:
+// it runs tasksessiond mcp with only the arguments setup gives (MCPArgs),
+// and has no member but the ones setup writes (members) and environment
+// but the daemon's. Another, even one running tasksessiond mcp (the
+// user's own, bound to a session of theirs), is the user's.
+func SetupsServer(entry map[string]any, bin string, members ...string) bool {
+	words := commandLine(entry["command"], toStrings(entry["args"]))
+	if !RunsTasksessiond(words, bin, "mcp") {
+		return false
+	}
+	for k := range entry {
+		if k != "command" && k != "args" && k != "env" && !slices.Contains(members, k) {
+			return false
+		}
+	}
+	env, _ := entry["env"].(map[string]any)
+	for k := range env {
+		if k != "TASKSESSIOND_SOCKET" && k != "TASKSESSIOND_DB" {
+			return false
+		}
+	}
+	args := words[2:]
+	for len(args) > 0 {
+		switch {
+		case len(args) >= 2 && (args[0] == "--socket" || args[0] == "--db"):
+			args = args[2:]
+		case len(args) >= 3 && args[0] == "--session" && args[2] == "--create":
+			args = args[3:]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// serverMembers are the members setup writes in a JSON host's server.
+var serverMembers = []string{"type", "trust"}
+
 // SetServer makes the MCP server at path (["mcpServers", "tasks"]) hold
-// entry, saying what it added or replaced.
+// entry, saying what it added or replaced; a server of the user's there
+// is refused by name.
 func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
 	var old map[string]any
 	had := doc.Get(path, &old)
-	var words []string
-	if had {
-		words = commandLine(old["command"], toStrings(old["args"]))
+	if had && !SetupsServer(old, entry.Command, serverMembers...) {
+		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(commandLine(old["command"], toStrings(old["args"]))...))
 	}
-	if had && !RunsTasksessiond(words, entry.Command, "mcp") {
-		return fmt.Errorf("%s is a server of yours (it runs %s), not tasksessiond's: setup leaves it; rename or remove it", strings.Join(path, "."), Command(words...))
-	}
-	before := string(doc.Bytes())
+	before := raw(doc, path)
 	if err := doc.Set(path, entry); err != nil {
 		return err
 	}
 	switch {
-	case string(doc.Bytes()) == before:
+	case raw(doc, path) == before:
 	case had:
 		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
 	default:
@@ -177,13 +208,10 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	return nil
 }
 
-// RemoveServer deletes the MCP server at path when it runs tasksessiond
-// mcp (a server of the user's under that name is left alone).
+// RemoveServer deletes the MCP server at path when setup wrote it (a
+// server of the user's under that name is left alone).
 func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin string) error {
-	var old struct {
-		Command any      `json:"command"`
-		Args    []string `json:"args"`
-	}
+	var old map[string]any
 	if !doc.Get(path, &old) {
 		return nil
 	}
@@ -191,9 +219,9 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 	if err != nil {
 		return err
 	}
-	if words := commandLine(old.Command, old.Args); !RunsTasksessiond(words, bin, "mcp") {
-		if i, _, _ := p.find(where, path, isUnder); i >= 0 {
-			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(words...))
+	if !SetupsServer(old, bin, serverMembers...) {
+		if i, _ := p.find(where, path, isUnder); i >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
+			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(commandLine(old["command"], toStrings(old["args"]))...))
 		}
 		return nil
 	}
@@ -218,6 +246,14 @@ func OtherServers(doc *config.Doc, path []string, name, bin string) []string {
 		}
 	}
 	return out
+}
+
+// raw is the value at path in doc as it is written ("" when there is
+// none): what an edit there changed, without the whole file's bytes.
+func raw(doc *config.Doc, path []string) string {
+	var r json.RawMessage
+	doc.Get(path, &r)
+	return string(r)
 }
 
 // commandLine is a server's command (a string, or OpenCode's array) and

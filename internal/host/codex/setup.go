@@ -23,7 +23,7 @@ const block = "tasksessiond"
 
 // home is $CODEX_HOME, else ~/.codex.
 func home(o host.Options) string {
-	if d := o.Env("CODEX_HOME"); d != "" {
+	if d := o.Dir("CODEX_HOME"); d != "" {
 		return d
 	}
 	return filepath.Join(o.Home(), ".codex")
@@ -53,7 +53,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	hooksPath := filepath.Join(dir, "hooks.json")
 	tomlPath := filepath.Join(dir, "config.toml")
 	command := h.hookCommand(o)
-	index, found, err := h.setHook(p, o, hooksPath, command)
+	index, found, moved, err := h.setHook(p, o, hooksPath, command)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	err = editBlock(p, tomlPath, block, body,
 		fmt.Sprintf("the MCP server %q (%s) and the hook's trust", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...)),
 		fmt.Sprintf("the MCP server %q, the hook's trust", Server),
-		tables{server: true, bin: o.Bin, trust: trustHeaders(hooksPath, append(found, index))})
+		tables{server: true, bin: o.Bin, trust: trustHeaders(hooksPath, append(found, index)), moved: moved})
 	if err != nil {
 		return nil, err
 	}
@@ -81,24 +81,58 @@ func (h Host) hookCommand(o host.Options) string {
 
 // setHook plans the SessionStart hook in the hooks.json at hooksPath (or,
 // with o.Uninstall or o.NoHook, its removal) and returns the index of its
-// group among SessionStart's (-1: none), which its trust is keyed by, and
-// the indexes of setup's groups as it found them.
-func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (index int, found []int, err error) {
+// group among SessionStart's (-1: none), which its trust is keyed by, the
+// indexes of setup's groups as it found them, and the trust tables to
+// rename for the user's own groups that the edit moved: Codex keys a
+// hook's trust by its index, and the user's trust follows their hook.
+func (h Host) setHook(p *host.Plan, o host.Options, hooksPath, command string) (index int, found []int, moved map[string]string, err error) {
 	name := h.Name()
 	group := host.HookGroup(command, "")
 	index = -1
 	_, err = host.EditJSON(p, hooksPath, config.JSON, func(d *config.Doc) error {
 		found = host.HookIndexes(d, "SessionStart", o.Bin, name)
+		before := usersGroups(d, o.Bin, name)
 		if o.Uninstall || o.NoHook {
-			return host.RemoveHooks(p, d, hooksPath, "SessionStart", o.Bin, name)
+			err := host.RemoveHooks(p, d, hooksPath, "SessionStart", o.Bin, name)
+			moved = movedTrust(hooksPath, before, usersGroups(d, o.Bin, name))
+			return err
 		}
 		if err := host.SetHook(p, d, hooksPath, "SessionStart", o.Bin, name, group); err != nil {
 			return err
 		}
 		index = host.HookIndex(d, "SessionStart", group)
+		moved = movedTrust(hooksPath, before, usersGroups(d, o.Bin, name))
 		return nil
 	})
-	return index, found, err
+	return index, found, moved, err
+}
+
+// usersGroups are the indexes of the SessionStart groups that are not
+// setup's, in order.
+func usersGroups(d *config.Doc, bin, name string) []int {
+	var groups []any
+	d.Get([]string{"hooks", "SessionStart"}, &groups)
+	ours := host.HookIndexes(d, "SessionStart", bin, name)
+	var out []int
+	for i := range groups {
+		if !slices.Contains(ours, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// movedTrust maps the trust table of each of the user's groups (their
+// handler 0, as Codex keys a group's only hook) from its index before to
+// its index after.
+func movedTrust(hooksPath string, before, after []int) map[string]string {
+	moved := map[string]string{}
+	for k, i := range before {
+		if k < len(after) && after[k] != i {
+			moved[trustHeaders(hooksPath, []int{i})[0]] = trustHeaders(hooksPath, []int{after[k]})[0]
+		}
+	}
+	return moved
 }
 
 // editBlock plans setup's block called name in the TOML file at path to
@@ -116,21 +150,34 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 			return host.Refuse(path, err)
 		}
 	}
-	if err := p.Found(path, old, old != nil && len(bytes.TrimSpace(old)) == 0); err != nil {
-		return err
+	if mine := usersServer(old, own.bin); own.server && body != "" && mine != "" {
+		return host.Refuse(path, fmt.Errorf("mcp_servers.%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", Server, mine))
 	}
 	was := config.Block(old, name)
-	if was != "" {
-		p.SetUpBefore(path)
-	}
 	ownTable := own.claims(old)
-	var newb []byte
+	stripped, _ := config.RemoveBlock(old, name, ownTable)
+	return p.EditFile(path, old, host.FileEdit{
+		Empty: old != nil && len(bytes.TrimSpace(old)) == 0,
+		SetUp: was != "" || !bytes.Equal(stripped, old),
+		Check: config.CheckTOML,
+		Ours:  func(b []byte) bool { return bytes.Contains(b, []byte("# >>> "+block)) },
+		Edit: func() ([]byte, bool, error) {
+			newb, err := blockEdit(p, path, old, name, body, holds, held, was, ownTable)
+			if err != nil {
+				return nil, false, err
+			}
+			return config.RenameTables(newb, own.moved), body == "" && len(newb) == 0 && len(old) > 0, nil
+		},
+	})
+}
+
+// blockEdit is old with the block called name holding body, or gone,
+// and says so in p's steps.
+func blockEdit(p *host.Plan, path string, old []byte, name, body, holds, held, was string, ownTable func(string) bool) ([]byte, error) {
 	if body == "" {
-		if newb, err = config.RemoveBlock(old, name, ownTable); err != nil {
-			return host.Refuse(path, err)
-		}
-		if len(newb) == 0 && len(old) > 0 {
-			newb = p.Emptied(path, newb) // setup made the file, or the user kept it empty
+		newb, err := config.RemoveBlock(old, name, ownTable)
+		if err != nil {
+			return nil, err
 		}
 		switch {
 		case was != "":
@@ -138,22 +185,20 @@ func editBlock(p *host.Plan, path, name, body, holds, held string, own tables) e
 		case string(newb) != string(old):
 			p.Step("remove setup's tables (%s), left without their block by a rewrite of Codex's, from %s", held, path)
 		}
-	} else {
-		if newb, err = config.SetBlock(old, name, body, ownTable); err != nil {
-			return host.Refuse(path, err)
-		}
-		switch {
-		case string(newb) == string(old):
-			newb = old
-		case was == "":
-			p.Step("add %s to %s", holds, path)
-		default:
-			p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
-		}
+		return newb, nil
 	}
-	p.Done(path, old, newb, bytes.Contains(newb, []byte("# >>> "+block)))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML})
-	return nil
+	newb, err := config.SetBlock(old, name, body, ownTable)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case string(newb) == string(old):
+	case was == "":
+		p.Step("add %s to %s", holds, path)
+	default:
+		p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
+	}
+	return newb, nil
 }
 
 // tables say which tables of a config.toml are setup's: the server's
@@ -169,19 +214,43 @@ type tables struct {
 	server bool
 	bin    string
 	trust  []string
+	moved  map[string]string // tables of the user's to rename (setHook)
+}
+
+// serverMembers are the members setup writes in its server's table.
+var serverMembers = []string{"default_tools_approval_mode", "startup_timeout_sec"}
+
+// usersServer is the command line of the server called Server in the
+// config.toml b when it is the user's, not one setup wrote ("" when
+// there is none, or it is setup's).
+func usersServer(b []byte, bin string) string {
+	var cfg struct {
+		Servers map[string]map[string]any `toml:"mcp_servers"`
+	}
+	config.DecodeTOML(b, &cfg) // checked already
+	s, ok := cfg.Servers[Server]
+	if !ok || host.SetupsServer(s, bin, serverMembers...) {
+		return ""
+	}
+	c, _ := s["command"].(string)
+	words := []string{c}
+	if args, ok := s["args"].([]any); ok {
+		for _, a := range args {
+			w, _ := a.(string)
+			words = append(words, w)
+		}
+	}
+	return host.Command(words...)
 }
 
 // claims is t for the config.toml b, as config.SetBlock takes it.
 func (t tables) claims(b []byte) func(header string) bool {
 	var cfg struct {
-		Servers map[string]struct {
-			Command string   `toml:"command"`
-			Args    []string `toml:"args"`
-		} `toml:"mcp_servers"`
+		Servers map[string]any `toml:"mcp_servers"`
 	}
-	config.DecodeTOML(b, &cfg) // checked already
-	s, ok := cfg.Servers[Server]
-	server := t.server && ok && host.RunsTasksessiond(append([]string{s.Command}, s.Args...), t.bin, "mcp")
+	config.DecodeTOML(b, &cfg)
+	_, has := cfg.Servers[Server]
+	server := t.server && has && usersServer(b, t.bin) == ""
 	return func(h string) bool {
 		return server && (h == "mcp_servers."+Server || strings.HasPrefix(h, "mcp_servers."+Server+".")) || slices.Contains(t.trust, h)
 	}

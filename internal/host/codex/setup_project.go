@@ -102,9 +102,9 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	// In a linked worktree the hook is the main checkout's too: --no-hook
 	// here leaves it (uninstall takes it out).
 	shared := main != "" && o.NoHook && !o.Uninstall
-	index, found := -1, []int(nil)
+	index, found, moved := -1, []int(nil), map[string]string(nil)
 	if !shared {
-		if index, found, err = h.setHook(p, o, hooksPath, command); err != nil {
+		if index, found, moved, err = h.setHook(p, o, hooksPath, command); err != nil {
 			return nil, err
 		}
 	} else {
@@ -132,7 +132,7 @@ func (h Host) planProject(o host.Options) (*host.Plan, error) {
 	}
 	if err := editBlock(p, userTOML, projectBlock(owner), trust,
 		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", owner),
-		fmt.Sprintf("the trust of %s's hook", owner), tables{trust: trustHeaders(hooksPath, append(found, index))}); err != nil {
+		fmt.Sprintf("the trust of %s's hook", owner), tables{trust: trustHeaders(hooksPath, append(found, index)), moved: moved}); err != nil {
 		return nil, err
 	}
 	if o.Uninstall {

@@ -1,6 +1,8 @@
 package codex_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -339,4 +341,13 @@ func TestSetupProjectRootMarkers(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestHookTrustHashKeepsShellCharacters(t *testing.T) {
+	// Ensures the trust hash is taken over the command as Codex writes it
+	// in JSON: <, > and & not escaped as Go escapes them by default (a
+	// hook of the user's, "echo ran >> log", was never trusted;
+	// e2e/codex TestSetupKeepsTheUsersHookTrusted runs it).
+	want := sha256.Sum256([]byte(`{"event_name":"session_start","hooks":[{"async":false,"command":"echo a > b && c < d","timeout":600,"type":"command"}]}`))
+	assert.Equal(t, "sha256:"+hex.EncodeToString(want[:]), codex.HookTrustHash("session_start", "", "echo a > b && c < d", 600))
 }

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,7 +25,12 @@ func HookTrustHash(event, matcher, command string, timeoutSec int) string {
 	if matcher != "" {
 		identity["matcher"] = matcher
 	}
-	b, _ := json.Marshal(identity) // Go sorts map keys, as Codex's canonical JSON does
-	sum := sha256.Sum256(b)
+	// Go sorts map keys, as Codex's canonical JSON does; it escapes <, >
+	// and & unless told not to, which Codex does not (a command "a > b").
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(identity)
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

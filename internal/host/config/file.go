@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // Change is one file setup writes: its bytes before (nil: no file) and
@@ -19,8 +22,8 @@ type Change struct {
 	// Check reads the new bytes as the host will; nil for a file the
 	// host does not parse (the OpenCode plugin).
 	Check func([]byte) error
-	// NoBackup keeps no copy of the old bytes: tasksessiond's own file
-	// (setup's record), not the user's.
+	// NoBackup keeps no copy of the old bytes: they are not the user's
+	// original (setup's record, a file set up already, an uninstall).
 	NoBackup bool
 }
 
@@ -33,10 +36,15 @@ func (c Change) Changed() bool {
 // changed it.
 const BackupSuffix = ".tasksessiond-backup"
 
-// Read returns a file's bytes, nil when there is none.
+// Read returns a file's bytes, nil when there is none. A link to nothing
+// (dotfiles not there) is an error: writing would replace the link.
 func Read(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(path)
+			return nil, fmt.Errorf("a link to %s, which is not there: make the file it points to, or remove the link", to)
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -46,6 +54,46 @@ func Read(path string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
+}
+
+// Ready is an error when the change could not be made: the file is
+// read-only, its directory cannot be made or written, or the new bytes are
+// not read by the host. Setup checks every change so before it writes the
+// first: several files are changed all or none.
+func Ready(c Change) error {
+	if !c.Changed() {
+		return nil
+	}
+	path := c.Path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o222 == 0 {
+		return fmt.Errorf("%s is read-only (mode %v): setup leaves it; make it writable to go on", c.Path, st.Mode().Perm())
+	}
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil && !st.IsDir() {
+			return fmt.Errorf("%s: %s is not a directory", c.Path, dir)
+		}
+		if err == nil {
+			if err := unix.Access(dir, unix.W_OK); err != nil {
+				return fmt.Errorf("%s: cannot write in %s: %w", c.Path, dir, err)
+			}
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			return fmt.Errorf("%s: %w", c.Path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	if c.Check != nil && c.New != nil {
+		if err := c.Check(c.New); err != nil {
+			return fmt.Errorf("%s: the new file would not be read by the host (%v)", c.Path, err)
+		}
+	}
+	return nil
 }
 
 // Apply makes the change: the new bytes go to a temporary file beside the
@@ -65,7 +113,7 @@ func Apply(c Change) error {
 	}
 	backup := c.Path + BackupSuffix
 	kept, _ := Read(backup)
-	done := !c.NoBackup && kept != nil && (c.New == nil || bytes.Equal(kept, c.New))
+	done := kept != nil && (c.New == nil || bytes.Equal(kept, c.New))
 	if c.Old != nil && !c.NoBackup && c.New != nil && !done {
 		if err := writeAtomic(backup, c.Old, 0o600); err != nil {
 			return fmt.Errorf("%s: keep a backup: %w", c.Path, err)
@@ -107,11 +155,11 @@ func (c Change) write() error {
 // change was made from: a host wrote it while setup ran (a host may
 // rewrite its state file as it runs), and what it wrote would be lost.
 func (c Change) unchanged() error {
-	now, err := Read(c.Path)
+	same, err := holds(c.Path, c.Old)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
-	if !bytes.Equal(now, c.Old) || (now == nil) != (c.Old == nil) {
+	if !same {
 		return fmt.Errorf("%s: changed while setup ran; nothing was written, run it again", c.Path)
 	}
 	return nil
@@ -139,15 +187,15 @@ func writeChecked(c Change, mode fs.FileMode, guard bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: write: %w", c.Path, err)
 	}
-	back, err := os.ReadFile(tmp.Name())
+	same, err := holds(tmp.Name(), c.New)
 	if err != nil {
 		return fmt.Errorf("%s: read back: %w", c.Path, err)
 	}
-	if !bytes.Equal(back, c.New) {
+	if !same {
 		return fmt.Errorf("%s: the file written reads back otherwise; nothing was changed", c.Path)
 	}
 	if c.Check != nil {
-		if err := c.Check(back); err != nil {
+		if err := c.Check(c.New); err != nil {
 			return fmt.Errorf("%s: the new file would not be read by the host (%v); nothing was changed", c.Path, err)
 		}
 	}
@@ -160,6 +208,39 @@ func writeChecked(c Change, mode fs.FileMode, guard bool) error {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
 	return nil
+}
+
+// holds reports whether the file at path holds b (nil: is not there),
+// reading it a piece at a time: a large file is not held twice.
+func holds(path string, b []byte) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := Read(path); err != nil {
+			return false, err // a link to nothing
+		}
+		return b == nil, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if b == nil {
+		return false, nil
+	}
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := io.ReadFull(f, buf)
+		if n > len(b) || !bytes.Equal(buf[:n], b[:n]) {
+			return false, nil
+		}
+		b = b[n:]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return len(b) == 0, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 func writeAtomic(path string, b []byte, mode fs.FileMode) error {

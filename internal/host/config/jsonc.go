@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -48,6 +49,7 @@ type Doc struct {
 	bom     bool // the file starts with a byte order mark (kept)
 	crlf    bool // the file's lines end in CRLF (new lines do too)
 	root    hujson.Value
+	held    map[string][]byte // large members' bytes, by placeholder (held.go)
 }
 
 // ParseJSON reads b as the dialect's reader would; empty (or only white
@@ -59,12 +61,18 @@ func ParseJSON(b []byte, d Dialect) (*Doc, error) {
 		doc.bom = true
 		b = b[len(bom):]
 	}
-	doc.crlf = bytes.Contains(b, []byte("\r\n")) && !bytes.Contains(bytes.ReplaceAll(b, []byte("\r\n"), nil), []byte("\n"))
+	doc.crlf = allCRLF(b)
 	if len(bytes.Trim(b, " \t\r\n")) == 0 {
 		doc.root = hujson.Value{Value: &hujson.Object{}, AfterExtra: []byte("\n")}
 		return doc, nil
 	}
-	v, err := hujson.Parse(append([]byte(nil), b...))
+	parse := b
+	if d == JSON {
+		if skeleton, held, ok := hold(b); ok {
+			parse, doc.held = skeleton, held
+		}
+	}
+	v, err := hujson.Parse(append([]byte(nil), parse...))
 	if err != nil {
 		return nil, fmt.Errorf("not %s: %w", d, err)
 	}
@@ -78,14 +86,37 @@ func ParseJSON(b []byte, d Dialect) (*Doc, error) {
 	return doc, nil
 }
 
+// CheckJSON reports whether the dialect's reader reads b, as ParseJSON
+// does; strict JSON by encoding/json alone, which is quick on a large file.
+func CheckJSON(b []byte, d Dialect) error {
+	if d != JSON {
+		_, err := ParseJSON(b, d)
+		return err
+	}
+	b = bytes.TrimPrefix(b, bom)
+	t := bytes.TrimSpace(b)
+	switch {
+	case len(t) == 0:
+		return nil
+	case !json.Valid(t):
+		return errors.New("not strict JSON")
+	case t[0] != '{':
+		return errors.New("not a JSON object")
+	}
+	return nil
+}
+
 // check refuses what the dialect does not allow: comments in strict JSON,
 // trailing commas outside JSONC.
 func check(v hujson.Value, d Dialect) error {
 	if d == JSONC {
 		return nil
 	}
-	if d == JSON && !v.IsStandard() {
-		return errors.New("not strict JSON (it holds comments or trailing commas, which this host does not read)")
+	if d == JSON {
+		if !v.IsStandard() {
+			return errors.New("not strict JSON (it holds comments or trailing commas, which this host does not read)")
+		}
+		return nil // nor trailing commas, then
 	}
 	for x := range v.All() {
 		switch c := x.Value.(type) {
@@ -102,16 +133,43 @@ func check(v hujson.Value, d Dialect) error {
 	return nil
 }
 
+// Clone is a copy of d that edits of d leave as it is.
+func (d *Doc) Clone() *Doc {
+	c := *d
+	c.root = d.root.Clone()
+	c.held = maps.Clone(d.held)
+	return &c
+}
+
 // Bytes is the document as it is now.
 func (d *Doc) Bytes() []byte {
 	b := d.root.Pack()
 	if d.crlf {
 		b = crlf(b)
 	}
+	b = d.unhold(b)
 	if d.bom {
 		b = append(append([]byte(nil), bom...), b...)
 	}
 	return b
+}
+
+// allCRLF reports whether b's lines all end in CRLF (and it has one).
+func allCRLF(b []byte) bool {
+	if !bytes.Contains(b, []byte("\r\n")) {
+		return false
+	}
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		if i == 0 || b[i-1] != '\r' {
+			return false
+		}
+		j := bytes.IndexByte(b[i+1:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return true
 }
 
 // crlf turns every lone LF into CRLF.
@@ -139,6 +197,9 @@ func isSpace(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 // Get decodes the value at path into out; false when there is none (or it
 // does not decode).
 func (d *Doc) Get(path []string, out any) bool {
+	if len(path) == 0 {
+		d.expandAll()
+	}
 	v, _ := d.lookup(path)
 	if v == nil {
 		return false
@@ -177,6 +238,7 @@ func (d *Doc) lookup(path []string) (*hujson.Value, string) {
 		if i < 0 {
 			return nil, ""
 		}
+		d.expand(obj, i)
 		indent = memberIndent(obj, indent)
 		v = &obj.Members[i].Value
 	}
@@ -249,6 +311,7 @@ func (d *Doc) object(path []string, make bool) (*hujson.Object, string, error) {
 			d.addMember(obj, indent, name, map[string]any{})
 			i = len(obj.Members) - 1
 		}
+		d.expand(obj, i)
 		indent = memberIndent(obj, indent)
 		v = &obj.Members[i].Value
 	}
@@ -327,6 +390,43 @@ func (d *Doc) RemoveIf(path []string, keep int, match func(raw []byte) bool) int
 		d.prune(path, keep)
 	}
 	return n
+}
+
+// ReplaceFirst puts v in place of the first element of the array at path
+// that matches, where it is (a host may key other settings by an
+// element's index), and removes the others that match. It returns how
+// many matched.
+func (d *Doc) ReplaceFirst(path []string, match func(raw []byte) bool, v any) int {
+	av, indent := d.lookup(path)
+	if av == nil {
+		return 0
+	}
+	arr, ok := av.Value.(*hujson.Array)
+	if !ok {
+		return 0
+	}
+	var at []int
+	for i, e := range arr.Elements {
+		c := e.Clone()
+		c.Standardize()
+		if match(bytes.TrimSpace(c.Pack())) {
+			at = append(at, i)
+		}
+	}
+	for k := len(at) - 1; k > 0; k-- {
+		removeAt(&arr.Elements, at[k], &arr.AfterExtra, func(e *hujson.Value) *hujson.Value { return e }, func(e *hujson.Value) *hujson.Value { return e })
+	}
+	if len(at) > 0 {
+		e := &arr.Elements[at[0]]
+		if !equal(*e, v) {
+			inner, multi := indent+d.unit(), bytes.ContainsRune(e.BeforeExtra, '\n')
+			if s, ok := lastLine(e.BeforeExtra); ok {
+				inner = s
+			}
+			e.Value = d.render(v, inner, multi)
+		}
+	}
+	return len(at)
 }
 
 // prune removes the container at path when it is empty, and so on up to
@@ -508,14 +608,6 @@ func (d *Doc) addElement(arr *hujson.Array, indent string, v any) {
 	}
 	arr.AfterExtra, e.BeforeExtra, e.AfterExtra = insertLast(last, arr.AfterExtra, indent, inner, multi)
 	arr.Elements = append(arr.Elements, e)
-}
-
-func isScalar(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return false
-	}
-	return true
 }
 
 // insertLast lays out a value put after last (nil: into an empty

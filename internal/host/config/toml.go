@@ -2,7 +2,9 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -26,13 +28,80 @@ func blockMarkers(name string) (begin, end string) {
 		"# <<< " + name + " <<<"
 }
 
-// CheckTOML reports whether b is TOML a host reads.
+// CheckTOML reports whether b is TOML a host reads: TOML, by the rules
+// of the TOML Rust crate too, which refuses a [table] header under an
+// inline table (the Go parser takes it).
 func CheckTOML(b []byte) error {
 	var v map[string]any
-	if _, err := toml.Decode(string(bytes.TrimPrefix(b, bom)), &v); err != nil {
+	md, err := toml.Decode(string(bytes.TrimPrefix(b, bom)), &v)
+	if err != nil {
 		return fmt.Errorf("not TOML: %w", err)
 	}
+	return extendsInline(string(b), md)
+}
+
+// extendsInline is an error when a table header in s names a table
+// inside an inline table ("a = { … }", then "[a.b]").
+func extendsInline(s string, md toml.MetaData) error {
+	var inline [][]string
+	var table []string
+	for _, line := range strings.Split(s, "\n") {
+		if h, ok := tableHeader(line); ok {
+			table = keyParts(h)
+			for _, in := range inline {
+				if len(in) <= len(table) && slices.Equal(in, table[:len(in)]) {
+					return fmt.Errorf("%s is an inline table (%s = { … }), which Codex cannot extend with [%s]: write it as [%s] tables, then run setup again",
+						strings.Join(in, "."), strings.Join(in, "."), h, strings.Join(in, "."))
+				}
+			}
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || !strings.HasPrefix(strings.TrimSpace(value), "{") {
+			continue
+		}
+		path := append(slices.Clone(table), keyParts(key)...)
+		if md.Type(path...) == "Hash" { // not a line of a multi-line string
+			inline = append(inline, path)
+		}
+	}
 	return nil
+}
+
+// keyParts splits a dotted TOML key into its names, unquoted.
+func keyParts(key string) []string {
+	var parts []string
+	var cur strings.Builder
+	key = strings.TrimSpace(key)
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; c {
+		case '"', '\'':
+			j := i + 1
+			for ; j < len(key) && key[j] != c; j++ {
+				if c == '"' && key[j] == '\\' {
+					j++
+				}
+			}
+			q := key[i:min(j+1, len(key))]
+			if c == '"' {
+				var u string
+				if json.Unmarshal([]byte(q), &u) == nil {
+					q = u
+				}
+			} else {
+				q = strings.Trim(q, "'")
+			}
+			cur.WriteString(q)
+			i = j
+		case '.':
+			parts = append(parts, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		case ' ', '\t':
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, strings.TrimSpace(cur.String()))
 }
 
 // DecodeTOML reads b into out.
@@ -140,6 +209,22 @@ func RemoveBlock(b []byte, name string, ours func(header string) bool) ([]byte, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// RenameTables returns b with each table header named in rename renamed,
+// in one pass (a host may key a table by a position that setup's edit
+// of another file shifted).
+func RenameTables(b []byte, rename map[string]string) []byte {
+	if len(rename) == 0 {
+		return b
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i, line := range lines {
+		if h, ok := tableHeader(line); ok && rename[h] != "" {
+			lines[i] = strings.Replace(line, h, rename[h], 1)
+		}
+	}
+	return []byte(strings.Join(lines, ""))
 }
 
 // findBlock returns where the block called name starts (its begin

@@ -24,7 +24,7 @@ func settingsFile(o host.Options) string {
 	if o.Project != "" {
 		return filepath.Join(o.Project, ".gemini", "settings.json")
 	}
-	home := o.Env("GEMINI_CLI_HOME")
+	home := o.Dir("GEMINI_CLI_HOME")
 	if home == "" {
 		home = o.Home()
 	}
@@ -40,50 +40,29 @@ func (Host) Found(o host.Options) bool {
 	return err == nil
 }
 
-// Plan sets up, in settings.json (comments allowed, trailing commas not:
-// Gemini CLI strips comments, then JSON.parse), the MCP server "tasks",
-// trusted (its calls need no confirmation each), the hooks, and
-// "useWriteTodos": false (Gemini CLI's own write_todos off).
-func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := host.NewPlan(h, o)
+// entries are Gemini CLI's setup, all in settings.json (comments
+// allowed, trailing commas not: Gemini CLI strips comments, then
+// JSON.parse): the MCP server "tasks", trusted (its calls need no
+// confirmation each), the hooks, and "useWriteTodos": false (Gemini CLI's
+// own write_todos off).
+func (h Host) entries(o host.Options) []host.Entry {
 	path := settingsFile(o)
-	name := h.Name()
-	serverPath := []string{"mcpServers", Server}
-	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(name)...)...), "tasksessiond")
-	_, err := host.EditJSON(p, path, config.JSONComments, func(d *config.Doc) error {
-		if o.Uninstall {
-			if err := host.RemoveServer(p, d, path, serverPath, o.Bin); err != nil {
-				return err
-			}
-			for _, ev := range hookEvents {
-				if err := host.RemoveHooks(p, d, path, ev, o.Bin, name); err != nil {
-					return err
-				}
-			}
-			return host.UnsetValue(p, d, path, []string{"useWriteTodos"}, false)
-		}
-		entry := host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}
-		if err := host.SetServer(p, d, path, serverPath, entry); err != nil {
-			return err
-		}
-		for _, ev := range hookEvents {
-			set := func() error { return host.SetHook(p, d, path, ev, o.Bin, name, hook) }
-			if o.NoHook { // a hook an earlier setup added goes
-				set = func() error { return host.RemoveHooks(p, d, path, ev, o.Bin, name) }
-			}
-			if err := set(); err != nil {
-				return err
-			}
-		}
-		return host.SetValue(p, d, path, []string{"useWriteTodos"}, false)
-	})
-	if err != nil {
-		return nil, err
+	es := []host.Entry{{File: path, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
+		Value: host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}}}
+	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...), "tasksessiond")
+	for _, ev := range hookEvents {
+		es = append(es, host.Entry{File: path, Dialect: config.JSONComments, Kind: host.OwnHook, Path: []string{"hooks", ev}, Value: hook})
 	}
-	if !o.Uninstall {
-		p.Note("Gemini CLI's own write_todos is off (\"useWriteTodos\": false in %s), so the model sees one list: ours", path)
+	return append(es, host.Entry{File: path, Dialect: config.JSONComments, Kind: host.UserValue, Path: []string{"useWriteTodos"}, Value: false})
+}
+
+// Plan plans the entries.
+func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	p, err := host.Declared(h, o, h.entries(o))
+	if err == nil && !o.Uninstall {
+		p.Note("Gemini CLI's own write_todos is off (\"useWriteTodos\": false in %s), so the model sees one list: ours", settingsFile(o))
 	}
-	return p, nil
+	return p, err
 }
 
 // Check finds servers that run tasksessiond mcp under another name.

@@ -1,11 +1,9 @@
 package opencode
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 
 	plugin "github.com/tasksessiond/tasksessiond/contrib/opencode"
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -20,10 +18,10 @@ var ownTools = []string{"todowrite", "todoread"}
 // $OPENCODE_CONFIG_DIR, else $XDG_CONFIG_HOME/opencode, else
 // ~/.config/opencode.
 func configDir(o host.Options) string {
-	if d := o.Env("OPENCODE_CONFIG_DIR"); d != "" {
+	if d := o.Dir("OPENCODE_CONFIG_DIR"); d != "" {
 		return d
 	}
-	if x := o.Env("XDG_CONFIG_HOME"); x != "" {
+	if x := o.Dir("XDG_CONFIG_HOME"); x != "" {
 		return filepath.Join(x, "opencode")
 	}
 	return filepath.Join(o.Home(), ".config", "opencode")
@@ -70,10 +68,6 @@ func (Host) Found(o host.Options) bool {
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	p := host.NewPlan(h, o)
 	cfg, pluginPath := files(o)
-	old, err := config.Read(pluginPath)
-	if err != nil {
-		return nil, host.Refuse(pluginPath, err)
-	}
 	// Uninstall takes back both of the config files setup may have
 	// edited (the user may have moved to opencode.jsonc since).
 	cfgs := []string{cfg}
@@ -84,44 +78,15 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			}
 		}
 	}
-	if old != nil && !slices.ContainsFunc(configFiles(o), p.Recorded) {
-		p.SetUpBefore(cfg) // a setup that kept no record
-	}
+	var es []host.Entry
 	for _, cfg := range cfgs {
-		_, err = host.EditJSON(p, cfg, config.JSONC, func(d *config.Doc) error {
-			for _, t := range ownTools {
-				path := []string{"tools", t}
-				if o.Uninstall {
-					if err := host.UnsetValue(p, d, cfg, path, false); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := host.SetValue(p, d, cfg, path, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		for _, t := range ownTools {
+			es = append(es, host.Entry{File: cfg, Dialect: config.JSONC, Kind: host.UserValue, Path: []string{"tools", t}, Value: false})
 		}
 	}
-	c := config.Change{Path: pluginPath, Old: old, New: plugin.Plugin, Mode: 0o644}
-	switch {
-	case o.Uninstall:
-		c.New = nil
-		if old != nil {
-			p.Step("remove the plugin %s", pluginPath)
-		}
-	case old == nil:
-		p.Step("install the plugin %s", pluginPath)
-	case !bytes.Equal(old, plugin.Plugin):
-		p.Step("update the plugin %s", pluginPath)
-	default:
-		c.New = old
+	if err := p.Declare(o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
+		return nil, err
 	}
-	p.Add(c)
 	if !o.Uninstall {
 		p.Note("OpenCode's own todowrite is off (\"tools\" in %s), so the model sees one list: ours", cfg)
 		if o.Bin != "tasksessiond" {
