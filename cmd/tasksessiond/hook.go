@@ -53,7 +53,7 @@ hook never breaks a session.
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), `
 Examples:
-  tasksessiond setup claude-code     # writes this hook into the host's settings, with the MCP server
+  tasksessiond setup `+names[0]+`     # writes this hook into the host's settings, with the MCP server
   echo '{"session_id":"S","hook_event_name":"SessionStart","source":"resume"}' | tasksessiond hook `+names[0]+` --verbose
                                      # by hand: the list session S's resume would add, or why none
 
