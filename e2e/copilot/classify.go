@@ -1,0 +1,33 @@
+package copilot
+
+import (
+	"strings"
+
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+)
+
+// Classify tells Copilot CLI's side requests from the conversation's
+// turns: a turn offers tools; a compaction asks for a summary of the
+// conversation; the rest are side requests.
+func Classify(r *modelapi.Request) string {
+	last := strings.ToLower(r.LastUserText())
+	switch {
+	case strings.Contains(last, "summar") && strings.Contains(last, "conversation") && len(r.Tools) == 0:
+		return modelapi.KindCompact
+	case len(r.Tools) > 0:
+		return modelapi.KindMain
+	}
+	return modelapi.KindSide
+}
+
+// CompactSummary is the summary DefaultReply gives a compaction.
+const CompactSummary = "E2E compaction summary: the user asked for a task list; the model made it."
+
+// DefaultReply answers side requests: the summary for a compaction, "OK"
+// otherwise.
+func DefaultReply(r *modelapi.Request) modelapi.Reply {
+	if r.Kind == modelapi.KindCompact {
+		return modelapi.Text(CompactSummary)
+	}
+	return modelapi.Text("OK")
+}
