@@ -6,13 +6,16 @@ import (
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
 
+// CompactPrompt is in the last user message of Copilot CLI's compaction
+// request (which offers the tools, as a turn does).
+const CompactPrompt = "The history is being compacted"
+
 // Classify tells Copilot CLI's side requests from the conversation's
-// turns: a turn offers tools; a compaction asks for a summary of the
-// conversation; the rest are side requests.
+// turns: a compaction asks for a summary (CompactPrompt); a turn offers
+// tools; the rest are side requests.
 func Classify(r *modelapi.Request) string {
-	last := strings.ToLower(r.LastUserText())
 	switch {
-	case strings.Contains(last, "summar") && strings.Contains(last, "conversation") && len(r.Tools) == 0:
+	case strings.Contains(r.LastUserText(), CompactPrompt):
 		return modelapi.KindCompact
 	case len(r.Tools) > 0:
 		return modelapi.KindMain

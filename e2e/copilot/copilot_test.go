@@ -71,7 +71,7 @@ func TestStartupAndResume(t *testing.T) {
 	starts := h.Hooks("source")
 	require.Len(t, starts, 2)
 	assert.Equal(t, "resume", starts[1].Source)
-	ctx := context(t, starts[1].Output)
+	ctx := hookContext(t, starts[1].Output)
 	require.NotEmpty(t, ctx, "the resume hook gave the list")
 	assert.Contains(t, ctx, "#2 [pending] Test the parser")
 	assert.Contains(t, ctx, copilot.TaskCreate+" gets #3")
@@ -88,8 +88,8 @@ func TestStartupAndResume(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(last.AllText(), "#3 [pending] Ship it\n"), "the list is in the request once:\n%s", last.AllText())
 }
 
-// context is a hook's additionalContext.
-func context(t *testing.T, out string) string {
+// hookContext is a hook's additionalContext.
+func hookContext(t *testing.T, out string) string {
 	t.Helper()
 	var o struct {
 		AdditionalContext string `json:"additionalContext"`
@@ -124,6 +124,6 @@ func TestLostDatabase(t *testing.T) {
 	h.Run(t, "Where are we?", "--resume", a)
 	starts := h.Hooks("source")
 	require.Len(t, starts, 2)
-	assert.Contains(t, context(t, starts[1].Output), "#1 [completed] Write the parser", "the hook rebuilt the list from events.jsonl")
+	assert.Contains(t, hookContext(t, starts[1].Output), "#1 [completed] Write the parser", "the hook rebuilt the list from events.jsonl")
 	assert.Equal(t, []string{"#1 completed Write the parser", "#2 pending Test the parser", "#3 pending Ship it"}, tasks(h.Daemon.Resume(t, a).Tasks))
 }

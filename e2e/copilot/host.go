@@ -8,8 +8,10 @@
 package copilot
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,6 +162,42 @@ func (h *Host) result(out harness.Output) Result {
 		}
 	}
 	return res
+}
+
+// CompactionDone is the type of the event Copilot CLI records in
+// events.jsonl once a compaction has replaced the history.
+const CompactionDone = "session.compaction_complete"
+
+// Compact runs "copilot --resume ID -p /compact" until Copilot CLI has
+// recorded that the compaction completed (CompactionDone), and stops it
+// if it has not exited by itself by then: it sometimes goes on spinning
+// for a minute after it has finished.
+func (h *Host) Compact(tb testing.TB, id string) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	before := strings.Count(h.ReadEvents(id), `"type":"`+CompactionDone+`"`)
+	cmd := exec.CommandContext(ctx, h.Bin, h.Args("/compact", "--resume", id)...)
+	cmd.Dir, cmd.Env = h.Project, h.Env()
+	cmd.WaitDelay = 5 * time.Second
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	harness.WaitFor(tb, 110*time.Second, "Copilot CLI's record that the compaction completed", func() bool {
+		return strings.Count(h.ReadEvents(id), `"type":"`+CompactionDone+`"`) > before
+	})
+	select {
+	case err := <-exited:
+		tb.Logf("copilot -p /compact: exited by itself (%v)", err)
+	default:
+		cancel() // done, and still running: stopped
+		<-exited
+		tb.Logf("copilot -p /compact: stopped after its compaction completed")
+	}
 }
 
 // Hooks returns the hook's runs so far, in order (of one event, as the
