@@ -66,3 +66,52 @@ func TestCompress(t *testing.T) {
 	require.NotEmpty(t, created)
 	assert.Contains(t, created[len(created)-1].Text, "#3 pending: Ship it", "the ids continue")
 }
+
+// TestAutoCompression ensures a compression Qwen Code makes by itself in
+// the middle of a turn (a reply reporting most of the context window used)
+// keeps the list: its SessionStart hook with source "compact" hands the
+// model the carried list, which a request after the compression in the
+// same turn holds; the next TaskCreate continues the ids.
+func TestAutoCompression(t *testing.T) {
+	t.Parallel()
+	var p modelapi.Phases
+	h := qwen.New(t, qwen.Options{Respond: p.Respond})
+	p.Set(modelapi.NewScript(modelapi.Text("Hello.")))
+	a := h.Run(t, "Hello.").SessionID
+	n := len(h.API.Main())
+	p.Set(modelapi.NewScript(
+		load,
+		modelapi.Call(qwen.TaskCreate, map[string]any{"subject": "Alpha one"}),
+		modelapi.Reply{
+			ToolUses: []modelapi.ToolUse{{Name: qwen.TaskCreate, Input: map[string]any{"subject": "Alpha two"}}},
+			Usage:    &modelapi.Usage{InputTokens: 900_000, OutputTokens: 20},
+		},
+		modelapi.Call(qwen.TaskList, map[string]any{}),
+		modelapi.Call(qwen.TaskCreate, map[string]any{"subject": "Alpha three"}),
+		modelapi.Text("Done."),
+	))
+	h.Run(t, "Plan and start.", "--resume", a)
+	compact := h.API.Of(modelapi.KindCompact)
+	require.NotEmpty(t, compact, "Qwen Code compressed the history:\n%s", h.API.Dump())
+	harnessWait(t, func() bool {
+		for _, r := range h.Hooks("SessionStart") {
+			if r.Source == "compact" {
+				return true
+			}
+		}
+		return false
+	})
+	var after []*modelapi.Request
+	for _, r := range h.API.Main()[n:] {
+		if r.Seq > compact[len(compact)-1].Seq {
+			after = append(after, r)
+		}
+	}
+	require.NotEmpty(t, after, h.API.Dump())
+	last := after[len(after)-1]
+	assert.Contains(t, last.AllText(), "Task list carried over", "the carried list is in the context after the compression:\n%s", h.API.Dump())
+	assert.Equal(t, 1, strings.Count(last.AllText(), "Task list carried over"), "once")
+	created := last.ToolResults(qwen.TaskCreate)
+	require.NotEmpty(t, created)
+	assert.Contains(t, created[len(created)-1].Text, "#3 pending: Alpha three", "the ids continue")
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,4 +131,10 @@ func TestLostDatabase(t *testing.T) {
 	hook := h.Hooks("SessionStart")[1]
 	assert.Contains(t, hook.Context, "#1 [completed] Write the parser", "the hook rebuilt the list from the chat record")
 	assert.Equal(t, []string{"#1 completed Write the parser", "#2 pending Test the parser", "#3 pending Ship it"}, tasks(h.Daemon.Resume(t, a).Tasks))
+}
+
+// harnessWait waits (up to a minute) for cond.
+func harnessWait(t *testing.T, cond func() bool) {
+	t.Helper()
+	harness.WaitFor(t, time.Minute, "the condition", cond)
 }
