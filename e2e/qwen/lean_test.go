@@ -1,6 +1,7 @@
 package qwen_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -18,7 +19,9 @@ import (
 // tools summed over the session, that a status update reads at most 100
 // bytes, and that TaskList shows the tasks in taskid order. Qwen Code
 // defers MCP tools: the model loads them with one tool_search first, whose
-// result (the four definitions) is counted as the definitions are.
+// result holds the four definitions; each is counted as a definition is
+// counted in every host (name, description, schema), Qwen Code's framing
+// around them (<function> tags, its key names) not, as no host's is.
 func TestLeanSession(t *testing.T) {
 	t.Parallel()
 	name := func(tool string) string { return "mcp__" + qwen.Server + "__" + tool }
@@ -30,17 +33,18 @@ func TestLeanSession(t *testing.T) {
 
 	main := h.API.Main()
 	last := main[len(main)-1]
-	// The definitions reach the model as tool_search's result (and, once
-	// loaded, as tools of the request): each counted where it is.
-	var searched []string
-	for _, b := range last.ToolResults("tool_search") {
-		searched = append(searched, b.Text)
+	m := harness.Meter{Ours: func(n string) bool { return strings.HasPrefix(n, name("")) }}
+	cost := func(r *modelapi.Request) harness.Cost {
+		c := m.CostOf(r)
+		for _, b := range r.ToolResults("tool_search") {
+			c.Definitions += searched(t, b.Text, m.Ours)
+		}
+		return c
 	}
-	m := harness.Meter{
-		Ours:  func(n string) bool { return strings.HasPrefix(n, name("")) },
-		Texts: searched,
+	final, cumulated := cost(last), 0
+	for _, r := range main {
+		cumulated += cost(r).Total()
 	}
-	final, cumulated := m.CostOf(last), m.Cumulated(main)
 	t.Logf("Qwen Code %s, standard session: final request %s; cumulated over %d requests %d bytes",
 		qwen.Version, final, len(main), cumulated)
 	assert.LessOrEqual(t, final.Total(), harness.LeanFinalBudget, "the final request's cost")
@@ -56,4 +60,26 @@ func TestLeanSession(t *testing.T) {
 	lists := last.ToolResults(qwen.TaskList)
 	require.Len(t, lists, 2)
 	assert.NoError(t, harness.TaskidOrder(m.ResultText(lists[1]), 20))
+}
+
+// searched is the size of the definitions of ours a tool_search result
+// holds: <function>{"name", "description", "parametersJsonSchema"}</function>
+// each, counted as a definition is (name, description, schema).
+func searched(t *testing.T, text string, ours func(string) bool) int {
+	t.Helper()
+	n := 0
+	for _, part := range strings.Split(text, "<function>")[1:] {
+		body, _, ok := strings.Cut(part, "</function>")
+		require.True(t, ok, "a <function> without its end in %q", text)
+		var d struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"parametersJsonSchema"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &d), body)
+		if ours(d.Name) {
+			n += len(d.Name) + len(d.Description) + len(d.Schema)
+		}
+	}
+	return n
 }
