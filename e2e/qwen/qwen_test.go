@@ -133,6 +133,9 @@ func TestLostDatabase(t *testing.T) {
 	assert.Equal(t, []string{"#1 completed Write the parser", "#2 pending Test the parser", "#3 pending Ship it"}, tasks(h.Daemon.Resume(t, a).Tasks))
 }
 
+// qwenRun bounds one run.
+const qwenRun = 3 * time.Minute
+
 // harnessWait waits (up to a minute) for cond.
 func harnessWait(t *testing.T, cond func() bool) {
 	t.Helper()
