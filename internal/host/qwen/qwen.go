@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
@@ -21,6 +22,7 @@ type Host struct{}
 var (
 	_ host.Host    = Host{}
 	_ host.Starter = Host{}
+	_ host.Client  = Host{}
 	_ host.Hooker  = Host{}
 	_ host.Helper  = Host{}
 	_ host.History = Host{}
@@ -53,6 +55,23 @@ func (Host) Serves(e host.Env) (host.Serving, bool) {
 	}
 	return host.Serving{SessionID: id, Bound: host.ParentBinding(e, name), History: Host{}}, true
 }
+
+// IsClient reports whether the MCP client is Qwen Code
+// ("qwen-cli-mcp-client-<server>").
+func (Host) IsClient(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), "qwen-cli-mcp-client")
+}
+
+// Conversation is "": Qwen Code names no conversation in a call's _meta.
+func (Host) Conversation(map[string]any) string { return "" }
+
+// ResultBytes bounds a TaskList result under Qwen Code: it cuts a tool's
+// output past 25,000 characters (DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD,
+// 0.24.4), and the text is ASCII but for what the model wrote.
+const ResultBytes = 24_000
+
+// ResultBytes is the package's ResultBytes.
+func (Host) ResultBytes() int { return ResultBytes }
 
 // CallsBefore reads the Task calls of the chat record at path.
 func (Host) CallsBefore(ctx context.Context, path, server string, _ map[string]any) ([]client.TranscriptCall, error) {
