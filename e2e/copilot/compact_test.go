@@ -75,3 +75,40 @@ func TestCompact(t *testing.T) {
 	assert.Equal(t, 0, strings.Count(text, "Task list carried over"), "the carried list was given once:\n%s", text)
 	assert.Equal(t, 1, strings.Count(text, "#3 [pending] Ship it\n"), "the list is in the context once:\n%s", text)
 }
+
+// TestAutoCompaction ensures a compaction Copilot CLI makes by itself in
+// the middle of a -p run (a reply reporting most of a 40,000-token prompt
+// limit used) keeps the list within that run: preCompact compacts the
+// daemon session, and the postToolUse hook of the next tool call hands the
+// model the carried list (Copilot CLI appends it to that call's result),
+// once; ids go on across it.
+func TestAutoCompaction(t *testing.T) {
+	t.Parallel()
+	var p modelapi.Phases
+	h := copilot.New(t, copilot.Options{Respond: p.Respond, MaxPromptTokens: 40_000})
+	p.Set(modelapi.NewScript(
+		modelapi.Call(copilot.TaskCreate, map[string]any{"subject": "Alpha one"}),
+		modelapi.Reply{ToolUses: []modelapi.ToolUse{{Name: copilot.TaskCreate, Input: map[string]any{"subject": "Alpha two"}}},
+			Usage: &modelapi.Usage{InputTokens: 38_000, OutputTokens: 20}},
+		modelapi.Call(copilot.TaskCreate, map[string]any{"subject": "Alpha three"}),
+		modelapi.Call(copilot.TaskCreate, map[string]any{"subject": "Alpha four"}),
+		modelapi.Text("Done."),
+	))
+	a := h.Run(t, "Plan.").SessionID
+	compact := h.API.Of(modelapi.KindCompact)
+	require.NotEmpty(t, compact, "Copilot CLI compacted by itself:\n%s", h.API.Dump())
+	require.Len(t, h.Hooks("trigger"), 1, "preCompact ran")
+	assert.Contains(t, h.Hooks("trigger")[0].Input, `"trigger":"auto"`)
+
+	main := h.API.Main()
+	last := main[len(main)-1]
+	text := last.ConversationText()
+	assert.NotContains(t, text, "#1 pending: Alpha one", "the results before the compaction are gone")
+	assert.Equal(t, 1, strings.Count(text, "Task list carried over from before the context was compacted"), "the carried list, once:\n%s", text)
+	assert.Contains(t, text, "#2 [pending] Alpha two")
+	created := last.ToolResults(copilot.TaskCreate)
+	require.NotEmpty(t, created)
+	assert.Contains(t, created[len(created)-1].Text, "#4 pending: Alpha four", "the ids go on")
+	assert.Equal(t, []string{"#1 pending Alpha one", "#2 pending Alpha two", "#3 pending Alpha three", "#4 pending Alpha four"},
+		tasks(h.Daemon.Resume(t, a).Tasks))
+}

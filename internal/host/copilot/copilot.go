@@ -112,8 +112,8 @@ func (Host) Help(command string) string {
 	case "hook":
 		return `"tasksessiond hook copilot" is GitHub Copilot CLI's hook, for sessionStart
 (the list on resume), preCompact (it compacts the session and owes the model
-its list), userPromptSubmitted (it delivers what is owed, once) and
-preMcpToolCall (it names the session in each call's _meta).`
+its list), postToolUse and userPromptSubmitted (they deliver what is owed,
+once) and preMcpToolCall (it names the session in each call's _meta).`
 	}
 	return ""
 }

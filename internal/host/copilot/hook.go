@@ -15,14 +15,17 @@ import (
 // per event) get a JSON object that does not name its event: each event's
 // fields tell it (sessionStart: source; userPromptSubmitted: prompt;
 // preCompact: trigger and transcriptPath; preMcpToolCall: serverName and
-// toolName). What a hook prints is read by the event: additionalContext
-// (sessionStart, userPromptSubmitted) reaches the model; metaToUse
-// (preMcpToolCall) is the call's _meta.
+// toolName; postToolUse: toolResult). What a hook prints is read by the
+// event: additionalContext (sessionStart, userPromptSubmitted,
+// postToolUse) reaches the model; metaToUse (preMcpToolCall) is the
+// call's _meta.
 //
 // No hook fires after a compaction. preCompact compacts the daemon
 // session and owes the model its list; the next hook that can add context
-// (userPromptSubmitted in the same process, or sessionStart of the next
-// run, --resume) delivers it once.
+// delivers it once: postToolUse after the next tool call within the same
+// turn (an automatic compaction comes in the middle of one),
+// userPromptSubmitted at the next prompt, sessionStart of the next run
+// (--resume).
 
 // input is a Copilot CLI hook's input: the fields of the events served.
 type input struct {
@@ -34,6 +37,7 @@ type input struct {
 	ServerName     string         `json:"serverName"`     // preMcpToolCall
 	ToolName       string         `json:"toolName"`       // preMcpToolCall
 	Meta           map[string]any `json:"_meta"`          // preMcpToolCall
+	ToolResult     map[string]any `json:"toolResult"`     // postToolUse
 }
 
 // The events, as Copilot CLI names them in its hooks files.
@@ -42,13 +46,16 @@ const (
 	userPromptSubmitted = "userPromptSubmitted"
 	preCompact          = "preCompact"
 	preMcpToolCall      = "preMcpToolCall"
+	postToolUse         = "postToolUse"
 )
 
 // HookEvents are the events the hook serves, for setup.
-var HookEvents = []string{sessionStart, userPromptSubmitted, preCompact, preMcpToolCall}
+var HookEvents = []string{sessionStart, userPromptSubmitted, preCompact, preMcpToolCall, postToolUse}
 
 func (in input) event() string {
 	switch {
+	case in.ToolResult != nil:
+		return postToolUse
 	case in.ServerName != "" && in.ToolName != "":
 		return preMcpToolCall
 	case in.Source != "":
@@ -112,7 +119,7 @@ func (h Host) Hook(ctx context.Context, cfg hook.Config, e host.Env, r io.Reader
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: session %s compacted to %s; its list is owed to the next prompt or resume", hook.ErrNothing, id, succ)
-	case userPromptSubmitted:
+	case userPromptSubmitted, postToolUse:
 		return deliver(ctx, cfg, e, id)
 	case sessionStart:
 		if out, err := deliver(ctx, cfg, e, id); !errors.Is(err, hook.ErrNothing) {
