@@ -99,6 +99,8 @@ func TestPreMcpToolCall(t *testing.T) {
 	assert.JSONEq(t, `{"metaToUse":{"x":1,"copilot/sessionId":"S1"}}`, string(b))
 	assert.Equal(t, "S1", copilot.Host{}.Conversation(map[string]any{"x": 1, "copilot/sessionId": "S1"}))
 	assert.Nil(t, f.hook(t, `{"sessionId":"S1","serverName":"other","toolName":"TaskCreate","arguments":{}}`), "another server's call keeps its _meta")
+	assert.Nil(t, f.hook(t, `{"sessionId":"A1","serverName":"tasks","toolName":"TaskCreate","arguments":{},"agentId":"A1","parentAgentId":"S1"}`),
+		"a subagent's call is not named after the subagent's session")
 }
 
 func TestCompactionOwesTheListOnce(t *testing.T) {

@@ -38,6 +38,9 @@ type input struct {
 	ToolName       string         `json:"toolName"`       // preMcpToolCall
 	Meta           map[string]any `json:"_meta"`          // preMcpToolCall
 	ToolResult     map[string]any `json:"toolResult"`     // postToolUse
+	// AgentID is a subagent's (its own session's id, which sessionId
+	// then is too); "" for the session's own calls.
+	AgentID string `json:"agentId"`
 }
 
 // The events, as Copilot CLI names them in its hooks files.
@@ -103,6 +106,12 @@ func (h Host) Hook(ctx context.Context, cfg hook.Config, e host.Env, r io.Reader
 	case preMcpToolCall:
 		if in.ServerName != cfg.Server || id == "" || cfg.SessionID != "" {
 			return nil, fmt.Errorf("%w: a call of server %q", hook.ErrNothing, in.ServerName)
+		}
+		if in.AgentID != "" {
+			// A subagent's hook names the subagent's own session: its
+			// call goes, unnamed, to the one the bridge serves, its
+			// root's, whose list it works on.
+			return nil, fmt.Errorf("%w: a call of subagent %s", hook.ErrNothing, in.AgentID)
 		}
 		meta := maps.Clone(in.Meta)
 		if meta == nil {
