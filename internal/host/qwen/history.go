@@ -3,7 +3,11 @@ package qwen
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/host/transcript"
@@ -14,19 +18,27 @@ import (
 // record; the model reaches an MCP tool it has not loaded through the
 // tool_call bridge, {name: "mcp__tasks__TaskCreate", arguments: {...}},
 // recorded as that wrapper. Its outcome is a "tool_result" record's
-// toolCallResult, by callId.
+// toolCallResult, by callId. A subagent's turns are recorded apart, in
+// <project>/subagents/<session id>/agent-*.jsonl, in the same form.
 type History struct{}
 
 // record is the part of a chat record line read here.
 type record struct {
-	Type    string `json:"type"`
-	Message struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Message   struct {
 		Parts []struct {
 			FunctionCall *struct {
 				ID   string          `json:"id"`
 				Name string          `json:"name"`
 				Args json.RawMessage `json:"args"`
 			} `json:"functionCall"`
+			FunctionResponse *struct {
+				ID       string `json:"id"`
+				Response struct {
+					Error json.RawMessage `json:"error"`
+				} `json:"response"`
+			} `json:"functionResponse"`
 		} `json:"parts"`
 	} `json:"message"`
 	ToolCallResult *struct {
@@ -39,11 +51,42 @@ type record struct {
 const bridge = "tool_call"
 
 // Calls returns the Task calls of the session whose chat record is at
-// path (those of the MCP server named server, "" for any), in the order
-// made, each with whether it failed; a call with no result is left out.
+// path and of its subagents (those of the MCP server named server, "" for
+// any), in the order made, each with whether it failed; a call with no
+// result is left out.
 func Calls(ctx context.Context, path, server string) ([]client.TranscriptCall, error) {
+	calls, err := readCalls(ctx, path, server)
+	if err != nil {
+		return nil, err
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	subs, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(path)), "subagents", id, "*.jsonl"))
+	for _, sub := range subs {
+		more, err := readCalls(ctx, sub, server)
+		if err != nil {
+			return nil, fmt.Errorf("subagent record %s: %w", sub, err)
+		}
+		calls = append(calls, more...)
+	}
+	// The subagents' writes went to the same list, in the order made.
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].at.Before(calls[j].at) })
+	out := make([]client.TranscriptCall, len(calls))
+	for i, c := range calls {
+		out[i] = c.TranscriptCall
+	}
+	return out, nil
+}
+
+// timedCall is a call and when it was made.
+type timedCall struct {
+	client.TranscriptCall
+	at time.Time
+}
+
+// readCalls reads the Task calls of one record file.
+func readCalls(ctx context.Context, path, server string) ([]timedCall, error) {
 	type call struct {
-		client.TranscriptCall
+		timedCall
 		done bool
 	}
 	var calls []*call
@@ -78,14 +121,22 @@ func Calls(ctx context.Context, path, server string) ([]client.TranscriptCall, e
 				if len(args) == 0 || string(args) == "null" {
 					args = json.RawMessage(`{}`)
 				}
-				c := &call{TranscriptCall: client.TranscriptCall{Name: tool, Arguments: args, CallID: "qwen-" + fc.ID}}
+				c := &call{timedCall: timedCall{client.TranscriptCall{Name: tool, Arguments: args, CallID: "qwen-" + fc.ID}, r.Timestamp}}
 				at[fc.ID] = c
 				calls = append(calls, c)
 			}
 		case "tool_result":
 			if res := r.ToolCallResult; res != nil {
 				if c, ok := at[res.CallID]; ok {
-					c.done, c.IsError = true, res.Status != "success"
+					// A subagent's record has no status: an error
+					// is then the response's.
+					failed := res.Status != "" && res.Status != "success"
+					for _, p := range r.Message.Parts {
+						if fr := p.FunctionResponse; fr != nil && fr.ID == res.CallID && len(fr.Response.Error) > 0 {
+							failed = true
+						}
+					}
+					c.done, c.IsError = true, failed
 				}
 			}
 		}
@@ -93,10 +144,10 @@ func Calls(ctx context.Context, path, server string) ([]client.TranscriptCall, e
 	if err != nil {
 		return nil, err
 	}
-	var out []client.TranscriptCall
+	var out []timedCall
 	for _, c := range calls {
 		if c.done {
-			out = append(out, c.TranscriptCall)
+			out = append(out, c.timedCall)
 		}
 	}
 	return out, nil

@@ -18,13 +18,15 @@ func TestCalls(t *testing.T) {
 	// each with its outcome; a call without one is left out.
 	calls, err := qwen.Calls(context.Background(), "testdata/chat.jsonl", "tasks")
 	require.NoError(t, err)
-	require.Len(t, calls, 3)
+	require.Len(t, calls, 5)
 	assert.Equal(t, "TaskCreate", calls[0].Name)
 	assert.Equal(t, "TaskCreate", calls[1].Name)
 	assert.JSONEq(t, `{"subject":"Test the parser"}`, string(calls[1].Arguments.(json.RawMessage)), "the bridge's arguments")
 	assert.Equal(t, "qwen-c2", calls[1].CallID)
 	assert.Equal(t, "TaskUpdate", calls[2].Name)
 	assert.True(t, calls[2].IsError)
+	assert.False(t, calls[3].IsError, "a result with no status (a subagent's) and no error succeeded")
+	assert.True(t, calls[4].IsError, "a result with no status but an error failed")
 }
 
 func TestServes(t *testing.T) {
