@@ -1,9 +1,11 @@
 package copilot
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -67,36 +69,77 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		return nil, err
 	}
 	command := host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
-	_, err = host.EditJSON(p, hooksPath, config.JSONComments, func(d *config.Doc) error {
+	entry := map[string]any{"type": "command", "bash": command, "timeoutSec": hookTimeout}
+	want, err := json.Marshal(entry)
+	if err != nil {
+		return nil, err
+	}
+	hooksDoc, err := host.EditJSON(p, hooksPath, config.JSONComments, func(d *config.Doc) error {
+		// A hook is setup's by what it runs ("tasksessiond hook copilot",
+		// any binary): an earlier setup's goes, the one wanted stays.
 		for _, ev := range HookEvents {
 			path := []string{"hooks", ev}
-			entry := []any{map[string]any{"type": "command", "bash": command, "timeoutSec": hookTimeout}}
-			if o.Uninstall || o.NoHook {
-				if err := host.UnsetValue(p, d, hooksPath, path, entry); err != nil {
-					return err
+			keep := o.Uninstall || o.NoHook
+			n := d.RemoveIf(path, 0, func(raw []byte) bool {
+				var e struct {
+					Bash string `json:"bash"`
+				}
+				if json.Unmarshal(raw, &e) != nil || !host.RunsTasksessiond(host.Words(e.Bash), o.Bin, "hook", h.Name()) {
+					return false
+				}
+				return keep || !sameJSON(raw, want)
+			})
+			if keep {
+				if n > 0 {
+					p.Step("remove the %s hook from %s", ev, hooksPath)
 				}
 				continue
 			}
-			if err := host.SetValue(p, d, hooksPath, path, entry); err != nil {
+			var had []json.RawMessage
+			d.Get(path, &had)
+			if err := d.Append(path, entry); err != nil {
 				return err
 			}
-		}
-		if o.Uninstall || o.NoHook {
-			var hooks map[string]any
-			if d.Get([]string{"hooks"}, &hooks) && len(hooks) == 0 {
-				d.Delete([]string{"hooks"}, 0)
+			var now []json.RawMessage
+			if d.Get(path, &now); len(now) != len(had) {
+				p.Step("add the %s hook (%s) to %s", ev, command, hooksPath)
 			}
-			return host.UnsetValue(p, d, hooksPath, []string{"version"}, 1)
 		}
-		return host.SetValue(p, d, hooksPath, []string{"version"}, 1)
+		var hooks map[string]json.RawMessage
+		d.Get([]string{"hooks"}, &hooks)
+		if len(hooks) == 0 {
+			// None left of anyone's: the file's version goes with them.
+			d.Delete([]string{"hooks"}, 0)
+			d.Delete([]string{"version"}, 0)
+			return nil
+		}
+		var v json.RawMessage
+		if !d.Get([]string{"version"}, &v) {
+			return d.Set([]string{"version"}, 1)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c := &p.Changes[len(p.Changes)-1]; c.Path == hooksPath && hooksDoc.IsEmpty() && c.New != nil {
+		// The file is setup's own (its name says so): left empty, it
+		// goes, whichever setup made it.
+		c.New = nil
 	}
 	if !o.Uninstall {
 		p.Note("%s", ownTodos)
 	}
 	return p, nil
+}
+
+// sameJSON reports whether two JSON values are equal.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // Check finds servers that run tasksessiond mcp under another name.
