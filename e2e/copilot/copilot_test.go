@@ -127,3 +127,31 @@ func TestLostDatabase(t *testing.T) {
 	assert.Contains(t, hookContext(t, starts[1].Output), "#1 [completed] Write the parser", "the hook rebuilt the list from events.jsonl")
 	assert.Equal(t, []string{"#1 completed Write the parser", "#2 pending Test the parser", "#3 pending Ship it"}, tasks(h.Daemon.Resume(t, a).Tasks))
 }
+
+// TestLostDatabaseBridge ensures the bridge alone (setup --no-hook)
+// rebuilds a lost list from events.jsonl on the session's first call,
+// before that call: the next TaskCreate continues the ids.
+func TestLostDatabaseBridge(t *testing.T) {
+	t.Parallel()
+	var p modelapi.Phases
+	h := copilot.New(t, copilot.Options{Respond: p.Respond, NoHook: true})
+	p.Set(modelapi.NewScript(
+		modelapi.Call(copilot.TaskCreate, map[string]any{"subject": "Write the parser"}),
+		modelapi.Call(copilot.TaskCreate, map[string]any{"subject": "Test the parser"}),
+		modelapi.Text("Planned."),
+	))
+	a := h.Run(t, "Plan the parser work.").SessionID
+	require.Empty(t, h.Rec.Hooks(), "no hook is set up")
+
+	h.Daemon.LoseDatabase(t)
+	p.Set(modelapi.NewScript(
+		modelapi.Call(copilot.TaskCreate, map[string]any{"subject": "Ship it"}),
+		modelapi.Text("Done."),
+	))
+	h.Run(t, "Go on.", "--resume", a)
+	last := h.API.Main()[len(h.API.Main())-1]
+	created := last.ToolResults(copilot.TaskCreate)
+	require.NotEmpty(t, created)
+	assert.Contains(t, created[len(created)-1].Text, "#3 pending: Ship it", "the list was rebuilt before the call")
+	assert.Equal(t, []string{"#1 pending Write the parser", "#2 pending Test the parser", "#3 pending Ship it"}, tasks(h.Daemon.Resume(t, a).Tasks))
+}
