@@ -57,6 +57,9 @@ func TestClear(t *testing.T) {
 	assert.True(t, named, "the new session's call named it in its _meta")
 	assert.Equal(t, []string{"#1 pending Alpha one"}, tasks(h.Daemon.Resume(t, a).Tasks), "the first list stays whole")
 	assert.Equal(t, []string{"#1 pending Beta one"}, tasks(h.Daemon.Resume(t, c).Tasks), "the new session's list is its own")
+	// Let Copilot CLI write its session out and quit before the test's
+	// directories go.
+	submit(t, term, "/exit", term.Dead)
 }
 
 // submit types line into the CLI's prompt, and presses Enter until done
