@@ -19,14 +19,17 @@ hosts=(
   "codex @openai/codex 0.169.0 .bin/codex"
   "opencode opencode-ai 1.18.33 .bin/opencode"
   "gemini @google/gemini-cli 0.61.0 .bin/gemini"
+  "copilot @github/copilot 1.0.102 .bin/copilot"
+  "qwen @qwen-code/qwen-code 0.24.4 .bin/qwen"
 )
 
 # check DIR VERSION BIN: the binary runs and its --version names VERSION
-# ("2.1.328 (Claude Code)", "codex-cli 0.169.0", "1.18.33", "0.61.0").
+# ("2.1.328 (Claude Code)", "codex-cli 0.169.0", "1.18.33", "0.61.0",
+# "GitHub Copilot CLI 1.0.102.").
 check() {
   local out
   out=$("$1/node_modules/$3" --version 2>/dev/null) || return 1
-  [[ " $out " == *[\ -]"$2"[\ ]* ]]
+  [[ " $out " == *[\ -]"$2"[[:space:].]* ]]
 }
 
 install() {

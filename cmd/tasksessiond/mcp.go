@@ -82,7 +82,7 @@ Examples:
 			if s.SessionID != "" {
 				cfg.SessionID, cfg.Create = s.SessionID, true
 			}
-			cfg.Bound, cfg.History = s.Bound, s.History
+			cfg.Bound, cfg.History, cfg.Transcript = s.Bound, s.History, s.Transcript
 		}
 	}
 	start := starter(*socket, *dbPath, *noStart)

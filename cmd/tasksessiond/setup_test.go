@@ -31,6 +31,12 @@ var userFiles = map[string]map[string]string{
 		// the file install.sh once broke, with trailing commas
 		".config/opencode/opencode.jsonc": "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"tools\": {\n    \"bash\": true // keep the shell\n  },\n  /* the model */\n  \"model\": \"anthropic/claude-sonnet-4-6\",\n}\n",
 	},
+	"copilot": {
+		".copilot/mcp-config.json": "{\n  // mine\n  \"mcpServers\": {\n    \"other\": {\"type\": \"local\", \"command\": \"other-server\", \"args\": [], \"tools\": [\"*\"]}\n  }\n}\n",
+	},
+	"qwen": {
+		".qwen/settings.json": "// Qwen settings\n{\n  \"model\": {\"name\": \"qwen3-coder-plus\"}, // pinned\n  \"general\": {\"vimMode\": true}\n}\n",
+	},
 }
 
 // broken are files each host cannot read, which setup must refuse.
@@ -39,6 +45,8 @@ var broken = map[string][2]string{
 	"codex":       {".codex/config.toml", "model = \n"},
 	"gemini":      {".gemini/settings.json", "{\"model\": {\"name\": \"x\"},}\n"},
 	"opencode":    {".config/opencode/opencode.json", "{\n  \"tools\": {\n    \"bash\": true,, // keep the shell\n  }\n}\n"},
+	"copilot":     {".copilot/mcp-config.json", "{\"mcpServers\": {,}}\n"},
+	"qwen":        {".qwen/settings.json", "{\"model\": {\"name\": \"x\"},,}\n"},
 }
 
 type setupEnv struct {

@@ -184,14 +184,24 @@ func (h *run) compacted(ctx context.Context, head string) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("compact %s: %w", head, err)
 	}
-	snap, err := h.c.Snapshot(ctx, out.Session.ID)
+	text, err := h.carried(ctx, out.Session.ID)
 	if err != nil {
-		return Output{}, fmt.Errorf("read the successor %s: %w", out.Session.ID, err)
+		return Output{}, err
+	}
+	return output(text), nil
+}
+
+// carried is the list of successor, a compaction's, as the model is
+// given it after the compaction.
+func (h *run) carried(ctx context.Context, successor string) (string, error) {
+	snap, err := h.c.Snapshot(ctx, successor)
+	if err != nil {
+		return "", fmt.Errorf("read the successor %s: %w", successor, err)
 	}
 	intro := fmt.Sprintf("Task list carried over from before the context was compacted: the same tasks with the same taskids "+
 		"(%s was called for you after the compaction and returned this list). Keep it current with %s; the next %s gets #%d.",
 		h.names.List, h.names.Update, h.names.Create, snap.NextTaskid)
-	return output(h.compose(intro, snap.Tasks, out.Session.ID)), nil
+	return h.compose(intro, snap.Tasks, successor), nil
 }
 
 // current returns head's list, unless the conversation's transcript shows

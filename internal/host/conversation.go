@@ -35,6 +35,10 @@ type Serving struct {
 	// transcript a binding names), from which a conversation the daemon
 	// does not know yet is rebuilt; nil when it keeps none to rebuild from.
 	History History
+	// Transcript, when set, names where the host keeps the history of
+	// conversation id, for a host that names it to no hook the bridge
+	// hears from.
+	Transcript func(id string) string
 }
 
 // History is a host's own record of its conversations, from which the

@@ -33,13 +33,14 @@ func HookGroup(command, name string) Group {
 }
 
 // Server is an MCP server's entry as setup writes it (Claude Code's
-// "type", Gemini CLI's "trust").
+// "type", Gemini CLI's "trust", Copilot CLI's "tools").
 type Server struct {
 	Type    string         `json:"type,omitempty"`
 	Command string         `json:"command"`
 	Args    []string       `json:"args"`
 	Env     map[string]any `json:"env,omitempty"`
 	Trust   bool           `json:"trust,omitempty"`
+	Tools   []string       `json:"tools,omitempty"`
 }
 
 // hookGroup is a group as the hosts write it.

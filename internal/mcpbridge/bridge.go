@@ -58,6 +58,9 @@ type Config struct {
 	// Task calls (a fork's copied history).
 	Bound   func() binding.Conversation
 	History host.History
+	// Transcript, when set, names the transcript of a conversation no
+	// binding named one for.
+	Transcript func(id string) string
 	// Clients are the hosts recognised by what their MCP client sends:
 	// a TaskList result is fitted to the bound of the host that asked.
 	Clients []host.Client
@@ -402,8 +405,12 @@ func (b *Bridge) ensure(ctx context.Context, c *client.Client, meta string, call
 // write its history after it made the call, and a list made before would
 // start empty for good.
 func (b *Bridge) create(ctx context.Context, c *client.Client, callMeta mcp.Meta) error {
-	if b.history != "" && b.cfg.History != nil {
-		calls, err := b.cfg.History.CallsBefore(ctx, b.history, b.cfg.Server, callMeta)
+	history := b.history
+	if history == "" && b.cfg.Transcript != nil {
+		history = b.cfg.Transcript(b.session)
+	}
+	if history != "" && b.cfg.History != nil {
+		calls, err := b.cfg.History.CallsBefore(ctx, history, b.cfg.Server, callMeta)
 		if err != nil {
 			b.log.Warn("cannot read the conversation's transcript; starting an empty list", slog.Any("err", err))
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tasksessiond/tasksessiond/client"
@@ -103,11 +104,26 @@ func written(ctx context.Context, path, s string, wait time.Duration) bool {
 	}
 }
 
+// envCopilot is set to 1 by GitHub Copilot CLI for the hooks it runs. It
+// loads Claude Code plugins, ours too, and runs the plugin's SessionStart
+// hook with Claude Code's input (source "new" for a new session), but
+// shows the model the plugin's tools as <server>-<tool> and reads the
+// context a hook adds at its output's top level.
+const envCopilot = "COPILOT_CLI"
+
+// copilotOutput is what Copilot CLI reads of a SessionStart hook.
+type copilotOutput struct {
+	AdditionalContext string `json:"additionalContext"`
+}
+
 // Hook is "tasksessiond hook claude-code", for SessionStart.
 func (h Host) Hook(ctx context.Context, cfg hook.Config, e host.Env, r io.Reader) (any, error) {
 	in, err := hook.ReadInput(r, h.Title())
 	if err != nil {
 		return nil, err
+	}
+	if e.Getenv(envCopilot) == "1" {
+		return copilotHook(ctx, cfg, in)
 	}
 	cfg.History = transcript.Reader{}
 	if pid, err := strconv.Atoi(e.Getenv(envPID)); err == nil && pid > 0 {
@@ -118,6 +134,28 @@ func (h Host) Hook(ctx context.Context, cfg hook.Config, e host.Env, r io.Reader
 		return nil, err
 	}
 	return out, nil
+}
+
+// copilotHook is the plugin's SessionStart hook as Copilot CLI runs it.
+func copilotHook(ctx context.Context, cfg hook.Config, in hook.Input) (any, error) {
+	server := cfg.Server
+	if server == "" {
+		server = "tasks"
+	}
+	// Claude Code's name for a plugin's server is plugin_<plugin>_<server>
+	// (the --server the plugin gives); Copilot CLI's is <server>.
+	if rest, ok := strings.CutPrefix(server, "plugin_"); ok {
+		server = rest[strings.LastIndex(rest, "_")+1:]
+	}
+	cfg.ToolPrefix = server + "-"
+	if in.Source == "new" {
+		in.Source = "startup"
+	}
+	out, err := hook.Run(ctx, cfg, in)
+	if err != nil {
+		return nil, err
+	}
+	return copilotOutput{AdditionalContext: out.HookSpecificOutput.AdditionalContext}, nil
 }
 
 // Quiet is nothing: Claude Code reads an empty stdout as nothing to add.

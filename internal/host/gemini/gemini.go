@@ -45,8 +45,21 @@ func (Host) Serves(e host.Env) (host.Serving, bool) {
 	return host.Serving{Bound: host.ParentBinding(e, name)}, true
 }
 
+// envQwen is set by Qwen Code, a Gemini CLI fork that installs Gemini CLI
+// extensions (ours too), for the hooks it runs: the session's id.
+const envQwen = "QWEN_CODE_SESSION_ID"
+
 // Hook is "tasksessiond hook gemini", for SessionStart and BeforeModel.
+// Run by Qwen Code (the extension installed there), it is Qwen Code's own
+// hook: Qwen Code's hooks and its bridge are not Gemini CLI's.
 func (Host) Hook(ctx context.Context, cfg hook.Config, e host.Env, r io.Reader) (any, error) {
+	if e.Getenv(envQwen) != "" {
+		if q, ok := host.Lookup("qwen"); ok {
+			if hk, ok := q.(host.Hooker); ok {
+				return hk.Hook(ctx, cfg, e, r)
+			}
+		}
+	}
 	in, err := ReadGeminiInput(r)
 	if err != nil {
 		return nil, err

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/binding"
 	"github.com/tasksessiond/tasksessiond/internal/hook"
+	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/tools"
 )
 
@@ -172,54 +170,8 @@ func beforeModel(ctx context.Context, cfg hook.Config, in GeminiInput) (any, err
 }
 
 // GeminiHostPID returns the pid of the Gemini CLI process that ran this
-// hook: parent (the hook's parent, the npm launcher stepped over), or
-// the nearest ancestor of it that is not a shell (bash -c runs the hook
-// command, and may run it as its child rather than exec it, as may a
-// wrapper script). 0 when it cannot be told.
-func GeminiHostPID(parent int) int {
-	pid := parent
-	for range 4 {
-		if pid <= 1 || !isShell(pid) {
-			break
-		}
-		pid = parentOf(pid)
-	}
-	if pid <= 1 {
-		return 0
-	}
-	return pid
-}
-
-func isShell(pid int) bool {
-	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	if err != nil {
-		return false
-	}
-	switch filepath.Base(exe) {
-	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox":
-		return true
-	}
-	return false
-}
-
-// parentOf reads a process's parent from /proc (0 if it cannot).
-func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
-}
+// hook (host.HookHostPID). 0 when it cannot be told.
+func GeminiHostPID(parent int) int { return host.HookHostPID(parent) }
 
 // BindGemini returns a Config.Bind that records ids for Gemini CLI's
 // process pid in dir (the daemon's runtime directory), where its bridge

@@ -5,6 +5,8 @@ package hosts
 import (
 	_ "github.com/tasksessiond/tasksessiond/internal/host/claudecode" // registers claude-code
 	_ "github.com/tasksessiond/tasksessiond/internal/host/codex"      // registers codex
+	_ "github.com/tasksessiond/tasksessiond/internal/host/copilot"    // registers copilot
 	_ "github.com/tasksessiond/tasksessiond/internal/host/gemini"     // registers gemini
 	_ "github.com/tasksessiond/tasksessiond/internal/host/opencode"   // registers opencode
+	_ "github.com/tasksessiond/tasksessiond/internal/host/qwen"       // registers qwen
 )

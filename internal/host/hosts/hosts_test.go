@@ -11,7 +11,7 @@ import (
 
 func TestEveryHostRegisters(t *testing.T) {
 	// Ensures each host package registers itself once, under its command-line name.
-	assert.Equal(t, []string{"claude-code", "codex", "gemini", "opencode"}, host.Names())
+	assert.Equal(t, []string{"claude-code", "codex", "copilot", "gemini", "opencode", "qwen"}, host.Names())
 	for _, n := range host.Names() {
 		h, ok := host.Lookup(n)
 		assert.True(t, ok)

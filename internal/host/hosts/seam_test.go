@@ -15,7 +15,7 @@ import (
 const module = "github.com/tasksessiond/tasksessiond"
 
 // hostName matches any host's name, as code or words would spell it.
-var hostName = regexp.MustCompile(`(?i)claude|codex|gemini|open ?code`)
+var hostName = regexp.MustCompile(`(?i)claude|codex|gemini|open ?code|copilot|qwen`)
 
 // host-agnostic are the packages that must name no host: whatever is
 // particular to one lives in its package under internal/host.

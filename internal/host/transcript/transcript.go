@@ -405,3 +405,43 @@ func (Reader) Seen(ctx context.Context, path, marker string) bool { return Seen(
 
 // Holds is the package's Holds.
 func (Reader) Holds(ctx context.Context, path, s string) bool { return Holds(ctx, path, s) }
+
+// SeenAfter reports whether the file at path holds marker after the last
+// of boundaries (a host's own record of a compaction), read as Seen reads:
+// Seen for a host whose history is in a format of its own.
+func SeenAfter(ctx context.Context, path, marker string, boundaries ...string) bool {
+	bs := make([][]byte, len(boundaries))
+	for i, b := range boundaries {
+		bs[i] = []byte(b)
+	}
+	return find(ctx, path, marker, bs)
+}
+
+// Lines calls fn with each line of the JSONL file at path, in order, read
+// as Calls reads a transcript (a regular file of at most 256 MiB, a line
+// of at most 32 MiB, which is passed over when longer, no longer than ctx
+// allows): for a host whose history is in a format of its own.
+func Lines(ctx context.Context, path string, fn func(line []byte)) error {
+	f, size, err := open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if size > maxTranscript {
+		return fmt.Errorf("read transcript: %s is over %d bytes", path, maxTranscript)
+	}
+	br := bufio.NewReaderSize(ctxReader{ctx, f}, 64<<10)
+	var buf []byte
+	for {
+		line, err := readLine(br, &buf)
+		if len(bytes.TrimSpace(line)) > 0 {
+			fn(line)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

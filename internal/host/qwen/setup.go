@@ -1,0 +1,109 @@
+package qwen
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// Server is the MCP server's name setup gives it: Qwen Code's model
+// reaches the tools as mcp__tasks__TaskCreate and so on.
+const Server = "tasks"
+
+// hookEvents are the events the hook serves.
+var hookEvents = []string{"SessionStart"}
+
+// settingsFile is Qwen Code's settings.json: ~/.qwen, or a project's .qwen.
+func settingsFile(o host.Options) string {
+	if o.Project != "" {
+		return filepath.Join(o.Project, ".qwen", "settings.json")
+	}
+	return filepath.Join(o.Home(), ".qwen", "settings.json")
+}
+
+// Found reports whether Qwen Code is on PATH or has its settings dir.
+func (Host) Found(o host.Options) bool {
+	if _, err := exec.LookPath("qwen"); err == nil {
+		return true
+	}
+	_, err := os.Stat(filepath.Dir(settingsFile(o)))
+	return err == nil
+}
+
+// Plan sets up, in settings.json (comments allowed), the MCP server
+// "tasks", trusted (its calls need no confirmation each), and the
+// SessionStart hook. Qwen Code's own todo_write is off unless
+// tools.todoWrite.enabled: setup leaves it so and says so.
+func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	p := host.NewPlan(h, o)
+	path := settingsFile(o)
+	name := h.Name()
+	serverPath := []string{"mcpServers", Server}
+	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(name)...)...), "")
+	_, err := host.EditJSON(p, path, config.JSONComments, func(d *config.Doc) error {
+		if o.Uninstall {
+			if err := host.RemoveServer(p, d, path, serverPath, o.Bin); err != nil {
+				return err
+			}
+			for _, ev := range hookEvents {
+				if err := host.RemoveHooks(p, d, path, ev, o.Bin, name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		entry := host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}
+		if err := host.SetServer(p, d, path, serverPath, entry); err != nil {
+			return err
+		}
+		for _, ev := range hookEvents {
+			set := func() error { return host.SetHook(p, d, path, ev, o.Bin, name, hook) }
+			if o.NoHook {
+				set = func() error { return host.RemoveHooks(p, d, path, ev, o.Bin, name) }
+			}
+			if err := set(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !o.Uninstall {
+		p.Note("Qwen Code's own todo_write stays off (it is unless tools.todoWrite.enabled is true in %s): leave it so, and the model sees one list, ours", path)
+	}
+	return p, nil
+}
+
+// Check finds servers that run tasksessiond mcp under another name, and
+// Qwen Code's own to-do tool turned on.
+func (h Host) Check(o host.Options) []host.Finding {
+	path := settingsFile(o)
+	b, err := config.Read(path)
+	if err != nil || b == nil {
+		return nil
+	}
+	d, err := config.ParseJSON(b, config.JSONComments)
+	if err != nil {
+		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+	}
+	var out []host.Finding
+	for _, n := range host.OtherServers(d, []string{"mcpServers"}, Server, o.Bin) {
+		out = append(out, host.Finding{
+			Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__" + Server + "__…",
+			Fix:     "remove mcpServers." + n + " from " + path,
+		})
+	}
+	var on bool
+	if d.Get([]string{"tools", "todoWrite", "enabled"}, &on) && on {
+		out = append(out, host.Finding{
+			Problem: "Qwen Code's own todo_write is on (tools.todoWrite.enabled in " + path + "): the model sees two to-do lists",
+			Fix:     "set tools.todoWrite.enabled to false in " + path,
+		})
+	}
+	return out
+}
