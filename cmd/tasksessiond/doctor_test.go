@@ -344,3 +344,44 @@ func TestDoctorPluginWithoutTasksessiondOnPath(t *testing.T) {
 	assert.Contains(t, out, "the plugin runs tasksessiond from PATH, and there is none on PATH")
 	assert.Contains(t, out, "fix: npm install -g tasksessiond")
 }
+
+func TestDoctorClaudeDisabledForTheRepository(t *testing.T) {
+	// Ensures doctor finds the server disabled in /mcp where Claude Code
+	// (2.1.328) keeps it: under the git root, for a worktree under the
+	// repository's main folder, whatever subfolder it runs in. Run in a
+	// subfolder or a worktree, doctor once said "set up" while
+	// "claude mcp list" said "Disabled for this project".
+	e := newSetupEnv(t)
+	repo := t.TempDir()
+	wt := t.TempDir()
+	for _, d := range []string{"sub/deeper", ".git/worktrees/wt"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, d), 0o755))
+	}
+	// what "git worktree add" leaves
+	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, ".git", "worktrees", "wt", "commondir"), []byte("../..\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(wt, "sub"), 0o755))
+
+	out, code := e.runIn(t, repo, nil, "setup", "--bin", e.bin, "claude-code")
+	require.Equal(t, 0, code, out)
+	state := filepath.Join(e.home, ".claude.json")
+	var v map[string]any
+	b, err := os.ReadFile(state)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &v))
+	v["projects"] = map[string]any{repo: map[string]any{"disabledMcpServers": []string{"tasks"}}}
+	b, err = json.Marshal(v)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(state, b, 0o600))
+
+	for _, dir := range []string{repo, filepath.Join(repo, "sub", "deeper"), wt, filepath.Join(wt, "sub")} {
+		out, code := e.runIn(t, dir, nil, "doctor", "--bin", e.bin, "claude-code")
+		assert.Equal(t, 1, code, "in %s:\n%s", dir, out)
+		assert.Contains(t, out, "the MCP server tasks is disabled for "+repo+" ", "in %s", dir)
+		assert.Contains(t, out, "fix: enable tasks in Claude Code's /mcp, in "+repo, "in %s", dir)
+	}
+	// a folder of no repository is its own project
+	other := t.TempDir()
+	out, code = e.runIn(t, other, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 0, code, out)
+}
