@@ -385,3 +385,40 @@ func TestDoctorClaudeDisabledForTheRepository(t *testing.T) {
 	out, code = e.runIn(t, other, nil, "doctor", "--bin", e.bin, "claude-code")
 	assert.Equal(t, 0, code, out)
 }
+
+func TestDoctorCodexTrustedProjectLayer(t *testing.T) {
+	// Ensures doctor reads, as Codex (0.169.0) does, the .codex/config.toml
+	// of a trusted project from its root down to the current folder over
+	// the user's: the server disabled there is reported (doctor once said
+	// "set up" while "codex mcp list" said disabled), one in an untrusted
+	// project is not (Codex does not read it), and one the project turns
+	// back on is not either.
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	sub := filepath.Join(project, "sub")
+	for _, d := range []string{".git", ".codex", "sub"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(project, d), 0o755))
+	}
+	out, code := e.runIn(t, sub, nil, "setup", "--bin", e.bin, "codex")
+	require.Equal(t, 0, code, out)
+	userTOML := filepath.Join(e.home, ".codex", "config.toml")
+	setupTOML, err := os.ReadFile(userTOML)
+	require.NoError(t, err)
+	projTOML := filepath.Join(project, ".codex", "config.toml")
+	require.NoError(t, os.WriteFile(projTOML, []byte("[mcp_servers.tasks]\nenabled = false\n"), 0o644))
+
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 0, code, "untrusted, Codex reads none of it:\n%s", out)
+
+	trusted := string(setupTOML) + "\n[projects.\"" + project + "\"]\ntrust_level = \"trusted\"\n"
+	require.NoError(t, os.WriteFile(userTOML, []byte(trusted), 0o600))
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+projTOML+")")
+	assert.Contains(t, out, "fix: remove enabled = false from [mcp_servers.tasks] in "+projTOML)
+
+	// the project's word is the last
+	require.NoError(t, os.WriteFile(projTOML, []byte("[mcp_servers.tasks]\nenabled = true\n"), 0o644))
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 0, code, out)
+}
