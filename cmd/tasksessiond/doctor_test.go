@@ -422,3 +422,58 @@ func TestDoctorCodexTrustedProjectLayer(t *testing.T) {
 	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
 	assert.Equal(t, 0, code, out)
 }
+
+func TestDoctorGeminiSettingsItCannotRead(t *testing.T) {
+	// Ensures doctor reads Gemini CLI's settings files as Gemini CLI
+	// 0.61.0 does (comments, but no byte order mark, no trailing comma):
+	// one it cannot parse stops it at start ("Please fix the
+	// configuration file(s)"), the workspace's whether trusted or not,
+	// and doctor once said "set up" for each of these.
+	for _, c := range []struct {
+		name, rel, text string
+	}{
+		{"UserBOM", "~/.gemini/settings.json", "\ufeff{}"},
+		{"WorkspaceTrailingComma", ".gemini/settings.json", "{\"model\": {\"name\": \"x\"},}\n"},
+		{"WorkspaceEmpty", ".gemini/settings.json", ""},
+		{"WorkspaceDirectory", ".gemini/settings.json/", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			project := t.TempDir()
+			out, code := e.runIn(t, project, trust, "setup", "--bin", e.bin, "gemini")
+			require.Equal(t, 0, code, out)
+			p := filepath.Join(project, c.rel)
+			if strings.HasPrefix(c.rel, "~/") {
+				p = filepath.Join(e.home, c.rel[2:])
+			}
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			if strings.HasSuffix(c.rel, "/") {
+				require.NoError(t, os.Mkdir(p, 0o755))
+			} else if c.name == "UserBOM" {
+				old, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(p, append([]byte("\ufeff"), old...), 0o600))
+			} else {
+				require.NoError(t, os.WriteFile(p, []byte(c.text), 0o600))
+			}
+			p = filepath.Clean(p)
+			for _, env := range [][]string{trust, nil} {
+				out, code = e.runIn(t, project, env, "doctor", "--bin", e.bin, "gemini")
+				assert.Equal(t, 1, code, out)
+				assert.Contains(t, out, "Gemini CLI cannot read "+p+": ")
+				assert.Contains(t, out, "fix: repair "+p)
+			}
+		})
+	}
+	t.Run("WorkspaceComments", func(t *testing.T) {
+		e := newSetupEnv(t)
+		project := t.TempDir()
+		out, code := e.runIn(t, project, trust, "setup", "--bin", e.bin, "gemini")
+		require.Equal(t, 0, code, out)
+		require.NoError(t, os.MkdirAll(filepath.Join(project, ".gemini"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(project, ".gemini", "settings.json"), []byte("// mine\n{\"model\": {\"name\": \"x\"}} /* end */\n"), 0o600))
+		out, code = e.runIn(t, project, trust, "doctor", "--bin", e.bin, "gemini")
+		assert.Equal(t, 0, code, out)
+	})
+}
