@@ -87,6 +87,21 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 		{name: "OpenCodeToolOff", host: "opencode",
 			files:   map[string]string{"~/.config/opencode/opencode.json": `{"tools": {"todowrite": false, "todoread": false, "TaskUpdate": false}}`},
 			problem: `"tools": {"TaskUpdate": false} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskUpdate`},
+		// OpenCode 1.18.33 takes "tools" and "permission" names as
+		// wildcards, and reads the project's opencode.json without
+		// --project ("opencode debug agent build" shows each off);
+		// doctor once said "set up" for each of these
+		{name: "OpenCodeToolsWildcard", host: "opencode",
+			files:   map[string]string{"~/.config/opencode/opencode.json": `{"tools": {"Task*": false, "TaskList": true}}`},
+			problem: `"tools": {"Task*": false} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskGet`,
+			fix:     `remove "Task*" from "tools" in ~/.config/opencode/opencode.json`},
+		{name: "OpenCodePermissionDeny", host: "opencode",
+			files:   map[string]string{"~/.config/opencode/opencode.json": `{"permission": {"TaskCreate": "deny"}}`},
+			problem: `"permission": {"TaskCreate": "deny"} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskCreate`,
+			fix:     `remove "TaskCreate" from "permission" in ~/.config/opencode/opencode.json`},
+		{name: "OpenCodeProjectToolOff", host: "opencode",
+			files:   map[string]string{"opencode.json": `{"tools": {"*": false}}`},
+			problem: `"tools": {"*": false} in {project}/opencode.json: OpenCode does not offer the plugin's TaskCreate`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
