@@ -451,6 +451,7 @@ func TestDoctorGeminiSettingsItCannotRead(t *testing.T) {
 		{"WorkspaceTrailingComma", ".gemini/settings.json", "{\"model\": {\"name\": \"x\"},}\n"},
 		{"WorkspaceEmpty", ".gemini/settings.json", ""},
 		{"WorkspaceDirectory", ".gemini/settings.json/", ""},
+		{"TrustedFoldersTrailingComma", "~/.gemini/trustedFolders.json", "{\"{project}\": \"TRUST_FOLDER\",}"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -470,10 +471,14 @@ func TestDoctorGeminiSettingsItCannotRead(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(p, append([]byte("\ufeff"), old...), 0o600))
 			} else {
-				require.NoError(t, os.WriteFile(p, []byte(c.text), 0o600))
+				require.NoError(t, os.WriteFile(p, []byte(strings.ReplaceAll(c.text, "{project}", project)), 0o600))
 			}
 			p = filepath.Clean(p)
-			for _, env := range [][]string{trust, nil} {
+			envs := [][]string{trust, nil}
+			if strings.Contains(c.name, "TrustedFolders") {
+				envs = [][]string{nil} // read only where the environment does not decide
+			}
+			for _, env := range envs {
 				out, code = e.runIn(t, project, env, "doctor", "--bin", e.bin, "gemini")
 				assert.Equal(t, 1, code, out)
 				assert.Contains(t, out, "Gemini CLI cannot read "+p+": ")

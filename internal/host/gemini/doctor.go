@@ -171,7 +171,13 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 			ls = append(ls, s)
 		}
 	}
-	trusted, why := folderTrusted(o, ls, cwd)
+	trusted, why, terr := folderTrusted(o, ls, cwd)
+	if terr != nil {
+		d.Blocked = append(d.Blocked, host.Finding{
+			Problem: "Gemini CLI cannot read " + terr.Error() + ": it stops at start (\"Please fix the configuration file\")",
+			Fix:     "repair " + trustedFoldersFile(o) + " (JSON, comments allowed: no trailing comma, no byte order mark)",
+		})
+	}
 	if cwd != "" && realPath(cwd) != realPath(geminiHome(o)) {
 		ws, ok := read(filepath.Join(cwd, ".gemini", "settings.json"), false)
 		if ok && trusted {
@@ -194,7 +200,7 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 			}
 		}
 	}
-	if !trusted {
+	if !trusted && terr == nil {
 		d.Blocked = append(d.Blocked, host.Finding{
 			Problem: fmt.Sprintf("Gemini CLI does not trust the folder %s (%s): it starts no MCP server there, yours included", cwd, why),
 			Fix:     "trust the folder when Gemini CLI asks (or /permissions), or add \"" + cwd + "\": \"TRUST_FOLDER\" to " + trustedFoldersFile(o),
@@ -275,12 +281,14 @@ func trustedFoldersFile(o host.Options) string {
 // folder trust on (security.folderTrust.enabled, default true), the
 // longest rule of trustedFolders.json that holds dir; no rule is not
 // trusted. why says what decided it.
-func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why string) {
+// A trustedFolders.json it cannot parse is err: Gemini CLI stops at
+// start.
+func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why string, err error) {
 	if o.Env("GEMINI_RESTRICTED_MODE") == "true" || o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "false" {
-		return false, "the environment says so"
+		return false, "the environment says so", nil
 	}
 	if o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
-		return true, ""
+		return true, "", nil
 	}
 	enabled := true
 	for _, l := range ls { // system defaults, user, system: the last word wins
@@ -289,12 +297,12 @@ func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why stri
 		}
 	}
 	if !enabled || dir == "" {
-		return true, ""
+		return true, "", nil
 	}
 	f := trustedFoldersFile(o)
 	var rules map[string]string
-	if _, err := host.ReadJSON(f, &rules); err != nil {
-		return false, err.Error()
+	if _, err := readSettings(f, &rules); err != nil {
+		return false, "", err
 	}
 	real := realPath(dir)
 	best, level := -1, ""
@@ -309,11 +317,11 @@ func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why stri
 	}
 	switch level {
 	case "TRUST_FOLDER", "TRUST_PARENT":
-		return true, ""
+		return true, "", nil
 	case "DO_NOT_TRUST":
-		return false, "DO_NOT_TRUST in " + f
+		return false, "DO_NOT_TRUST in " + f, nil
 	}
-	return false, "no rule for it in " + f
+	return false, "no rule for it in " + f, nil
 }
 
 func realPath(p string) string {
