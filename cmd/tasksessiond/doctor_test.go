@@ -497,3 +497,37 @@ func TestDoctorGeminiSettingsItCannotRead(t *testing.T) {
 		assert.Equal(t, 0, code, out)
 	})
 }
+
+func TestDoctorNamesAProblemOnce(t *testing.T) {
+	// Ensures a file setup cannot read, which setup's plan and its check
+	// both name, is one problem in doctor's report (text and --json), and
+	// a directory where a settings file should be is named with its path
+	// once ("cannot read read PATH" once).
+	e := newSetupEnv(t)
+	dir := t.TempDir()
+	out, code := e.runIn(t, dir, nil, "setup", "--bin", e.bin, "claude-code")
+	require.Equal(t, 0, code, out)
+	state := filepath.Join(e.home, ".claude.json")
+	require.NoError(t, os.WriteFile(state, []byte("{\"mcpServers\": {},}\n"), 0o600))
+	out, code = e.runIn(t, dir, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Equal(t, 1, strings.Count(out, "  - "), out)
+	out, code = e.runIn(t, dir, nil, "doctor", "--json", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	var rep struct {
+		Hosts []struct {
+			Problems []struct{ Problem, Fix string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Len(t, rep.Hosts[0].Problems, 1, out)
+
+	settings := filepath.Join(e.home, ".claude", "settings.json")
+	require.NoError(t, os.Remove(state))
+	require.NoError(t, os.Remove(settings))
+	require.NoError(t, os.Mkdir(settings, 0o755))
+	out, code = e.runIn(t, dir, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.NotContains(t, out, "read read", out)
+	assert.Contains(t, out, "Claude Code cannot read "+settings+": is a directory", out)
+}
