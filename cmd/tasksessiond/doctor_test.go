@@ -414,6 +414,7 @@ func TestDoctorCodexTrustedProjectLayer(t *testing.T) {
 	for _, d := range []string{".git", ".codex", "sub"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(project, d), 0o755))
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	out, code := e.runIn(t, sub, nil, "setup", "--bin", e.bin, "codex")
 	require.Equal(t, 0, code, out)
 	userTOML := filepath.Join(e.home, ".codex", "config.toml")
