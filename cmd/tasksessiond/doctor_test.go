@@ -437,6 +437,14 @@ func TestDoctorCodexTrustedProjectLayer(t *testing.T) {
 	require.NoError(t, os.WriteFile(projTOML, []byte("[mcp_servers.tasks]\nenabled = true\n"), 0o644))
 	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
 	assert.Equal(t, 0, code, out)
+
+	// one it cannot parse: codex 0.169.0 stops ("failed to load bootstrap
+	// configuration"), where doctor once said "set up"
+	require.NoError(t, os.WriteFile(projTOML, []byte("model = \n"), 0o644))
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "Codex cannot read the trusted project's "+projTOML+" (")
+	assert.Contains(t, out, "fix: repair "+projTOML)
 }
 
 func TestDoctorGeminiSettingsItCannotRead(t *testing.T) {

@@ -31,8 +31,17 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	}
 	var on bool
 	var only, off []string
-	for _, f := range files {
+	for i, f := range files {
 		b, err := config.Read(f)
+		if err == nil && b != nil {
+			err = config.DecodeTOML(b, &struct{}{})
+		}
+		if err != nil && i > 0 { // the user's: Check names it
+			d.Blocked = append(d.Blocked, host.Finding{
+				Problem: fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err),
+				Fix:     "repair " + f,
+			})
+		}
 		if err != nil || b == nil {
 			continue
 		}
