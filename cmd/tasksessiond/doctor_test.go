@@ -540,3 +540,22 @@ func TestDoctorNamesAProblemOnce(t *testing.T) {
 	assert.NotContains(t, out, "read read", out)
 	assert.Contains(t, out, "Claude Code cannot read "+settings+": is a directory", out)
 }
+
+func TestDoctorOpenCodeProjectConfigItCannotRead(t *testing.T) {
+	// Ensures a project's opencode.json that OpenCode (1.18.33) cannot
+	// read, which stops it at start ("is not valid JSON(C)"), is
+	// reported with its fix; doctor once said "set up".
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "opencode")
+	require.Equal(t, 0, code, out)
+	cfg := filepath.Join(project, "opencode.json")
+	require.NoError(t, os.WriteFile(cfg, []byte("{\"tools\": {\n"), 0o644))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "opencode")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "OpenCode cannot read "+cfg+" (")
+	assert.Contains(t, out, "fix: repair "+cfg)
+	require.NoError(t, os.WriteFile(cfg, []byte("// mine\n{\"tools\": {\"bash\": true,},}\n"), 0o644))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "opencode")
+	assert.Equal(t, 0, code, out)
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -25,14 +26,21 @@ var tools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("opencode") || host.Holds(configDir(o))}
 	var toolRules, permRules ordered
+	checked := configFiles(o) // Check names these when OpenCode cannot read them
 	for _, f := range mergedFiles(o) {
 		b, err := config.Read(f)
+		var doc *config.Doc
+		if err == nil && b != nil {
+			doc, err = config.ParseJSON(b, config.JSONC)
+		}
+		if err != nil && !slices.Contains(checked, f) {
+			d.Blocked = append(d.Blocked, host.Finding{
+				Problem: fmt.Sprintf("OpenCode cannot read %s (%v): it does not start", f, err),
+				Fix:     "repair " + f,
+			})
+		}
 		if err != nil || b == nil {
 			continue
-		}
-		doc, err := config.ParseJSON(b, config.JSONC)
-		if err != nil {
-			continue // Check names a file OpenCode cannot read
 		}
 		for _, name := range doc.Members([]string{"tools"}) {
 			var on bool
