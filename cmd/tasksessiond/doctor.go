@@ -174,7 +174,11 @@ func checkHost(h host.Host, o host.Options, f setupFlags, named bool) hostReport
 	}
 	found = append(found, d.Blocked...)
 	for _, fd := range found {
-		r.Problems = append(r.Problems, doctorProblem{Problem: fd.Problem, Fix: fd.Fix})
+		// setup's plan and its check may both name a file it cannot
+		// read: the first, whose fix has doctor's flags, is kept
+		if !slices.ContainsFunc(r.Problems, func(p doctorProblem) bool { return p.Problem == fd.Problem }) {
+			r.Problems = append(r.Problems, doctorProblem{Problem: fd.Problem, Fix: fd.Fix})
+		}
 	}
 	r.Status = statusSetUp
 	if len(r.Problems) > 0 {

@@ -89,6 +89,21 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 		{name: "OpenCodeToolOff", host: "opencode",
 			files:   map[string]string{"~/.config/opencode/opencode.json": `{"tools": {"todowrite": false, "todoread": false, "TaskUpdate": false}}`},
 			problem: `"tools": {"TaskUpdate": false} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskUpdate`},
+		// OpenCode 1.18.33 takes "tools" and "permission" names as
+		// wildcards, and reads the project's opencode.json without
+		// --project ("opencode debug agent build" shows each off);
+		// doctor once said "set up" for each of these
+		{name: "OpenCodeToolsWildcard", host: "opencode",
+			files:   map[string]string{"~/.config/opencode/opencode.json": `{"tools": {"Task*": false, "TaskList": true}}`},
+			problem: `"tools": {"Task*": false} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskGet`,
+			fix:     `remove "Task*" from "tools" in ~/.config/opencode/opencode.json`},
+		{name: "OpenCodePermissionDeny", host: "opencode",
+			files:   map[string]string{"~/.config/opencode/opencode.json": `{"permission": {"TaskCreate": "deny"}}`},
+			problem: `"permission": {"TaskCreate": "deny"} in ~/.config/opencode/opencode.json: OpenCode does not offer the plugin's TaskCreate`,
+			fix:     `remove "TaskCreate" from "permission" in ~/.config/opencode/opencode.json`},
+		{name: "OpenCodeProjectToolOff", host: "opencode",
+			files:   map[string]string{"opencode.json": `{"tools": {"*": false}}`},
+			problem: `"tools": {"*": false} in {project}/opencode.json: OpenCode does not offer the plugin's TaskCreate`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -345,4 +360,204 @@ func TestDoctorPluginWithoutTasksessiondOnPath(t *testing.T) {
 	assert.Contains(t, out, "NOT RIGHT (set up by the plugin tasksessiond@tasksessiond)")
 	assert.Contains(t, out, "the plugin runs tasksessiond from PATH, and there is none on PATH")
 	assert.Contains(t, out, "fix: npm install -g tasksessiond")
+}
+
+func TestDoctorClaudeDisabledForTheRepository(t *testing.T) {
+	// Ensures doctor finds the server disabled in /mcp where Claude Code
+	// (2.1.328) keeps it: under the git root, for a worktree under the
+	// repository's main folder, whatever subfolder it runs in. Run in a
+	// subfolder or a worktree, doctor once said "set up" while
+	// "claude mcp list" said "Disabled for this project".
+	e := newSetupEnv(t)
+	repo := t.TempDir()
+	wt := t.TempDir()
+	for _, d := range []string{"sub/deeper", ".git/worktrees/wt"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, d), 0o755))
+	}
+	// what "git worktree add" leaves
+	require.NoError(t, os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git", "worktrees", "wt")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, ".git", "worktrees", "wt", "commondir"), []byte("../..\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(wt, "sub"), 0o755))
+
+	out, code := e.runIn(t, repo, nil, "setup", "--bin", e.bin, "claude-code")
+	require.Equal(t, 0, code, out)
+	state := filepath.Join(e.home, ".claude.json")
+	var v map[string]any
+	b, err := os.ReadFile(state)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &v))
+	v["projects"] = map[string]any{repo: map[string]any{"disabledMcpServers": []string{"tasks"}}}
+	b, err = json.Marshal(v)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(state, b, 0o600))
+
+	for _, dir := range []string{repo, filepath.Join(repo, "sub", "deeper"), wt, filepath.Join(wt, "sub")} {
+		out, code := e.runIn(t, dir, nil, "doctor", "--bin", e.bin, "claude-code")
+		assert.Equal(t, 1, code, "in %s:\n%s", dir, out)
+		assert.Contains(t, out, "the MCP server tasks is disabled for "+repo+" ", "in %s", dir)
+		assert.Contains(t, out, "fix: enable tasks in Claude Code's /mcp, in "+repo, "in %s", dir)
+	}
+	// a folder of no repository is its own project
+	other := t.TempDir()
+	out, code = e.runIn(t, other, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 0, code, out)
+}
+
+func TestDoctorCodexTrustedProjectLayer(t *testing.T) {
+	// Ensures doctor reads, as Codex (0.169.0) does, the .codex/config.toml
+	// of a trusted project from its root down to the current folder over
+	// the user's: the server disabled there is reported (doctor once said
+	// "set up" while "codex mcp list" said disabled), one in an untrusted
+	// project is not (Codex does not read it), and one the project turns
+	// back on is not either.
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	sub := filepath.Join(project, "sub")
+	for _, d := range []string{".git", ".codex", "sub"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(project, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	out, code := e.runIn(t, sub, nil, "setup", "--bin", e.bin, "codex")
+	require.Equal(t, 0, code, out)
+	userTOML := filepath.Join(e.home, ".codex", "config.toml")
+	setupTOML, err := os.ReadFile(userTOML)
+	require.NoError(t, err)
+	projTOML := filepath.Join(project, ".codex", "config.toml")
+	require.NoError(t, os.WriteFile(projTOML, []byte("[mcp_servers.tasks]\nenabled = false\n"), 0o644))
+
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 0, code, "untrusted, Codex reads none of it:\n%s", out)
+
+	trusted := string(setupTOML) + "\n[projects.\"" + project + "\"]\ntrust_level = \"trusted\"\n"
+	require.NoError(t, os.WriteFile(userTOML, []byte(trusted), 0o600))
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+projTOML+")")
+	assert.Contains(t, out, "fix: remove enabled = false from [mcp_servers.tasks] in "+projTOML)
+
+	// the project's word is the last
+	require.NoError(t, os.WriteFile(projTOML, []byte("[mcp_servers.tasks]\nenabled = true\n"), 0o644))
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 0, code, out)
+
+	// one it cannot parse: codex 0.169.0 stops ("failed to load bootstrap
+	// configuration"), where doctor once said "set up"
+	require.NoError(t, os.WriteFile(projTOML, []byte("model = \n"), 0o644))
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "codex")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "Codex cannot read the trusted project's "+projTOML+" (")
+	assert.Contains(t, out, "fix: repair "+projTOML)
+}
+
+func TestDoctorGeminiSettingsItCannotRead(t *testing.T) {
+	// Ensures doctor reads Gemini CLI's settings files as Gemini CLI
+	// 0.61.0 does (comments, but no byte order mark, no trailing comma):
+	// one it cannot parse stops it at start ("Please fix the
+	// configuration file(s)"), the workspace's whether trusted or not,
+	// and doctor once said "set up" for each of these.
+	for _, c := range []struct {
+		name, rel, text string
+	}{
+		{"UserBOM", "~/.gemini/settings.json", "\ufeff{}"},
+		{"WorkspaceTrailingComma", ".gemini/settings.json", "{\"model\": {\"name\": \"x\"},}\n"},
+		{"WorkspaceEmpty", ".gemini/settings.json", ""},
+		{"WorkspaceDirectory", ".gemini/settings.json/", ""},
+		{"TrustedFoldersTrailingComma", "~/.gemini/trustedFolders.json", "{\"{project}\": \"TRUST_FOLDER\",}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newSetupEnv(t)
+			project := t.TempDir()
+			out, code := e.runIn(t, project, trust, "setup", "--bin", e.bin, "gemini")
+			require.Equal(t, 0, code, out)
+			p := filepath.Join(project, c.rel)
+			if strings.HasPrefix(c.rel, "~/") {
+				p = filepath.Join(e.home, c.rel[2:])
+			}
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			if strings.HasSuffix(c.rel, "/") {
+				require.NoError(t, os.Mkdir(p, 0o755))
+			} else if c.name == "UserBOM" {
+				old, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(p, append([]byte("\ufeff"), old...), 0o600))
+			} else {
+				require.NoError(t, os.WriteFile(p, []byte(strings.ReplaceAll(c.text, "{project}", project)), 0o600))
+			}
+			p = filepath.Clean(p)
+			envs := [][]string{trust, nil}
+			if strings.Contains(c.name, "TrustedFolders") {
+				envs = [][]string{nil} // read only where the environment does not decide
+			}
+			for _, env := range envs {
+				out, code = e.runIn(t, project, env, "doctor", "--bin", e.bin, "gemini")
+				assert.Equal(t, 1, code, out)
+				assert.Contains(t, out, "Gemini CLI cannot read "+p+": ")
+				assert.Contains(t, out, "fix: repair "+p)
+			}
+		})
+	}
+	t.Run("WorkspaceComments", func(t *testing.T) {
+		e := newSetupEnv(t)
+		project := t.TempDir()
+		out, code := e.runIn(t, project, trust, "setup", "--bin", e.bin, "gemini")
+		require.Equal(t, 0, code, out)
+		require.NoError(t, os.MkdirAll(filepath.Join(project, ".gemini"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(project, ".gemini", "settings.json"), []byte("// mine\n{\"model\": {\"name\": \"x\"}} /* end */\n"), 0o600))
+		out, code = e.runIn(t, project, trust, "doctor", "--bin", e.bin, "gemini")
+		assert.Equal(t, 0, code, out)
+	})
+}
+
+func TestDoctorNamesAProblemOnce(t *testing.T) {
+	// Ensures a file setup cannot read, which setup's plan and its check
+	// both name, is one problem in doctor's report (text and --json), and
+	// a directory where a settings file should be is named with its path
+	// once ("cannot read read PATH" once).
+	e := newSetupEnv(t)
+	dir := t.TempDir()
+	out, code := e.runIn(t, dir, nil, "setup", "--bin", e.bin, "claude-code")
+	require.Equal(t, 0, code, out)
+	state := filepath.Join(e.home, ".claude.json")
+	require.NoError(t, os.WriteFile(state, []byte("{\"mcpServers\": {},}\n"), 0o600))
+	out, code = e.runIn(t, dir, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Equal(t, 1, strings.Count(out, "  - "), out)
+	out, code = e.runIn(t, dir, nil, "doctor", "--json", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	var rep struct {
+		Hosts []struct {
+			Problems []struct{ Problem, Fix string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Len(t, rep.Hosts[0].Problems, 1, out)
+
+	settings := filepath.Join(e.home, ".claude", "settings.json")
+	require.NoError(t, os.Remove(state))
+	require.NoError(t, os.Remove(settings))
+	require.NoError(t, os.Mkdir(settings, 0o755))
+	out, code = e.runIn(t, dir, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.NotContains(t, out, "read read", out)
+	assert.Contains(t, out, "Claude Code cannot read "+settings+": is a directory", out)
+}
+
+func TestDoctorOpenCodeProjectConfigItCannotRead(t *testing.T) {
+	// Ensures a project's opencode.json that OpenCode (1.18.33) cannot
+	// read, which stops it at start ("is not valid JSON(C)"), is
+	// reported with its fix; doctor once said "set up".
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "opencode")
+	require.Equal(t, 0, code, out)
+	cfg := filepath.Join(project, "opencode.json")
+	require.NoError(t, os.WriteFile(cfg, []byte("{\"tools\": {\n"), 0o644))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "opencode")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "OpenCode cannot read "+cfg+" (")
+	assert.Contains(t, out, "fix: repair "+cfg)
+	require.NoError(t, os.WriteFile(cfg, []byte("// mine\n{\"tools\": {\"bash\": true,},}\n"), 0o644))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "opencode")
+	assert.Equal(t, 0, code, out)
 }

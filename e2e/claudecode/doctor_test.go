@@ -1,8 +1,12 @@
 package claudecode_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -34,4 +38,31 @@ func TestDoctorAgreesOnWhatTurnsItOff(t *testing.T) {
 	assert.Contains(t, out, `"disableAllHooks": true in `)
 	assert.Contains(t, out, `the deny rule "mcp__tasks" in `)
 	assert.Contains(t, out, `fix: remove "mcp__tasks" from permissions.deny in `)
+}
+
+// TestDoctorAgreesOnAServerDisabledForTheRepository ensures doctor looks
+// the server disabled in /mcp up where the pinned CLI keeps it: under the
+// git root, whatever subfolder Claude Code runs in. Doctor once said "set
+// up" in a subfolder while "claude mcp list" said the server was disabled.
+func TestDoctorAgreesOnAServerDisabledForTheRepository(t *testing.T) {
+	t.Parallel()
+	h := claudecode.New(t, claudecode.Options{Respond: modelapi.NewScript().Respond})
+	root := h.Project
+	sub := filepath.Join(root, "sub", "deeper")
+	h.Mkdir(filepath.Join(root, ".git"), sub)
+	state := filepath.Join(h.Config, ".claude.json")
+	var v map[string]any
+	b, err := os.ReadFile(state)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &v))
+	v["projects"].(map[string]any)[root].(map[string]any)["disabledMcpServers"] = []string{"tasks"}
+	h.WriteJSON(state, v)
+
+	h.Project = sub
+	out := h.Command(t, 60*time.Second, "mcp", "list")
+	require.NoError(t, out.Err, out.Stderr)
+	require.Contains(t, out.Stdout, "Disabled for this project", "claude mcp list in %s", sub)
+	tsd, err := h.RunTSD([]string{"doctor", "claude-code", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, "the MCP server tasks is disabled for "+root+" ")
 }

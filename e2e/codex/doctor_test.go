@@ -61,3 +61,35 @@ func TestDoctorAgreesOnADisabledServer(t *testing.T) {
 	assert.NoError(t, err, out)
 	assert.Contains(t, out, "Codex CLI: set up")
 }
+
+// TestDoctorAgreesOnATrustedProjectsLayer ensures doctor reads a trusted
+// project's .codex/config.toml as the pinned CLI does, from a subfolder
+// too: "codex mcp list" lists setup's server disabled by the project's
+// enabled = false, and doctor reports it with the fix (it once said "set
+// up" unless given --project).
+func TestDoctorAgreesOnATrustedProjectsLayer(t *testing.T) {
+	t.Parallel()
+	h := codex.New(t, codex.Options{})
+	root := h.Project
+	sub := filepath.Join(root, "sub")
+	h.Mkdir(filepath.Join(root, ".git"), filepath.Join(root, ".codex"), sub)
+	// what the pinned CLI takes for a repository (an empty .git is none)
+	h.WriteFile(filepath.Join(root, ".git", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	layer := filepath.Join(root, ".codex", "config.toml")
+	h.WriteFile(layer, "[mcp_servers.tasks]\nenabled = false\n", 0o644)
+	h.Project = sub
+	out := h.Command(t, 60*time.Second, "mcp", "list", "--json")
+	require.NoError(t, out.Err, out.Stderr)
+	var servers []struct {
+		Name    string `json:"name"`
+		Enabled bool   `json:"enabled"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out.Stdout), &servers), out.Stdout)
+	require.Contains(t, servers, struct {
+		Name    string `json:"name"`
+		Enabled bool   `json:"enabled"`
+	}{"tasks", false}, out.Stdout)
+	tsd, err := h.RunTSD([]string{"doctor", "codex", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+layer+")")
+}

@@ -88,3 +88,38 @@ func TestDoctorAgreesOnAnExcludedServer(t *testing.T) {
 	assert.Contains(t, out, "mcp.excluded in "+settings+" names the server tasks")
 	assert.Contains(t, out, `fix: remove "tasks" from mcp.excluded in `+settings)
 }
+
+// TestDoctorAgreesOnSettingsItCannotRead ensures doctor says what the
+// pinned CLI does of a settings file it cannot parse: a trailing comma in
+// the project's settings.json, or a byte order mark before the user's,
+// stops Gemini CLI at start ("Please fix the configuration file(s)"), and
+// doctor reports the file (it once said "set up" for both).
+func TestDoctorAgreesOnSettingsItCannotRead(t *testing.T) {
+	t.Parallel()
+	h := gemini.New(t, gemini.Options{})
+	workspace := filepath.Join(h.Project, ".gemini", "settings.json")
+	user := filepath.Join(h.Home, ".gemini", "settings.json")
+	set := read(t, user)
+	for _, c := range []struct {
+		path, text string
+	}{
+		{workspace, "{\"model\": {\"name\": \"gemini-2.5-flash\"},}\n"},
+		{user, "\ufeff" + set},
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(c.path), 0o755))
+		require.NoError(t, os.WriteFile(c.path, []byte(c.text), 0o600))
+		list := h.Command(t, 60*time.Second, "mcp", "list")
+		assert.Contains(t, list.Stdout+list.Stderr, "Please fix the configuration file", c.path)
+		assert.NotContains(t, list.Stdout+list.Stderr, "Connected", c.path)
+		out, err := doctor(h)
+		assert.Error(t, err, out)
+		assert.Contains(t, out, "Gemini CLI cannot read "+c.path+": ")
+		assert.Contains(t, out, "fix: repair "+c.path)
+		if c.path == workspace {
+			require.NoError(t, os.Remove(workspace))
+		}
+	}
+	require.NoError(t, os.WriteFile(user, []byte(set), 0o600))
+	out, err := doctor(h)
+	assert.NoError(t, err, out)
+}

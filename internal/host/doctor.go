@@ -107,7 +107,11 @@ func ReadJSON(path string, out any) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path once, not "read PATH: "
+		}
+		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	b = bytes.TrimPrefix(b, []byte("\ufeff"))
 	if len(bytes.TrimSpace(b)) == 0 {

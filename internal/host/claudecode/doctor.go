@@ -249,6 +249,7 @@ func disabledInMCP(o host.Options, plugged bool) []host.Finding {
 	if plugged {
 		name = "plugin:" + plugin + ":" + Server
 	}
+	dir = projectKey(dir)
 	if !slices.Contains(v.Projects[dir].DisabledMcpServers, name) {
 		return nil
 	}
@@ -256,6 +257,62 @@ func disabledInMCP(o host.Options, plugged bool) []host.Finding {
 		Problem: fmt.Sprintf("the MCP server %s is disabled for %s (projects[%q].disabledMcpServers in %s)", name, dir, dir, f),
 		Fix:     "enable " + name + " in Claude Code's /mcp, in " + dir,
 	}}
+}
+
+// projectKey is the key under which Claude Code (2.1.328) keeps the
+// project dir in its state file's "projects": the git root holding dir
+// (the folder with .git, a directory or a file), for a worktree the
+// repository's main folder; dir itself (its real path) outside git. A
+// server disabled in /mcp in a subfolder or a worktree is disabled under
+// that key, for the whole repository.
+func projectKey(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(filepath.Join(p, ".git"))
+		if err == nil {
+			if fi.IsDir() {
+				return p
+			}
+			return mainWorktree(p)
+		}
+		if filepath.Dir(p) == p {
+			return dir
+		}
+	}
+}
+
+// mainWorktree is the main folder of the repository whose worktree root
+// (with a .git file, "gitdir: ...") is root: the folder of the common
+// git directory its commondir names; root itself when there is none (a
+// submodule, a gitdir that is gone).
+func mainWorktree(root string) string {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return root
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return root
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(root, gitdir)
+	}
+	c, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil {
+		return root
+	}
+	common := strings.TrimSpace(string(c))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitdir, common)
+	}
+	common = filepath.Clean(common)
+	if filepath.Base(common) != ".git" {
+		return root
+	}
+	return filepath.Dir(common)
 }
 
 func exists(path string) bool {

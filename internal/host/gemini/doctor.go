@@ -1,6 +1,9 @@
 package gemini
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,7 +11,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tailscale/hujson"
+
 	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
 var _ host.Doctor = Host{}
@@ -31,6 +37,68 @@ func systemSettings(o host.Options) string {
 		return p
 	}
 	return "/etc/gemini-cli/settings.json"
+}
+
+// systemDefaults is the administrator's defaults file, beside the
+// system settings (Gemini CLI 0.61.0's getSystemDefaultsPath).
+func systemDefaults(o host.Options) string {
+	if p := o.Env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"); p != "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(systemSettings(o)), "system-defaults.json")
+}
+
+// secure reports whether Gemini CLI reads the system file p: it skips
+// one that (or a folder above which) others than its owner may write
+// (isFileAndDirectorySecureSync, in short).
+var secure = func(p string) bool {
+	for _, q := range []string{p, realPath(p)} {
+		for d := q; ; d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o022 != 0 {
+				return false
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return true
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+// readSettings reads the settings file p into out as Gemini CLI 0.61.0
+// does (strip-json-comments, then JSON.parse): one that is not there
+// is nothing (false); one it cannot parse, a byte order mark, a trailing
+// comma, an empty file, a directory, is an error (Gemini CLI's is fatal).
+// A member of another type than doctor expects is left out, as Gemini
+// CLI only warns of it.
+func readSettings(p string, out any) (bool, error) {
+	if _, err := os.Stat(p); err != nil {
+		return false, nil // existsSync: false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", p, errors.Unwrap(err))
+	}
+	switch {
+	case bytes.HasPrefix(b, bom):
+		return false, fmt.Errorf("%s: it begins with a byte order mark", p)
+	case len(bytes.TrimSpace(b)) == 0:
+		return false, fmt.Errorf("%s: it is empty, which is no JSON", p)
+	}
+	if _, err := config.ParseJSON(b, config.JSONComments); err != nil {
+		return false, fmt.Errorf("%s: %w", p, err)
+	}
+	std, err := hujson.Standardize(append([]byte(nil), b...))
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", p, err)
+	}
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(std, out); err != nil && !errors.As(err, &te) {
+		return false, fmt.Errorf("%s: %w", p, err)
+	}
+	return true, nil
 }
 
 // settings is what doctor reads of one settings file.
@@ -76,23 +144,43 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
+	// the files as Gemini CLI merges them for the folder's trust, lowest
+	// first (the system's settings override the user's), then the
+	// workspace's, read whether trusted or not: a file it cannot read
+	// stops Gemini CLI at start, whatever the folder's trust
 	var ls []settings
-	paths := []string{systemSettings(o), filepath.Join(dir, "settings.json")}
-	for _, p := range paths {
+	read := func(p string, system bool) (settings, bool) {
 		s := settings{path: p}
-		ok, err := host.ReadJSON(p, &s)
-		if err != nil {
-			d.Blocked = append(d.Blocked, host.Finding{Problem: "Gemini CLI cannot read " + err.Error(), Fix: "repair " + p})
-			continue
+		if system && !secure(p) {
+			return s, false // Gemini CLI skips it, with a warning
 		}
-		if ok {
+		ok, err := readSettings(p, &s)
+		if err != nil {
+			d.Blocked = append(d.Blocked, host.Finding{
+				Problem: "Gemini CLI cannot read " + err.Error() + ": it stops at start (\"Please fix the configuration file(s)\")",
+				Fix:     "repair " + p + " (JSON, comments allowed: no trailing comma, no byte order mark), or remove it",
+			})
+		}
+		return s, ok
+	}
+	for _, f := range []struct {
+		path   string
+		system bool
+	}{{systemDefaults(o), true}, {filepath.Join(dir, "settings.json"), false}, {systemSettings(o), true}} {
+		if s, ok := read(f.path, f.system); ok {
 			ls = append(ls, s)
 		}
 	}
-	trusted, why := folderTrusted(o, ls, cwd)
-	if trusted && cwd != "" && filepath.Clean(cwd) != filepath.Clean(geminiHome(o)) {
-		ws := settings{path: filepath.Join(cwd, ".gemini", "settings.json")}
-		if ok, _ := host.ReadJSON(ws.path, &ws); ok {
+	trusted, why, terr := folderTrusted(o, ls, cwd)
+	if terr != nil {
+		d.Blocked = append(d.Blocked, host.Finding{
+			Problem: "Gemini CLI cannot read " + terr.Error() + ": it stops at start (\"Please fix the configuration file\")",
+			Fix:     "repair " + trustedFoldersFile(o) + " (JSON, comments allowed: no trailing comma, no byte order mark)",
+		})
+	}
+	if cwd != "" && realPath(cwd) != realPath(geminiHome(o)) {
+		ws, ok := read(filepath.Join(cwd, ".gemini", "settings.json"), false)
+		if ok && trusted {
 			ls = append(ls, ws)
 		}
 	}
@@ -112,7 +200,7 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 			}
 		}
 	}
-	if !trusted {
+	if !trusted && terr == nil {
 		d.Blocked = append(d.Blocked, host.Finding{
 			Problem: fmt.Sprintf("Gemini CLI does not trust the folder %s (%s): it starts no MCP server there, yours included", cwd, why),
 			Fix:     "trust the folder when Gemini CLI asks (or /permissions), or add \"" + cwd + "\": \"TRUST_FOLDER\" to " + trustedFoldersFile(o),
@@ -193,26 +281,28 @@ func trustedFoldersFile(o host.Options) string {
 // folder trust on (security.folderTrust.enabled, default true), the
 // longest rule of trustedFolders.json that holds dir; no rule is not
 // trusted. why says what decided it.
-func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why string) {
+// A trustedFolders.json it cannot parse is err: Gemini CLI stops at
+// start.
+func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why string, err error) {
 	if o.Env("GEMINI_RESTRICTED_MODE") == "true" || o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "false" {
-		return false, "the environment says so"
+		return false, "the environment says so", nil
 	}
 	if o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
-		return true, ""
+		return true, "", nil
 	}
 	enabled := true
-	for _, l := range ls { // system, then user: the user's wins
+	for _, l := range ls { // system defaults, user, system: the last word wins
 		if e := l.Security.FolderTrust.Enabled; e != nil {
 			enabled = *e
 		}
 	}
 	if !enabled || dir == "" {
-		return true, ""
+		return true, "", nil
 	}
 	f := trustedFoldersFile(o)
 	var rules map[string]string
-	if _, err := host.ReadJSON(f, &rules); err != nil {
-		return false, err.Error()
+	if _, err := readSettings(f, &rules); err != nil {
+		return false, "", err
 	}
 	real := realPath(dir)
 	best, level := -1, ""
@@ -227,11 +317,11 @@ func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why stri
 	}
 	switch level {
 	case "TRUST_FOLDER", "TRUST_PARENT":
-		return true, ""
+		return true, "", nil
 	case "DO_NOT_TRUST":
-		return false, "DO_NOT_TRUST in " + f
+		return false, "DO_NOT_TRUST in " + f, nil
 	}
-	return false, "no rule for it in " + f
+	return false, "no rule for it in " + f, nil
 }
 
 func realPath(p string) string {

@@ -2,8 +2,14 @@ package opencode
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
 var _ host.Doctor = Host{}
@@ -11,25 +17,177 @@ var _ host.Doctor = Host{}
 // tools are the plugin's Task tools.
 var tools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 
-// Diagnose finds the plugin's tools turned off in OpenCode's config
-// ("tools": {"TaskCreate": false}): OpenCode then does not offer them.
+// Diagnose finds the plugin's tools turned off in OpenCode's config, as
+// OpenCode 1.18.33 decides it ("opencode debug agent build" shows it):
+// "tools" and "permission" of every config file it merges, the
+// project's too, make one ordered list of rules whose names are
+// wildcards ("Task*", "*"); a tool whose last matching rule denies it
+// (for every pattern) is not offered.
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("opencode") || host.Holds(configDir(o))}
-	for _, f := range configFiles(o) {
-		var cfg struct {
-			Tools map[string]bool `json:"tools"`
+	var toolRules, permRules ordered
+	checked := configFiles(o) // Check names these when OpenCode cannot read them
+	for _, f := range mergedFiles(o) {
+		b, err := config.Read(f)
+		var doc *config.Doc
+		if err == nil && b != nil {
+			doc, err = config.ParseJSON(b, config.JSONC)
 		}
-		if ok, _ := host.ReadJSON(f, &cfg); !ok {
-			continue // Check names a file OpenCode cannot read
+		if err != nil && !slices.Contains(checked, f) {
+			d.Blocked = append(d.Blocked, host.Finding{
+				Problem: fmt.Sprintf("OpenCode cannot read %s (%v): it does not start", f, err),
+				Fix:     "repair " + f,
+			})
 		}
-		for _, t := range tools {
-			if on, set := cfg.Tools[t]; set && !on {
-				d.Blocked = append(d.Blocked, host.Finding{
-					Problem: fmt.Sprintf(`"tools": {%q: false} in %s: OpenCode does not offer the plugin's %s`, t, f, t),
-					Fix:     fmt.Sprintf("remove %q from \"tools\" in %s", t, f),
-				})
+		if err != nil || b == nil {
+			continue
+		}
+		for _, name := range doc.Members([]string{"tools"}) {
+			var on bool
+			if doc.Get([]string{"tools", name}, &on) {
+				action := "allow"
+				if !on {
+					action = "deny"
+				}
+				toolRules.set(name, []rule{{name, "*", action, f}})
+			}
+		}
+		for _, name := range doc.Members([]string{"permission"}) {
+			var action string
+			if doc.Get([]string{"permission", name}, &action) {
+				permRules.set(name, []rule{{name, "*", action, f}})
+				continue
+			}
+			var rs []rule
+			for _, pat := range doc.Members([]string{"permission", name}) {
+				if doc.Get([]string{"permission", name, pat}, &action) {
+					rs = append(rs, rule{name, pat, action, f})
+				}
+			}
+			if rs != nil {
+				permRules.set(name, rs)
 			}
 		}
 	}
+	// the tools' rules, each overridden in its place by the permission
+	// of the same name, then the other permissions
+	all := toolRules
+	for _, k := range permRules.keys {
+		all.set(k, permRules.m[k])
+	}
+	var rules []rule
+	for _, k := range all.keys {
+		rules = append(rules, all.m[k]...)
+	}
+	for _, t := range tools {
+		var last *rule
+		for i := range rules {
+			if wildcard(rules[i].name).MatchString(t) {
+				last = &rules[i]
+			}
+		}
+		if last == nil || last.pattern != "*" || last.action != "deny" {
+			continue
+		}
+		key, value := "tools", "false"
+		if permRules.m[last.name] != nil {
+			key, value = "permission", `"deny"`
+		}
+		d.Blocked = append(d.Blocked, host.Finding{
+			Problem: fmt.Sprintf(`%q: {%q: %s} in %s: OpenCode does not offer the plugin's %s`, key, last.name, value, last.file, t),
+			Fix:     fmt.Sprintf("remove %q from %q in %s", last.name, key, last.file),
+		})
+	}
 	return d
+}
+
+// rule is one entry of OpenCode's permission list.
+type rule struct {
+	name, pattern, action string
+	file                  string
+}
+
+// ordered is a JSON object merged over several files: a name keeps the
+// place it first had, with the last file's value.
+type ordered struct {
+	keys []string
+	m    map[string][]rule
+}
+
+func (o *ordered) set(k string, v []rule) {
+	if o.m == nil {
+		o.m = map[string][]rule{}
+	}
+	if _, ok := o.m[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.m[k] = v
+}
+
+// wildcard is OpenCode's Wildcard.match for the pattern p: "*" any run
+// of characters, "?" one.
+func wildcard(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("(?s)^")
+	for _, r := range p {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// mergedFiles are the config files OpenCode merges, lowest first: the
+// global ones, $OPENCODE_CONFIG, then the project's opencode.json(c)
+// from its root (the git checkout's, else /) down to the working
+// directory (o.Project, else the current one), and its .opencode ones.
+func mergedFiles(o host.Options) []string {
+	names := []string{"opencode.json", "opencode.jsonc"}
+	g := configDir(o)
+	out := []string{filepath.Join(g, "config.json"), filepath.Join(g, "opencode.json"), filepath.Join(g, "opencode.jsonc")}
+	if f := o.Env("OPENCODE_CONFIG"); f != "" {
+		out = append(out, f)
+	}
+	dir := o.Project
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if dir == "" {
+		return out
+	}
+	dir, _ = filepath.Abs(dir)
+	var dirs []string
+	for d := dir; ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range out {
+		seen[filepath.Clean(f)] = true
+	}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for _, n := range names {
+			add(filepath.Join(dirs[i], n))
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for _, n := range names {
+			add(filepath.Join(dirs[i], ".opencode", n))
+		}
+	}
+	return out
 }
