@@ -215,6 +215,9 @@ var statusCmd = &Command{
 				fmt.Fprintf(tw, "lease owner\t%s\n", st.Fleet.LeaseOwner)
 				fmt.Fprintf(tw, "leases held\t%d (lease %s)\n", st.Fleet.LeasesHeld, st.Fleet.Lease)
 			}
+			for _, r := range st.Refused {
+				fmt.Fprintf(tw, "REFUSED\t%s\n", r.Reason)
+			}
 			if st.Problem != "" {
 				fmt.Fprintf(tw, "PROBLEM\t%s\n", st.Problem)
 			}

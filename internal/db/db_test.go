@@ -139,7 +139,8 @@ func TestOnlyLoadReadsTheSnapshot(t *testing.T) {
 	got, err := d.GetSession(ctx, "succ")
 	require.NoError(t, err)
 	assert.Nil(t, got.Snapshot)
-	loaded.Snapshot = nil
+	assert.Equal(t, &tasksessiond.LogHead{Seq: 1, Checksum: loaded.Log.Checksum}, loaded.Log, "the head of its log: the forced row")
+	loaded.Snapshot, loaded.Log = nil, nil
 	assert.Equal(t, loaded, got, "the same record otherwise")
 	page, _, err := d.ListSessions(ctx, tasksessiond.ListFilter{})
 	require.NoError(t, err)

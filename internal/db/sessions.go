@@ -106,7 +106,10 @@ func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, 
 		if rec, err = v.GetSession(ctx, id); err != nil {
 			return err
 		}
-		rec.Snapshot, err = v.snapshot(ctx, id)
+		if rec.Snapshot, err = v.snapshot(ctx, id); err != nil {
+			return err
+		}
+		rec.Log, err = logHead(ctx, v.q, id)
 		return err
 	})
 	return rec, err

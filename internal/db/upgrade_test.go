@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 )
 
@@ -62,7 +64,7 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, MaxBytes: fi.Size() * 3 / 2})
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "from schema 10 to 13 may grow it from")
+	assert.ErrorContains(t, err, "from schema 10 to 14 may grow it from")
 	assert.ErrorContains(t, err, "past --max-db-size")
 	var v int64
 	require.NoError(t, testutil.RawDB(t, path).QueryRow(`SELECT max(version_id) FROM goose_db_version`).Scan(&v))
@@ -75,10 +77,15 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	out := logs.String()
 	assert.Contains(t, out, "upgrading the database")
 	assert.Contains(t, out, "needsUpToBytes=")
-	assert.Contains(t, out, "msg=upgraded database="+path+" from=10 to=13 schema=11")
-	assert.Contains(t, out, "schema=13")
+	assert.Contains(t, out, "msg=upgraded database="+path+" from=10 to=14 schema=11")
+	assert.Contains(t, out, "schema=14")
 	assert.Contains(t, out, "upgrade done")
 	tasks, err := d.Tasks(ctx, "old")
 	require.NoError(t, err)
 	assert.Len(t, tasks, 2000)
+	// Its rows were chained by the upgrade: the load checks them.
+	l, err := replay.Session(ctx, d, "old", replay.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 2000, l.Store.Len())
+	assert.Equal(t, &tasksessiond.LogHead{Seq: 2000, Checksum: l.Session.Log.Checksum}, l.Session.Log)
 }

@@ -77,7 +77,7 @@ func TestBadSnapshot(t *testing.T) {
 
 	m := session.NewManager(d, nil)
 	_, err = m.Resume(ctx, succ)
-	assert.Equal(t, tasksessiond.KindInternal, tasksessiond.KindOf(err), "%v", err)
+	assert.Equal(t, tasksessiond.KindDamaged, tasksessiond.KindOf(err), "%v", err)
 	assert.ErrorContains(t, err, "corrupt snapshot")
 	_, err = m.Resume(ctx, old)
 	assert.NoError(t, err)

@@ -42,7 +42,8 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	total    int // sessions in the database; -1 until first counted
+	total    int               // sessions in the database; -1 until first counted
+	refused  map[string]string // sessions last refused as damaged, with why
 
 	calls atomic.Int64
 
@@ -154,7 +155,7 @@ func (m *Manager) loadOrDrop(ctx context.Context, s *session) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m.log.Error("replay panicked", slog.String(keySession, s.id), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-			err = damaged("session "+s.id+" cannot be replayed", fmt.Errorf("%v", r))
+			err = m.refuse(s.id, damaged("session "+s.id+" cannot be replayed", fmt.Errorf("%v", r)))
 		}
 		if err != nil {
 			m.drop(s)
@@ -232,12 +233,15 @@ func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source)
 	case errors.Is(err, tasksessiond.ErrNotFound):
 		return tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	case errors.Is(err, replay.ErrSnapshot):
-		return damaged("session "+s.id+" has a corrupt snapshot", err)
+		return m.refuse(s.id, damaged("session "+s.id+" has a corrupt snapshot", err))
 	case errors.Is(err, tasksessiond.ErrDamaged):
-		return damaged("session "+s.id+" cannot be served", err)
+		return m.refuse(s.id, damaged("session "+s.id+" cannot be served", err))
 	case err != nil:
 		return unavailable("loading session "+s.id, err)
 	}
+	m.mu.Lock()
+	delete(m.refused, s.id)
+	m.mu.Unlock()
 	report := l.Report
 	s.nextSeq = last + 1
 	for _, d := range report.Divergences {
@@ -524,6 +528,11 @@ func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, call t
 			// Whatever the call, a lost lease means memory may be stale.
 			m.lose(s, err)
 			return nil, unavailable(p.Name, err)
+		}
+		if errors.Is(err, tasksessiond.ErrDamaged) {
+			// The log changed under the daemon: memory is no longer its replay.
+			m.drop(s)
+			return nil, m.refuse(s.id, damaged("session "+s.id+" cannot be served", err))
 		}
 		if changed == nil && m.leases == nil {
 			// A failed call changed nothing, so memory still equals the

@@ -1,0 +1,117 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/tasksessiond/tasksessiond"
+)
+
+// The log's chain (see tasksessiond.Summer): each row's checksum column,
+// and log_heads, the session's last seq and checksum, written in the
+// transaction that logs the row.
+
+func init() {
+	// tsd_checksum(prev, session_id, seq, call_id, name, arguments,
+	// is_error, result, forced) is a row's checksum, for migration 00014,
+	// which chains the rows logged before it.
+	err := sqlite.RegisterDeterministicScalarFunction("tsd_checksum", 9, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		text := func(v driver.Value) string {
+			switch v := v.(type) {
+			case string:
+				return v
+			case []byte:
+				return string(v)
+			}
+			return ""
+		}
+		num := func(v driver.Value) int64 { n, _ := v.(int64); return n }
+		c := tasksessiond.Call{SessionID: text(args[1]), Seq: num(args[2]), CallID: text(args[3]), Name: text(args[4]),
+			Arguments: json.RawMessage(text(args[5])), IsError: num(args[6]) != 0, Result: json.RawMessage(text(args[7])), Forced: num(args[8]) != 0}
+		return tasksessiond.Checksum(num(args[0]), &c), nil
+	})
+	if err != nil {
+		panic(err)
+	}
+}
+
+const (
+	headSQL    = `SELECT seq, checksum FROM log_heads WHERE session_id = ?`
+	setHeadSQL = `INSERT INTO log_heads (session_id, seq, checksum) VALUES (?, ?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, checksum = excluded.checksum`
+)
+
+// logWriter logs rows in one transaction: it chains each to the one before
+// (read from the session's head for its first row in the transaction) and
+// writes each session's new head once, at flush.
+type logWriter struct {
+	insert, head, setHead *sql.Stmt
+	heads                 map[string]tasksessiond.LogHead
+	order                 []string // sessions in heads, in the order first written
+	summer                tasksessiond.Summer
+}
+
+func (d *DB) logWriter(ctx context.Context, tx interface {
+	StmtContext(context.Context, *sql.Stmt) *sql.Stmt
+}) *logWriter {
+	return &logWriter{insert: tx.StmtContext(ctx, d.stmts.insertCall), head: tx.StmtContext(ctx, d.stmts.head),
+		setHead: tx.StmtContext(ctx, d.stmts.setHead), heads: map[string]tasksessiond.LogHead{}}
+}
+
+// append logs a's row, setting its CreatedAt and Checksum.
+func (w *logWriter) append(ctx context.Context, a *tasksessiond.Append, now time.Time) error {
+	c := &a.Call
+	head, ok := w.heads[c.SessionID]
+	if !ok {
+		w.order = append(w.order, c.SessionID)
+		if c.Seq > 1 {
+			err := w.head.QueryRowContext(ctx, c.SessionID).Scan(&head.Seq, &head.Checksum)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("append call %s/%d: read its head: %w", c.SessionID, c.Seq, err)
+			}
+		}
+	}
+	if head.Seq >= c.Seq {
+		return fmt.Errorf("append call %s/%d (callId %q): logged before: %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
+	}
+	if head.Seq != c.Seq-1 {
+		// Memory was replayed from a log that ended at seq-1: the head
+		// moved since (an edit by hand while the daemon ran).
+		return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, &tasksessiond.BrokenLogError{SessionID: c.SessionID, Seq: c.Seq,
+			What: fmt.Sprintf("its head is at seq %d, not at the row before the one being logged", head.Seq)})
+	}
+	c.Checksum = w.summer.Sum(head.Checksum, c)
+	if err := appendCall(ctx, w.insert, a, now); err != nil {
+		return err
+	}
+	w.heads[c.SessionID] = tasksessiond.LogHead{Seq: c.Seq, Checksum: c.Checksum}
+	return nil
+}
+
+// flush writes the heads of the sessions logged to.
+func (w *logWriter) flush(ctx context.Context) error {
+	for _, id := range w.order {
+		h := w.heads[id]
+		if _, err := w.setHead.ExecContext(ctx, id, h.Seq, h.Checksum); err != nil {
+			return fmt.Errorf("append calls of %s: write its head: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// logHead is a session's recorded head; seq 0 when it has none (no rows).
+func logHead(ctx context.Context, q querier, id string) (*tasksessiond.LogHead, error) {
+	var h tasksessiond.LogHead
+	err := q.QueryRowContext(ctx, headSQL, id).Scan(&h.Seq, &h.Checksum)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("head of the log of %s: %w", id, err)
+	}
+	return &h, nil
+}
