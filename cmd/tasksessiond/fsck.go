@@ -99,6 +99,9 @@ func printReport(w io.Writer, r fsck.Report) {
 	for _, line := range r.Indexes {
 		fmt.Fprintf(w, "schema: %s\n", line)
 	}
+	for _, line := range r.Foreign {
+		fmt.Fprintf(w, "schema: %s\n", line)
+	}
 	for _, id := range r.Orphans {
 		fmt.Fprintf(w, "the log holds rows of session %s, which does not exist\n", id)
 	}

@@ -22,7 +22,7 @@ import (
 // call to fn.
 func (d *DB) EachLogged(ctx context.Context, fn func(c *tasksessiond.Call, createdAt string) error) error {
 	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, call_id, name, arguments, is_error, result, forced, created_at,
-		taskid, status, subject, description
+		taskid, status, subject, description, checksum
 		FROM tool_calls NOT INDEXED ORDER BY session_id, seq`)
 	if err != nil {
 		return fmt.Errorf("read the log: %w", err)
@@ -32,12 +32,14 @@ func (d *DB) EachLogged(ctx context.Context, fn func(c *tasksessiond.Call, creat
 	var callID, name, createdAt sql.NullString
 	var args, result sql.RawBytes
 	var ch changeColumns
+	var sum sql.NullInt64
 	for rows.Next() {
 		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &name, &args, &c.IsError, &result, &c.Forced, &createdAt,
-			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description, &sum); err != nil {
 			return fmt.Errorf("read the log: %w", err)
 		}
 		c.CallID, c.Name, c.Arguments, c.Result, c.Change = callID.String, name.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		c.Checksum = sum.Int64
 		if err := fn(&c, createdAt.String); err != nil {
 			return err
 		}
@@ -46,6 +48,28 @@ func (d *DB) EachLogged(ctx context.Context, fn func(c *tasksessiond.Call, creat
 		return fmt.Errorf("read the log: %w", err)
 	}
 	return nil
+}
+
+// LogHeads are every session's recorded log head, by session.
+func (d *DB) LogHeads(ctx context.Context) (map[string]tasksessiond.LogHead, error) {
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, checksum FROM log_heads`)
+	if err != nil {
+		return nil, fmt.Errorf("read the log heads: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]tasksessiond.LogHead{}
+	for rows.Next() {
+		var id string
+		var h tasksessiond.LogHead
+		if err := rows.Scan(&id, &h.Seq, &h.Checksum); err != nil {
+			return nil, fmt.Errorf("read the log heads: %w", err)
+		}
+		out[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the log heads: %w", err)
+	}
+	return out, nil
 }
 
 // Lineage is a session's row as stored, for checking the lineage: the

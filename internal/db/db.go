@@ -331,6 +331,9 @@ func (d *DB) init(ctx context.Context) error {
 	if err := d.migrate(ctx, d.maxBytes); err != nil {
 		return err
 	}
+	if err := refuseForeignObjects(ctx, d.path, d.w); err != nil {
+		return err
+	}
 	// An index dropped or changed by hand slows nothing the daemon needs
 	// (it answers from the log), but the shell's tasks view reads one:
 	// said at once, and in daemon/status, not found as a failure later.

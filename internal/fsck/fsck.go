@@ -48,6 +48,9 @@ type Report struct {
 	// Indexes are the schema's indexes that are missing or not as defined.
 	Indexes  []string  `json:"indexes,omitempty"`
 	Sessions []Session `json:"sessions"`
+	// Foreign are schema objects the schema does not define (a trigger,
+	// a view, an index), each with the statement that drops it.
+	Foreign []string `json:"foreign,omitempty"`
 	// Orphans are log rows of sessions that do not exist.
 	Orphans  []string `json:"orphans,omitempty"`
 	Problems int      `json:"problems"`
@@ -83,11 +86,18 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		if err != nil {
 			return err
 		}
+		foreign, err := view.ForeignObjects(ctx)
+		if err != nil {
+			return err
+		}
 		if r, err = check(ctx, view, ids); err != nil {
 			return err
 		}
 		r.Integrity, r.Indexes = integrity, indexes
-		r.Problems += len(integrity) + len(indexes)
+		for _, f := range foreign {
+			r.Foreign = append(r.Foreign, f.String())
+		}
+		r.Problems += len(integrity) + len(indexes) + len(foreign)
 		return nil
 	})
 	return r, err
@@ -156,6 +166,7 @@ type checking struct {
 	children map[string][]string // by parent_id
 	named    map[string][]string // by successor_id: who names a session as its successor
 	checkers map[string]*checker
+	heads    map[string]tasksessiond.LogHead
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
@@ -163,8 +174,12 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	heads, err := d.LogHeads(ctx)
+	if err != nil {
+		return Report{}, err
+	}
 	c := &checking{lineage: make(map[string]db.Lineage, len(rows)), children: map[string][]string{}, named: map[string][]string{},
-		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}}
+		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}, heads: heads}
 	for _, l := range rows {
 		c.lineage[l.ID] = l
 		if l.ParentID != "" {
@@ -393,10 +408,15 @@ type checker struct {
 	// afterSeal counts rows stamped later than its successor was made.
 	afterSeal int
 	sealedAt  string // its successor's created_at
+	// chain checks the log's checksums as the daemon does; chainBroken
+	// once it has failed.
+	chain       *tasksessiond.ChainCheck
+	chainBroken bool
 }
 
 func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
-	k := &checker{c: c, out: Session{ID: id}, st: store.New(), nextSeq: 1}
+	k := &checker{c: c, out: Session{ID: id}, st: store.New(), nextSeq: 1,
+		chain: &tasksessiond.ChainCheck{SessionID: id, Head: c.heads[id]}}
 	c.checkers[id] = k
 	if kids := c.children[id]; len(kids) > 0 {
 		k.sealedAt = c.lineage[kids[0]].CreatedAt
@@ -436,6 +456,7 @@ func (k *checker) problem(inLog bool, format string, args ...any) {
 
 func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 	k.out.Rows++
+	k.chainRow(row)
 	if row.Seq != k.nextSeq {
 		k.problem(true, "log has seq %d where %d was expected (a row deleted or renumbered)", row.Seq, k.nextSeq)
 	}
@@ -525,6 +546,7 @@ func checkResult(result json.RawMessage, t tasksessiond.Task) string {
 // finish compares what is read beside the log with the replay. Errors
 // reading it are problems too: fsck goes on.
 func (k *checker) finish(ctx context.Context, d *db.DB) {
+	k.chainEnd()
 	k.out.Tasks = k.st.Len()
 	if k.broken {
 		k.st = nil
