@@ -138,6 +138,10 @@ func TestDamagedLogRefusedByName(t *testing.T) {
 			map[string]string{"sb": "row 3 does not match its checksum"}},
 		{"checksum gone", `UPDATE tool_calls SET checksum = NULL WHERE session_id = 'sc2' AND seq = 1`,
 			map[string]string{"sc2": "row 1 has no checksum"}},
+		// Bad values in columns the chain does not cover refuse nothing,
+		// and block neither their session nor the listing.
+		{"a call's time not a time", `UPDATE tool_calls SET created_at = 'garbage' WHERE session_id = 'sa' AND seq = 6`, nil},
+		{"a session's times not times", `UPDATE sessions SET updated_at = 'garbage', created_at = 'x' WHERE id IN ('sc3', 'sb')`, nil},
 		{"head gone", `DELETE FROM log_heads WHERE session_id = 'sa'`,
 			map[string]string{"sa": "its log has rows past its recorded head (seq 0)"}},
 	} {
