@@ -208,3 +208,26 @@ func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
 	}
 	return n, nil
 }
+
+// StrayRows are the rows beside the log that name a session that does not
+// exist, by table, read from the tables themselves (not through an index,
+// which may still hold the key as it was): "snapshots: 1 row of session
+// \"s\\x8a3\"". Nil when there are none.
+func (d *DB) StrayRows(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, table := range []string{"snapshots", "snapshot_tasks", "messages", "log_heads"} {
+		var rows []struct {
+			ID string `db:"session_id"`
+			N  int    `db:"n"`
+		}
+		err := d.q.SelectContext(ctx, &rows, `SELECT session_id, count(*) AS n FROM `+table+` NOT INDEXED
+			WHERE session_id NOT IN (SELECT id FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", table, err)
+		}
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%s: %d rows of session %q, which does not exist", table, r.N, r.ID))
+		}
+	}
+	return out, nil
+}

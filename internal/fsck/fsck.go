@@ -52,7 +52,10 @@ type Report struct {
 	// a view, an index), each with the statement that drops it.
 	Foreign []string `json:"foreign,omitempty"`
 	// Orphans are log rows of sessions that do not exist.
-	Orphans  []string `json:"orphans,omitempty"`
+	Orphans []string `json:"orphans,omitempty"`
+	// Strays are, by table, rows beside the log naming sessions that do
+	// not exist (a snapshot whose session_id was edited, say).
+	Strays   []string `json:"strays,omitempty"`
 	Problems int      `json:"problems"`
 	// fixes are, by session, the rows whose change columns disagree with
 	// their replay, as the replay gives them.
@@ -97,7 +100,12 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		for _, f := range foreign {
 			r.Foreign = append(r.Foreign, f.String())
 		}
-		r.Problems += len(integrity) + len(indexes) + len(foreign)
+		strays, err := view.StrayRows(ctx)
+		if err != nil {
+			return err
+		}
+		r.Strays = strays
+		r.Problems += len(integrity) + len(indexes) + len(foreign) + len(strays)
 		return nil
 	})
 	return r, err
@@ -124,6 +132,8 @@ type Repaired struct {
 	Indexes []string `json:"indexes,omitempty"`
 	// Left are the sessions whose log is damaged, left as they were.
 	Left []string `json:"left,omitempty"`
+	// NoReindex says why the indexes were not rebuilt ("" when they were).
+	NoReindex string `json:"noReindex,omitempty"`
 }
 
 // Repair rebuilds what is derived from the log, on a database opened for
@@ -138,9 +148,12 @@ func Repair(ctx context.Context, d *db.DB) (Report, Repaired, error) {
 	if err != nil {
 		return r, done, err
 	}
-	// The indexes first: the tasks view reads through one.
-	if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
-		return r, done, err
+	// The indexes first (the tasks view reads through one), and only
+	// from rows that checked.
+	if done.NoReindex = reindexUnsafe(r); done.NoReindex == "" {
+		if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
+			return r, done, err
+		}
 	}
 	var fixes []tasksessiond.Append
 	for _, s := range r.Sessions {
@@ -488,7 +501,7 @@ func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 		agrees = false
 	case step.Divergence != nil:
 		k.problem(false, "replay diverges at %s (its change columns: tasksessiond fsck --repair rewrites them)", step.Divergence)
-	case !row.Change.Equal(want):
+	case !row.Change.Equal(want) && !nullsOver(row.Change, want):
 		k.problem(false, "seq %d: its change columns hold %s, its arguments replay to %s (tasksessiond fsck --repair rewrites them)",
 			row.Seq, describe(row.Change), describe(want))
 	}
@@ -499,7 +512,12 @@ func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 		}
 	}
 	if !row.Change.Equal(want) {
-		k.fixes = append(k.fixes, fix)
+		if nullsOver(row.Change, want) {
+			k.problem(false, "seq %d: its change columns hold %s, its arguments replay to %s; repair leaves them as they are, as it writes no NULL over a value (the daemon reads the arguments, not these)",
+				row.Seq, describe(row.Change), describe(want))
+		} else {
+			k.fixes = append(k.fixes, fix)
+		}
 		agrees = false
 	}
 	if agrees {
