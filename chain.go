@@ -71,6 +71,42 @@ func (s *Summer) bytes(b []byte) {
 	s.h.Write(b)
 }
 
+// SumSnapshot is the checksum a successor's log starts from: its first
+// row chains to its snapshot (the tasks it started from and its next
+// taskid), so that an edit of the snapshot breaks the chain too.
+func (s *Summer) SumSnapshot(snap *Snapshot) int64 {
+	if s.h == nil {
+		s.h = sha256.New()
+	}
+	h := s.h
+	h.Reset()
+	h.Write([]byte("snapshot"))
+	binary.BigEndian.PutUint64(s.buf[:8], uint64(snap.NextTaskid))
+	h.Write(s.buf[:8])
+	for _, t := range snap.Tasks {
+		binary.BigEndian.PutUint64(s.buf[:8], uint64(t.Taskid))
+		h.Write(s.buf[:8])
+		s.bytes([]byte(t.Status))
+		s.bytes([]byte(t.Subject))
+		s.bytes([]byte(t.Description))
+	}
+	v := int64(binary.BigEndian.Uint64(h.Sum(s.sum[:0])))
+	if v == 0 {
+		v = 1
+	}
+	return v
+}
+
+// ChainStart is the checksum a session's first row chains to: 0, or its
+// snapshot's (SumSnapshot) for a session made by compaction.
+func ChainStart(snap *Snapshot) int64 {
+	if snap == nil {
+		return 0
+	}
+	var s Summer
+	return s.SumSnapshot(snap)
+}
+
 // Checksum is Sum with a Summer of its own.
 func Checksum(prev int64, c *Call) int64 {
 	var s Summer
@@ -94,13 +130,15 @@ func (e *BrokenLogError) Error() string {
 func (e *BrokenLogError) Is(target error) bool { return target == ErrDamaged }
 
 // ChainCheck verifies a session's log row by row, in the order read, and
-// at its end against the head. The zero value checks a log whose head is
-// Head.
+// at its end against the head. Start is what its first row chains to
+// (ChainStart).
 type ChainCheck struct {
 	SessionID string
 	Head      LogHead
+	Start     int64
 	summer    Summer
 	seq, sum  int64 // the last row checked
+	started   bool
 	err       *BrokenLogError
 }
 
@@ -109,6 +147,9 @@ type ChainCheck struct {
 func (v *ChainCheck) Row(c *Call) error {
 	if v.err != nil {
 		return v.err
+	}
+	if !v.started {
+		v.sum, v.started = v.Start, true
 	}
 	want := v.seq + 1
 	switch {
@@ -124,7 +165,11 @@ func (v *ChainCheck) Row(c *Call) error {
 		return v.fail(c.Seq, fmt.Sprintf("row %d has no checksum", c.Seq))
 	}
 	if got := v.summer.Sum(v.sum, c); got != c.Checksum {
-		return v.fail(c.Seq, fmt.Sprintf("row %d does not match its checksum (edited, copied from elsewhere, or a byte flipped)", c.Seq))
+		what := fmt.Sprintf("row %d does not match its checksum (edited, copied from elsewhere, or a byte flipped)", c.Seq)
+		if c.Seq == 1 && v.Start != 0 {
+			what = "row 1 does not match its checksum, which covers the snapshot it started from (the row or the snapshot edited, or a byte flipped)"
+		}
+		return v.fail(c.Seq, what)
 	}
 	v.seq, v.sum = c.Seq, c.Checksum
 	return nil
@@ -135,7 +180,12 @@ func (v *ChainCheck) End() error {
 	if v.err != nil {
 		return v.err
 	}
+	if !v.started {
+		v.sum, v.started = v.Start, true
+	}
 	switch {
+	case v.seq == 0 && v.Head.Seq == 0 && v.Start != 0:
+		return v.fail(1, "its log is empty: a session made by compaction logs its first row with its snapshot")
 	case v.seq < v.Head.Seq:
 		what := fmt.Sprintf("row %d is missing from the end of its log", v.Head.Seq)
 		if v.Head.Seq > v.seq+1 {

@@ -87,6 +87,10 @@ type Append struct {
 	Call                       Call
 	Task                       *Task
 	SetSubject, SetDescription bool
+	// Prev is the checksum of the session's row before Call, when the
+	// caller knows it (the manager does, from the load it checked): 0 has
+	// the storage read the session's head instead.
+	Prev int64
 }
 
 // Compaction is what sessions/compact writes (built by package compact):

@@ -112,7 +112,17 @@ func appendCall(ctx context.Context, insert *sql.Stmt, a *tasksessiond.Append, n
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*tasksessiond.Call) error) error {
-	return d.eachCall(ctx, ScanCallsSQL, fn, sessionID)
+	return damagedIfCorrupt(d.eachCall(ctx, ScanCallsSQL, fn, sessionID))
+}
+
+// damagedIfCorrupt marks err tasksessiond.ErrDamaged when SQLite found
+// the pages it read malformed: the session read is refused by name, not
+// reported as storage that may come back.
+func damagedIfCorrupt(err error) error {
+	if isCorrupt(err) {
+		return fmt.Errorf("%w: %w", tasksessiond.ErrDamaged, err)
+	}
+	return err
 }
 
 func (d *DB) eachCall(ctx context.Context, query string, fn func(*tasksessiond.Call) error, sessionID string, params ...any) error {
@@ -250,6 +260,8 @@ func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
 		}
 	}
 	w := d.logWriter(ctx, tx)
+	// Its first row chains to its snapshot as a load reads it back.
+	w.start(c.New.ID, tasksessiond.ChainStart(&tasksessiond.Snapshot{NextTaskid: next, Tasks: c.Tasks}))
 	if err := w.append(ctx, c.Forced, now); err != nil {
 		return err
 	}

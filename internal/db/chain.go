@@ -40,6 +40,34 @@ func init() {
 	if err != nil {
 		panic(err)
 	}
+	// tsd_snapshot_sum(next_taskid, tasks) is tasksessiond.ChainStart of
+	// a snapshot, its tasks given as json_group_array(json_array(taskid,
+	// status, subject, description)) in taskid order.
+	err = sqlite.RegisterDeterministicScalarFunction("tsd_snapshot_sum", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		next, _ := args[0].(int64)
+		text, _ := args[1].(string)
+		var rows [][]any
+		if text != "" {
+			if err := json.Unmarshal([]byte(text), &rows); err != nil {
+				return nil, fmt.Errorf("tsd_snapshot_sum: %w", err)
+			}
+		}
+		snap := tasksessiond.Snapshot{NextTaskid: int(next)}
+		for _, r := range rows {
+			if len(r) != 4 {
+				return nil, fmt.Errorf("tsd_snapshot_sum: a task of %d fields", len(r))
+			}
+			id, _ := r[0].(float64)
+			status, _ := r[1].(string)
+			subject, _ := r[2].(string)
+			description, _ := r[3].(string)
+			snap.Tasks = append(snap.Tasks, tasksessiond.Task{Taskid: int(id), Status: tasksessiond.Status(status), Subject: subject, Description: description})
+		}
+		return tasksessiond.ChainStart(&snap), nil
+	})
+	if err != nil {
+		panic(err)
+	}
 }
 
 const (
@@ -65,13 +93,21 @@ func (d *DB) logWriter(ctx context.Context, tx interface {
 		setHead: tx.StmtContext(ctx, d.stmts.setHead), heads: map[string]tasksessiond.LogHead{}}
 }
 
+// start makes id's first row chain to sum (its snapshot's).
+func (w *logWriter) start(id string, sum int64) {
+	w.heads[id] = tasksessiond.LogHead{Checksum: sum}
+	w.order = append(w.order, id)
+}
+
 // append logs a's row, setting its CreatedAt and Checksum.
 func (w *logWriter) append(ctx context.Context, a *tasksessiond.Append, now time.Time) error {
 	c := &a.Call
 	head, ok := w.heads[c.SessionID]
 	if !ok {
 		w.order = append(w.order, c.SessionID)
-		if c.Seq > 1 {
+		if c.Seq > 1 && a.Prev != 0 {
+			head = tasksessiond.LogHead{Seq: c.Seq - 1, Checksum: a.Prev}
+		} else if c.Seq > 1 {
 			err := w.head.QueryRowContext(ctx, c.SessionID).Scan(&head.Seq, &head.Checksum)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("append call %s/%d: read its head: %w", c.SessionID, c.Seq, err)

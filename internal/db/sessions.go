@@ -119,7 +119,7 @@ func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, 
 		rec.Log, err = logHead(ctx, v.q, id)
 		return err
 	})
-	return rec, err
+	return rec, damagedIfCorrupt(err)
 }
 
 // snapshot is the store a successor started from (nil for a session that

@@ -13,7 +13,9 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/replay"
+	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestRefusesANewerSchema(t *testing.T) {
@@ -88,4 +90,53 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2000, l.Store.Len())
 	assert.Equal(t, &tasksessiond.LogHead{Seq: 2000, Checksum: l.Session.Log.Checksum}, l.Session.Log)
+}
+
+func TestUpgradeChainsTheLogAsTheWriterDoes(t *testing.T) {
+	// Ensures migration 14 gives every row of a database logged before it
+	// (a successor's, chained to its snapshot, included) the checksum the
+	// writer gives it, and each session its head: a load then checks.
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	for _, id := range []string{"old"} {
+		_, err := m.Create(ctx, wire.CreateSession{SessionID: id})
+		require.NoError(t, err)
+	}
+	do := func(id, name, args string) {
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: name, Arguments: []byte(args), CallID: id + args})
+		require.NoError(t, err)
+	}
+	do("old", "TaskCreate", `{"subject":"a","description":"d"}`)
+	do("old", "TaskCreate", `{"subject":"b"}`)
+	do("old", "TaskUpdate", `{"taskid":1,"status":"completed"}`)
+	_, err := m.Compact(ctx, wire.Compact{SessionID: "old", NewSessionID: "new"})
+	require.NoError(t, err)
+	do("new", "TaskCreate", `{"subject":"c"}`)
+	require.NoError(t, d.Close())
+	dump := func() string {
+		var out string
+		rows, err := testutil.RawDB(t, path).Query(`SELECT session_id, seq, checksum FROM tool_calls ORDER BY 1, 2`)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var seq, sum int64
+			require.NoError(t, rows.Scan(&id, &seq, &sum))
+			out += fmt.Sprintf("%s/%d %d\n", id, seq, sum)
+		}
+		return out
+	}
+	written := dump()
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`DELETE FROM goose_db_version WHERE version_id = 14; DROP TABLE log_heads; ALTER TABLE tool_calls DROP COLUMN checksum;`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	d = testutil.MustOpenDBAt(t, path)
+	assert.Equal(t, written, dump(), "the upgrade chains as the writer did")
+	for _, id := range []string{"old", "new"} {
+		_, err := replay.Session(ctx, d, id, replay.Options{})
+		assert.NoError(t, err, id)
+	}
 }

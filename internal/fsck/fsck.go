@@ -359,7 +359,7 @@ func (c *checking) snapshotOf(k *checker) {
 		if p.afterSeal > 0 {
 			hint = fmt.Sprintf("%s has %d rows logged after it was made, which it never got", parent, p.afterSeal)
 		}
-		k.problem(true, "its snapshot differs from its parent %s's log replayed: %s (%s); it serves its snapshot, and repair changes nothing of it: restore a backup to go back", parent, diff, hint)
+		k.problem(true, "its snapshot differs from its parent %s's log replayed: %s (%s); repair changes nothing of it: restore a backup to go back", parent, diff, hint)
 	}
 }
 
@@ -449,6 +449,7 @@ func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
 		l := digest(snap.Tasks, snap.NextTaskid)
 		k.snap = &l
 	}
+	k.chain.Start = tasksessiond.ChainStart(snap)
 	switch {
 	case snap != nil:
 		if k.st, err = store.Restore(*snap); err != nil {

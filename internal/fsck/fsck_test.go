@@ -65,10 +65,10 @@ func TestBadSnapshot(t *testing.T) {
 
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
-	assert.Equal(t, 1, r.Problems)
+	assert.Equal(t, 2, r.Problems, "the snapshot, and the chain that starts from it")
 	for _, s := range r.Sessions {
 		if s.ID == succ {
-			require.Len(t, s.Problems, 1)
+			require.Len(t, s.Problems, 2)
 			assert.Contains(t, s.Problems[0], "snapshot does not restore")
 		} else {
 			assert.Empty(t, s.Problems)
@@ -203,7 +203,7 @@ func TestFindsASnapshotThatDiffersFromItsParentsLog(t *testing.T) {
 	require.NoError(t, err)
 	r, err := fsck.Check(ctx, d)
 	require.NoError(t, err)
-	assert.Equal(t, 1, r.Problems, "%+v", r)
+	assert.Equal(t, 2, r.Problems, "the snapshot, and the chain that starts from it: %+v", r)
 	assert.Empty(t, problems(r)[old])
 	assert.Contains(t, problems(r)[succ], "its snapshot differs from its parent "+old+"'s log replayed: the parent replays to 2 tasks (next #3), the snapshot holds 2 (next #3); task #2 differs (its snapshot rows were edited by hand?)")
 }

@@ -100,7 +100,7 @@ func readBatches(ctx context.Context, d tasksessiond.Source, rec tasksessiond.Se
 	id := rec.ID
 	var chain *tasksessiond.ChainCheck
 	if rec.Log != nil {
-		chain = &tasksessiond.ChainCheck{SessionID: id, Head: *rec.Log}
+		chain = &tasksessiond.ChainCheck{SessionID: id, Head: *rec.Log, Start: tasksessiond.ChainStart(rec.Snapshot)}
 	}
 	batch := make([]tasksessiond.Call, 0, readBatch)
 	send := func() error {

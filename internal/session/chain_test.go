@@ -138,6 +138,10 @@ func TestDamagedLogRefusedByName(t *testing.T) {
 			map[string]string{"sb": "row 3 does not match its checksum"}},
 		{"checksum gone", `UPDATE tool_calls SET checksum = NULL WHERE session_id = 'sc2' AND seq = 1`,
 			map[string]string{"sc2": "row 1 has no checksum"}},
+		{"snapshot task edited", `UPDATE snapshot_tasks SET subject = 'x' WHERE session_id = 'sb2' AND taskid = 3`,
+			map[string]string{"sb2": "session sb2: row 1 does not match its checksum, which covers the snapshot it started from"}},
+		{"snapshot's next taskid edited", `UPDATE snapshots SET next_taskid = 99 WHERE session_id = 'sc3'`,
+			map[string]string{"sc3": "row 1 does not match its checksum, which covers the snapshot"}},
 		// Bad values in columns the chain does not cover refuse nothing,
 		// and block neither their session nor the listing.
 		{"a call's time not a time", `UPDATE tool_calls SET created_at = 'garbage' WHERE session_id = 'sa' AND seq = 6`, nil},

@@ -64,6 +64,7 @@ type session struct {
 	rec     tasksessiond.Session
 	st      *store.Store
 	nextSeq int64
+	lastSum int64            // the checksum of row nextSeq-1, which the next row chains to
 	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
 	// ancestors are the sessions this one was compacted from, newest
 	// first: a callId this session has not seen is looked up in their
@@ -213,7 +214,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 // fill rebuilds s from src: its snapshot and its log replayed.
 func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source) error {
 	s.callIDs = make(map[string]int64)
-	s.forced = nil
+	s.forced, s.lastSum = nil, 0
 	var last int64
 	each := func(row *tasksessiond.Call) {
 		if row.CallID != "" {
@@ -225,7 +226,7 @@ func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source)
 			forced.Arguments = json.RawMessage("{}")
 			s.forced = &forced
 		}
-		last = row.Seq
+		last, s.lastSum = row.Seq, row.Checksum
 	}
 	// The log is the truth: a session is its snapshot and its log replayed.
 	l, err := replay.Session(ctx, src, s.id, replay.Options{Each: each})
@@ -522,6 +523,7 @@ func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, call t
 		Arguments: args, IsError: res.IsError, Result: stored}, changed)
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
+	row.Prev = s.lastSum
 	rows := []tasksessiond.Append{row}
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
 		if isLeaseError(err) {
@@ -574,7 +576,7 @@ func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksession
 		t := *changed
 		m.notify(wire.Event{SessionID: s.id, Seq: row.Seq, Op: op, Task: &t})
 	}
-	s.nextSeq = row.Seq + 1
+	s.nextSeq, s.lastSum = row.Seq+1, row.Checksum
 	if row.CallID != "" {
 		s.callIDs[row.CallID] = row.Seq
 	}

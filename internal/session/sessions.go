@@ -276,6 +276,9 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 		}
 	}
 	s.nextSeq = int64(len(rows) + 1)
+	if len(rows) > 0 {
+		s.lastSum = rows[len(rows)-1].Call.Checksum
+	}
 	for _, r := range rows {
 		if r.Call.CallID != "" {
 			s.callIDs[r.Call.CallID] = r.Call.Seq

@@ -173,7 +173,10 @@ func Rechain(tb testing.TB, raw *sql.DB, session string) {
 	tb.Helper()
 	_, err := raw.Exec(`
 		WITH RECURSIVE chain(session_id, seq, checksum) AS (
-			SELECT session_id, seq, tsd_checksum(0, session_id, seq, call_id, name, arguments, is_error, result, forced)
+			SELECT session_id, seq, tsd_checksum(coalesce((SELECT tsd_snapshot_sum(b.next_taskid, (SELECT json_group_array(json_array(x.taskid, x.status, x.subject, x.description))
+            FROM (SELECT * FROM snapshot_tasks st WHERE st.session_id = b.session_id ORDER BY st.taskid) x))
+        FROM snapshots b WHERE b.session_id = tool_calls.session_id), 0),
+				session_id, seq, call_id, name, arguments, is_error, result, forced)
 			FROM tool_calls WHERE session_id = ?1 AND seq = 1
 			UNION ALL
 			SELECT t.session_id, t.seq, tsd_checksum(chain.checksum, t.session_id, t.seq, t.call_id, t.name, t.arguments, t.is_error, t.result, t.forced)
