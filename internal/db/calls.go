@@ -71,6 +71,7 @@ const (
 
 type statements struct {
 	insertCall, head, setHead *sql.Stmt
+	setHeads                  [headsAtOnce + 1]*sql.Stmt // by the heads they write, 2 and up
 }
 
 func (d *DB) prepare(ctx context.Context) error {
@@ -83,6 +84,15 @@ func (d *DB) prepare(ctx context.Context) error {
 			return fmt.Errorf("prepare: %w", err)
 		}
 		*p.stmt = stmt
+	}
+	// Prepared here, not in a transaction: the writer pool's one
+	// connection is the transaction's.
+	for n := 2; n <= headsAtOnce; n++ {
+		stmt, err := d.w.PrepareContext(ctx, setHeadsSQL(n))
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		d.stmts.setHeads[n] = stmt
 	}
 	return nil
 }

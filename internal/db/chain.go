@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -70,28 +71,35 @@ func init() {
 	}
 }
 
-const (
-	headSQL    = `SELECT seq, checksum FROM log_heads WHERE session_id = ?`
-	setHeadSQL = `INSERT INTO log_heads (session_id, seq, checksum) VALUES (?, ?, ?)
-		ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, checksum = excluded.checksum`
-)
+const headSQL = `SELECT seq, checksum FROM log_heads WHERE session_id = ?`
+
+var setHeadSQL = setHeadsSQL(1)
 
 // logWriter logs rows in one transaction: it chains each to the one before
-// (read from the session's head for its first row in the transaction) and
-// writes each session's new head once, at flush.
+// (given by the caller, or read from the session's head) and writes each
+// session's new head once, at flush.
 type logWriter struct {
+	d                     *DB
+	tx                    txStmt
 	insert, head, setHead *sql.Stmt
 	heads                 map[string]tasksessiond.LogHead
 	order                 []string // sessions in heads, in the order first written
 	summer                tasksessiond.Summer
 }
 
-func (d *DB) logWriter(ctx context.Context, tx interface {
+type txStmt interface {
 	StmtContext(context.Context, *sql.Stmt) *sql.Stmt
-}) *logWriter {
-	return &logWriter{insert: tx.StmtContext(ctx, d.stmts.insertCall), head: tx.StmtContext(ctx, d.stmts.head),
+}
+
+func (d *DB) logWriter(ctx context.Context, tx txStmt) *logWriter {
+	return &logWriter{d: d, tx: tx, insert: tx.StmtContext(ctx, d.stmts.insertCall), head: tx.StmtContext(ctx, d.stmts.head),
 		setHead: tx.StmtContext(ctx, d.stmts.setHead), heads: map[string]tasksessiond.LogHead{}}
 }
+
+// headsAtOnce is how many heads one statement writes: a group commit of
+// many sessions writes their heads in a few statements rather than one
+// each (a statement's run costs more than the row it writes).
+const headsAtOnce = 32
 
 // start makes id's first row chain to sum (its snapshot's).
 func (w *logWriter) start(id string, sum int64) {
@@ -133,13 +141,29 @@ func (w *logWriter) append(ctx context.Context, a *tasksessiond.Append, now time
 
 // flush writes the heads of the sessions logged to.
 func (w *logWriter) flush(ctx context.Context) error {
-	for _, id := range w.order {
-		h := w.heads[id]
-		if _, err := w.setHead.ExecContext(ctx, id, h.Seq, h.Checksum); err != nil {
-			return fmt.Errorf("append calls of %s: write its head: %w", id, err)
+	args := make([]any, 0, 3*min(len(w.order), headsAtOnce))
+	for start := 0; start < len(w.order); start += headsAtOnce {
+		part := w.order[start:min(start+headsAtOnce, len(w.order))]
+		args = args[:0]
+		for _, id := range part {
+			h := w.heads[id]
+			args = append(args, id, h.Seq, h.Checksum)
+		}
+		stmt := w.setHead
+		if len(part) > 1 {
+			stmt = w.tx.StmtContext(ctx, w.d.stmts.setHeads[len(part)])
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("append calls of %s…: write their heads: %w", part[0], err)
 		}
 	}
 	return nil
+}
+
+// setHeadsSQL writes n heads.
+func setHeadsSQL(n int) string {
+	return `INSERT INTO log_heads (session_id, seq, checksum) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ") +
+		` ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, checksum = excluded.checksum`
 }
 
 // logHead is a session's recorded head; seq 0 when it has none (no rows).

@@ -1,10 +1,12 @@
 package db_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -138,5 +140,38 @@ func TestUpgradeChainsTheLogAsTheWriterDoes(t *testing.T) {
 	for _, id := range []string{"old", "new"} {
 		_, err := replay.Session(ctx, d, id, replay.Options{})
 		assert.NoError(t, err, id)
+	}
+}
+
+func TestGroupCommitWritesEveryHead(t *testing.T) {
+	// Ensures the heads of many sessions committed in one group (written a
+	// few statements at a time) are each their log's last row: every
+	// session then loads, its chain checked.
+	d := testutil.MustOpenDB(t)
+	const sessions, calls = 80, 20
+	for i := range sessions {
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: fmt.Sprint("s", i)}))
+	}
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var prev int64
+			for seq := int64(1); seq <= calls; seq++ {
+				a := []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: fmt.Sprint("s", i), Seq: seq, Name: "TaskList",
+					Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Prev: prev}}
+				if !assert.NoError(t, d.AppendCalls(ctx, a)) {
+					return
+				}
+				prev = a[0].Call.Checksum
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range sessions {
+		l, err := replay.Session(ctx, d, fmt.Sprint("s", i), replay.Options{})
+		require.NoError(t, err)
+		assert.Equal(t, int64(calls), l.Session.Log.Seq)
 	}
 }
