@@ -183,14 +183,38 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, 
 	return out, nil
 }
 
-// CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound.
+// CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound;
+// a row that does not match its checksum (chained to the row before's as
+// stored) is a tasksessiond.BrokenLogError: a retry answered from an
+// ancestor's log, which no load of this daemon has checked, is checked
+// here.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (tasksessiond.Call, error) {
-	c, err := scanCall(d.q.QueryRowContext(ctx, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq))
+	var c tasksessiond.Call
+	var prev sql.NullInt64
+	err := d.ReadTx(ctx, func(v *DB) error {
+		var err error
+		if c, err = scanCall(v.q.QueryRowContext(ctx, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)); err != nil {
+			return err
+		}
+		if seq > 1 {
+			return v.q.QueryRowContext(ctx, `SELECT checksum FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq-1).Scan(&prev)
+		}
+		snap, err := v.snapshot(ctx, sessionID)
+		prev.Int64 = tasksessiond.ChainStart(snap)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) && c.Seq == seq {
+		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq, What: fmt.Sprintf("row %d is missing from its log", seq-1)}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, tasksessiond.ErrNotFound)
 	}
+	if err == nil && tasksessiond.Checksum(prev.Int64, &c) != c.Checksum {
+		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq,
+			What: fmt.Sprintf("row %d does not match its checksum (edited, copied from elsewhere, or a byte flipped)", seq)}
+	}
 	if err != nil {
-		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
+		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, damagedIfCorrupt(err))
 	}
 	return c, nil
 }

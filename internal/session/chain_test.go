@@ -193,3 +193,37 @@ func TestDamagedLogRefusedByName(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryFromADamagedAncestorIsRefused(t *testing.T) {
+	// Ensures a retry answered from an ancestor's log (its callId logged
+	// before a compaction) is checked against its row's checksum: an
+	// edited row is refused by name, not sent back as the recorded result.
+	path := filepath.Join(t.TempDir(), "r.db")
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	m := session.NewManager(d, nil)
+	_, err = m.Create(ctx, wire.CreateSession{SessionID: "s"})
+	require.NoError(t, err)
+	p := wire.ToolCall{SessionID: "s", Name: tools.TaskCreate, CallID: "c1", Arguments: []byte(`{"subject":"a"}`)}
+	first, err := m.Call(ctx, p)
+	require.NoError(t, err)
+	_, err = m.Compact(ctx, wire.Compact{SessionID: "s", NewSessionID: "s2"})
+	require.NoError(t, err)
+	p.SessionID = "s2"
+	again, err := session.NewManager(d, nil).Call(ctx, p)
+	require.NoError(t, err)
+	assert.Equal(t, string(first), string(again), "answered from the parent's log")
+	require.NoError(t, d.Close())
+
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`UPDATE tool_calls SET result = replace(result, 'pending', 'deleted') WHERE session_id = 's' AND seq = 1`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	d, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = session.NewManager(d, nil).Call(ctx, p)
+	require.Error(t, err)
+	assert.Equal(t, tasksessiond.KindDamaged, tasksessiond.KindOf(err))
+	assert.Contains(t, err.Error(), "session s: row 1 does not match its checksum")
+}

@@ -591,6 +591,9 @@ func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksession
 // a conflict when the callId was used for a different call.
 func (m *Manager) recorded(ctx context.Context, session, name string, args json.RawMessage, callID string, seq int64) (json.RawMessage, error) {
 	row, err := m.db.CallBySeq(ctx, session, seq)
+	if errors.Is(err, tasksessiond.ErrDamaged) {
+		return nil, m.refuse(session, damaged("session "+session+" cannot be served", err))
+	}
 	if err != nil {
 		return nil, unavailable("looking up callId "+callID, err)
 	}
