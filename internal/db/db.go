@@ -402,6 +402,13 @@ const timeFormat = "2006-01-02T15:04:05.000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
+// IsTime reports whether s is a time as the daemon writes it: fsck names
+// a time column edited to anything else.
+func IsTime(s string) bool {
+	_, err := time.Parse(timeFormat, s)
+	return err == nil && len(s) == len(timeFormat)
+}
+
 func isConstraint(err error, code int) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == code

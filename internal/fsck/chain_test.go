@@ -52,3 +52,17 @@ func TestForeignObjectsAreProblems(t *testing.T) {
 	assert.False(t, r.OK())
 	assert.Equal(t, []string{`trigger user_evil on tool_calls, which the schema does not define (sqlite3: DROP TRIGGER "user_evil";)`}, r.Foreign)
 }
+
+func TestBadTimesAreNamed(t *testing.T) {
+	// Ensures a time edited to something that is not one is named at its
+	// row, with the statement that sets it, and marks no log damaged.
+	path := lineageDB(t)
+	damage(t, path, `UPDATE tool_calls SET created_at = 'garbage' WHERE session_id = 'S' AND seq = 3`,
+		`UPDATE sessions SET created_at = 'x' WHERE id = 'N'`)
+	d := testutil.MustOpenDBAt(t, path)
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	assert.Contains(t, problems(r)[sS], `seq 3: its created_at "garbage" is not a time (it blocks nothing; sqlite3: UPDATE tool_calls SET created_at = '1970-01-01T00:00:00.000000Z' WHERE session_id = 'S' AND seq = 3)`)
+	assert.Contains(t, problems(r)[sN], `its record: its created_at "x" is not a time`)
+	assert.False(t, sessionOf(r, sS).LogDamaged)
+}

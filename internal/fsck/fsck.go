@@ -302,7 +302,8 @@ func (c *checking) parentOf(id string) string {
 // column back; repair does not guess which of two columns is right.
 func (c *checking) lineageOf(k *checker) {
 	l := c.lineage[k.out.ID]
-	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	q := quote
+	k.badTime("its record", "created_at", l.CreatedAt, fmt.Sprintf("UPDATE sessions SET created_at = '%s' WHERE id = %s", noTime, q(l.ID)))
 	if l.ParentID != "" {
 		p, ok := c.lineage[l.ParentID]
 		switch {
@@ -471,6 +472,7 @@ func (k *checker) problem(inLog bool, format string, args ...any) {
 func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 	k.out.Rows++
 	k.chainRow(row)
+	k.rowTime(row, createdAt)
 	if row.Seq != k.nextSeq {
 		k.problem(true, "log has seq %d where %d was expected (a row deleted or renumbered)", row.Seq, k.nextSeq)
 	}
