@@ -72,6 +72,7 @@ const (
 	KindConflict    Kind = "conflict"    // a callId used before for another call
 	KindLeased      Kind = "leased"      // another daemon of the fleet serves the session: Lease
 	KindUnavailable Kind = "unavailable" // the storage failed; nothing was changed
+	KindDamaged     Kind = "damaged"     // the session's log fails its check: refused until fsck
 	KindInternal    Kind = "internal"    // a bug or an unforeseen failure
 )
 

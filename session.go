@@ -28,9 +28,15 @@ type Session struct {
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	Counts    Counts    `json:"counts"`
+	// Refused says why the daemon refuses to serve the session (its log
+	// fails its check); sessions/list sets it, with zero counts.
+	Refused string `json:"refused,omitempty"`
 	// Snapshot is the list copied in when this session was made by
 	// compaction; nil for a session that started empty.
 	Snapshot *Snapshot `json:"-"`
+	// Log is the head recorded beside the log, which a load checks the
+	// log's chain against; nil from a storage that keeps no chain.
+	Log *LogHead `json:"-"`
 }
 
 // Message is a message to place at the start of a session's history.
@@ -51,6 +57,9 @@ type Call struct {
 	Result    json.RawMessage
 	Forced    bool // the TaskList fired for the model at compaction
 	CreatedAt time.Time
+	// Checksum chains the row to the one before it (see Summer.Sum);
+	// the storage sets it when it logs the row, 0 where it keeps none.
+	Checksum int64
 	// Change is what a successful write changed, as its row's columns
 	// hold it; nil for reads and errors.
 	Change *Change
@@ -78,6 +87,10 @@ type Append struct {
 	Call                       Call
 	Task                       *Task
 	SetSubject, SetDescription bool
+	// Prev is the checksum of the session's row before Call, when the
+	// caller knows it (the manager does, from the load it checked): 0 has
+	// the storage read the session's head instead.
+	Prev int64
 }
 
 // Compaction is what sessions/compact writes (built by package compact):

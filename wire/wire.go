@@ -79,6 +79,7 @@ const (
 	CodeStorageUnavailable int64 = -32004
 	CodeSessionExists      int64 = -32005
 	CodeSessionLeased      int64 = -32006 // data: LeasedData
+	CodeSessionDamaged     int64 = -32007 // the session's log fails its check; the message names it
 )
 
 // LeasedData is the data of a CodeSessionLeased error: the daemon of a
@@ -356,6 +357,15 @@ type DaemonStatus struct {
 	// Problem is what is wrong with the database as a whole (its file
 	// deleted under the daemon, say); absent when nothing is.
 	Problem string `json:"problem,omitempty"`
+	// Refused are the sessions this daemon has refused because their log
+	// fails its check (-32007), with why; absent when none.
+	Refused []RefusedSession `json:"refused,omitempty"`
+}
+
+// RefusedSession is a session refused as damaged, and why.
+type RefusedSession struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
 }
 
 // FleetStatus is a fleet daemon's leases.

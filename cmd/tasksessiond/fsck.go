@@ -109,6 +109,12 @@ func printReport(w io.Writer, r fsck.Report) {
 	for _, line := range r.Unreadable {
 		fmt.Fprintf(w, "%s\n", line)
 	}
+	for _, line := range r.Foreign {
+		fmt.Fprintf(w, "schema: %s\n", line)
+	}
+	for _, line := range r.Strays {
+		fmt.Fprintf(w, "stray rows: %s\n", line)
+	}
 	for _, id := range r.Orphans {
 		fmt.Fprintf(w, "the log holds rows of session %s, which does not exist\n", id)
 	}
@@ -157,7 +163,11 @@ func repairCmd(ctx context.Context, path string, stdout, stderr io.Writer) int {
 	for _, v := range done.Views {
 		fmt.Fprintf(stdout, "repaired: made view %s again from the schema's definition\n", v)
 	}
-	fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; rebuilt every index\n", done.Rewrote)
+	if done.NoReindex == "" {
+		fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; rebuilt every index\n", done.Rewrote)
+	} else {
+		fmt.Fprintf(stdout, "repaired: rewrote the change columns of %d rows from their replay; left the indexes as they are, as rows they index do not check (%s): a rebuild could file a row under a damaged key\n", done.Rewrote, done.NoReindex)
+	}
 	for _, id := range done.Left {
 		fmt.Fprintf(stdout, "left: session %s, whose log itself is damaged (above): repair rebuilds only from a consistent replay and changed nothing of it; the daemon serves what its log replays to (or refuses it, saying why): restore a backup taken before the damage to get it back as it was\n", id)
 	}

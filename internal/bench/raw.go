@@ -49,7 +49,8 @@ func (b *bencher) rawOnce(ctx context.Context, sync db.Sync, batches []int, r *R
 			seq++
 			now := time.Now().UTC().Format(time.RFC3339Nano)
 			_, err := tx.StmtContext(ctx, insCall).ExecContext(ctx, "raw", seq, fmt.Sprint("call-", seq), "TaskCreate", rowArgs, false, rowResult, false, now, seq,
-				"pending", "Write the parser tests", "Cover the error paths.")
+				"pending", "Write the parser tests", "Cover the error paths.", int64(seq)) // a checksum's room: raw SQLite does not chain
+
 			return err
 		}
 		for _, batch := range batches {

@@ -57,8 +57,9 @@ func (b *bencher) replay(ctx context.Context, r *Results) error {
 		var isErr, forced bool
 		var taskid sql.NullInt64
 		var status, subject, description sql.NullString
+		var checksum sql.NullInt64
 		for rs.Next() {
-			if err := rs.Scan(&seq, &callID, &name, &args, &isErr, &result, &forced, &taskid, &status, &subject, &description); err != nil {
+			if err := rs.Scan(&seq, &callID, &name, &args, &isErr, &result, &forced, &taskid, &status, &subject, &description, &checksum); err != nil {
 				return err
 			}
 		}

@@ -215,6 +215,9 @@ var statusCmd = &Command{
 				fmt.Fprintf(tw, "lease owner\t%s\n", st.Fleet.LeaseOwner)
 				fmt.Fprintf(tw, "leases held\t%d (lease %s)\n", st.Fleet.LeasesHeld, st.Fleet.Lease)
 			}
+			for _, r := range st.Refused {
+				fmt.Fprintf(tw, "REFUSED\t%s\n", r.Reason)
+			}
 			if st.Problem != "" {
 				fmt.Fprintf(tw, "PROBLEM\t%s\n", st.Problem)
 			}
@@ -248,11 +251,22 @@ var sessionsCmd = &Command{
 			}
 			tw := table(e.Stdout)
 			fmt.Fprintln(tw, "ID\tSTATUS\tTASKS\tOPEN\tUPDATED\tTITLE")
+			var refused []string
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, s.Status, s.Counts.Total, s.Counts.Pending+s.Counts.InProgress,
+				status := s.Status
+				if s.Refused != "" {
+					status, refused = "refused", append(refused, s.Refused)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", s.ID, status, s.Counts.Total, s.Counts.Pending+s.Counts.InProgress,
 					s.UpdatedAt.Local().Format("2006-01-02 15:04"), oneLine(s.Title, 40))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, why := range refused {
+				fmt.Fprintln(e.Stdout, why)
+			}
+			return nil
 		}
 	},
 }

@@ -44,13 +44,15 @@ func benchAppends(b *testing.B, d *db.DB, sessions int) {
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprint("s", i)
+			var prev int64 // the row before's checksum, as the manager passes it
 			for seq := int64(1); next.Add(1) <= int64(b.N); seq++ {
-				a := tasksessiond.Append{Call: tasksessiond.Call{SessionID: id, Seq: seq, CallID: fmt.Sprint("c", seq), Name: "TaskCreate", Arguments: args, Result: result},
-					Task: &tasksessiond.Task{Taskid: int(seq), Status: tasksessiond.Pending, Subject: "Step 1: write the parser tests"}, SetSubject: true}
-				if err := d.AppendCalls(ctx, []tasksessiond.Append{a}); err != nil {
+				a := []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: id, Seq: seq, CallID: fmt.Sprint("c", seq), Name: "TaskCreate", Arguments: args, Result: result},
+					Task: &tasksessiond.Task{Taskid: int(seq), Status: tasksessiond.Pending, Subject: "Step 1: write the parser tests"}, SetSubject: true, Prev: prev}}
+				if err := d.AppendCalls(ctx, a); err != nil {
 					b.Error(err)
 					return
 				}
+				prev = a[0].Call.Checksum
 			}
 		}()
 	}

@@ -40,15 +40,15 @@ func (c changeColumns) change() *tasksessiond.Change {
 
 const callColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at`
 
-// readCallColumns are callColumns and the change.
-const readCallColumns = callColumns + `, taskid, status, subject, description`
+// readCallColumns are callColumns, the change and the checksum.
+const readCallColumns = callColumns + `, taskid, status, subject, description, checksum`
 
 // scanCall reads the columns of readCallColumns into a Call.
 func scanCall(sc sqlscan.Row) (tasksessiond.Call, error) {
 	var c tasksessiond.Call
 	var ch changeColumns
 	err := sc.Scan(&c.SessionID, &c.Seq, (*sqlscan.NullText)(&c.CallID), &c.Name, (*sqlscan.JSON)(&c.Arguments), &c.IsError,
-		(*sqlscan.JSON)(&c.Result), &c.Forced, (*textTime)(&c.CreatedAt), &ch.Taskid, &ch.Status, &ch.Subject, &ch.Description)
+		(*sqlscan.JSON)(&c.Result), &c.Forced, (*textTime)(&c.CreatedAt), &ch.Taskid, &ch.Status, &ch.Subject, &ch.Description, (*nullInt)(&c.Checksum))
 	c.Change = ch.change()
 	return c, err
 }
@@ -60,36 +60,46 @@ const (
 	// InsertCallSQL takes session_id, seq, call_id, name, arguments,
 	// is_error, result, forced, created_at, then the change a successful
 	// write made (NULL otherwise): taskid, the task's status after it, and
-	// the subject and description it set (NULL for those it left). The
-	// tasks view reads the change from these.
-	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// the subject and description it set (NULL for those it left), then
+	// the row's checksum. The tasks view reads the change from these.
+	InsertCallSQL = `INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// ScanCallsSQL takes session_id and gives seq, call_id, name,
-	// arguments, is_error, result (of the forced TaskList only: replay
-	// needs no other, and copying every result out of SQLite was a fifth
-	// of a load), forced and the change, in seq order.
-	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, CASE WHEN forced THEN result END, forced, taskid, status, subject, description FROM tool_calls WHERE session_id = ? ORDER BY seq`
+	// arguments, is_error, result (every row's: the chain covers it),
+	// forced, the change and the checksum, in seq order.
+	ScanCallsSQL = `SELECT seq, call_id, name, arguments, is_error, result, forced, taskid, status, subject, description, checksum FROM tool_calls WHERE session_id = ? ORDER BY seq`
 )
 
 type statements struct {
-	insertCall *sql.Stmt
+	insertCall, head, setHead *sql.Stmt
+	setHeads                  [headsAtOnce + 1]*sql.Stmt // by the heads they write, 2 and up
 }
 
 func (d *DB) prepare(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&d.stmts.insertCall, InsertCallSQL}} {
+	}{{&d.stmts.insertCall, InsertCallSQL}, {&d.stmts.head, headSQL}, {&d.stmts.setHead, setHeadSQL}} {
 		stmt, err := d.w.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
 		*p.stmt = stmt
 	}
+	// Prepared here, not in a transaction: the writer pool's one
+	// connection is the transaction's.
+	for n := 2; n <= headsAtOnce; n++ {
+		stmt, err := d.w.PrepareContext(ctx, setHeadsSQL(n))
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		d.stmts.setHeads[n] = stmt
+	}
 	return nil
 }
 
-// appendCall inserts a call's row with insert, the insertCall statement of
-// the transaction.
+// appendCall inserts a call's row, its Checksum set, with insert, the
+// insertCall statement of the transaction (through a logWriter, which
+// chains it and writes the head).
 func appendCall(ctx context.Context, insert *sql.Stmt, a *tasksessiond.Append, now time.Time) error {
 	c := &a.Call
 	c.CreatedAt = now
@@ -97,7 +107,7 @@ func appendCall(ctx context.Context, insert *sql.Stmt, a *tasksessiond.Append, n
 	ch := a.Columns()
 	_, err := insert.ExecContext(ctx,
 		c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments), c.IsError, string(c.Result), c.Forced, ts,
-		ch[0], ch[1], ch[2], ch[3])
+		ch[0], ch[1], ch[2], ch[3], c.Checksum)
 	if isUniqueViolation(err) {
 		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
 	}
@@ -112,7 +122,17 @@ func appendCall(ctx context.Context, insert *sql.Stmt, a *tasksessiond.Append, n
 // during the call to fn (they alias the driver's buffers); copy what must
 // outlive it. An error from fn stops the scan and is returned.
 func (d *DB) EachCall(ctx context.Context, sessionID string, fn func(*tasksessiond.Call) error) error {
-	return d.eachCall(ctx, ScanCallsSQL, fn, sessionID)
+	return damagedIfCorrupt(d.eachCall(ctx, ScanCallsSQL, fn, sessionID))
+}
+
+// damagedIfCorrupt marks err tasksessiond.ErrDamaged when SQLite found
+// the pages it read malformed: the session read is refused by name, not
+// reported as storage that may come back.
+func damagedIfCorrupt(err error) error {
+	if isCorrupt(err) {
+		return fmt.Errorf("%w: %w", tasksessiond.ErrDamaged, err)
+	}
+	return err
 }
 
 func (d *DB) eachCall(ctx context.Context, query string, fn func(*tasksessiond.Call) error, sessionID string, params ...any) error {
@@ -125,12 +145,13 @@ func (d *DB) eachCall(ctx context.Context, query string, fn func(*tasksessiond.C
 	var callID sql.NullString
 	var args, result sql.RawBytes
 	var ch changeColumns
+	var sum sql.NullInt64
 	for rows.Next() {
 		if err := rows.Scan(&c.Seq, &callID, &c.Name, &args, &c.IsError, &result, &c.Forced,
-			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description, &sum); err != nil {
 			return fmt.Errorf("calls of %s: %w", sessionID, err)
 		}
-		c.CallID, c.Arguments, c.Result, c.Change = callID.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		c.CallID, c.Arguments, c.Result, c.Change, c.Checksum = callID.String, json.RawMessage(args), json.RawMessage(result), ch.change(), sum.Int64
 		if err := fn(&c); err != nil {
 			return err
 		}
@@ -162,14 +183,38 @@ func (d *DB) Calls(ctx context.Context, sessionID string) ([]tasksessiond.Call, 
 	return out, nil
 }
 
-// CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound.
+// CallBySeq returns the logged call at seq, or tasksessiond.ErrNotFound;
+// a row that does not match its checksum (chained to the row before's as
+// stored) is a tasksessiond.BrokenLogError: a retry answered from an
+// ancestor's log, which no load of this daemon has checked, is checked
+// here.
 func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (tasksessiond.Call, error) {
-	c, err := scanCall(d.q.QueryRowContext(ctx, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq))
+	var c tasksessiond.Call
+	var prev sql.NullInt64
+	err := d.ReadTx(ctx, func(v *DB) error {
+		var err error
+		if c, err = scanCall(v.q.QueryRowContext(ctx, `SELECT `+readCallColumns+` FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq)); err != nil {
+			return err
+		}
+		if seq > 1 {
+			return v.q.QueryRowContext(ctx, `SELECT checksum FROM tool_calls WHERE session_id = ? AND seq = ?`, sessionID, seq-1).Scan(&prev)
+		}
+		snap, err := v.snapshot(ctx, sessionID)
+		prev.Int64 = tasksessiond.ChainStart(snap)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) && c.Seq == seq {
+		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq, What: fmt.Sprintf("row %d is missing from its log", seq-1)}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, tasksessiond.ErrNotFound)
 	}
+	if err == nil && tasksessiond.Checksum(prev.Int64, &c) != c.Checksum {
+		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq,
+			What: fmt.Sprintf("row %d does not match its checksum (edited, copied from elsewhere, or a byte flipped)", seq)}
+	}
 	if err != nil {
-		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, err)
+		return tasksessiond.Call{}, fmt.Errorf("call %d of %s: %w", seq, sessionID, damagedIfCorrupt(err))
 	}
 	return c, nil
 }
@@ -249,7 +294,13 @@ func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) (err error)
 			return fmt.Errorf("compact %s: insert message: %w", c.Old, err)
 		}
 	}
-	if err := appendCall(ctx, tx.StmtContext(ctx, d.stmts.insertCall), c.Forced, now); err != nil {
+	w := d.logWriter(ctx, tx)
+	// Its first row chains to its snapshot as a load reads it back.
+	w.start(c.New.ID, tasksessiond.ChainStart(&tasksessiond.Snapshot{NextTaskid: next, Tasks: c.Tasks}))
+	if err := w.append(ctx, c.Forced, now); err != nil {
+		return err
+	}
+	if err := w.flush(ctx); err != nil {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, successor_id = ?, updated_at = ? WHERE id = ? AND status = ?`,

@@ -51,12 +51,14 @@ func (d *DB) eachLogged(ctx context.Context, fn func(c *tasksessiond.Call, creat
 	var callID, name, createdAt sql.NullString
 	var args, result sql.RawBytes
 	var ch changeColumns
+	var sum sql.NullInt64
 	for rows.Next() {
 		if err := rows.Scan(&c.SessionID, &c.Seq, &callID, &name, &args, &c.IsError, &result, &c.Forced, &createdAt,
-			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description, &sum); err != nil {
 			return fmt.Errorf("read the log: %w", err)
 		}
 		c.CallID, c.Name, c.Arguments, c.Result, c.Change = callID.String, name.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		c.Checksum = sum.Int64
 		if err := fn(&c, createdAt.String); err != nil {
 			return err
 		}
@@ -65,6 +67,28 @@ func (d *DB) eachLogged(ctx context.Context, fn func(c *tasksessiond.Call, creat
 		return fmt.Errorf("read the log: %w", err)
 	}
 	return nil
+}
+
+// LogHeads are every session's recorded log head, by session.
+func (d *DB) LogHeads(ctx context.Context) (map[string]tasksessiond.LogHead, error) {
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id, seq, checksum FROM log_heads`)
+	if err != nil {
+		return nil, fmt.Errorf("read the log heads: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]tasksessiond.LogHead{}
+	for rows.Next() {
+		var id string
+		var h tasksessiond.LogHead
+		if err := rows.Scan(&id, &h.Seq, &h.Checksum); err != nil {
+			return nil, fmt.Errorf("read the log heads: %w", err)
+		}
+		out[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the log heads: %w", err)
+	}
+	return out, nil
 }
 
 // Lineage is a session's row as stored, for checking the lineage: the
@@ -202,4 +226,27 @@ func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
 		return 0, fmt.Errorf("count calls of %s: %w", sessionID, err)
 	}
 	return n, nil
+}
+
+// StrayRows are the rows beside the log that name a session that does not
+// exist, by table, read from the tables themselves (not through an index,
+// which may still hold the key as it was): "snapshots: 1 row of session
+// \"s\\x8a3\"". Nil when there are none.
+func (d *DB) StrayRows(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, table := range []string{"snapshots", "snapshot_tasks", "messages", "log_heads"} {
+		var rows []struct {
+			ID string `db:"session_id"`
+			N  int    `db:"n"`
+		}
+		err := d.q.SelectContext(ctx, &rows, `SELECT session_id, count(*) AS n FROM `+table+` NOT INDEXED
+			WHERE session_id NOT IN (SELECT id FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", table, err)
+		}
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%s: %d rows of session %q, which does not exist", table, r.N, r.ID))
+		}
+	}
+	return out, nil
 }

@@ -335,6 +335,9 @@ func (d *DB) init(ctx context.Context) error {
 	if err := d.migrate(ctx, d.maxBytes); err != nil {
 		return err
 	}
+	if err := refuseForeignObjects(ctx, d.path, d.w); err != nil {
+		return err
+	}
 	// An index dropped or changed by hand slows nothing the daemon needs
 	// (it answers from the log), but the shell's tasks view reads one:
 	// said at once, and in daemon/status, not found as a failure later.
@@ -402,6 +405,13 @@ func (d *DB) Now() time.Time { return d.now() }
 const timeFormat = "2006-01-02T15:04:05.000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// IsTime reports whether s is a time as the daemon writes it: fsck names
+// a time column edited to anything else.
+func IsTime(s string) bool {
+	_, err := time.Parse(timeFormat, s)
+	return err == nil && len(s) == len(timeFormat)
+}
 
 func isConstraint(err error, code int) bool {
 	var se *sqlite.Error

@@ -121,13 +121,16 @@ func (d *DB) appendTx(ctx context.Context, group []*appendReq) (err error) {
 	}
 	defer tx.Rollback()
 	now := d.now()
-	insert := tx.StmtContext(ctx, d.stmts.insertCall)
+	w := d.logWriter(ctx, tx)
 	for _, r := range group {
 		for i := range r.appends {
-			if err := appendCall(ctx, insert, &r.appends[i], now); err != nil {
+			if err := w.append(ctx, &r.appends[i], now); err != nil {
 				return err
 			}
 		}
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)

@@ -67,7 +67,7 @@ func (e *UnreadableError) Describe() string {
 const recoverBudget = 20000
 
 const loggedColumns = `session_id, seq, call_id, name, arguments, is_error, result, forced, created_at,
-		taskid, status, subject, description`
+		taskid, status, subject, description, checksum`
 
 // loggedRow is a log row read and kept: the Call's bytes are its own.
 type loggedRow struct {
@@ -161,11 +161,13 @@ func (d *DB) readRange(ctx context.Context, from, to int64, rows *[]loggedRow) (
 		var callID, name, createdAt sql.NullString
 		var args, result []byte
 		var ch changeColumns
+		var sum sql.NullInt64
 		if err := q.Scan(&rowid, &c.SessionID, &c.Seq, &callID, &name, &args, &c.IsError, &result, &c.Forced, &createdAt,
-			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description); err != nil {
+			&ch.Taskid, &ch.Status, &ch.Subject, &ch.Description, &sum); err != nil {
 			return last, err
 		}
 		c.CallID, c.Name, c.Arguments, c.Result, c.Change = callID.String, name.String, json.RawMessage(args), json.RawMessage(result), ch.change()
+		c.Checksum = sum.Int64
 		*rows = append(*rows, loggedRow{call: c, createdAt: createdAt.String})
 		last = &rowid
 	}

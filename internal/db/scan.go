@@ -1,6 +1,7 @@
 package db
 
 import (
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -24,5 +25,17 @@ func (t *textTime) Scan(v any) error {
 		return fmt.Errorf("%q is not a time in the form %s: %w", s, timeFormat, err)
 	}
 	*t = textTime(at)
+	return nil
+}
+
+// nullInt is an integer column that may be NULL (read as 0).
+type nullInt int64
+
+func (n *nullInt) Scan(v any) error {
+	var x sql.NullInt64
+	if err := x.Scan(v); err != nil {
+		return err
+	}
+	*n = nullInt(x.Int64)
 	return nil
 }

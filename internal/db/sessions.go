@@ -31,8 +31,15 @@ const (
 	selectRecordColumns = `id, title, metadata, ` + lineageStatus + ` AS status,
 		coalesce(parent_id, (SELECT p.id FROM sessions p WHERE p.successor_id = sessions.id ORDER BY p.rowid LIMIT 1)) AS parent_id,
 		coalesce(successor_id, (SELECT c.id FROM sessions c WHERE c.parent_id = sessions.id ORDER BY c.rowid LIMIT 1)) AS successor_id,
-		created_at, max(updated_at, coalesce(
-		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+		CASE WHEN created_at GLOB '` + timeGlob + `' THEN created_at ELSE '` + noTime + `' END AS created_at,
+		max(CASE WHEN updated_at GLOB '` + timeGlob + `' THEN updated_at ELSE '` + noTime + `' END, coalesce(
+		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id AND c.created_at GLOB '` + timeGlob + `' ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+	// timeGlob matches a time as formatTime writes it; a time column edited
+	// to anything else is read as noTime (the zero time) in a session's
+	// record, so that one bad value blocks neither the session nor a
+	// listing of sessions (fsck names it).
+	timeGlob      = `[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]Z`
+	noTime        = `0001-01-01T00:00:00.000000Z`
 	lineageStatus = `CASE WHEN sessions.successor_id IS NOT NULL OR EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = sessions.id)
 		THEN 'compacted' ELSE sessions.status END`
 )
@@ -107,10 +114,13 @@ func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, 
 		if rec, err = v.GetSession(ctx, id); err != nil {
 			return err
 		}
-		rec.Snapshot, err = v.snapshot(ctx, id)
+		if rec.Snapshot, err = v.snapshot(ctx, id); err != nil {
+			return err
+		}
+		rec.Log, err = logHead(ctx, v.q, id)
 		return err
 	})
-	return rec, err
+	return rec, damagedIfCorrupt(err)
 }
 
 // snapshot is the store a successor started from (nil for a session that

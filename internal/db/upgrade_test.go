@@ -1,17 +1,23 @@
 package db_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/db"
+	"github.com/tasksessiond/tasksessiond/internal/replay"
+	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestRefusesANewerSchema(t *testing.T) {
@@ -62,7 +68,7 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, MaxBytes: fi.Size() * 3 / 2})
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "from schema 10 to 13 may grow it from")
+	assert.ErrorContains(t, err, "from schema 10 to 14 may grow it from")
 	assert.ErrorContains(t, err, "past --max-db-size")
 	var v int64
 	require.NoError(t, testutil.RawDB(t, path).QueryRow(`SELECT max(version_id) FROM goose_db_version`).Scan(&v))
@@ -75,10 +81,97 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	out := logs.String()
 	assert.Contains(t, out, "upgrading the database")
 	assert.Contains(t, out, "needsUpToBytes=")
-	assert.Contains(t, out, "msg=upgraded database="+path+" from=10 to=13 schema=11")
-	assert.Contains(t, out, "schema=13")
+	assert.Contains(t, out, "msg=upgraded database="+path+" from=10 to=14 schema=11")
+	assert.Contains(t, out, "schema=14")
 	assert.Contains(t, out, "upgrade done")
 	tasks, err := d.Tasks(ctx, "old")
 	require.NoError(t, err)
 	assert.Len(t, tasks, 2000)
+	// Its rows were chained by the upgrade: the load checks them.
+	l, err := replay.Session(ctx, d, "old", replay.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 2000, l.Store.Len())
+	assert.Equal(t, &tasksessiond.LogHead{Seq: 2000, Checksum: l.Session.Log.Checksum}, l.Session.Log)
+}
+
+func TestUpgradeChainsTheLogAsTheWriterDoes(t *testing.T) {
+	// Ensures migration 14 gives every row of a database logged before it
+	// (a successor's, chained to its snapshot, included) the checksum the
+	// writer gives it, and each session its head: a load then checks.
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	for _, id := range []string{"old"} {
+		_, err := m.Create(ctx, wire.CreateSession{SessionID: id})
+		require.NoError(t, err)
+	}
+	do := func(id, name, args string) {
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: name, Arguments: []byte(args), CallID: id + args})
+		require.NoError(t, err)
+	}
+	do("old", "TaskCreate", `{"subject":"a","description":"d"}`)
+	do("old", "TaskCreate", `{"subject":"b"}`)
+	do("old", "TaskUpdate", `{"taskid":1,"status":"completed"}`)
+	_, err := m.Compact(ctx, wire.Compact{SessionID: "old", NewSessionID: "new"})
+	require.NoError(t, err)
+	do("new", "TaskCreate", `{"subject":"c"}`)
+	require.NoError(t, d.Close())
+	dump := func() string {
+		var out string
+		rows, err := testutil.RawDB(t, path).Query(`SELECT session_id, seq, checksum FROM tool_calls ORDER BY 1, 2`)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var seq, sum int64
+			require.NoError(t, rows.Scan(&id, &seq, &sum))
+			out += fmt.Sprintf("%s/%d %d\n", id, seq, sum)
+		}
+		return out
+	}
+	written := dump()
+	raw := testutil.RawDB(t, path)
+	_, err = raw.Exec(`DELETE FROM goose_db_version WHERE version_id = 14; DROP TABLE log_heads; ALTER TABLE tool_calls DROP COLUMN checksum;`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	d = testutil.MustOpenDBAt(t, path)
+	assert.Equal(t, written, dump(), "the upgrade chains as the writer did")
+	for _, id := range []string{"old", "new"} {
+		_, err := replay.Session(ctx, d, id, replay.Options{})
+		assert.NoError(t, err, id)
+	}
+}
+
+func TestGroupCommitWritesEveryHead(t *testing.T) {
+	// Ensures the heads of many sessions committed in one group (written a
+	// few statements at a time) are each their log's last row: every
+	// session then loads, its chain checked.
+	d := testutil.MustOpenDB(t)
+	const sessions, calls = 80, 20
+	for i := range sessions {
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: fmt.Sprint("s", i)}))
+	}
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var prev int64
+			for seq := int64(1); seq <= calls; seq++ {
+				a := []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: fmt.Sprint("s", i), Seq: seq, Name: "TaskList",
+					Arguments: json.RawMessage(`{}`), Result: json.RawMessage(`{}`)}, Prev: prev}}
+				if !assert.NoError(t, d.AppendCalls(ctx, a)) {
+					return
+				}
+				prev = a[0].Call.Checksum
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range sessions {
+		l, err := replay.Session(ctx, d, fmt.Sprint("s", i), replay.Options{})
+		require.NoError(t, err)
+		assert.Equal(t, int64(calls), l.Session.Log.Seq)
+	}
 }

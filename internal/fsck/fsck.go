@@ -55,12 +55,18 @@ type Report struct {
 	// Views are the schema's views that are missing or not as defined.
 	Views    []string  `json:"views,omitempty"`
 	Sessions []Session `json:"sessions"`
+	// Foreign are schema objects the schema does not define (a trigger,
+	// a view, an index), each with the statement that drops it.
+	Foreign []string `json:"foreign,omitempty"`
 	// Orphans are log rows of sessions that do not exist.
 	Orphans []string `json:"orphans,omitempty"`
 	// Unreadable says which rows of the log SQLite could not read (a
 	// malformed page), and whose they were.
 	Unreadable []string `json:"unreadable,omitempty"`
-	Problems   int      `json:"problems"`
+	// Strays are, by table, rows beside the log naming sessions that do
+	// not exist (a snapshot whose session_id was edited, say).
+	Strays   []string `json:"strays,omitempty"`
+	Problems int      `json:"problems"`
 	// fixes are, by session, the rows whose change columns disagree with
 	// their replay, as the replay gives them.
 	fixes map[string][]tasksessiond.Append
@@ -101,11 +107,23 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		if err != nil {
 			return err
 		}
+		foreign, err := view.ForeignObjects(ctx)
+		if err != nil {
+			return err
+		}
 		if r, err = check(ctx, view, ids); err != nil {
 			return err
 		}
 		r.Integrity, r.Indexes, r.Views = integrity, indexes, views
-		r.Problems += len(integrity) + len(indexes) + len(views)
+		for _, f := range foreign {
+			r.Foreign = append(r.Foreign, f.String())
+		}
+		strays, err := view.StrayRows(ctx)
+		if err != nil {
+			return err
+		}
+		r.Strays = strays
+		r.Problems += len(integrity) + len(indexes) + len(views) + len(foreign) + len(strays)
 		return nil
 	})
 	return r, err
@@ -134,6 +152,8 @@ type Repaired struct {
 	Views []string `json:"views,omitempty"`
 	// Left are the sessions whose log is damaged, left as they were.
 	Left []string `json:"left,omitempty"`
+	// NoReindex says why the indexes were not rebuilt ("" when they were).
+	NoReindex string `json:"noReindex,omitempty"`
 }
 
 // Repair rebuilds what is derived from the log, on a database opened for
@@ -156,9 +176,12 @@ func Repair(ctx context.Context, d *db.DB) (Report, Repaired, error) {
 		// last record of whose they were.
 		return r, done, fmt.Errorf("%s; repair changes nothing of a file SQLite cannot read whole", strings.Join(r.Unreadable, "; "))
 	}
-	// The indexes first: the tasks view reads through one.
-	if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
-		return r, done, err
+	// The indexes first (the tasks view reads through one), and only
+	// from rows that checked.
+	if done.NoReindex = reindexUnsafe(r); done.NoReindex == "" {
+		if done.Indexes, err = d.RebuildIndexes(ctx); err != nil {
+			return r, done, err
+		}
 	}
 	if done.Views, err = d.RebuildViews(ctx); err != nil {
 		return r, done, err
@@ -188,6 +211,7 @@ type checking struct {
 	named    map[string][]string // by successor_id: who names a session as its successor
 	checkers map[string]*checker
 	cycles   map[string][]string // the lineage's cycles, by session (see cycleOf)
+	heads    map[string]tasksessiond.LogHead
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
@@ -195,8 +219,12 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	heads, err := d.LogHeads(ctx)
+	if err != nil {
+		return Report{}, err
+	}
 	c := &checking{lineage: make(map[string]db.Lineage, len(rows)), children: map[string][]string{}, named: map[string][]string{},
-		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}}
+		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}, heads: heads}
 	for _, l := range rows {
 		c.lineage[l.ID] = l
 		if l.ParentID != "" {
@@ -315,6 +343,7 @@ func (c *checking) lineageOf(k *checker) {
 	}
 	l := c.lineage[k.out.ID]
 	q := quote
+	k.badTime("its record", "created_at", l.CreatedAt, fmt.Sprintf("UPDATE sessions SET created_at = '%s' WHERE id = %s", noTime, q(l.ID)))
 	if l.ParentID != "" {
 		p, ok := c.lineage[l.ParentID]
 		switch {
@@ -379,7 +408,7 @@ func (c *checking) snapshotOf(k *checker) {
 		if p.afterSeal > 0 {
 			hint = fmt.Sprintf("%s has %d rows logged after it was made, which it never got", parent, p.afterSeal)
 		}
-		k.problem(true, "its snapshot differs from its parent %s's log replayed: %s (%s); it serves its snapshot, and repair changes nothing of it: restore a backup to go back", parent, diff, hint)
+		k.problem(true, "its snapshot differs from its parent %s's log replayed: %s (%s); repair changes nothing of it: restore a backup to go back", parent, diff, hint)
 	}
 }
 
@@ -441,10 +470,15 @@ type checker struct {
 	// afterSeal counts rows stamped later than its successor was made.
 	afterSeal int
 	sealedAt  string // its successor's created_at
+	// chain checks the log's checksums as the daemon does; chainBroken
+	// once it has failed.
+	chain       *tasksessiond.ChainCheck
+	chainBroken bool
 }
 
 func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
-	k := &checker{c: c, out: Session{ID: id}, st: store.New(), nextSeq: 1}
+	k := &checker{c: c, out: Session{ID: id}, st: store.New(), nextSeq: 1,
+		chain: &tasksessiond.ChainCheck{SessionID: id, Head: c.heads[id]}}
 	c.checkers[id] = k
 	if kids := c.children[id]; len(kids) > 0 {
 		k.sealedAt = c.lineage[kids[0]].CreatedAt
@@ -464,6 +498,7 @@ func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
 		l := digest(snap.Tasks, snap.NextTaskid)
 		k.snap = &l
 	}
+	k.chain.Start = tasksessiond.ChainStart(snap)
 	switch {
 	case snap != nil:
 		if k.st, err = store.Restore(*snap); err != nil {
@@ -484,6 +519,8 @@ func (k *checker) problem(inLog bool, format string, args ...any) {
 
 func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 	k.out.Rows++
+	k.chainRow(row)
+	k.rowTime(row, createdAt)
 	if row.Seq != k.nextSeq {
 		k.problem(true, "log has seq %d where %d was expected (a row deleted or renumbered)", row.Seq, k.nextSeq)
 	}
@@ -515,7 +552,7 @@ func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 		agrees = false
 	case step.Divergence != nil:
 		k.problem(false, "replay diverges at %s (its change columns: tasksessiond fsck --repair rewrites them)", step.Divergence)
-	case !row.Change.Equal(want):
+	case !row.Change.Equal(want) && !nullsOver(row.Change, want):
 		k.problem(false, "seq %d: its change columns hold %s, its arguments replay to %s (tasksessiond fsck --repair rewrites them)",
 			row.Seq, describe(row.Change), describe(want))
 	}
@@ -526,7 +563,12 @@ func (k *checker) row(row *tasksessiond.Call, createdAt string) {
 		}
 	}
 	if !row.Change.Equal(want) {
-		k.fixes = append(k.fixes, fix)
+		if nullsOver(row.Change, want) {
+			k.problem(false, "seq %d: its change columns hold %s, its arguments replay to %s; repair leaves them as they are, as it writes no NULL over a value (the daemon reads the arguments, not these)",
+				row.Seq, describe(row.Change), describe(want))
+		} else {
+			k.fixes = append(k.fixes, fix)
+		}
 		agrees = false
 	}
 	if agrees {
@@ -573,6 +615,7 @@ func checkResult(result json.RawMessage, t tasksessiond.Task) string {
 // finish compares what is read beside the log with the replay. Errors
 // reading it are problems too: fsck goes on.
 func (k *checker) finish(ctx context.Context, d *db.DB) {
+	k.chainEnd()
 	k.out.Tasks = k.st.Len()
 	if k.broken {
 		k.st = nil

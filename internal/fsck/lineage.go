@@ -131,5 +131,3 @@ func (c *checking) findCycles() map[string][]string {
 	}
 	return cycles
 }
-
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -23,7 +23,8 @@ type Loaded struct {
 // Options tune Session.
 type Options struct {
 	// Each, when not nil, sees every row after it is applied; the row's
-	// bytes are valid only during that call.
+	// bytes are valid only during that call, and its Result is kept for
+	// the forced TaskList only.
 	Each func(*tasksessiond.Call)
 	// CheckAll compares every write's recorded task, not only the creates'.
 	CheckAll bool
@@ -59,7 +60,7 @@ func Session(ctx context.Context, d tasksessiond.Source, id string, o Options) (
 	read := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		read <- readBatches(ctx, d, id, batches)
+		read <- readBatches(ctx, d, rec, batches)
 	}()
 	for batch := range batches {
 		for i := range batch {
@@ -91,8 +92,16 @@ func lineage(rec tasksessiond.Session) error {
 const readBatch = 256
 
 // readBatches sends a session's log to out in batches, each row's bytes
-// copied out of the driver's buffers.
-func readBatches(ctx context.Context, d tasksessiond.Source, id string, out chan<- []tasksessiond.Call) error {
+// copied out of the driver's buffers, having checked each row's checksum
+// (when the storage keeps a chain): the log is trusted only once it
+// checks, so a row that fails stops the load, and the rows sent before it
+// are discarded with the session.
+func readBatches(ctx context.Context, d tasksessiond.Source, rec tasksessiond.Session, out chan<- []tasksessiond.Call) error {
+	id := rec.ID
+	var chain *tasksessiond.ChainCheck
+	if rec.Log != nil {
+		chain = &tasksessiond.ChainCheck{SessionID: id, Head: *rec.Log, Start: tasksessiond.ChainStart(rec.Snapshot)}
+	}
 	batch := make([]tasksessiond.Call, 0, readBatch)
 	send := func() error {
 		select {
@@ -104,15 +113,26 @@ func readBatches(ctx context.Context, d tasksessiond.Source, id string, out chan
 		}
 	}
 	err := d.EachCall(ctx, id, func(row *tasksessiond.Call) error {
+		if chain != nil {
+			if err := chain.Row(row); err != nil {
+				return err
+			}
+		}
 		c := *row
 		c.Arguments = bytes.Clone(row.Arguments)
-		c.Result = bytes.Clone(row.Result)
+		c.Result = nil
+		if row.Forced { // replay needs no other result
+			c.Result = bytes.Clone(row.Result)
+		}
 		batch = append(batch, c)
 		if len(batch) < readBatch {
 			return nil
 		}
 		return send()
 	})
+	if err == nil && chain != nil {
+		err = chain.End()
+	}
 	if err == nil && len(batch) > 0 {
 		err = send()
 	}

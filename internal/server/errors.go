@@ -19,6 +19,7 @@ var codes = map[tasksessiond.Kind]int64{
 	tasksessiond.KindConflict:    wire.CodeCallIDConflict,
 	tasksessiond.KindLeased:      wire.CodeSessionLeased,
 	tasksessiond.KindUnavailable: wire.CodeStorageUnavailable,
+	tasksessiond.KindDamaged:     wire.CodeSessionDamaged,
 	tasksessiond.KindInternal:    wire.CodeInternal,
 }
 
@@ -42,7 +43,7 @@ func wireError(err error) (e *jsonrpc.Error, internal bool) {
 		case de.Kind == tasksessiond.KindLeased && de.Lease != nil:
 			e.Data = wire.LeasedData{Owner: de.Lease.Owner, ExpiresAt: de.Lease.ExpiresAt}
 		}
-		return e, code == wire.CodeInternal || code == wire.CodeStorageUnavailable
+		return e, code == wire.CodeInternal || code == wire.CodeStorageUnavailable || code == wire.CodeSessionDamaged
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return jsonrpc.Errorf(wire.CodeInternal, "request cancelled: %v", err), false

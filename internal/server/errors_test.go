@@ -19,7 +19,7 @@ func TestWireError(t *testing.T) {
 	want := map[tasksessiond.Kind]int64{
 		tasksessiond.KindInvalid: -32602, tasksessiond.KindNotFound: -32001, tasksessiond.KindSealed: -32002,
 		tasksessiond.KindConflict: -32003, tasksessiond.KindUnavailable: -32004, tasksessiond.KindExists: -32005,
-		tasksessiond.KindLeased: -32006, tasksessiond.KindInternal: -32603,
+		tasksessiond.KindLeased: -32006, tasksessiond.KindDamaged: -32007, tasksessiond.KindInternal: -32603,
 	}
 	assert.Len(t, codes, len(want), "every kind is in the table")
 	lease := &tasksessiond.LeaseHeldError{SessionID: "s", Owner: "o", ExpiresAt: time.Unix(1, 0)}

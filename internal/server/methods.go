@@ -135,7 +135,7 @@ func (s *Server) daemonStatus(ctx context.Context, _ struct{}) (wire.DaemonStatu
 	up := s.mgr.Uptime()
 	out := wire.DaemonStatus{Version: s.cfg.Version, Uptime: up.Round(1e6).String(), UptimeSeconds: up.Seconds(),
 		Database: s.cfg.Database, Socket: s.cfg.Socket, PID: s.pid, CallsServed: st.CallsServed,
-		WAL: st.WAL, Fleet: st.Fleet, Problem: st.Problem}
+		WAL: st.WAL, Fleet: st.Fleet, Problem: st.Problem, Refused: st.Refused}
 	out.Sessions.Loaded, out.Sessions.Total = st.Loaded, st.Total
 	return out, nil
 }

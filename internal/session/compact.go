@@ -76,7 +76,7 @@ func (m *Manager) Compact(ctx context.Context, p wire.Compact) (wire.Compacted, 
 		m.log.Error("compacted, but the successor's snapshot does not restore in memory; it will be loaded from the database",
 			slog.String(keySession, s.id), slog.String("successor", plan.New.ID), slog.Any("err", err))
 	} else {
-		m.adopt(&session{id: plan.New.ID, clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2,
+		m.adopt(&session{id: plan.New.ID, clock: m.now, loaded: true, rec: *plan.New, st: succ, nextSeq: 2, lastSum: plan.Forced.Call.Checksum,
 			callIDs: map[string]int64{plan.Forced.Call.CallID: plan.Forced.Call.Seq}, forced: &plan.Forced.Call,
 			ancestors: append([]string{s.id}, s.ancestors...)})
 	}

@@ -32,7 +32,24 @@ func unavailable(what string, err error) *tasksessiond.Error {
 
 // damaged is a session the database holds in a state that contradicts
 // itself (edited by hand, say): not storage failing, and not retried away.
+// A log that fails its chain is named as the chain check words it.
 func damaged(what string, err error) *tasksessiond.Error {
-	return &tasksessiond.Error{Kind: tasksessiond.KindInternal, Err: err,
+	var broken *tasksessiond.BrokenLogError
+	if errors.As(err, &broken) {
+		return &tasksessiond.Error{Kind: tasksessiond.KindDamaged, Err: err, Message: broken.Error() + "; nothing was changed"}
+	}
+	return &tasksessiond.Error{Kind: tasksessiond.KindDamaged, Err: err,
 		Message: what + ": the database is damaged (" + err.Error() + "); nothing was changed: tasksessiond fsck says what is wrong and what to do"}
+}
+
+// refuse records that id was refused as damaged, for daemon/status, and
+// returns e.
+func (m *Manager) refuse(id string, e *tasksessiond.Error) *tasksessiond.Error {
+	m.mu.Lock()
+	if m.refused == nil {
+		m.refused = map[string]string{}
+	}
+	m.refused[id] = e.Message
+	m.mu.Unlock()
+	return e
 }

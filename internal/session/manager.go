@@ -42,7 +42,8 @@ type Manager struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	total    int // sessions in the database; -1 until first counted
+	total    int               // sessions in the database; -1 until first counted
+	refused  map[string]string // sessions last refused as damaged, with why
 
 	calls atomic.Int64
 
@@ -63,6 +64,7 @@ type session struct {
 	rec     tasksessiond.Session
 	st      *store.Store
 	nextSeq int64
+	lastSum int64            // the checksum of row nextSeq-1, which the next row chains to
 	callIDs map[string]int64 // callId → seq: exactly-once is kept here, rebuilt on load
 	// ancestors are the sessions this one was compacted from, newest
 	// first: a callId this session has not seen is looked up in their
@@ -154,7 +156,7 @@ func (m *Manager) loadOrDrop(ctx context.Context, s *session) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m.log.Error("replay panicked", slog.String(keySession, s.id), slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
-			err = damaged("session "+s.id+" cannot be replayed", fmt.Errorf("%v", r))
+			err = m.refuse(s.id, damaged("session "+s.id+" cannot be replayed", fmt.Errorf("%v", r)))
 		}
 		if err != nil {
 			m.drop(s)
@@ -212,7 +214,7 @@ func (m *Manager) load(ctx context.Context, s *session) error {
 // fill rebuilds s from src: its snapshot and its log replayed.
 func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source) error {
 	s.callIDs = make(map[string]int64)
-	s.forced = nil
+	s.forced, s.lastSum = nil, 0
 	var last int64
 	each := func(row *tasksessiond.Call) {
 		if row.CallID != "" {
@@ -224,7 +226,7 @@ func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source)
 			forced.Arguments = json.RawMessage("{}")
 			s.forced = &forced
 		}
-		last = row.Seq
+		last, s.lastSum = row.Seq, row.Checksum
 	}
 	// The log is the truth: a session is its snapshot and its log replayed.
 	l, err := replay.Session(ctx, src, s.id, replay.Options{Each: each})
@@ -232,12 +234,15 @@ func (m *Manager) fill(ctx context.Context, s *session, src tasksessiond.Source)
 	case errors.Is(err, tasksessiond.ErrNotFound):
 		return tasksessiond.Errorf(tasksessiond.KindNotFound, "session %q not found: create it with sessions/create, or check the id with sessions/list", s.id)
 	case errors.Is(err, replay.ErrSnapshot):
-		return damaged("session "+s.id+" has a corrupt snapshot", err)
+		return m.refuse(s.id, damaged("session "+s.id+" has a corrupt snapshot", err))
 	case errors.Is(err, tasksessiond.ErrDamaged):
-		return damaged("session "+s.id+" cannot be served", err)
+		return m.refuse(s.id, damaged("session "+s.id+" cannot be served", err))
 	case err != nil:
 		return unavailable("loading session "+s.id, err)
 	}
+	m.mu.Lock()
+	delete(m.refused, s.id)
+	m.mu.Unlock()
 	report := l.Report
 	s.nextSeq = last + 1
 	for _, d := range report.Divergences {
@@ -518,12 +523,18 @@ func (m *Manager) write(ctx context.Context, s *session, p wire.ToolCall, call t
 		Arguments: args, IsError: res.IsError, Result: stored}, changed)
 	// Once applied in memory the row must be committed or the session
 	// dropped; a client hanging up must not cancel that half-way.
+	row.Prev = s.lastSum
 	rows := []tasksessiond.Append{row}
 	if err := m.db.AppendCalls(context.WithoutCancel(ctx), rows); err != nil {
 		if isLeaseError(err) {
 			// Whatever the call, a lost lease means memory may be stale.
 			m.lose(s, err)
 			return nil, unavailable(p.Name, err)
+		}
+		if errors.Is(err, tasksessiond.ErrDamaged) {
+			// The log changed under the daemon: memory is no longer its replay.
+			m.drop(s)
+			return nil, m.refuse(s.id, damaged("session "+s.id+" cannot be served", err))
 		}
 		if changed == nil && m.leases == nil {
 			// A failed call changed nothing, so memory still equals the
@@ -565,7 +576,7 @@ func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksession
 		t := *changed
 		m.notify(wire.Event{SessionID: s.id, Seq: row.Seq, Op: op, Task: &t})
 	}
-	s.nextSeq = row.Seq + 1
+	s.nextSeq, s.lastSum = row.Seq+1, row.Checksum
 	if row.CallID != "" {
 		s.callIDs[row.CallID] = row.Seq
 	}
@@ -580,6 +591,9 @@ func (m *Manager) logged(s *session, row tasksessiond.Call, changed *tasksession
 // a conflict when the callId was used for a different call.
 func (m *Manager) recorded(ctx context.Context, session, name string, args json.RawMessage, callID string, seq int64) (json.RawMessage, error) {
 	row, err := m.db.CallBySeq(ctx, session, seq)
+	if errors.Is(err, tasksessiond.ErrDamaged) {
+		return nil, m.refuse(session, damaged("session "+session+" cannot be served", err))
+	}
 	if err != nil {
 		return nil, unavailable("looking up callId "+callID, err)
 	}

@@ -123,6 +123,7 @@ func TestResumeSkipsPlantedRows(t *testing.T) {
 			id, seq+2, row.name, row.args, row.isError)
 		require.NoError(t, err)
 	}
+	testutil.Rechain(t, raw, id)
 
 	got, err := session.NewManager(d, nil).Resume(ctx, id)
 	require.NoError(t, err)

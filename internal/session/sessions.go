@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -113,6 +114,14 @@ func (m *Manager) List(ctx context.Context, p tasksessiond.ListFilter) ([]taskse
 	out := make([]tasksessiond.Session, 0, len(recs))
 	for _, rec := range recs {
 		c, err := m.counts(ctx, rec.ID)
+		if tasksessiond.KindOf(err) == tasksessiond.KindDamaged {
+			// Listed, saying why it is refused: one session's damage
+			// never hides the others.
+			rec = info(rec, tasksessiond.Counts{})
+			rec.Refused = err.(*tasksessiond.Error).Message
+			out = append(out, rec)
+			continue
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -267,6 +276,9 @@ func (m *Manager) Replay(ctx context.Context, p wire.ReplaySession) (wire.Resume
 		}
 	}
 	s.nextSeq = int64(len(rows) + 1)
+	if len(rows) > 0 {
+		s.lastSum = rows[len(rows)-1].Call.Checksum
+	}
 	for _, r := range rows {
 		if r.Call.CallID != "" {
 			s.callIDs[r.Call.CallID] = r.Call.Seq
@@ -284,6 +296,9 @@ type Stats struct {
 	WAL         *tasksessiond.WAL `json:"wal,omitempty"`
 	Fleet       *wire.FleetStatus `json:"fleet,omitempty"`
 	Problem     string            `json:"problem,omitempty"`
+	// Refused are the sessions refused as damaged since the daemon
+	// started (and not loaded since), by id, with why.
+	Refused []wire.RefusedSession `json:"refused,omitempty"`
 }
 
 // Stats counts loaded and stored sessions. The stored count is read from the
@@ -317,6 +332,10 @@ func (m *Manager) Stats(ctx context.Context) (Stats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st.Loaded, st.Total, st.Problem = len(m.sessions), m.total, m.db.Problem()
+	for id, why := range m.refused {
+		st.Refused = append(st.Refused, wire.RefusedSession{ID: id, Reason: why})
+	}
+	slices.SortFunc(st.Refused, func(a, b wire.RefusedSession) int { return strings.Compare(a.ID, b.ID) })
 	return st, nil
 }
 

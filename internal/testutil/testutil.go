@@ -165,3 +165,29 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Rechain recomputes the checksums of session's log and its head, as a
+// deliberate edit that recomputes every checksum would (out of what the
+// chain detects): for tests that plant rows to exercise replay itself.
+func Rechain(tb testing.TB, raw *sql.DB, session string) {
+	tb.Helper()
+	_, err := raw.Exec(`
+		WITH RECURSIVE chain(session_id, seq, checksum) AS (
+			SELECT session_id, seq, tsd_checksum(coalesce((SELECT tsd_snapshot_sum(b.next_taskid, (SELECT json_group_array(json_array(x.taskid, x.status, x.subject, x.description))
+            FROM (SELECT * FROM snapshot_tasks st WHERE st.session_id = b.session_id ORDER BY st.taskid) x))
+        FROM snapshots b WHERE b.session_id = tool_calls.session_id), 0),
+				session_id, seq, call_id, name, arguments, is_error, result, forced)
+			FROM tool_calls WHERE session_id = ?1 AND seq = 1
+			UNION ALL
+			SELECT t.session_id, t.seq, tsd_checksum(chain.checksum, t.session_id, t.seq, t.call_id, t.name, t.arguments, t.is_error, t.result, t.forced)
+			FROM chain JOIN tool_calls t ON t.session_id = chain.session_id AND t.seq = chain.seq + 1
+		)
+		UPDATE tool_calls SET checksum = chain.checksum FROM chain
+		WHERE tool_calls.session_id = chain.session_id AND tool_calls.seq = chain.seq;
+		DELETE FROM log_heads WHERE session_id = ?1;
+		INSERT INTO log_heads (session_id, seq, checksum)
+		SELECT session_id, seq, checksum FROM tool_calls WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1;`, session)
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
