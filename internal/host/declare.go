@@ -102,16 +102,20 @@ func ownFile(p *Plan, o Options, e Entry) error {
 		return Refuse(e.File, err)
 	}
 	c := config.Change{Path: e.File, Old: old, New: e.Value.([]byte), Mode: 0o644, NoBackup: true}
+	what := "the plugin"
+	if e.Kind == OwnHookFile {
+		what = "the hooks file"
+	}
 	switch {
 	case o.Uninstall || o.NoHook && e.Kind == OwnHookFile:
 		c.New = nil
 		if old != nil {
-			p.Step("remove the plugin %s", e.File)
+			p.Step("remove %s %s", what, e.File)
 		}
 	case old == nil:
-		p.Step("install the plugin %s", e.File)
+		p.Step("install %s %s", what, e.File)
 	case !bytes.Equal(old, c.New):
-		p.Step("update the plugin %s", e.File)
+		p.Step("update %s %s", what, e.File)
 	default:
 		c.New = old
 	}
