@@ -35,6 +35,9 @@ const (
 	// OwnFile is a whole file of setup's (Value: its bytes, Path nil),
 	// put there or brought up to date; uninstall removes it.
 	OwnFile
+	// OwnHookFile is a whole file of setup's hooks, as OwnFile; --no-hook
+	// removes it too.
+	OwnHookFile
 )
 
 // Entry is one thing setup puts in one of a host's files.
@@ -72,7 +75,7 @@ func (p *Plan) Declare(o Options, entries []Entry) error {
 				mine = append(mine, e)
 			}
 		}
-		if mine[0].Kind == OwnFile {
+		if k := mine[0].Kind; k == OwnFile || k == OwnHookFile {
 			if err := ownFile(p, o, mine[0]); err != nil {
 				return err
 			}
@@ -99,16 +102,20 @@ func ownFile(p *Plan, o Options, e Entry) error {
 		return Refuse(e.File, err)
 	}
 	c := config.Change{Path: e.File, Old: old, New: e.Value.([]byte), Mode: 0o644, NoBackup: true}
+	what := "the plugin"
+	if e.Kind == OwnHookFile {
+		what = "the hooks file"
+	}
 	switch {
-	case o.Uninstall:
+	case o.Uninstall || o.NoHook && e.Kind == OwnHookFile:
 		c.New = nil
 		if old != nil {
-			p.Step("remove the plugin %s", e.File)
+			p.Step("remove %s %s", what, e.File)
 		}
 	case old == nil:
-		p.Step("install the plugin %s", e.File)
+		p.Step("install %s %s", what, e.File)
 	case !bytes.Equal(old, c.New):
-		p.Step("update the plugin %s", e.File)
+		p.Step("update %s %s", what, e.File)
 	default:
 		c.New = old
 	}
@@ -122,7 +129,7 @@ func apply(p *Plan, d *config.Doc, h Host, o Options, e Entry) error {
 	switch e.Kind {
 	case OwnServer:
 		if take {
-			return RemoveServer(p, d, e.File, e.Path, o.Bin)
+			return RemoveServer(p, d, e.File, e.Path, e.Value.(Server))
 		}
 		return SetServer(p, d, e.File, e.Path, e.Value.(Server))
 	case OwnHook:

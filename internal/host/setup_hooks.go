@@ -180,8 +180,21 @@ func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 	return true
 }
 
-// serverMembers are the members setup writes in a JSON host's server.
-var serverMembers = []string{"type", "trust"}
+// members are the members setup writes in a server beside its command,
+// args and env: the host's shape (Claude Code's type, Gemini CLI's trust,
+// Copilot CLI's type and tools).
+func (s Server) members() []string {
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	var out []string
+	for k := range m {
+		if k != "command" && k != "args" && k != "env" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // SetServer makes the MCP server at path (["mcpServers", "tasks"]) hold
 // entry, saying what it added or replaced; a server of the user's there
@@ -189,7 +202,7 @@ var serverMembers = []string{"type", "trust"}
 func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
 	var old map[string]any
 	had := doc.Get(path, &old)
-	if had && !SetupsServer(old, entry.Command, serverMembers...) {
+	if had && !SetupsServer(old, entry.Command, entry.members()...) {
 		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(commandLine(old["command"], toStrings(old["args"]))...))
 	}
 	before := raw(doc, path)
@@ -209,9 +222,10 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	return nil
 }
 
-// RemoveServer deletes the MCP server at path when setup wrote it (a
-// server of the user's under that name is left alone).
-func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin string) error {
+// RemoveServer deletes the MCP server at path when setup wrote it (entry's
+// shape; a server of the user's under that name is left alone).
+func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
+	bin := entry.Command
 	var old map[string]any
 	if !doc.Get(path, &old) {
 		return nil
@@ -220,7 +234,7 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 	if err != nil {
 		return err
 	}
-	if !SetupsServer(old, bin, serverMembers...) {
+	if !SetupsServer(old, bin, entry.members()...) {
 		if i, _ := p.find(where, path, isUnder); i >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
 			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(commandLine(old["command"], toStrings(old["args"]))...))
 		}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -51,95 +50,40 @@ const ownTodos = "Copilot CLI's own to-do list is a todos table of its built-in 
 	"only starting it with --excluded-tools sql removes it (and the sql tool with it). For one list, ours: " +
 	"alias copilot='copilot --excluded-tools sql'"
 
-// Plan sets up the MCP server "tasks" (every tool allowed) in the MCP
-// config, and the hooks (sessionStart, userPromptSubmitted, preCompact,
-// preMcpToolCall) in a hooks file of setup's own.
-func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := host.NewPlan(h, o)
-	mcpPath, hooksPath := files(o)
-	serverPath := []string{"mcpServers", Server}
-	_, err := host.EditJSON(p, mcpPath, config.JSONComments, func(d *config.Doc) error {
-		if o.Uninstall {
-			return host.RemoveServer(p, d, mcpPath, serverPath, o.Bin)
-		}
-		return host.SetServer(p, d, mcpPath, serverPath,
-			host.Server{Type: "local", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Tools: []string{"*"}})
-	})
-	if err != nil {
-		return nil, err
-	}
-	command := host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
-	entry := map[string]any{"type": "command", "bash": command, "timeoutSec": hookTimeout}
-	want, err := json.Marshal(entry)
-	if err != nil {
-		return nil, err
-	}
-	hooksDoc, err := host.EditJSON(p, hooksPath, config.JSONComments, func(d *config.Doc) error {
-		// A hook is setup's by what it runs ("tasksessiond hook copilot",
-		// any binary): an earlier setup's goes, the one wanted stays.
-		for _, ev := range HookEvents {
-			path := []string{"hooks", ev}
-			keep := o.Uninstall || o.NoHook
-			n := d.RemoveIf(path, 0, func(raw []byte) bool {
-				var e struct {
-					Bash string `json:"bash"`
-				}
-				if json.Unmarshal(raw, &e) != nil || !host.RunsTasksessiond(host.Words(e.Bash), o.Bin, "hook", h.Name()) {
-					return false
-				}
-				return keep || !sameJSON(raw, want)
-			})
-			if keep {
-				if n > 0 {
-					p.Step("remove the %s hook from %s", ev, hooksPath)
-				}
-				continue
-			}
-			var had []json.RawMessage
-			d.Get(path, &had)
-			if err := d.Append(path, entry); err != nil {
-				return err
-			}
-			var now []json.RawMessage
-			if d.Get(path, &now); len(now) != len(had) {
-				p.Step("add the %s hook (%s) to %s", ev, command, hooksPath)
-			}
-		}
-		var hooks map[string]json.RawMessage
-		d.Get([]string{"hooks"}, &hooks)
-		if len(hooks) == 0 {
-			// None left of anyone's: the file's version goes with them.
-			d.Delete([]string{"hooks"}, 0)
-			d.Delete([]string{"version"}, 0)
-			return nil
-		}
-		var v json.RawMessage
-		if !d.Get([]string{"version"}, &v) {
-			return d.Set([]string{"version"}, 1)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if c := &p.Changes[len(p.Changes)-1]; c.Path == hooksPath && hooksDoc.IsEmpty() && c.New != nil {
-		// The file is setup's own (its name says so): left empty, it
-		// goes, whichever setup made it.
-		c.New = nil
-	}
-	if !o.Uninstall {
-		p.Note("%s", ownTodos)
-	}
-	return p, nil
+// hooksFile is the hooks file's content: Copilot CLI reads every file in
+// its hooks directory, and this one, named for tasksessiond, is setup's
+// whole.
+type hooksFile struct {
+	Version int                         `json:"version"`
+	Hooks   map[string][]map[string]any `json:"hooks"`
 }
 
-// sameJSON reports whether two JSON values are equal.
-func sameJSON(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
+// entries are Copilot CLI's setup: the MCP server "tasks" (every tool
+// allowed) in the MCP config (comments allowed), and the hooks
+// (sessionStart, userPromptSubmitted, preCompact, preMcpToolCall,
+// postToolUse) in a hooks file of setup's own.
+func (h Host) entries(o host.Options) []host.Entry {
+	mcpPath, hooksPath := files(o)
+	hook := map[string]any{"type": "command", "bash": host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...), "timeoutSec": hookTimeout}
+	hooks := hooksFile{Version: 1, Hooks: map[string][]map[string]any{}}
+	for _, ev := range HookEvents {
+		hooks.Hooks[ev] = []map[string]any{hook}
 	}
-	return reflect.DeepEqual(x, y)
+	b, _ := json.MarshalIndent(hooks, "", "  ")
+	return []host.Entry{
+		{File: mcpPath, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
+			Value: host.Server{Type: "local", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Tools: []string{"*"}}},
+		{File: hooksPath, Kind: host.OwnHookFile, Value: append(b, '\n')},
+	}
+}
+
+// Plan plans the entries.
+func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	p, err := host.Declared(h, o, h.entries(o))
+	if err == nil && !o.Uninstall {
+		p.Note("%s", ownTodos)
+	}
+	return p, err
 }
 
 // Check finds servers that run tasksessiond mcp under another name.

@@ -33,50 +33,28 @@ func (Host) Found(o host.Options) bool {
 	return err == nil
 }
 
-// Plan sets up, in settings.json (comments allowed), the MCP server
-// "tasks", trusted (its calls need no confirmation each), and the
-// SessionStart hook. Qwen Code's own todo_write is off unless
+// entries are Qwen Code's setup, all in settings.json (comments
+// allowed): the MCP server "tasks", trusted (its calls need no
+// confirmation each), and the SessionStart hook.
+func (h Host) entries(o host.Options) []host.Entry {
+	path := settingsFile(o)
+	es := []host.Entry{{File: path, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
+		Value: host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}}}
+	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...), "")
+	for _, ev := range hookEvents {
+		es = append(es, host.Entry{File: path, Dialect: config.JSONComments, Kind: host.OwnHook, Path: []string{"hooks", ev}, Value: hook})
+	}
+	return es
+}
+
+// Plan plans the entries. Qwen Code's own todo_write is off unless
 // tools.todoWrite.enabled: setup leaves it so and says so.
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := host.NewPlan(h, o)
-	path := settingsFile(o)
-	name := h.Name()
-	serverPath := []string{"mcpServers", Server}
-	hook := host.HookGroup(host.Command(append([]string{o.Bin}, o.HookArgs(name)...)...), "")
-	_, err := host.EditJSON(p, path, config.JSONComments, func(d *config.Doc) error {
-		if o.Uninstall {
-			if err := host.RemoveServer(p, d, path, serverPath, o.Bin); err != nil {
-				return err
-			}
-			for _, ev := range hookEvents {
-				if err := host.RemoveHooks(p, d, path, ev, o.Bin, name); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		entry := host.Server{Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Trust: true}
-		if err := host.SetServer(p, d, path, serverPath, entry); err != nil {
-			return err
-		}
-		for _, ev := range hookEvents {
-			set := func() error { return host.SetHook(p, d, path, ev, o.Bin, name, hook) }
-			if o.NoHook {
-				set = func() error { return host.RemoveHooks(p, d, path, ev, o.Bin, name) }
-			}
-			if err := set(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	p, err := host.Declared(h, o, h.entries(o))
+	if err == nil && !o.Uninstall {
+		p.Note("Qwen Code's own todo_write stays off (it is unless tools.todoWrite.enabled is true in %s): leave it so, and the model sees one list, ours", settingsFile(o))
 	}
-	if !o.Uninstall {
-		p.Note("Qwen Code's own todo_write stays off (it is unless tools.todoWrite.enabled is true in %s): leave it so, and the model sees one list, ours", path)
-	}
-	return p, nil
+	return p, err
 }
 
 // Check finds servers that run tasksessiond mcp under another name, and
