@@ -160,7 +160,7 @@ func (f *setupFlags) registerDoctor(fs *flag.FlagSet) {
 // "not found", whatever its files say.
 func checkHost(h host.Host, o host.Options, f setupFlags, named bool) hostReport {
 	r := hostReport{Name: h.Name(), Title: h.Title(), Problems: []doctorProblem{}}
-	d := host.Diagnose(h, o)
+	d := h.Diagnose(o)
 	if !named && !d.Installed {
 		r.Status = statusNotFound
 		return r

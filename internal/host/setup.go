@@ -24,9 +24,9 @@ type Installer interface {
 	// Check says what is wrong with the host's setup beyond what Plan
 	// would change (a server under another name, say).
 	Check(o Options) []Finding
-	// Found reports whether the host is on this machine (its command on
-	// PATH, or its configuration directory there).
-	Found(o Options) bool
+	// Doctor says whether the host is on this machine, and what beyond
+	// setup's files keeps it from using the tools (doctor.go).
+	Doctor
 }
 
 // Options say where and how a host is set up.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,15 +25,6 @@ func home(o host.Options) string {
 		return d
 	}
 	return filepath.Join(o.Home(), ".codex")
-}
-
-// Found reports whether Codex CLI is on PATH or has its home.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("codex"); err == nil {
-		return true
-	}
-	_, err := os.Stat(home(o))
-	return err == nil
 }
 
 // Plan sets up the MCP server "tasks" (its tools approved: no prompt per

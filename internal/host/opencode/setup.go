@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	plugin "github.com/tasksessiond/tasksessiond/contrib/opencode"
@@ -50,15 +49,6 @@ func configFiles(o host.Options) []string {
 		dir = o.Project
 	}
 	return []string{filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")}
-}
-
-// Found reports whether OpenCode is on PATH or has its config dir.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("opencode"); err == nil {
-		return true
-	}
-	_, err := os.Stat(configDir(o))
-	return err == nil
 }
 
 // Plan installs the plugin (OpenCode tells MCP servers nothing about the
