@@ -2,7 +2,9 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
@@ -35,7 +37,28 @@ const (
 	// OwnFile is a whole file of setup's (Value: its bytes, Path nil),
 	// put there or brought up to date; uninstall removes it.
 	OwnFile
+	// OwnBlock is a block of setup's own in a TOML file (Value: a
+	// Block, Path nil), between markers that name it; the rest of the
+	// file, the user's, is not touched. Uninstall removes it.
+	OwnBlock
 )
+
+// Block is what an OwnBlock holds. Which tables are setup's is said by
+// what they are, not by where they are: a host rewriting the file (Codex's
+// "codex mcp add") may move them out of the block, and a table of the
+// host's or the user's may land in it; either stays the other's.
+type Block struct {
+	Name  string // in its markers
+	Body  string // its tables ("" none: the block goes)
+	Holds string // what it holds, for people
+	// Server is the path of setup's MCP server in it (["mcp_servers",
+	// "tasks"]), with Members, what setup writes there beside command,
+	// args and env (SetupsServer): a server of the user's there is
+	// refused by name.
+	Server, Members []string
+	Tables          []string          // the headers of setup's other tables
+	Rename          map[string]string // the user's tables to rename (a position setup shifted)
+}
 
 // Entry is one thing setup puts in one of a host's files.
 type Entry struct {
@@ -72,8 +95,14 @@ func (p *Plan) Declare(o Options, entries []Entry) error {
 				mine = append(mine, e)
 			}
 		}
-		if mine[0].Kind == OwnFile {
+		switch mine[0].Kind {
+		case OwnFile:
 			if err := ownFile(p, o, mine[0]); err != nil {
+				return err
+			}
+			continue
+		case OwnBlock:
+			if err := ownBlock(p, o, mine[0].File, mine[0].Value.(Block)); err != nil {
 				return err
 			}
 			continue
@@ -142,4 +171,83 @@ func apply(p *Plan, d *config.Doc, h Host, o Options, e Entry) error {
 		}
 		return SetValue(p, d, e.File, e.Path, e.Value)
 	}
+}
+
+// ownBlock plans setup's block b in the TOML file at path: set to hold
+// b.Body or, with o.Uninstall, taken out, with setup's tables left outside
+// it (a file left empty that held only the block is removed).
+func ownBlock(p *Plan, o Options, path string, b Block) error {
+	body := b.Body
+	if o.Uninstall {
+		body = ""
+	}
+	old, err := config.Read(path)
+	if err != nil {
+		return Refuse(path, err)
+	}
+	if old != nil {
+		if err := config.CheckTOML(old); err != nil {
+			return Refuse(path, err)
+		}
+	}
+	server, setups := b.server(old, o.Bin)
+	if body != "" && server != nil && !setups {
+		return Refuse(path, fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(b.Server, "."), Command(commandLine(server["command"], toStrings(server["args"]))...)))
+	}
+	was := config.Block(old, b.Name)
+	ours := func(h string) bool {
+		s := strings.Join(b.Server, ".")
+		return setups && (h == s || strings.HasPrefix(h, s+".")) || slices.Contains(b.Tables, h)
+	}
+	stripped, _ := config.RemoveBlock(old, b.Name, ours)
+	return p.EditFile(path, old, FileEdit{
+		Empty: old != nil && len(bytes.TrimSpace(old)) == 0,
+		SetUp: was != "" || !bytes.Equal(stripped, old),
+		Check: config.CheckTOML,
+		// a block of setup's (each is named tasksessiond …) keeps the
+		// record of the file
+		Ours: func(newb []byte) bool { return bytes.Contains(newb, []byte("# >>> tasksessiond")) },
+		Edit: func() ([]byte, bool, error) {
+			var newb []byte
+			var err error
+			if body == "" {
+				newb, err = config.RemoveBlock(old, b.Name, ours)
+			} else {
+				newb, err = config.SetBlock(old, b.Name, body, ours)
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			switch {
+			case bytes.Equal(newb, old):
+			case body == "" && was != "":
+				p.Step("remove setup's block (%s) from %s", b.Holds, path)
+			case body == "":
+				p.Step("remove setup's tables (%s), left without their block by a rewrite of the host's, from %s", b.Holds, path)
+			case was == "":
+				p.Step("add %s to %s", b.Holds, path)
+			default:
+				p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
+			}
+			return config.RenameTables(newb, b.Rename), body == "" && len(newb) == 0 && len(old) > 0, nil
+		},
+	})
+}
+
+// server is the MCP server at b.Server in the TOML file b, and whether
+// setup wrote it (nil when there is none).
+func (b Block) server(file []byte, bin string) (map[string]any, bool) {
+	if b.Server == nil {
+		return nil, false
+	}
+	var v any
+	var top map[string]any
+	config.DecodeTOML(file, &top) // checked already
+	v = top
+	for _, k := range b.Server {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	s, _ := v.(map[string]any)
+	return s, s != nil && SetupsServer(s, bin, b.Members...)
 }

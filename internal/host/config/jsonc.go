@@ -17,7 +17,7 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// Dialect is how a host reads a JSON file.
+// Dialect is how a host reads a file: JSON of one kind, or TOML.
 type Dialect int
 
 const (
@@ -28,6 +28,9 @@ const (
 	JSONComments
 	// JSONC is JSON with comments and trailing commas (OpenCode).
 	JSONC
+	// TOML is TOML as Codex reads it (CheckTOML); setup writes a block of
+	// its own in it (SetBlock), not a member.
+	TOML
 )
 
 func (d Dialect) String() string {
@@ -36,6 +39,8 @@ func (d Dialect) String() string {
 		return "JSON with comments"
 	case JSONC:
 		return "JSONC"
+	case TOML:
+		return "TOML"
 	}
 	return "JSON"
 }
