@@ -72,7 +72,7 @@ type Entry struct {
 // Declared plans h's setup from its entries.
 func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 	p := NewPlan(h, o)
-	if err := p.Declare(o, entries); err != nil {
+	if err := p.Declare(entries); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -81,7 +81,8 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 // Declare plans the entries, each file edited once, its entries in the
 // order declared: with o.Uninstall it takes back what the entries put
 // there, and with o.NoHook it takes out setup's hooks.
-func (p *Plan) Declare(o Options, entries []Entry) error {
+func (p *Plan) Declare(entries []Entry) error {
+	o := p.o
 	var files []string
 	for _, e := range entries {
 		if !slices.Contains(files, e.File) {
@@ -109,7 +110,7 @@ func (p *Plan) Declare(o Options, entries []Entry) error {
 		}
 		if _, err := EditJSON(p, file, mine[0].Dialect, func(d *config.Doc) error {
 			for _, e := range mine {
-				if err := apply(p, d, p.Host, o, e); err != nil {
+				if err := apply(p, d, e); err != nil {
 					return err
 				}
 			}
@@ -146,8 +147,8 @@ func ownFile(p *Plan, o Options, e Entry) error {
 }
 
 // apply plans one entry in the document d of its file.
-func apply(p *Plan, d *config.Doc, h Host, o Options, e Entry) error {
-	take := o.Uninstall
+func apply(p *Plan, d *config.Doc, e Entry) error {
+	o, h, take := p.o, p.Host, p.o.Uninstall
 	switch e.Kind {
 	case OwnServer:
 		if take {

@@ -91,16 +91,12 @@ func (p *Plan) record() (Record, error) {
 		return p.rec, p.recErr
 	}
 	rec := Record{}
-	if p.recordFile == "" { // a plan that keeps no record
-		p.rec = rec
-		return rec, nil
-	}
-	b, err := config.Read(p.recordFile)
+	b, err := config.Read(p.o.RecordFile())
 	if err == nil && b != nil {
 		err = json.Unmarshal(b, &rec)
 	}
 	if err != nil {
-		p.recErr = fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, p.recordFile, err)
+		p.recErr = fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, p.o.RecordFile(), err)
 		return nil, p.recErr
 	}
 	if rec == nil {
@@ -141,7 +137,7 @@ func (p *Plan) find(file string, path []string, match func(Edit) bool) (int, err
 		return -1, err
 	}
 	k := recordKey(file)
-	if _, ok := rec[k]; !ok && !p.uninstall {
+	if _, ok := rec[k]; !ok && !p.o.Uninstall {
 		p.restart(file)
 	}
 	return slices.IndexFunc(rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), nil
@@ -176,7 +172,7 @@ func (p *Plan) Recorded(file string) bool {
 // stays, for it may be the user's.
 func (p *Plan) unrecorded(file, what string) {
 	if _, ok := p.rec[recordKey(file)]; !ok {
-		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.recordFile)
+		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
 	}
 }
 
@@ -318,17 +314,14 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error
 
 // recordChange is the change to setup's record the plan makes.
 func (p *Plan) recordChange() config.Change {
-	if p.rec == nil || p.recordFile == "" {
+	if p.rec == nil {
 		return config.Change{}
-	}
-	for _, k := range p.taken {
-		delete(p.rec, k) // taken back: nothing of setup's is left there
 	}
 	var b []byte
 	if len(p.rec) > 0 {
 		b = p.rec.encode()
 	}
-	return config.Change{Path: p.recordFile, Old: p.recOld, New: b, Mode: 0o600, NoBackup: true}
+	return config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: b, Mode: 0o600, NoBackup: true}
 }
 
 func compact(raw []byte) json.RawMessage {

@@ -94,20 +94,15 @@ type Plan struct {
 	// host's own to-do tool it cannot turn off).
 	Notes []string
 
-	recordFile string                 // setup's record (Record); "" keeps none
-	uninstall  bool                   // the plan takes setup back
-	rec        Record                 // read on first use
-	recErr     error                  // why the record could not be read
-	recOld     []byte                 // the record file's bytes as read
-	bin        string                 // the tasksessiond setup runs (Options.Bin)
-	taken      []string               // files whose record uninstall took back
-	orig       map[string]*config.Doc // each JSON file as the plan found it
+	o      Options
+	rec    Record                 // setup's record, read on first use
+	recErr error                  // why the record could not be read
+	recOld []byte                 // the record file's bytes as read
+	orig   map[string]*config.Doc // each JSON file as the plan found it
 }
 
 // NewPlan starts h's plan for o, with setup's record (Record).
-func NewPlan(h Host, o Options) *Plan {
-	return &Plan{Host: h, recordFile: o.RecordFile(), uninstall: o.Uninstall, bin: o.Bin}
-}
+func NewPlan(h Host, o Options) *Plan { return &Plan{Host: h, o: o} }
 
 // Changed reports whether the plan changes any file.
 func (p *Plan) Changed() bool {
@@ -203,13 +198,10 @@ type Finding struct {
 	Fix     string // the command (or edit) that puts it right
 }
 
-// ErrRefused wraps a file setup will not edit.
-var ErrRefused = errors.New("refused")
-
 // Refuse is the error for a file setup cannot read: its path and why,
 // and that nothing was changed.
 func Refuse(path string, why error) error {
-	return fmt.Errorf("%w: %s: %v; nothing was changed", ErrRefused, path, why)
+	return fmt.Errorf("refused: %s: %v; nothing was changed", path, why)
 }
 
 // EditJSON plans an edit of the JSON file at path in the host's dialect:
@@ -230,9 +222,9 @@ func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) err
 	p.orig[path] = doc.Clone()
 	return doc, p.EditFile(path, old, FileEdit{
 		Empty: old != nil && doc.IsEmpty(),
-		SetUp: runsTasksessiond(doc, p.bin),
+		SetUp: runsTasksessiond(doc, p.o.Bin),
 		Check: func(b []byte) error { return config.CheckJSON(b, d) },
-		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc) },
+		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.o.Bin) || p.leftUnder(path, doc) },
 		Edit: func() ([]byte, bool, error) {
 			if err := edit(doc); err != nil {
 				return nil, false, err
@@ -274,13 +266,13 @@ func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
 		return Refuse(path, err)
 	}
 	switch {
-	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.uninstall:
+	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.o.Uninstall:
 		newb = old // unchanged (nil stays nil)
 	case emptied:
 		newb = p.emptied(path, newb)
 	}
 	p.done(path, old, newb, f.Ours(newb))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.uninstall || f.SetUp})
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.o.Uninstall || f.SetUp})
 	return nil
 }
 
@@ -288,7 +280,7 @@ func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
 // setup found it: not there (old nil), or empty, as old: what the record
 // said of it before is no longer so.
 func (p *Plan) found(path string, old []byte, empty bool) error {
-	if _, err := p.record(); err != nil || p.uninstall {
+	if _, err := p.record(); err != nil || p.o.Uninstall {
 		return err
 	}
 	switch _, recorded := p.rec[recordKey(path)]; {
@@ -322,10 +314,7 @@ func (p *Plan) emptied(path string, empty []byte) []byte {
 // takes its record back; a file setting up neither finds nor makes has
 // no record.
 func (p *Plan) done(path string, old, newb []byte, ours bool) {
-	switch {
-	case p.uninstall && !ours:
-		p.taken = append(p.taken, recordKey(path))
-	case !p.uninstall && old == nil && newb == nil && p.rec != nil:
+	if p.o.Uninstall && !ours || !p.o.Uninstall && old == nil && newb == nil {
 		delete(p.rec, recordKey(path))
 	}
 }

@@ -44,7 +44,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	p := host.NewPlan(h, o)
 	if f.shared {
 		p.Note("%s is in a linked git worktree of %s, whose %s Codex reads its hooks from: --no-hook leaves the hook there, for it runs in %s too (setup --uninstall takes it out)", f.dir, f.main, f.hooks, f.owner)
-	} else if err := p.Declare(o, []host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: group}}); err != nil {
+	} else if err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: group}}); err != nil {
 		return nil, err
 	}
 	index, found, moved := placed(p, f.hooks, o, h.Name(), group)
@@ -61,7 +61,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	case !f.shared:
 		es = append(es, host.Entry{File: f.userTOML, Dialect: config.TOML, Kind: host.OwnBlock, Value: trust})
 	}
-	if err := p.Declare(o, es); err != nil {
+	if err := p.Declare(es); err != nil {
 		return nil, err
 	}
 	if o.Uninstall || f.shared {

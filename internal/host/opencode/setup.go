@@ -74,7 +74,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			es = append(es, host.Entry{File: cfg, Dialect: config.JSONC, Kind: host.UserValue, Path: []string{"tools", t}, Value: false})
 		}
 	}
-	if err := p.Declare(o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
+	if err := p.Declare(append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
 		return nil, err
 	}
 	if !o.Uninstall {
