@@ -108,14 +108,7 @@ func (p *Plan) Declare(entries []Entry) error {
 			}
 			continue
 		}
-		if _, err := EditJSON(p, file, mine[0].Dialect, func(d *config.Doc) error {
-			for _, e := range mine {
-				if err := apply(p, d, e); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := editJSON(p, file, mine[0].Dialect, mine); err != nil {
 			return err
 		}
 	}
@@ -146,31 +139,67 @@ func ownFile(p *Plan, o Options, e Entry) error {
 	return nil
 }
 
-// apply plans one entry in the document d of its file.
-func apply(p *Plan, d *config.Doc, e Entry) error {
+// editJSON plans the entries of the JSON file at path, read in the
+// host's dialect (an empty document for a file that is not there), in the
+// order declared.
+func editJSON(p *Plan, path string, dl config.Dialect, entries []Entry) error {
+	old, err := config.Read(path)
+	if err != nil {
+		return Refuse(path, err)
+	}
+	doc, err := config.ParseJSON(old, dl)
+	if err != nil {
+		return Refuse(path, err)
+	}
+	had := make([]int, len(entries)) // how much of each path the user had
+	for i, e := range entries {
+		had[i] = doc.Depth(e.Path)
+	}
+	return p.EditFile(path, old, FileEdit{
+		Empty: old != nil && doc.IsEmpty(),
+		SetUp: runsTasksessiond(doc, p.o.Bin),
+		Check: func(b []byte) error { return config.CheckJSON(b, dl) },
+		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.o.Bin) || p.leftUnder(path, doc) },
+		Edit: func() ([]byte, bool, error) {
+			for i, e := range entries {
+				if err := apply(p, doc, e, had[i]); err != nil {
+					return nil, false, err
+				}
+			}
+			if doc.IsEmpty() {
+				return []byte("{}\n"), true, nil
+			}
+			return doc.Bytes(), false, nil
+		},
+	})
+}
+
+// apply plans one entry in the document d of its file, of whose path
+// the user had had names.
+func apply(p *Plan, d *config.Doc, e Entry, had int) error {
 	o, h, take := p.o, p.Host, p.o.Uninstall
 	switch e.Kind {
 	case OwnServer:
 		if take {
 			return RemoveServer(p, d, e.File, e.Path, o.Bin)
 		}
-		return SetServer(p, d, e.File, e.Path, e.Value.(Server))
+		return SetServer(p, d, e.File, e.Path, e.Value.(Server), had)
 	case OwnHook:
 		event := e.Path[len(e.Path)-1]
 		if take || o.NoHook {
 			return RemoveHooks(p, d, e.File, event, o.Bin, h.Name())
 		}
-		return SetHook(p, d, e.File, event, o.Bin, h.Name(), e.Value.(Group))
+		return SetHook(p, d, e.File, event, o.Bin, h.Name(), e.Value.(Group), had)
 	case UserString:
 		if take {
 			return RemoveString(p, d, e.File, e.Path, e.Value.(string))
 		}
-		return AddString(p, d, e.File, e.Path, e.Value.(string))
+		return AddString(p, d, e.File, e.Path, e.Value.(string), had)
 	default:
 		if take {
 			return UnsetValue(p, d, e.File, e.Path, e.Value)
 		}
-		return SetValue(p, d, e.File, e.Path, e.Value)
+		return SetValue(p, d, e.File, e.Path, e.Value, had)
 	}
 }
 

@@ -176,14 +176,6 @@ func (p *Plan) unrecorded(file, what string) {
 	}
 }
 
-// had is how many of path's names file had when the plan found it.
-func (p *Plan) had(file string, path []string) int {
-	if d := p.orig[file]; d != nil {
-		return d.Depth(path)
-	}
-	return 0
-}
-
 // note records e as file's i-th edit (-1: a new one). Setup notes what
 // it finds as it adds: an account from an earlier setup of something the
 // user has since taken out is replaced.
@@ -196,12 +188,12 @@ func (p *Plan) note(file string, i int, e Edit) {
 	p.rec[k] = append(p.rec[k], e)
 }
 
-// under records, setting up, that setup adds its own at path, and how much
-// of path the user had.
-func (p *Plan) under(file string, path []string) error {
+// under records, setting up, that setup adds its own at path, of which
+// the user had had names.
+func (p *Plan) under(file string, path []string, had int) error {
 	i, err := p.find(file, path, isUnder)
 	if err == nil {
-		p.note(file, i, Edit{Path: path, Had: p.had(file, path)})
+		p.note(file, i, Edit{Path: path, Had: had})
 	}
 	return err
 }
@@ -220,7 +212,7 @@ func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
 
 // AddString appends s to the array at path unless it is there already;
 // what it appends is recorded.
-func AddString(p *Plan, d *config.Doc, file string, path []string, s string) error {
+func AddString(p *Plan, d *config.Doc, file string, path []string, s string, had int) error {
 	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
 	if err != nil {
 		return err
@@ -230,7 +222,7 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string) err
 	if slices.Contains(have, s) {
 		return nil // the user's own
 	}
-	p.note(file, i, Edit{Path: path, Added: s, Had: p.had(file, path)})
+	p.note(file, i, Edit{Path: path, Added: s, Had: had})
 	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
 	return d.Append(path, s)
 }
@@ -255,7 +247,7 @@ func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) 
 
 // SetValue makes the member at path hold v, recording what it held before
 // (a second run, finding v, keeps the user's original).
-func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
+func SetValue(p *Plan, d *config.Doc, file string, path []string, v any, had int) error {
 	want, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -265,12 +257,12 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
 		return err
 	}
 	var was json.RawMessage
-	had := d.Get(path, &was)
-	if had && bytes.Equal(compact(was), want) {
+	there := d.Get(path, &was)
+	if there && bytes.Equal(compact(was), want) {
 		return nil // the user's own
 	}
-	e := Edit{Path: path, Set: true, Had: p.had(file, path)}
-	if had {
+	e := Edit{Path: path, Set: true, Had: had}
+	if there {
 		e.Was = compact(was)
 	}
 	p.note(file, i, e)

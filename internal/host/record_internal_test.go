@@ -41,10 +41,7 @@ func TestRecordSaysNoMoreThanWasWritten(t *testing.T) {
 	require.NoError(t, os.WriteFile(b, []byte(`{"x": 1}`), 0o600))
 	p := NewPlan(nil, o)
 	for _, f := range []string{a, b} {
-		_, err := EditJSON(p, f, config.JSON, func(d *config.Doc) error {
-			return AddString(p, d, f, []string{"deny"}, "TodoWrite")
-		})
-		require.NoError(t, err)
+		require.NoError(t, p.Declare([]Entry{{File: f, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}}))
 	}
 	require.NoError(t, os.WriteFile(b, []byte(`{"x": 2}`), 0o600)) // the host's write
 	err := p.Apply()

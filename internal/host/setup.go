@@ -95,10 +95,9 @@ type Plan struct {
 	Notes []string
 
 	o      Options
-	rec    Record                 // setup's record, read on first use
-	recErr error                  // why the record could not be read
-	recOld []byte                 // the record file's bytes as read
-	orig   map[string]*config.Doc // each JSON file as the plan found it
+	rec    Record // setup's record, read on first use
+	recErr error  // why the record could not be read
+	recOld []byte // the record file's bytes as read
 }
 
 // NewPlan starts h's plan for o, with setup's record (Record).
@@ -202,39 +201,6 @@ type Finding struct {
 // and that nothing was changed.
 func Refuse(path string, why error) error {
 	return fmt.Errorf("refused: %s: %v; nothing was changed", path, why)
-}
-
-// EditJSON plans an edit of the JSON file at path in the host's dialect:
-// edit changes the parsed document (it is given an empty one for a file
-// that is not there).
-func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) error) (*config.Doc, error) {
-	old, err := config.Read(path)
-	if err != nil {
-		return nil, Refuse(path, err)
-	}
-	doc, err := config.ParseJSON(old, d)
-	if err != nil {
-		return nil, Refuse(path, err)
-	}
-	if p.orig == nil {
-		p.orig = map[string]*config.Doc{}
-	}
-	p.orig[path] = doc.Clone()
-	return doc, p.EditFile(path, old, FileEdit{
-		Empty: old != nil && doc.IsEmpty(),
-		SetUp: runsTasksessiond(doc, p.o.Bin),
-		Check: func(b []byte) error { return config.CheckJSON(b, d) },
-		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.o.Bin) || p.leftUnder(path, doc) },
-		Edit: func() ([]byte, bool, error) {
-			if err := edit(doc); err != nil {
-				return nil, false, err
-			}
-			if doc.IsEmpty() {
-				return []byte("{}\n"), true, nil
-			}
-			return doc.Bytes(), false, nil
-		},
-	})
 }
 
 // FileEdit is how a host's file is edited (EditFile).

@@ -68,7 +68,7 @@ func (g hookGroup) ours(bin, name string) bool {
 // differs from it (an old binary's path, other arguments, a matcher that
 // leaves out a source) is replaced where it is (a host may key the hook's
 // trust by its index), and what it replaced goes to p's steps.
-func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Group) error {
+func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Group, had int) error {
 	path := []string{"hooks", event}
 	before := raw(doc, path)
 	if n := doc.ReplaceFirst(path, func(raw []byte) bool {
@@ -84,7 +84,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 		return err
 	}
 	if raw(doc, path) != before {
-		if err := p.under(where, path); err != nil {
+		if err := p.under(where, path, had); err != nil {
 			return err
 		}
 		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, where)
@@ -185,10 +185,10 @@ var serverMembers = []string{"type", "trust"}
 // SetServer makes the MCP server at path (["mcpServers", "tasks"]) hold
 // entry, saying what it added or replaced; a server of the user's there
 // is refused by name.
-func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
+func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server, had int) error {
 	var old map[string]any
-	had := doc.Get(path, &old)
-	if had && !SetupsServer(old, entry.Command, serverMembers...) {
+	there := doc.Get(path, &old)
+	if there && !SetupsServer(old, entry.Command, serverMembers...) {
 		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(commandLine(old["command"], toStrings(old["args"]))...))
 	}
 	before := raw(doc, path)
@@ -197,10 +197,10 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	}
 	switch {
 	case raw(doc, path) == before:
-	case had:
+	case there:
 		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
 	default:
-		if err := p.under(where, path); err != nil {
+		if err := p.under(where, path, had); err != nil {
 			return err
 		}
 		p.Step("add the MCP server %q (%s) to %s", path[len(path)-1], Command(append([]string{entry.Command}, entry.Args...)...), where)
