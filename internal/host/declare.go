@@ -71,7 +71,10 @@ type Entry struct {
 
 // Declared plans h's setup from its entries.
 func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
-	p := NewPlan(h, o)
+	p, err := NewPlan(h, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.Declare(entries); err != nil {
 		return nil, err
 	}

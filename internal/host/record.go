@@ -83,27 +83,22 @@ func (o Options) RecordFile() string {
 	return filepath.Join(o.Home(), ".local", "state", "tasksessiond", "setup.json")
 }
 
-// record returns the plan's record, read on first use; a record that
-// cannot be read is an error every time it is asked for, never an empty
-// record (uninstall would then take the user's own values too).
-func (p *Plan) record() (Record, error) {
-	if p.rec != nil || p.recErr != nil {
-		return p.rec, p.recErr
-	}
+// NewPlan starts h's plan for o with setup's record. A record that cannot
+// be read is an error, never an empty record (uninstall would then take
+// the user's own values too).
+func NewPlan(h Host, o Options) (*Plan, error) {
 	rec := Record{}
-	b, err := config.Read(p.o.RecordFile())
+	b, err := config.Read(o.RecordFile())
 	if err == nil && b != nil {
 		err = json.Unmarshal(b, &rec)
 	}
 	if err != nil {
-		p.recErr = fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, p.o.RecordFile(), err)
-		return nil, p.recErr
+		return nil, fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, o.RecordFile(), err)
 	}
 	if rec == nil {
 		rec = Record{} // the file held null
 	}
-	p.rec, p.recOld = rec, b
-	return p.rec, nil
+	return &Plan{Host: h, o: o, rec: rec, recOld: b}, nil
 }
 
 // recordKey names file by its real path (HOME or a project reached
@@ -131,16 +126,12 @@ func recordKey(file string) string {
 // record (-1: none). Setting up, it makes the file's entry (empty when
 // setup changes nothing of the user's there): uninstall then knows what
 // it finds there is the user's.
-func (p *Plan) find(file string, path []string, match func(Edit) bool) (int, error) {
-	rec, err := p.record()
-	if err != nil {
-		return -1, err
-	}
+func (p *Plan) find(file string, path []string, match func(Edit) bool) int {
 	k := recordKey(file)
-	if _, ok := rec[k]; !ok && !p.o.Uninstall {
+	if _, ok := p.rec[k]; !ok && !p.o.Uninstall {
 		p.restart(file)
 	}
-	return slices.IndexFunc(rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), nil
+	return slices.IndexFunc(p.rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) })
 }
 
 // restart starts file's record anew, with edits: what the record said of
@@ -159,12 +150,10 @@ func (p *Plan) fileEdit(file string) (Edit, bool) {
 	return Edit{}, false
 }
 
-// Recorded reports whether the record names file (false when the record
-// cannot be read: the plan's edits then fail with that).
+// Recorded reports whether the record names file.
 func (p *Plan) Recorded(file string) bool {
-	rec, err := p.record()
-	_, ok := rec[recordKey(file)]
-	return err == nil && ok
+	_, ok := p.rec[recordKey(file)]
+	return ok
 }
 
 // unrecorded notes, uninstalling, a value like setup's in a file of which
@@ -190,22 +179,17 @@ func (p *Plan) note(file string, i int, e Edit) {
 
 // under records, setting up, that setup adds its own at path, of which
 // the user had had names.
-func (p *Plan) under(file string, path []string, had int) error {
-	i, err := p.find(file, path, isUnder)
-	if err == nil {
-		p.note(file, i, Edit{Path: path, Had: had})
-	}
-	return err
+func (p *Plan) under(file string, path []string, had int) {
+	p.note(file, p.find(file, path, isUnder), Edit{Path: path, Had: had})
 }
 
 // kept is how much of path uninstall leaves, taking setup's own out: what
 // the user had (0, all of it pruned, with no record).
-func (p *Plan) kept(file string, path []string) (int, error) {
-	i, err := p.find(file, path, isUnder)
-	if err != nil || i < 0 {
-		return 0, err
+func (p *Plan) kept(file string, path []string) int {
+	if i := p.find(file, path, isUnder); i >= 0 {
+		return p.rec[recordKey(file)][i].Had
 	}
-	return p.rec[recordKey(file)][i].Had, nil
+	return 0
 }
 
 func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
@@ -213,10 +197,7 @@ func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
 // AddString appends s to the array at path unless it is there already;
 // what it appends is recorded.
 func AddString(p *Plan, d *config.Doc, file string, path []string, s string, had int) error {
-	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
-	if err != nil {
-		return err
-	}
+	i := p.find(file, path, func(e Edit) bool { return e.Added == s })
 	var have []string
 	d.Get(path, &have)
 	if slices.Contains(have, s) {
@@ -230,13 +211,13 @@ func AddString(p *Plan, d *config.Doc, file string, path []string, s string, had
 // RemoveString takes s out of the array at path if setup added it (in a
 // file a setup that kept no record set up, wherever it is).
 func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
-	if err != nil || i < 0 {
+	i := p.find(file, path, func(e Edit) bool { return e.Added == s })
+	if i < 0 {
 		var have []string
 		if d.Get(path, &have) && slices.Contains(have, s) {
 			p.unrecorded(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
 		}
-		return err // no record of it: the user's own
+		return nil // no record of it: the user's own
 	}
 	keep := p.rec[recordKey(file)][i].Had
 	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
@@ -252,10 +233,7 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any, had int
 	if err != nil {
 		return err
 	}
-	i, err := p.find(file, path, func(e Edit) bool { return e.Set })
-	if err != nil {
-		return err
-	}
+	i := p.find(file, path, func(e Edit) bool { return e.Set })
 	var was json.RawMessage
 	there := d.Get(path, &was)
 	if there && bytes.Equal(compact(was), want) {
@@ -274,10 +252,7 @@ func SetValue(p *Plan, d *config.Doc, file string, path []string, v any, had int
 // to v (in a file a setup that kept no record set up: removes it); a value
 // other than v is the user's since, and stays.
 func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
-	i, err := p.find(file, path, func(e Edit) bool { return e.Set })
-	if err != nil {
-		return err
-	}
+	i := p.find(file, path, func(e Edit) bool { return e.Set })
 	want, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -306,9 +281,6 @@ func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error
 
 // recordChange is the change to setup's record the plan makes.
 func (p *Plan) recordChange() config.Change {
-	if p.rec == nil {
-		return config.Change{}
-	}
 	var b []byte
 	if len(p.rec) > 0 {
 		b = p.rec.encode()

@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -95,13 +94,9 @@ type Plan struct {
 	Notes []string
 
 	o      Options
-	rec    Record // setup's record, read on first use
-	recErr error  // why the record could not be read
+	rec    Record // setup's record (record.go)
 	recOld []byte // the record file's bytes as read
 }
-
-// NewPlan starts h's plan for o, with setup's record (Record).
-func NewPlan(h Host, o Options) *Plan { return &Plan{Host: h, o: o} }
 
 // Changed reports whether the plan changes any file.
 func (p *Plan) Changed() bool {
@@ -168,9 +163,6 @@ func (p *Plan) Apply() error {
 // unrecord is the change that sets the record written by rc back to what
 // the record said before of the files of changes.
 func (p *Plan) unrecord(rc config.Change, changes []config.Change) config.Change {
-	if rc.Path == "" {
-		return rc // a plan that keeps no record
-	}
 	was := Record{}
 	if p.recOld != nil {
 		json.Unmarshal(p.recOld, &was) // read once already
@@ -221,14 +213,9 @@ type FileEdit struct {
 // setup's own out, nothing. A file that is not there is made by neither
 // an uninstall nor an edit that leaves it empty.
 func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
-	if err := p.found(path, old, f.Empty); err != nil {
-		return err
-	}
+	p.found(path, old, f.Empty)
 	newb, emptied, err := f.Edit()
 	if err != nil {
-		if errors.Is(err, ErrRecord) {
-			return err
-		}
 		return Refuse(path, err)
 	}
 	switch {
@@ -242,12 +229,12 @@ func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
 	return nil
 }
 
-// found reads setup's record, and, setting up, notes the file at path as
-// setup found it: not there (old nil), or empty, as old: what the record
-// said of it before is no longer so.
-func (p *Plan) found(path string, old []byte, empty bool) error {
-	if _, err := p.record(); err != nil || p.o.Uninstall {
-		return err
+// found notes, setting up, the file at path as setup found it: not there
+// (old nil), or empty, as old: what the record said of it before is no
+// longer so.
+func (p *Plan) found(path string, old []byte, empty bool) {
+	if p.o.Uninstall {
+		return
 	}
 	switch _, recorded := p.rec[recordKey(path)]; {
 	case old == nil:
@@ -258,7 +245,6 @@ func (p *Plan) found(path string, old []byte, empty bool) error {
 	case !recorded:
 		p.restart(path) // found with the user's own in it
 	}
-	return nil
 }
 
 // emptied is what becomes of a file uninstall leaves empty: nothing when

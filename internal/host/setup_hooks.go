@@ -84,9 +84,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 		return err
 	}
 	if raw(doc, path) != before {
-		if err := p.under(where, path, had); err != nil {
-			return err
-		}
+		p.under(where, path, had)
 		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, where)
 	}
 	return nil
@@ -95,11 +93,7 @@ func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Gro
 // RemoveHooks takes setup's groups out of event's hooks.
 func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) error {
 	path := []string{"hooks", event}
-	keep, err := p.kept(where, path)
-	if err != nil {
-		return err
-	}
-	n := doc.RemoveIf(path, keep, func(raw []byte) bool {
+	n := doc.RemoveIf(path, p.kept(where, path), func(raw []byte) bool {
 		var g hookGroup
 		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
 	})
@@ -200,9 +194,7 @@ func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Serv
 	case there:
 		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
 	default:
-		if err := p.under(where, path, had); err != nil {
-			return err
-		}
+		p.under(where, path, had)
 		p.Step("add the MCP server %q (%s) to %s", path[len(path)-1], Command(append([]string{entry.Command}, entry.Args...)...), where)
 	}
 	return nil
@@ -215,12 +207,9 @@ func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, bin str
 	if !doc.Get(path, &old) {
 		return nil
 	}
-	keep, err := p.kept(where, path)
-	if err != nil {
-		return err
-	}
+	keep := p.kept(where, path)
 	if !SetupsServer(old, bin, serverMembers...) {
-		if i, _ := p.find(where, path, isUnder); i >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
+		if p.find(where, path, isUnder) >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
 			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(commandLine(old["command"], toStrings(old["args"]))...))
 		}
 		return nil

@@ -41,7 +41,10 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	}
 	command := host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
 	group := host.HookGroup(command, "")
-	p := host.NewPlan(h, o)
+	p, err := host.NewPlan(h, o)
+	if err != nil {
+		return nil, err
+	}
 	if f.shared {
 		p.Note("%s is in a linked git worktree of %s, whose %s Codex reads its hooks from: --no-hook leaves the hook there, for it runs in %s too (setup --uninstall takes it out)", f.dir, f.main, f.hooks, f.owner)
 	} else if err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: group}}); err != nil {

@@ -56,7 +56,10 @@ func configFiles(o host.Options) []string {
 // OpenCode's own to-do tools off in its config (JSONC, as OpenCode reads
 // it; setting them off from the plugin does not remove them in 1.18.33).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := host.NewPlan(h, o)
+	p, err := host.NewPlan(h, o)
+	if err != nil {
+		return nil, err
+	}
 	cfg, pluginPath := files(o)
 	// Uninstall takes back both of the config files setup may have
 	// edited (the user may have moved to opencode.jsonc since).
