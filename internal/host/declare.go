@@ -178,32 +178,17 @@ func editJSON(p *Plan, path string, dl config.Dialect, entries []Entry) error {
 }
 
 // apply plans one entry in the document d of its file, of whose path
-// the user had had names.
+// the user had had names: set up, or, uninstalling, taken back.
 func apply(p *Plan, d *config.Doc, e Entry, had int) error {
-	o, h, take := p.o, p.Host, p.o.Uninstall
 	switch e.Kind {
 	case OwnServer:
-		if take {
-			return RemoveServer(p, d, e.File, e.Path, o.Bin)
-		}
-		return SetServer(p, d, e.File, e.Path, e.Value.(Server), had)
+		return ownServer(p, d, e, had)
 	case OwnHook:
-		event := e.Path[len(e.Path)-1]
-		if take || o.NoHook {
-			return RemoveHooks(p, d, e.File, event, o.Bin, h.Name())
-		}
-		return SetHook(p, d, e.File, event, o.Bin, h.Name(), e.Value.(Group), had)
+		return ownHook(p, d, e, had)
 	case UserString:
-		if take {
-			return RemoveString(p, d, e.File, e.Path, e.Value.(string))
-		}
-		return AddString(p, d, e.File, e.Path, e.Value.(string), had)
-	default:
-		if take {
-			return UnsetValue(p, d, e.File, e.Path, e.Value)
-		}
-		return SetValue(p, d, e.File, e.Path, e.Value, had)
+		return userString(p, d, e, had)
 	}
+	return userValue(p, d, e, had)
 }
 
 // ownBlock plans setup's block b in the TOML file at path: set to hold

@@ -194,89 +194,77 @@ func (p *Plan) kept(file string, path []string) int {
 
 func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
 
-// AddString appends s to the array at path unless it is there already;
-// what it appends is recorded.
-func AddString(p *Plan, d *config.Doc, file string, path []string, s string, had int) error {
-	i := p.find(file, path, func(e Edit) bool { return e.Added == s })
+// userString appends e.Value, a string, to the user's array at e.Path
+// unless it is there already, recording that it did. Uninstalling, it
+// takes it out if setup added it (in a file a setup that kept no record
+// set up, wherever it is).
+func userString(p *Plan, d *config.Doc, e Entry, had int) error {
+	s, where := e.Value.(string), strings.Join(e.Path, ".")
+	i := p.find(e.File, e.Path, func(r Edit) bool { return r.Added == s })
 	var have []string
-	d.Get(path, &have)
-	if slices.Contains(have, s) {
+	d.Get(e.Path, &have)
+	switch {
+	case !p.o.Uninstall && slices.Contains(have, s):
 		return nil // the user's own
-	}
-	p.note(file, i, Edit{Path: path, Added: s, Had: had})
-	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
-	return d.Append(path, s)
-}
-
-// RemoveString takes s out of the array at path if setup added it (in a
-// file a setup that kept no record set up, wherever it is).
-func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i := p.find(file, path, func(e Edit) bool { return e.Added == s })
-	if i < 0 {
-		var have []string
-		if d.Get(path, &have) && slices.Contains(have, s) {
-			p.unrecorded(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
+	case !p.o.Uninstall:
+		p.note(e.File, i, Edit{Path: e.Path, Added: s, Had: had})
+		p.Step("add %q to %s in %s", s, where, e.File)
+		return d.Append(e.Path, s)
+	case i < 0:
+		if slices.Contains(have, s) {
+			p.unrecorded(e.File, fmt.Sprintf("%q in %s", s, where))
 		}
 		return nil // no record of it: the user's own
 	}
-	keep := p.rec[recordKey(file)][i].Had
-	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
-		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
+	if d.RemoveIf(e.Path, p.rec[recordKey(e.File)][i].Had, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
+		p.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
 }
 
-// SetValue makes the member at path hold v, recording what it held before
-// (a second run, finding v, keeps the user's original).
-func SetValue(p *Plan, d *config.Doc, file string, path []string, v any, had int) error {
-	want, err := json.Marshal(v)
+// userValue makes the user's member at e.Path hold e.Value, recording
+// what it held before (a second run, finding e.Value, keeps the user's
+// original). Uninstalling, it puts that back (in a file a setup that kept
+// no record set up: removes it); a value other than e.Value is the user's
+// since, and stays.
+func userValue(p *Plan, d *config.Doc, e Entry, had int) error {
+	want, err := json.Marshal(e.Value)
 	if err != nil {
 		return err
 	}
-	i := p.find(file, path, func(e Edit) bool { return e.Set })
-	var was json.RawMessage
-	there := d.Get(path, &was)
-	if there && bytes.Equal(compact(was), want) {
-		return nil // the user's own
-	}
-	e := Edit{Path: path, Set: true, Had: had}
-	if there {
-		e.Was = compact(was)
-	}
-	p.note(file, i, e)
-	p.Step("set %s: %s in %s", strings.Join(path, "."), want, file)
-	return d.Set(path, v)
-}
-
-// UnsetValue puts back what the member at path held before setup set it
-// to v (in a file a setup that kept no record set up: removes it); a value
-// other than v is the user's since, and stays.
-func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
-	i := p.find(file, path, func(e Edit) bool { return e.Set })
-	want, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
+	where := strings.Join(e.Path, ".")
+	i := p.find(e.File, e.Path, func(r Edit) bool { return r.Set })
 	var now json.RawMessage
-	had := d.Get(path, &now)
-	if had && !bytes.Equal(compact(now), want) {
+	there := d.Get(e.Path, &now)
+	same := there && bytes.Equal(compact(now), want)
+	switch {
+	case !p.o.Uninstall && same:
+		return nil // the user's own
+	case !p.o.Uninstall:
+		r := Edit{Path: e.Path, Set: true, Had: had}
+		if there {
+			r.Was = compact(now)
+		}
+		p.note(e.File, i, r)
+		p.Step("set %s: %s in %s", where, want, e.File)
+		return d.Set(e.Path, e.Value)
+	case there && !same:
 		return nil // changed since: the user's own
-	}
-	if i < 0 {
-		if had {
-			p.unrecorded(file, fmt.Sprintf("%s: %s", strings.Join(path, "."), want))
+	case i < 0:
+		if there {
+			p.unrecorded(e.File, fmt.Sprintf("%s: %s", where, want))
 		}
 		return nil // no record of it: the user's own
 	}
-	was, keep := p.rec[recordKey(file)][i].Was, p.rec[recordKey(file)][i].Had
-	if was == nil {
-		if d.Delete(path, keep) {
-			p.Step("remove %s from %s", strings.Join(path, "."), file)
+	r := p.rec[recordKey(e.File)][i]
+	if r.Was == nil {
+		if d.Delete(e.Path, r.Had) {
+			p.Step("remove %s from %s", where, e.File)
 		}
 		return nil
 	}
-	p.Step("set %s back to %s in %s", strings.Join(path, "."), was, file)
-	return d.Set(path, was) // as the user wrote it (1.0 stays 1.0)
+	p.Step("set %s back to %s in %s", where, r.Was, e.File)
+	return d.Set(e.Path, r.Was) // as the user wrote it (1.0 stays 1.0)
 }
 
 // recordChange is the change to setup's record the plan makes.
