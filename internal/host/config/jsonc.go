@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"strings"
 
@@ -136,14 +135,6 @@ func check(v hujson.Value, d Dialect) error {
 		}
 	}
 	return nil
-}
-
-// Clone is a copy of d that edits of d leave as it is.
-func (d *Doc) Clone() *Doc {
-	c := *d
-	c.root = d.root.Clone()
-	c.held = maps.Clone(d.held)
-	return &c
 }
 
 // Bytes is the document as it is now.
