@@ -58,8 +58,8 @@ type daemonReport struct {
 func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f setupFlags
-	f.registerDoctor(fs)
+	var o host.Options
+	project := optionFlags(fs, &o, doctorHelp)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object (its shape: "+docsURL+"OPERATIONS.md#doctor), not as text")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tasksessiond doctor [flags] [HOST...]
@@ -100,8 +100,7 @@ Examples:
 		}
 		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
 	}
-	o, err := f.options()
-	if err != nil {
+	if err := resolve(&o, *project); err != nil {
 		fmt.Fprintf(stderr, "tasksessiond doctor: %v\n", err)
 		return 1
 	}
@@ -119,7 +118,7 @@ Examples:
 	}
 	rep := doctorReport{OK: true}
 	for _, h := range hosts {
-		r := checkHost(h, o, f, len(names) > 0)
+		r := checkHost(h, o, len(names) > 0)
 		if r.Status == statusNotRight {
 			rep.OK = false
 		}
@@ -145,22 +144,22 @@ Examples:
 	return 0
 }
 
-// registerDoctor registers the flags doctor shares with setup, saying
-// what each means to doctor: what setup was given, so what to expect.
-func (f *setupFlags) registerDoctor(fs *flag.FlagSet) {
-	fs.StringVar(&f.bin, "bin", "", `the tasksessiond command setup was given (default: "tasksessiond" when that is this binary on PATH, else this binary's path); a setup that runs another is reported as stale`)
-	fs.StringVar(&f.socket, "socket", "", "the daemon socket setup was given, and the one whose daemon is checked (default: the one serve uses)")
-	fs.StringVar(&f.db, "db", "", "the database setup was given")
-	fs.StringVar(&f.session, "session", "", "the session setup was given")
-	fs.BoolVar(&f.project, "project", false, "check the current directory's project files, as setup --project wrote them, not the user's")
-	fs.BoolVar(&f.noHook, "no-hook", false, "setup was given --no-hook: expect no hooks, and no report of hooks turned off")
+// doctorHelp is what the flags doctor shares with setup mean to doctor:
+// what setup was given, so what to expect.
+var doctorHelp = [6]string{
+	`the tasksessiond command setup was given (default: "tasksessiond" when that is this binary on PATH, else this binary's path); a setup that runs another is reported as stale`,
+	"the daemon socket setup was given, and the one whose daemon is checked (default: the one serve uses)",
+	"the database setup was given",
+	"the session setup was given",
+	"check the current directory's project files, as setup --project wrote them, not the user's",
+	"setup was given --no-hook: expect no hooks, and no report of hooks turned off",
 }
 
 // checkHost is h's report. A host not named and not on this machine is
 // "not found", whatever its files say.
-func checkHost(h host.Host, o host.Options, f setupFlags, named bool) hostReport {
+func checkHost(h host.Host, o host.Options, named bool) hostReport {
 	r := hostReport{Name: h.Name(), Title: h.Title(), Problems: []doctorProblem{}}
-	d := host.Diagnose(h, o)
+	d := h.Diagnose(o)
 	if !named && !d.Installed {
 		r.Status = statusNotFound
 		return r
@@ -170,7 +169,7 @@ func checkHost(h host.Host, o host.Options, f setupFlags, named bool) hostReport
 		r.Route = d.Route
 		found = append(found, d.Duplicates...)
 	} else {
-		found = diagnose(h, o, f)
+		found = diagnose(h, o)
 	}
 	found = append(found, d.Blocked...)
 	for _, fd := range found {
@@ -233,9 +232,9 @@ func printDoctor(w io.Writer, rep doctorReport) {
 
 // diagnose is what is wrong with h's setup by "tasksessiond setup", each
 // with the command that fixes it.
-func diagnose(h host.Host, o host.Options, f setupFlags) []host.Finding {
+func diagnose(h host.Host, o host.Options) []host.Finding {
 	var out []host.Finding
-	again := setupCommand(h, f)
+	again := setupCommand(h, o)
 	if _, err := exec.LookPath(o.Bin); err != nil {
 		out = append(out, host.Finding{Problem: fmt.Sprintf("%s is not there to run (%v)", o.Bin, err), Fix: again})
 	}
@@ -253,18 +252,23 @@ func diagnose(h host.Host, o host.Options, f setupFlags) []host.Finding {
 	return append(out, h.Check(o)...)
 }
 
-// setupCommand is the setup command line with the flags doctor was given.
-func setupCommand(h host.Host, f setupFlags) string {
+// setupCommand is the setup command line with the options doctor was
+// given (--bin when not the default).
+func setupCommand(h host.Host, o host.Options) string {
 	words := []string{"tasksessiond", "setup", h.Name()}
-	for _, fl := range []struct{ name, v string }{{"--bin", f.bin}, {"--socket", f.socket}, {"--db", f.db}, {"--session", f.session}} {
+	bin := o.Bin
+	if bin == defaultBin() {
+		bin = ""
+	}
+	for _, fl := range []struct{ name, v string }{{"--bin", bin}, {"--socket", o.Socket}, {"--db", o.DB}, {"--session", o.Session}} {
 		if fl.v != "" {
 			words = append(words, fl.name, fl.v)
 		}
 	}
-	if f.project {
+	if o.Project != "" {
 		words = append(words, "--project")
 	}
-	if f.noHook {
+	if o.NoHook {
 		words = append(words, "--no-hook")
 	}
 	return host.Command(words...)

@@ -15,38 +15,46 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/paths"
 )
 
-// setupFlags are the flags setup and doctor share: where the host's files
-// are and what they run.
-type setupFlags struct {
-	bin, socket, db, session string
-	project, noHook          bool
+// optionFlags registers on fs the flags setup and doctor share, each
+// setting its member of o (--project: project), with help, their usage
+// in the order bin, socket, db, session, project, no-hook.
+func optionFlags(fs *flag.FlagSet, o *host.Options, help [6]string) (project *bool) {
+	fs.StringVar(&o.Bin, "bin", "", help[0])
+	fs.StringVar(&o.Socket, "socket", "", help[1])
+	fs.StringVar(&o.DB, "db", "", help[2])
+	fs.StringVar(&o.Session, "session", "", help[3])
+	project = fs.Bool("project", false, help[4])
+	fs.BoolVar(&o.NoHook, "no-hook", false, help[5])
+	return project
 }
 
-func (f *setupFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.bin, "bin", "", `the tasksessiond command the host runs (default: "tasksessiond" when that is this binary on PATH, else this binary's path)`)
-	fs.StringVar(&f.socket, "socket", "", "a daemon socket other than the default, given to the MCP server and the hooks (env "+paths.EnvSocket+" where they run works too)")
-	fs.StringVar(&f.db, "db", "", "a database other than the default for a daemon they start")
-	fs.StringVar(&f.session, "session", "", "bind every conversation to this one daemon session (created on first use): one list across conversations and hosts")
-	fs.BoolVar(&f.project, "project", false, "set up the current directory's project files (where the host has them), not the user's, save what a host reads from the user's files only (docs/HOSTS.md)")
-	fs.BoolVar(&f.noHook, "no-hook", false, "set up the MCP server (or plugin) only, without the hooks")
+var setupHelp = [6]string{
+	`the tasksessiond command the host runs (default: "tasksessiond" when that is this binary on PATH, else this binary's path)`,
+	"a daemon socket other than the default, given to the MCP server and the hooks (env " + paths.EnvSocket + " where they run works too)",
+	"a database other than the default for a daemon they start",
+	"bind every conversation to this one daemon session (created on first use): one list across conversations and hosts",
+	"set up the current directory's project files (where the host has them), not the user's, save what a host reads from the user's files only (docs/HOSTS.md)",
+	"set up the MCP server (or plugin) only, without the hooks",
 }
 
-func (f *setupFlags) options() (host.Options, error) {
-	o := host.Options{Bin: f.bin, Socket: f.socket, DB: f.db, Session: f.session, NoHook: f.noHook}
+// resolve completes the options the flags set: the default binary, paths
+// made absolute (the host runs them from anywhere), the current directory
+// as the project.
+func resolve(o *host.Options, project bool) error {
 	if o.Bin == "" {
 		o.Bin = defaultBin()
 	}
 	if strings.ContainsRune(o.Bin, filepath.Separator) && !filepath.IsAbs(o.Bin) {
-		abs, err := filepath.Abs(o.Bin) // the host runs it from anywhere
+		abs, err := filepath.Abs(o.Bin)
 		if err != nil {
-			return o, err
+			return err
 		}
 		o.Bin = abs
 	}
-	if f.project {
+	if project {
 		wd, err := os.Getwd()
 		if err != nil {
-			return o, err
+			return err
 		}
 		o.Project = wd
 	}
@@ -54,12 +62,12 @@ func (f *setupFlags) options() (host.Options, error) {
 		if *p != "" {
 			abs, err := filepath.Abs(*p)
 			if err != nil {
-				return o, err
+				return err
 			}
 			*p = abs
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // defaultBin is "tasksessiond" when that, on PATH, is this binary, else
@@ -83,8 +91,8 @@ func defaultBin() string {
 func setupCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tasksessiond setup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f setupFlags
-	f.register(fs)
+	var o host.Options
+	project := optionFlags(fs, &o, setupHelp)
 	dryRun := fs.Bool("dry-run", false, "print the steps setup would take and the change as a diff, and change nothing")
 	uninstall := fs.Bool("uninstall", false, "remove what setup added, and nothing else")
 	fs.Usage = func() {
@@ -124,12 +132,11 @@ Examples:
 		fmt.Fprintf(stderr, "tasksessiond setup: unexpected %q\n", fs.Arg(0))
 		return 2
 	}
-	o, err := f.options()
-	if err != nil {
+	o.Uninstall = *uninstall
+	if err := resolve(&o, *project); err != nil {
 		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
 		return 1
 	}
-	o.Uninstall = *uninstall
 	plan, err := h.Plan(o)
 	if err == nil {
 		err = host.BesideRoute(h, o) // the plugin or extension sets h up already

@@ -2,7 +2,9 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
@@ -38,7 +40,28 @@ const (
 	// OwnHookFile is a whole file of setup's hooks, as OwnFile; --no-hook
 	// removes it too.
 	OwnHookFile
+	// OwnBlock is a block of setup's own in a TOML file (Value: a
+	// Block, Path nil), between markers that name it; the rest of the
+	// file, the user's, is not touched. Uninstall removes it.
+	OwnBlock
 )
+
+// Block is what an OwnBlock holds. Which tables are setup's is said by
+// what they are, not by where they are: a host rewriting the file (Codex's
+// "codex mcp add") may move them out of the block, and a table of the
+// host's or the user's may land in it; either stays the other's.
+type Block struct {
+	Name  string // in its markers
+	Body  string // its tables ("" none: the block goes)
+	Holds string // what it holds, for people
+	// Server is the path of setup's MCP server in it (["mcp_servers",
+	// "tasks"]), with Members, what setup writes there beside command,
+	// args and env (SetupsServer): a server of the user's there is
+	// refused by name.
+	Server, Members []string
+	Tables          []string          // the headers of setup's other tables
+	Rename          map[string]string // the user's tables to rename (a position setup shifted)
+}
 
 // Entry is one thing setup puts in one of a host's files.
 type Entry struct {
@@ -51,8 +74,11 @@ type Entry struct {
 
 // Declared plans h's setup from its entries.
 func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
-	p := NewPlan(h, o)
-	if err := p.Declare(o, entries); err != nil {
+	p, err := NewPlan(h, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Declare(entries); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -61,7 +87,8 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 // Declare plans the entries, each file edited once, its entries in the
 // order declared: with o.Uninstall it takes back what the entries put
 // there, and with o.NoHook it takes out setup's hooks.
-func (p *Plan) Declare(o Options, entries []Entry) error {
+func (p *Plan) Declare(entries []Entry) error {
+	o := p.o
 	var files []string
 	for _, e := range entries {
 		if !slices.Contains(files, e.File) {
@@ -75,20 +102,19 @@ func (p *Plan) Declare(o Options, entries []Entry) error {
 				mine = append(mine, e)
 			}
 		}
-		if k := mine[0].Kind; k == OwnFile || k == OwnHookFile {
+		switch mine[0].Kind {
+		case OwnFile, OwnHookFile:
 			if err := ownFile(p, o, mine[0]); err != nil {
 				return err
 			}
 			continue
-		}
-		if _, err := EditJSON(p, file, mine[0].Dialect, func(d *config.Doc) error {
-			for _, e := range mine {
-				if err := apply(p, d, p.Host, o, e); err != nil {
-					return err
-				}
+		case OwnBlock:
+			if err := ownBlock(p, o, mine[0].File, mine[0].Value.(Block)); err != nil {
+				return err
 			}
-			return nil
-		}); err != nil {
+			continue
+		}
+		if err := editJSON(p, file, mine[0].Dialect, mine); err != nil {
 			return err
 		}
 	}
@@ -123,30 +149,130 @@ func ownFile(p *Plan, o Options, e Entry) error {
 	return nil
 }
 
-// apply plans one entry in the document d of its file.
-func apply(p *Plan, d *config.Doc, h Host, o Options, e Entry) error {
-	take := o.Uninstall
+// editJSON plans the entries of the JSON file at path, read in the
+// host's dialect (an empty document for a file that is not there), in the
+// order declared.
+func editJSON(p *Plan, path string, dl config.Dialect, entries []Entry) error {
+	old, err := config.Read(path)
+	if err != nil {
+		return Refuse(path, err)
+	}
+	doc, err := config.ParseJSON(old, dl)
+	if err != nil {
+		return Refuse(path, err)
+	}
+	had := make([]int, len(entries)) // how much of each path the user had
+	for i, e := range entries {
+		had[i] = doc.Depth(e.Path)
+	}
+	return p.EditFile(path, old, FileEdit{
+		Empty: old != nil && doc.IsEmpty(),
+		SetUp: runsTasksessiond(doc, p.o.Bin),
+		Check: func(b []byte) error { return config.CheckJSON(b, dl) },
+		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.o.Bin) || p.leftUnder(path, doc) },
+		Edit: func() ([]byte, bool, error) {
+			for i, e := range entries {
+				if err := apply(p, doc, e, had[i]); err != nil {
+					return nil, false, err
+				}
+			}
+			if doc.IsEmpty() {
+				return []byte("{}\n"), true, nil
+			}
+			return doc.Bytes(), false, nil
+		},
+	})
+}
+
+// apply plans one entry in the document d of its file, of whose path
+// the user had had names: set up, or, uninstalling, taken back.
+func apply(p *Plan, d *config.Doc, e Entry, had int) error {
 	switch e.Kind {
 	case OwnServer:
-		if take {
-			return RemoveServer(p, d, e.File, e.Path, e.Value.(Server))
-		}
-		return SetServer(p, d, e.File, e.Path, e.Value.(Server))
+		return ownServer(p, d, e, had)
 	case OwnHook:
-		event := e.Path[len(e.Path)-1]
-		if take || o.NoHook {
-			return RemoveHooks(p, d, e.File, event, o.Bin, h.Name())
-		}
-		return SetHook(p, d, e.File, event, o.Bin, h.Name(), e.Value.(Group))
+		return ownHook(p, d, e, had)
 	case UserString:
-		if take {
-			return RemoveString(p, d, e.File, e.Path, e.Value.(string))
-		}
-		return AddString(p, d, e.File, e.Path, e.Value.(string))
-	default:
-		if take {
-			return UnsetValue(p, d, e.File, e.Path, e.Value)
-		}
-		return SetValue(p, d, e.File, e.Path, e.Value)
+		return userString(p, d, e, had)
 	}
+	return userValue(p, d, e, had)
+}
+
+// ownBlock plans setup's block b in the TOML file at path: set to hold
+// b.Body or, with o.Uninstall, taken out, with setup's tables left outside
+// it (a file left empty that held only the block is removed).
+func ownBlock(p *Plan, o Options, path string, b Block) error {
+	body := b.Body
+	if o.Uninstall {
+		body = ""
+	}
+	old, err := config.Read(path)
+	if err != nil {
+		return Refuse(path, err)
+	}
+	if old != nil {
+		if err := config.CheckTOML(old); err != nil {
+			return Refuse(path, err)
+		}
+	}
+	server, setups := b.server(old, o.Bin)
+	if body != "" && server != nil && !setups {
+		return Refuse(path, fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(b.Server, "."), Command(commandLine(server["command"], toStrings(server["args"]))...)))
+	}
+	was := config.Block(old, b.Name)
+	ours := func(h string) bool {
+		s := strings.Join(b.Server, ".")
+		return setups && (h == s || strings.HasPrefix(h, s+".")) || slices.Contains(b.Tables, h)
+	}
+	stripped, _ := config.RemoveBlock(old, b.Name, ours)
+	return p.EditFile(path, old, FileEdit{
+		Empty: old != nil && len(bytes.TrimSpace(old)) == 0,
+		SetUp: was != "" || !bytes.Equal(stripped, old),
+		Check: config.CheckTOML,
+		// a block of setup's (each is named tasksessiond …) keeps the
+		// record of the file
+		Ours: func(newb []byte) bool { return bytes.Contains(newb, []byte("# >>> tasksessiond")) },
+		Edit: func() ([]byte, bool, error) {
+			var newb []byte
+			var err error
+			if body == "" {
+				newb, err = config.RemoveBlock(old, b.Name, ours)
+			} else {
+				newb, err = config.SetBlock(old, b.Name, body, ours)
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			switch {
+			case bytes.Equal(newb, old):
+			case body == "" && was != "":
+				p.Step("remove setup's block (%s) from %s", b.Holds, path)
+			case body == "":
+				p.Step("remove setup's tables (%s), left without their block by a rewrite of the host's, from %s", b.Holds, path)
+			case was == "":
+				p.Step("add %s to %s", b.Holds, path)
+			default:
+				p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
+			}
+			return config.RenameTables(newb, b.Rename), body == "" && len(newb) == 0 && len(old) > 0, nil
+		},
+	})
+}
+
+// server is the MCP server at b.Server in the TOML file b, and whether
+// setup wrote it (nil when there is none).
+func (b Block) server(file []byte, bin string) (map[string]any, bool) {
+	if b.Server == nil {
+		return nil, false
+	}
+	var v any
+	var top map[string]any
+	config.DecodeTOML(file, &top) // checked already
+	v = top
+	for _, k := range b.Server {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	s, _ := v.(map[string]any)
+	return s, s != nil && SetupsServer(s, bin, b.Members...)
 }

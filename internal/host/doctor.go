@@ -15,10 +15,10 @@ import (
 )
 
 // Doctor is a host's word, beyond setup's own files, on whether it will
-// use the tools: the plugin or extension that sets it up another way, and
-// the settings that keep it from offering the tools or running the hook
-// though they are set up. "tasksessiond doctor" asks it; a host without
-// such settings need not implement it.
+// use the tools: whether it is installed, the plugin or extension that
+// sets it up another way, and the settings that keep it from offering the
+// tools or running the hook though they are set up. "tasksessiond doctor"
+// asks it.
 type Doctor interface {
 	Diagnose(o Options) Diagnosis
 }
@@ -41,15 +41,6 @@ type Diagnosis struct {
 	Blocked []Finding
 }
 
-// Diagnose is h's Diagnosis, or, for a host with no Doctor, one made of
-// what the Installer knows (Found).
-func Diagnose(h Host, o Options) Diagnosis {
-	if d, ok := h.(Doctor); ok {
-		return d.Diagnose(o)
-	}
-	return Diagnosis{Installed: h.Found(o)}
-}
-
 // ErrDuplicate wraps a setup refused because a plugin or extension sets
 // the host up already.
 var ErrDuplicate = errors.New("set up already by its plugin or extension")
@@ -61,11 +52,7 @@ func BesideRoute(h Host, o Options) error {
 	if o.Uninstall {
 		return nil
 	}
-	d, ok := h.(Doctor)
-	if !ok {
-		return nil
-	}
-	if r := d.Diagnose(o).Route; r != "" {
+	if r := h.Diagnose(o).Route; r != "" {
 		return fmt.Errorf("%s is %w (%s): a setup beside it gives the model the tools twice; nothing was changed (remove %s first to use setup's instead)", h.Title(), ErrDuplicate, r, r)
 	}
 	return nil

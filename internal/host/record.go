@@ -83,31 +83,22 @@ func (o Options) RecordFile() string {
 	return filepath.Join(o.Home(), ".local", "state", "tasksessiond", "setup.json")
 }
 
-// record returns the plan's record, read on first use; a record that
-// cannot be read is an error every time it is asked for, never an empty
-// record (uninstall would then take the user's own values too).
-func (p *Plan) record() (Record, error) {
-	if p.rec != nil || p.recErr != nil {
-		return p.rec, p.recErr
-	}
+// NewPlan starts h's plan for o with setup's record. A record that cannot
+// be read is an error, never an empty record (uninstall would then take
+// the user's own values too).
+func NewPlan(h Host, o Options) (*Plan, error) {
 	rec := Record{}
-	if p.recordFile == "" { // a plan that keeps no record
-		p.rec = rec
-		return rec, nil
-	}
-	b, err := config.Read(p.recordFile)
+	b, err := config.Read(o.RecordFile())
 	if err == nil && b != nil {
 		err = json.Unmarshal(b, &rec)
 	}
 	if err != nil {
-		p.recErr = fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, p.recordFile, err)
-		return nil, p.recErr
+		return nil, fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, o.RecordFile(), err)
 	}
 	if rec == nil {
 		rec = Record{} // the file held null
 	}
-	p.rec, p.recOld = rec, b
-	return p.rec, nil
+	return &Plan{Host: h, o: o, rec: rec, recOld: b}, nil
 }
 
 // recordKey names file by its real path (HOME or a project reached
@@ -135,16 +126,12 @@ func recordKey(file string) string {
 // record (-1: none). Setting up, it makes the file's entry (empty when
 // setup changes nothing of the user's there): uninstall then knows what
 // it finds there is the user's.
-func (p *Plan) find(file string, path []string, match func(Edit) bool) (int, error) {
-	rec, err := p.record()
-	if err != nil {
-		return -1, err
-	}
+func (p *Plan) find(file string, path []string, match func(Edit) bool) int {
 	k := recordKey(file)
-	if _, ok := rec[k]; !ok && !p.uninstall {
+	if _, ok := p.rec[k]; !ok && !p.o.Uninstall {
 		p.restart(file)
 	}
-	return slices.IndexFunc(rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) }), nil
+	return slices.IndexFunc(p.rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) })
 }
 
 // restart starts file's record anew, with edits: what the record said of
@@ -163,12 +150,10 @@ func (p *Plan) fileEdit(file string) (Edit, bool) {
 	return Edit{}, false
 }
 
-// Recorded reports whether the record names file (false when the record
-// cannot be read: the plan's edits then fail with that).
+// Recorded reports whether the record names file.
 func (p *Plan) Recorded(file string) bool {
-	rec, err := p.record()
-	_, ok := rec[recordKey(file)]
-	return err == nil && ok
+	_, ok := p.rec[recordKey(file)]
+	return ok
 }
 
 // unrecorded notes, uninstalling, a value like setup's in a file of which
@@ -176,16 +161,8 @@ func (p *Plan) Recorded(file string) bool {
 // stays, for it may be the user's.
 func (p *Plan) unrecorded(file, what string) {
 	if _, ok := p.rec[recordKey(file)]; !ok {
-		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.recordFile)
+		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
 	}
-}
-
-// had is how many of path's names file had when the plan found it.
-func (p *Plan) had(file string, path []string) int {
-	if d := p.orig[file]; d != nil {
-		return d.Depth(path)
-	}
-	return 0
 }
 
 // note records e as file's i-th edit (-1: a new one). Setup notes what
@@ -200,135 +177,103 @@ func (p *Plan) note(file string, i int, e Edit) {
 	p.rec[k] = append(p.rec[k], e)
 }
 
-// under records, setting up, that setup adds its own at path, and how much
-// of path the user had.
-func (p *Plan) under(file string, path []string) error {
-	i, err := p.find(file, path, isUnder)
-	if err == nil {
-		p.note(file, i, Edit{Path: path, Had: p.had(file, path)})
-	}
-	return err
+// under records, setting up, that setup adds its own at path, of which
+// the user had had names.
+func (p *Plan) under(file string, path []string, had int) {
+	p.note(file, p.find(file, path, isUnder), Edit{Path: path, Had: had})
 }
 
 // kept is how much of path uninstall leaves, taking setup's own out: what
 // the user had (0, all of it pruned, with no record).
-func (p *Plan) kept(file string, path []string) (int, error) {
-	i, err := p.find(file, path, isUnder)
-	if err != nil || i < 0 {
-		return 0, err
+func (p *Plan) kept(file string, path []string) int {
+	if i := p.find(file, path, isUnder); i >= 0 {
+		return p.rec[recordKey(file)][i].Had
 	}
-	return p.rec[recordKey(file)][i].Had, nil
+	return 0
 }
 
 func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
 
-// AddString appends s to the array at path unless it is there already;
-// what it appends is recorded.
-func AddString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
-	if err != nil {
-		return err
-	}
+// userString appends e.Value, a string, to the user's array at e.Path
+// unless it is there already, recording that it did. Uninstalling, it
+// takes it out if setup added it (in a file a setup that kept no record
+// set up, wherever it is).
+func userString(p *Plan, d *config.Doc, e Entry, had int) error {
+	s, where := e.Value.(string), strings.Join(e.Path, ".")
+	i := p.find(e.File, e.Path, func(r Edit) bool { return r.Added == s })
 	var have []string
-	d.Get(path, &have)
-	if slices.Contains(have, s) {
+	d.Get(e.Path, &have)
+	switch {
+	case !p.o.Uninstall && slices.Contains(have, s):
 		return nil // the user's own
-	}
-	p.note(file, i, Edit{Path: path, Added: s, Had: p.had(file, path)})
-	p.Step("add %q to %s in %s", s, strings.Join(path, "."), file)
-	return d.Append(path, s)
-}
-
-// RemoveString takes s out of the array at path if setup added it (in a
-// file a setup that kept no record set up, wherever it is).
-func RemoveString(p *Plan, d *config.Doc, file string, path []string, s string) error {
-	i, err := p.find(file, path, func(e Edit) bool { return e.Added == s })
-	if err != nil || i < 0 {
-		var have []string
-		if d.Get(path, &have) && slices.Contains(have, s) {
-			p.unrecorded(file, fmt.Sprintf("%q in %s", s, strings.Join(path, ".")))
+	case !p.o.Uninstall:
+		p.note(e.File, i, Edit{Path: e.Path, Added: s, Had: had})
+		p.Step("add %q to %s in %s", s, where, e.File)
+		return d.Append(e.Path, s)
+	case i < 0:
+		if slices.Contains(have, s) {
+			p.unrecorded(e.File, fmt.Sprintf("%q in %s", s, where))
 		}
-		return err // no record of it: the user's own
+		return nil // no record of it: the user's own
 	}
-	keep := p.rec[recordKey(file)][i].Had
-	if d.RemoveIf(path, keep, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
-		p.Step("remove %q from %s in %s", s, strings.Join(path, "."), file)
+	if d.RemoveIf(e.Path, p.rec[recordKey(e.File)][i].Had, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
+		p.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
 }
 
-// SetValue makes the member at path hold v, recording what it held before
-// (a second run, finding v, keeps the user's original).
-func SetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
-	want, err := json.Marshal(v)
+// userValue makes the user's member at e.Path hold e.Value, recording
+// what it held before (a second run, finding e.Value, keeps the user's
+// original). Uninstalling, it puts that back (in a file a setup that kept
+// no record set up: removes it); a value other than e.Value is the user's
+// since, and stays.
+func userValue(p *Plan, d *config.Doc, e Entry, had int) error {
+	want, err := json.Marshal(e.Value)
 	if err != nil {
 		return err
 	}
-	i, err := p.find(file, path, func(e Edit) bool { return e.Set })
-	if err != nil {
-		return err
-	}
-	var was json.RawMessage
-	had := d.Get(path, &was)
-	if had && bytes.Equal(compact(was), want) {
-		return nil // the user's own
-	}
-	e := Edit{Path: path, Set: true, Had: p.had(file, path)}
-	if had {
-		e.Was = compact(was)
-	}
-	p.note(file, i, e)
-	p.Step("set %s: %s in %s", strings.Join(path, "."), want, file)
-	return d.Set(path, v)
-}
-
-// UnsetValue puts back what the member at path held before setup set it
-// to v (in a file a setup that kept no record set up: removes it); a value
-// other than v is the user's since, and stays.
-func UnsetValue(p *Plan, d *config.Doc, file string, path []string, v any) error {
-	i, err := p.find(file, path, func(e Edit) bool { return e.Set })
-	if err != nil {
-		return err
-	}
-	want, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
+	where := strings.Join(e.Path, ".")
+	i := p.find(e.File, e.Path, func(r Edit) bool { return r.Set })
 	var now json.RawMessage
-	had := d.Get(path, &now)
-	if had && !bytes.Equal(compact(now), want) {
+	there := d.Get(e.Path, &now)
+	same := there && bytes.Equal(compact(now), want)
+	switch {
+	case !p.o.Uninstall && same:
+		return nil // the user's own
+	case !p.o.Uninstall:
+		r := Edit{Path: e.Path, Set: true, Had: had}
+		if there {
+			r.Was = compact(now)
+		}
+		p.note(e.File, i, r)
+		p.Step("set %s: %s in %s", where, want, e.File)
+		return d.Set(e.Path, e.Value)
+	case there && !same:
 		return nil // changed since: the user's own
-	}
-	if i < 0 {
-		if had {
-			p.unrecorded(file, fmt.Sprintf("%s: %s", strings.Join(path, "."), want))
+	case i < 0:
+		if there {
+			p.unrecorded(e.File, fmt.Sprintf("%s: %s", where, want))
 		}
 		return nil // no record of it: the user's own
 	}
-	was, keep := p.rec[recordKey(file)][i].Was, p.rec[recordKey(file)][i].Had
-	if was == nil {
-		if d.Delete(path, keep) {
-			p.Step("remove %s from %s", strings.Join(path, "."), file)
+	r := p.rec[recordKey(e.File)][i]
+	if r.Was == nil {
+		if d.Delete(e.Path, r.Had) {
+			p.Step("remove %s from %s", where, e.File)
 		}
 		return nil
 	}
-	p.Step("set %s back to %s in %s", strings.Join(path, "."), was, file)
-	return d.Set(path, was) // as the user wrote it (1.0 stays 1.0)
+	p.Step("set %s back to %s in %s", where, r.Was, e.File)
+	return d.Set(e.Path, r.Was) // as the user wrote it (1.0 stays 1.0)
 }
 
 // recordChange is the change to setup's record the plan makes.
 func (p *Plan) recordChange() config.Change {
-	if p.rec == nil || p.recordFile == "" {
-		return config.Change{}
-	}
-	for _, k := range p.taken {
-		delete(p.rec, k) // taken back: nothing of setup's is left there
-	}
 	var b []byte
 	if len(p.rec) > 0 {
 		b = p.rec.encode()
 	}
-	return config.Change{Path: p.recordFile, Old: p.recOld, New: b, Mode: 0o600, NoBackup: true}
+	return config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: b, Mode: 0o600, NoBackup: true}
 }
 
 func compact(raw []byte) json.RawMessage {

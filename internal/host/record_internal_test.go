@@ -39,15 +39,13 @@ func TestRecordSaysNoMoreThanWasWritten(t *testing.T) {
 	a, b := filepath.Join(home, "a.json"), filepath.Join(home, "b.json")
 	require.NoError(t, os.WriteFile(a, []byte("{}\n"), 0o600))
 	require.NoError(t, os.WriteFile(b, []byte(`{"x": 1}`), 0o600))
-	p := NewPlan(nil, o)
+	p, err := NewPlan(nil, o)
+	require.NoError(t, err)
 	for _, f := range []string{a, b} {
-		_, err := EditJSON(p, f, config.JSON, func(d *config.Doc) error {
-			return AddString(p, d, f, []string{"deny"}, "TodoWrite")
-		})
-		require.NoError(t, err)
+		require.NoError(t, p.Declare([]Entry{{File: f, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}}))
 	}
 	require.NoError(t, os.WriteFile(b, []byte(`{"x": 2}`), 0o600)) // the host's write
-	err := p.Apply()
+	err = p.Apply()
 	require.ErrorContains(t, err, "changed while setup ran")
 	require.ErrorContains(t, err, "already changed: "+a, "the error does not say which file was written")
 

@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,9 +23,9 @@ type Installer interface {
 	// Check says what is wrong with the host's setup beyond what Plan
 	// would change (a server under another name, say).
 	Check(o Options) []Finding
-	// Found reports whether the host is on this machine (its command on
-	// PATH, or its configuration directory there).
-	Found(o Options) bool
+	// Doctor says whether the host is on this machine, and what beyond
+	// setup's files keeps it from using the tools (doctor.go).
+	Doctor
 }
 
 // Options say where and how a host is set up.
@@ -94,19 +93,9 @@ type Plan struct {
 	// host's own to-do tool it cannot turn off).
 	Notes []string
 
-	recordFile string                 // setup's record (Record); "" keeps none
-	uninstall  bool                   // the plan takes setup back
-	rec        Record                 // read on first use
-	recErr     error                  // why the record could not be read
-	recOld     []byte                 // the record file's bytes as read
-	bin        string                 // the tasksessiond setup runs (Options.Bin)
-	taken      []string               // files whose record uninstall took back
-	orig       map[string]*config.Doc // each JSON file as the plan found it
-}
-
-// NewPlan starts h's plan for o, with setup's record (Record).
-func NewPlan(h Host, o Options) *Plan {
-	return &Plan{Host: h, recordFile: o.RecordFile(), uninstall: o.Uninstall, bin: o.Bin}
+	o      Options
+	rec    Record // setup's record (record.go)
+	recOld []byte // the record file's bytes as read
 }
 
 // Changed reports whether the plan changes any file.
@@ -174,9 +163,6 @@ func (p *Plan) Apply() error {
 // unrecord is the change that sets the record written by rc back to what
 // the record said before of the files of changes.
 func (p *Plan) unrecord(rc config.Change, changes []config.Change) config.Change {
-	if rc.Path == "" {
-		return rc // a plan that keeps no record
-	}
 	was := Record{}
 	if p.recOld != nil {
 		json.Unmarshal(p.recOld, &was) // read once already
@@ -203,46 +189,10 @@ type Finding struct {
 	Fix     string // the command (or edit) that puts it right
 }
 
-// ErrRefused wraps a file setup will not edit.
-var ErrRefused = errors.New("refused")
-
 // Refuse is the error for a file setup cannot read: its path and why,
 // and that nothing was changed.
 func Refuse(path string, why error) error {
-	return fmt.Errorf("%w: %s: %v; nothing was changed", ErrRefused, path, why)
-}
-
-// EditJSON plans an edit of the JSON file at path in the host's dialect:
-// edit changes the parsed document (it is given an empty one for a file
-// that is not there).
-func EditJSON(p *Plan, path string, d config.Dialect, edit func(*config.Doc) error) (*config.Doc, error) {
-	old, err := config.Read(path)
-	if err != nil {
-		return nil, Refuse(path, err)
-	}
-	doc, err := config.ParseJSON(old, d)
-	if err != nil {
-		return nil, Refuse(path, err)
-	}
-	if p.orig == nil {
-		p.orig = map[string]*config.Doc{}
-	}
-	p.orig[path] = doc.Clone()
-	return doc, p.EditFile(path, old, FileEdit{
-		Empty: old != nil && doc.IsEmpty(),
-		SetUp: runsTasksessiond(doc, p.bin),
-		Check: func(b []byte) error { return config.CheckJSON(b, d) },
-		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.bin) || p.leftUnder(path, doc) },
-		Edit: func() ([]byte, bool, error) {
-			if err := edit(doc); err != nil {
-				return nil, false, err
-			}
-			if doc.IsEmpty() {
-				return []byte("{}\n"), true, nil
-			}
-			return doc.Bytes(), false, nil
-		},
-	})
+	return fmt.Errorf("refused: %s: %v; nothing was changed", path, why)
 }
 
 // FileEdit is how a host's file is edited (EditFile).
@@ -263,33 +213,28 @@ type FileEdit struct {
 // setup's own out, nothing. A file that is not there is made by neither
 // an uninstall nor an edit that leaves it empty.
 func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
-	if err := p.found(path, old, f.Empty); err != nil {
-		return err
-	}
+	p.found(path, old, f.Empty)
 	newb, emptied, err := f.Edit()
 	if err != nil {
-		if errors.Is(err, ErrRecord) {
-			return err
-		}
 		return Refuse(path, err)
 	}
 	switch {
-	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.uninstall:
+	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.o.Uninstall:
 		newb = old // unchanged (nil stays nil)
 	case emptied:
 		newb = p.emptied(path, newb)
 	}
 	p.done(path, old, newb, f.Ours(newb))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.uninstall || f.SetUp})
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.o.Uninstall || f.SetUp})
 	return nil
 }
 
-// found reads setup's record, and, setting up, notes the file at path as
-// setup found it: not there (old nil), or empty, as old: what the record
-// said of it before is no longer so.
-func (p *Plan) found(path string, old []byte, empty bool) error {
-	if _, err := p.record(); err != nil || p.uninstall {
-		return err
+// found notes, setting up, the file at path as setup found it: not there
+// (old nil), or empty, as old: what the record said of it before is no
+// longer so.
+func (p *Plan) found(path string, old []byte, empty bool) {
+	if p.o.Uninstall {
+		return
 	}
 	switch _, recorded := p.rec[recordKey(path)]; {
 	case old == nil:
@@ -300,7 +245,6 @@ func (p *Plan) found(path string, old []byte, empty bool) error {
 	case !recorded:
 		p.restart(path) // found with the user's own in it
 	}
-	return nil
 }
 
 // emptied is what becomes of a file uninstall leaves empty: nothing when
@@ -322,10 +266,7 @@ func (p *Plan) emptied(path string, empty []byte) []byte {
 // takes its record back; a file setting up neither finds nor makes has
 // no record.
 func (p *Plan) done(path string, old, newb []byte, ours bool) {
-	switch {
-	case p.uninstall && !ours:
-		p.taken = append(p.taken, recordKey(path))
-	case !p.uninstall && old == nil && newb == nil && p.rec != nil:
+	if p.o.Uninstall && !ours || !p.o.Uninstall && old == nil && newb == nil {
 		delete(p.rec, recordKey(path))
 	}
 }

@@ -65,49 +65,43 @@ func (g hookGroup) ours(bin, name string) bool {
 	return true
 }
 
-// SetHook makes the hooks of event hold group: a group of setup's that
-// differs from it (an old binary's path, other arguments, a matcher that
-// leaves out a source) is replaced where it is (a host may key the hook's
-// trust by its index), and what it replaced goes to p's steps.
-func SetHook(p *Plan, doc *config.Doc, where, event, bin, name string, group Group) error {
-	path := []string{"hooks", event}
-	before := raw(doc, path)
-	if n := doc.ReplaceFirst(path, func(raw []byte) bool {
-		var g hookGroup
-		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
-	}, group); n > 0 {
-		if raw(doc, path) != before {
-			p.Step("replace the stale %s hook in %s", event, where)
+// ownHook makes the hooks at e.Path (["hooks", EVENT]) hold setup's group
+// e.Value: a group of setup's that differs from it (an old binary's path,
+// other arguments, a matcher that leaves out a source) is replaced where
+// it is (a host may key the hook's trust by its index), saying what it
+// replaced. Uninstalling, or with --no-hook, it takes setup's groups out.
+func ownHook(p *Plan, doc *config.Doc, e Entry, had int) error {
+	event, ours := e.Path[len(e.Path)-1], ourGroup(p.o.Bin, p.Host.Name())
+	if p.o.Uninstall || p.o.NoHook {
+		if doc.RemoveIf(e.Path, p.kept(e.File, e.Path), ours) > 0 {
+			p.Step("remove the %s hook from %s", event, e.File)
 		}
 		return nil
 	}
-	if err := doc.Append(path, group); err != nil {
+	group, before := e.Value.(Group), raw(doc, e.Path)
+	if doc.ReplaceFirst(e.Path, ours, group) > 0 {
+		if raw(doc, e.Path) != before {
+			p.Step("replace the stale %s hook in %s", event, e.File)
+		}
+		return nil
+	}
+	if err := doc.Append(e.Path, group); err != nil {
 		return err
 	}
-	if raw(doc, path) != before {
-		if err := p.under(where, path); err != nil {
-			return err
-		}
-		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, where)
+	if raw(doc, e.Path) != before {
+		p.under(e.File, e.Path, had)
+		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
 	}
 	return nil
 }
 
-// RemoveHooks takes setup's groups out of event's hooks.
-func RemoveHooks(p *Plan, doc *config.Doc, where, event, bin, name string) error {
-	path := []string{"hooks", event}
-	keep, err := p.kept(where, path)
-	if err != nil {
-		return err
-	}
-	n := doc.RemoveIf(path, keep, func(raw []byte) bool {
+// ourGroup reports whether a group's bytes are setup's: every hook runs
+// "tasksessiond hook NAME".
+func ourGroup(bin, name string) func(raw []byte) bool {
+	return func(raw []byte) bool {
 		var g hookGroup
 		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
-	})
-	if n > 0 {
-		p.Step("remove the %s hook from %s", event, where)
 	}
-	return nil
 }
 
 // HookIndexes returns the indexes of setup's groups (every hook runs
@@ -117,8 +111,7 @@ func HookIndexes(doc *config.Doc, event, bin, name string) []int {
 	var groups []json.RawMessage
 	doc.Get([]string{"hooks", event}, &groups)
 	for i, raw := range groups {
-		var g hookGroup
-		if json.Unmarshal(raw, &g) == nil && g.ours(bin, name) {
+		if ourGroup(bin, name)(raw) {
 			out = append(out, i)
 		}
 	}
@@ -196,52 +189,42 @@ func (s Server) members() []string {
 	return out
 }
 
-// SetServer makes the MCP server at path (["mcpServers", "tasks"]) hold
-// entry, saying what it added or replaced; a server of the user's there
-// is refused by name.
-func SetServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
+// ownServer makes the MCP server at e.Path (["mcpServers", "tasks"]) hold
+// e.Value, saying what it added or replaced; a server of the user's there
+// is refused by name. Uninstalling, it deletes it when setup wrote it (one
+// of the user's under that name is left alone).
+func ownServer(p *Plan, doc *config.Doc, e Entry, had int) error {
+	path, name := e.Path, e.Path[len(e.Path)-1]
 	var old map[string]any
-	had := doc.Get(path, &old)
-	if had && !SetupsServer(old, entry.Command, entry.members()...) {
-		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(commandLine(old["command"], toStrings(old["args"]))...))
+	there := doc.Get(path, &old)
+	runs := commandLine(old["command"], toStrings(old["args"]))
+	switch {
+	case p.o.Uninstall && !there:
+		return nil
+	case p.o.Uninstall && !SetupsServer(old, p.o.Bin, e.Value.(Server).members()...):
+		if p.find(e.File, path, isUnder) >= 0 && !RunsTasksessiond(runs, p.o.Bin, "mcp") {
+			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(runs...))
+		}
+		return nil
+	case p.o.Uninstall:
+		doc.Delete(path, p.kept(e.File, path))
+		p.Step("remove the MCP server %q from %s", name, e.File)
+		return nil
+	case there && !SetupsServer(old, p.o.Bin, e.Value.(Server).members()...):
+		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(runs...))
 	}
-	before := raw(doc, path)
+	entry, before := e.Value.(Server), raw(doc, path)
 	if err := doc.Set(path, entry); err != nil {
 		return err
 	}
 	switch {
 	case raw(doc, path) == before:
-	case had:
-		p.Step("replace the MCP server %q in %s (it ran %v %v)", path[len(path)-1], where, old["command"], old["args"])
+	case there:
+		p.Step("replace the MCP server %q in %s (it ran %v %v)", name, e.File, old["command"], old["args"])
 	default:
-		if err := p.under(where, path); err != nil {
-			return err
-		}
-		p.Step("add the MCP server %q (%s) to %s", path[len(path)-1], Command(append([]string{entry.Command}, entry.Args...)...), where)
+		p.under(e.File, path, had)
+		p.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{entry.Command}, entry.Args...)...), e.File)
 	}
-	return nil
-}
-
-// RemoveServer deletes the MCP server at path when setup wrote it (entry's
-// shape; a server of the user's under that name is left alone).
-func RemoveServer(p *Plan, doc *config.Doc, where string, path []string, entry Server) error {
-	bin := entry.Command
-	var old map[string]any
-	if !doc.Get(path, &old) {
-		return nil
-	}
-	keep, err := p.kept(where, path)
-	if err != nil {
-		return err
-	}
-	if !SetupsServer(old, bin, entry.members()...) {
-		if i, _ := p.find(where, path, isUnder); i >= 0 && !RunsTasksessiond(commandLine(old["command"], toStrings(old["args"])), bin, "mcp") {
-			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", path[len(path)-1], where, Command(commandLine(old["command"], toStrings(old["args"]))...))
-		}
-		return nil
-	}
-	doc.Delete(path, keep)
-	p.Step("remove the MCP server %q from %s", path[len(path)-1], where)
 	return nil
 }
 

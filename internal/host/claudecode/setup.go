@@ -1,8 +1,6 @@
 package claudecode
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -48,15 +46,6 @@ func files(o host.Options) (servers, settings string) {
 		return filepath.Join(o.Project, ".mcp.json"), filepath.Join(o.Project, ".claude", "settings.json")
 	}
 	return stateFile(o), filepath.Join(configDir(o), "settings.json")
-}
-
-// Found reports whether Claude Code is on PATH or has its config dir.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("claude"); err == nil {
-		return true
-	}
-	_, err := os.Stat(configDir(o))
-	return err == nil
 }
 
 // entries are Claude Code's setup: the MCP server "tasks" (in

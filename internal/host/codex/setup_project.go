@@ -77,78 +77,56 @@ func projectDir(project string) (string, error) {
 	return dir, nil
 }
 
-// planProject sets up the project o.Project: the MCP server in a block of
-// .codex/config.toml, the SessionStart hook in .codex/hooks.json, and the
-// hook's trust in the user's config.toml.
-func (h Host) planProject(o host.Options) (*host.Plan, error) {
+// where are the files Codex's setup edits: for the user, hooks.json and
+// config.toml in $CODEX_HOME; for a project (o.Project), the server in its
+// .codex/config.toml, the hook in the hooks.json Codex reads for it, and
+// the hook's trust in the user's config.toml, in a block named after the
+// directory whose .codex holds that hooks.json (owner: a linked worktree
+// and its main checkout share it, and one block keeps its trust).
+type where struct {
+	hooks, serverTOML, userTOML string
+	dir, owner, main            string // dir: the project's; main: the main checkout of a linked worktree ("" none)
+	shared                      bool   // --no-hook in a linked worktree: the hook is the main checkout's too, and stays
+}
+
+func files(o host.Options) (where, error) {
+	userDir := home(o)
+	w := where{hooks: filepath.Join(userDir, "hooks.json"), serverTOML: filepath.Join(userDir, "config.toml"), userTOML: filepath.Join(userDir, "config.toml")}
+	if o.Project == "" {
+		return w, nil
+	}
 	dir, err := projectDir(o.Project)
 	if err != nil {
-		return nil, err
+		return w, err
 	}
 	dotCodex := filepath.Join(dir, ".codex")
-	userDir := home(o)
 	if same(dotCodex, userDir) {
-		return nil, fmt.Errorf("codex: %s is $CODEX_HOME, which Codex reads as your user configuration, not a project's: run setup without --project", dotCodex)
+		return w, fmt.Errorf("codex: %s is $CODEX_HOME, which Codex reads as your user configuration, not a project's: run setup without --project", dotCodex)
 	}
 	hooksDir, main := hooksFolder(dir)
 	if same(hooksDir, userDir) {
-		return nil, fmt.Errorf("codex: %s is a linked worktree of %s, whose .codex Codex reads its hooks from, and that is $CODEX_HOME, your user configuration: run setup without --project", dir, main)
+		return w, fmt.Errorf("codex: %s is a linked worktree of %s, whose .codex Codex reads its hooks from, and that is $CODEX_HOME, your user configuration: run setup without --project", dir, main)
 	}
-	p := host.NewPlan(h, o)
-	hooksPath := filepath.Join(hooksDir, "hooks.json")
-	projectTOML := filepath.Join(dotCodex, "config.toml")
-	userTOML := filepath.Join(userDir, "config.toml")
-	command := h.hookCommand(o)
-	// In a linked worktree the hook is the main checkout's too: --no-hook
-	// here leaves it (uninstall takes it out).
-	shared := main != "" && o.NoHook && !o.Uninstall
-	index, found, moved := -1, []int(nil), map[string]string(nil)
-	if !shared {
-		if index, found, moved, err = h.setHook(p, o, hooksPath, command); err != nil {
-			return nil, err
-		}
-	} else {
-		p.Note("%s is in a linked git worktree of %s, whose %s Codex reads its hooks from: --no-hook leaves the hook there, for it runs in %s too (setup --uninstall takes it out)", dir, main, hooksPath, filepath.Dir(hooksDir))
-	}
-	server := ""
-	if !o.Uninstall {
-		server = h.serverTable(o)
-	}
-	if err := editBlock(p, projectTOML, block, server,
-		fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...)),
-		fmt.Sprintf("the MCP server %q", Server), tables{server: true, bin: o.Bin}); err != nil {
-		return nil, err
-	}
-	trust := ""
-	if !o.Uninstall {
-		trust = trustTable(hooksPath, index, command)
-	}
-	// The block is named after the directory whose .codex holds the
-	// hooks.json: a linked worktree and its main checkout share one, and
-	// one block (not two holding the same table) keeps its trust.
-	owner := filepath.Dir(hooksDir)
-	if shared {
-		return p, nil
-	}
-	if err := editBlock(p, userTOML, projectBlock(owner), trust,
-		fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", owner),
-		fmt.Sprintf("the trust of %s's hook", owner), tables{trust: trustHeaders(hooksPath, append(found, index)), moved: moved}); err != nil {
-		return nil, err
-	}
-	if o.Uninstall {
-		return p, nil
-	}
-	if note := trustNote(userTOML, dir); note != "" {
+	w.hooks, w.serverTOML = filepath.Join(hooksDir, "hooks.json"), filepath.Join(dotCodex, "config.toml")
+	w.dir, w.owner, w.main = dir, filepath.Dir(hooksDir), main
+	w.shared = main != "" && o.NoHook && !o.Uninstall
+	return w, nil
+}
+
+// projectNotes say what a project's setup means: whether Codex trusts
+// the project, where a linked worktree's hook went, a hook the user has
+// too.
+func projectNotes(p *host.Plan, o host.Options, w where, name string) {
+	dir := w.dir
+	if note := trustNote(w.userTOML, dir); note != "" {
 		p.Note("%s", note)
 	}
-	if main != "" && !o.NoHook {
-		p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so setup puts the hook there, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", dir, main, hooksPath, filepath.Join(dotCodex, "hooks.json"), owner)
+	if w.main != "" && !o.NoHook {
+		p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so setup puts the hook there, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", dir, w.main, w.hooks, filepath.Join(dir, ".codex", "hooks.json"), w.owner)
 	}
-	if !o.NoHook && userHook(o, h.Name()) {
-		p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", filepath.Join(userDir, "hooks.json"))
+	if !o.NoHook && userHook(o, name) {
+		p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", filepath.Join(home(o), "hooks.json"))
 	}
-	p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
-	return p, nil
 }
 
 // same reports whether two paths name one directory.

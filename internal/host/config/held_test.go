@@ -38,12 +38,10 @@ func TestLargeMembersHeld(t *testing.T) {
 		doc, err := config.ParseJSON([]byte(file), config.JSON)
 		require.NoError(t, err)
 		assert.Equal(t, file, string(doc.Bytes()), "unedited, the bytes as they were")
-		clone := doc.Clone()
 		if strings.Contains(file, "/a") {
 			require.True(t, doc.Get([]string{"projects", "/a", "history"}, &[]any{}))
 			require.NoError(t, doc.Set([]string{"projects", "/a", "seen"}, true))
 			assert.Contains(t, string(doc.Bytes()), `"seen": true`)
-			assert.Equal(t, file, string(clone.Bytes()), "an edit of the document changed its clone")
 		} else {
 			require.True(t, doc.Get([]string{"projects"}, &[]any{}))
 		}

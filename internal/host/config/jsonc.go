@@ -10,14 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"strings"
 
 	"github.com/tailscale/hujson"
 )
 
-// Dialect is how a host reads a JSON file.
+// Dialect is how a host reads a file: JSON of one kind, or TOML.
 type Dialect int
 
 const (
@@ -28,6 +27,9 @@ const (
 	JSONComments
 	// JSONC is JSON with comments and trailing commas (OpenCode).
 	JSONC
+	// TOML is TOML as Codex reads it (CheckTOML); setup writes a block of
+	// its own in it (SetBlock), not a member.
+	TOML
 )
 
 func (d Dialect) String() string {
@@ -36,6 +38,8 @@ func (d Dialect) String() string {
 		return "JSON with comments"
 	case JSONC:
 		return "JSONC"
+	case TOML:
+		return "TOML"
 	}
 	return "JSON"
 }
@@ -131,14 +135,6 @@ func check(v hujson.Value, d Dialect) error {
 		}
 	}
 	return nil
-}
-
-// Clone is a copy of d that edits of d leave as it is.
-func (d *Doc) Clone() *Doc {
-	c := *d
-	c.root = d.root.Clone()
-	c.held = maps.Clone(d.held)
-	return &c
 }
 
 // Bytes is the document as it is now.

@@ -2,8 +2,6 @@ package copilot
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -36,13 +34,10 @@ func files(o host.Options) (mcpConfig, hooks string) {
 	return filepath.Join(home(o), "mcp-config.json"), filepath.Join(home(o), "hooks", "tasksessiond.json")
 }
 
-// Found reports whether Copilot CLI is on PATH or has its directory.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("copilot"); err == nil {
-		return true
-	}
-	_, err := os.Stat(home(o))
-	return err == nil
+// Diagnose says Copilot CLI is installed when it is on PATH or its
+// directory holds something of its own.
+func (Host) Diagnose(o host.Options) host.Diagnosis {
+	return host.Diagnosis{Installed: host.OnPath("copilot") || host.Holds(home(o))}
 }
 
 // ownTodos is what setup says of Copilot CLI's own to-do list.

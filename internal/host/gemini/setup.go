@@ -1,8 +1,6 @@
 package gemini
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -29,15 +27,6 @@ func settingsFile(o host.Options) string {
 		home = o.Home()
 	}
 	return filepath.Join(home, ".gemini", "settings.json")
-}
-
-// Found reports whether Gemini CLI is on PATH or has its settings dir.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("gemini"); err == nil {
-		return true
-	}
-	_, err := os.Stat(filepath.Dir(settingsFile(o)))
-	return err == nil
 }
 
 // entries are Gemini CLI's setup, all in settings.json (comments

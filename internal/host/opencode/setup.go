@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	plugin "github.com/tasksessiond/tasksessiond/contrib/opencode"
@@ -52,21 +51,15 @@ func configFiles(o host.Options) []string {
 	return []string{filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")}
 }
 
-// Found reports whether OpenCode is on PATH or has its config dir.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("opencode"); err == nil {
-		return true
-	}
-	_, err := os.Stat(configDir(o))
-	return err == nil
-}
-
 // Plan installs the plugin (OpenCode tells MCP servers nothing about the
 // session; a plugin's tools get the session id with each call) and turns
 // OpenCode's own to-do tools off in its config (JSONC, as OpenCode reads
 // it; setting them off from the plugin does not remove them in 1.18.33).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p := host.NewPlan(h, o)
+	p, err := host.NewPlan(h, o)
+	if err != nil {
+		return nil, err
+	}
 	cfg, pluginPath := files(o)
 	// Uninstall takes back both of the config files setup may have
 	// edited (the user may have moved to opencode.jsonc since).
@@ -84,7 +77,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			es = append(es, host.Entry{File: cfg, Dialect: config.JSONC, Kind: host.UserValue, Path: []string{"tools", t}, Value: false})
 		}
 	}
-	if err := p.Declare(o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
+	if err := p.Declare(append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
 		return nil, err
 	}
 	if !o.Uninstall {

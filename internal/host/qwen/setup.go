@@ -1,8 +1,6 @@
 package qwen
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -24,13 +22,10 @@ func settingsFile(o host.Options) string {
 	return filepath.Join(o.Home(), ".qwen", "settings.json")
 }
 
-// Found reports whether Qwen Code is on PATH or has its settings dir.
-func (Host) Found(o host.Options) bool {
-	if _, err := exec.LookPath("qwen"); err == nil {
-		return true
-	}
-	_, err := os.Stat(filepath.Dir(settingsFile(o)))
-	return err == nil
+// Diagnose says Qwen Code is installed when it is on PATH or its
+// settings directory holds something of its own.
+func (Host) Diagnose(o host.Options) host.Diagnosis {
+	return host.Diagnosis{Installed: host.OnPath("qwen") || host.Holds(filepath.Dir(settingsFile(o)))}
 }
 
 // entries are Qwen Code's setup, all in settings.json (comments
