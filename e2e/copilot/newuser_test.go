@@ -1,7 +1,6 @@
 package copilot_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,12 +45,8 @@ func TestNewUserFromNPM(t *testing.T) {
 		modelapi.Text("Created."),
 	)
 	h := copilot.New(t, copilot.Options{Respond: script.Respond, NoSetup: true, NoDaemon: true})
-	// The user's defaults: TMPDIR puts the socket in the harness daemon's
-	// dir, HOME the database; the harness's Daemon is pointed there, so
-	// that it stops the daemon the MCP server starts.
-	h.ExtraEnv = append(h.ExtraEnv, "PATH="+path, "TMPDIR="+h.Daemon.Dir)
-	h.Daemon.Socket = filepath.Join(h.Daemon.Dir, fmt.Sprintf("tasksessiond-%d", os.Getuid()), "tasksessiond.sock")
-	h.Daemon.DB = filepath.Join(h.Home, ".local", "state", "tasksessiond", "tasksessiond.db")
+	h.ExtraEnv = append(h.ExtraEnv, "PATH="+path)
+	h.UseDefaultPaths() // the user's default socket and database, out of the machine's way
 
 	setup := exec.Command(tsd, "setup", "copilot")
 	setup.Dir, setup.Env = h.Project, h.Env()

@@ -1,11 +1,9 @@
 package gemini_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -51,14 +49,9 @@ func TestNewUserFromNPM(t *testing.T) {
 	h := gemini.New(t, gemini.Options{Respond: script.Respond, NoSetup: true, NoDaemon: true})
 	h.ExtraEnv = append(h.ExtraEnv, "PATH="+path)
 	gemini.UseExtension(t, h, root, false)
-	// The user's defaults, not the harness daemon's variables (which
-	// UseExtension sets): TMPDIR puts the socket in the harness daemon's
-	// dir, HOME the database; the harness's Daemon is pointed there, so
-	// that it stops the daemon the MCP server starts.
-	h.Vars = slices.DeleteFunc(h.Vars, func(v string) bool { return strings.HasPrefix(v, "TASKSESSIOND_") })
-	h.ExtraEnv = append(h.ExtraEnv, "TMPDIR="+h.Daemon.Dir)
-	h.Daemon.Socket = filepath.Join(h.Daemon.Dir, fmt.Sprintf("tasksessiond-%d", os.Getuid()), "tasksessiond.sock")
-	h.Daemon.DB = filepath.Join(h.Home, ".local", "state", "tasksessiond", "tasksessiond.db")
+	// The user's default socket and database, not the harness daemon's
+	// variables (which UseExtension sets).
+	h.UseDefaultPaths()
 
 	res := h.Run(t, "Make a task.")
 	require.True(t, script.Done(), h.API.Dump())
