@@ -174,6 +174,29 @@ func (h *Host) Env() []string {
 	return append(env, h.ExtraEnv...)
 }
 
+// UseDefaultPaths has the host's runs use tasksessiond's default socket
+// and database, as a user who sets neither variable has them, but out of
+// the machine's way: no TASKSESSIOND_SOCKET or TASKSESSIOND_DB in Vars,
+// TMPDIR (in ExtraEnv; XDG_RUNTIME_DIR is never in Env) the Daemon's dir,
+// which holds the default socket then, and HOME the database. The Daemon
+// is pointed at both, so that Subjects, Status and its cleanup (which
+// stops a daemon a bridge or hook started) reach the daemon there. A host
+// that does not pass TMPDIR to its MCP server would have the bridge use
+// the machine's default socket: a test that finds its tasks through the
+// Daemon shows it did not.
+func (h *Host) UseDefaultPaths() {
+	var vars []string
+	for _, v := range h.Vars {
+		if !strings.HasPrefix(v, "TASKSESSIOND_SOCKET=") && !strings.HasPrefix(v, "TASKSESSIOND_DB=") {
+			vars = append(vars, v)
+		}
+	}
+	h.Vars = vars
+	h.ExtraEnv = append(h.ExtraEnv, "TMPDIR="+h.Daemon.Dir)
+	h.Daemon.Socket = filepath.Join(h.Daemon.Dir, fmt.Sprintf("tasksessiond-%d", os.Getuid()), "tasksessiond.sock")
+	h.Daemon.DB = filepath.Join(h.Home, ".local", "state", "tasksessiond", "tasksessiond.db")
+}
+
 // Output is one run of the host's CLI.
 type Output struct {
 	Args           []string
