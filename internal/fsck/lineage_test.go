@@ -71,6 +71,10 @@ func TestLineageAdviceMends(t *testing.T) {
 		{"HeadsParentIsTail", `UPDATE sessions SET parent_id='sc3' WHERE id='sc'`, "sc → sc2 → sc3 → sc"},
 		{"BothColumns", `UPDATE sessions SET parent_id='sb2' WHERE id='sb'; UPDATE sessions SET successor_id='sb', status='compacted' WHERE id='sb2'`, "sb → sb2 → sb"},
 		{"NamesAnotherRoot", `UPDATE sessions SET successor_id='sa', status='compacted' WHERE id='sb2'`, ""},
+		// A session sealed by hand into another's successor: the daemon
+		// followed sa into sb2 and served sb2's list as sa's.
+		{"NamesAnothersSuccessor", `UPDATE sessions SET successor_id='sb2', status='compacted' WHERE id='sa'`, ""},
+		{"HeadNamesAnothersSuccessor", `UPDATE sessions SET successor_id='sc3', status='compacted' WHERE id='sb2'`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := chainsDB(t)
