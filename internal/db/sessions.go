@@ -114,6 +114,20 @@ func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, 
 		if rec, err = v.GetSession(ctx, id); err != nil {
 			return err
 		}
+		if rec.SuccessorID != "" {
+			// Only a compaction names a successor, and it sets the
+			// successor's parent_id in the same transaction: a successor
+			// compacted from another session was named by hand, and
+			// following it would serve that session's list as this one's.
+			var parent sql.NullString
+			err := v.q.GetContext(ctx, &parent, `SELECT parent_id FROM sessions WHERE id = ?`, rec.SuccessorID)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("successor of %s: %w", id, err)
+			}
+			if parent.Valid && parent.String != id {
+				return fmt.Errorf("session %s: %w: it names successor %s, which was compacted from %s, not from it", id, tasksessiond.ErrDamaged, rec.SuccessorID, parent.String)
+			}
+		}
 		if rec.Snapshot, err = v.snapshot(ctx, id); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package fsck_test
 
 import (
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -99,5 +101,30 @@ func TestLineageAdviceMends(t *testing.T) {
 			after := check(t, path)
 			assert.True(t, after.OK(), "advice %q left: %+v", fixes, after)
 		})
+	}
+}
+
+func TestSealedIntoAnothersSuccessorRefused(t *testing.T) {
+	// Ensures a session sealed by hand into a session compacted from
+	// another (sa's successor_id set to sb2) is refused by name, where the
+	// daemon followed it and served sb2's list as sa's; sb2 itself, and
+	// sb, are served as they were.
+	path := chainsDB(t)
+	damage(t, path, `UPDATE sessions SET successor_id='sb2', status='compacted' WHERE id='sa'`)
+	d := testutil.MustOpenDBAt(t, path)
+	c := testutil.StartDaemon(t, d).Dial(t)
+	_, err := c.GetSession(ctx, "sa")
+	var ce *client.Error
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, wire.CodeSessionDamaged, ce.Code)
+	assert.Contains(t, ce.Message, "session sa")
+	assert.Contains(t, ce.Message, "names successor sb2, which was compacted from sb, not from it")
+	_, err = c.ResumeSession(ctx, "sa")
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, wire.CodeSessionDamaged, ce.Code)
+	for id, n := range map[string]int{"sb": 1, "sb2": 2} {
+		r, err := c.ResumeSession(ctx, id)
+		require.NoError(t, err, id)
+		assert.Len(t, r.Tasks, n, id)
 	}
 }
