@@ -125,7 +125,7 @@ func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, 
 				return fmt.Errorf("successor of %s: %w", id, err)
 			}
 			if parent.Valid && parent.String != id {
-				return fmt.Errorf("session %s: %w: it names successor %s, which was compacted from %s, not from it", id, tasksessiond.ErrDamaged, rec.SuccessorID, parent.String)
+				return damagedLineage(fmt.Sprintf("session %s names successor %s, which was compacted from %s, not from it", id, rec.SuccessorID, parent.String))
 			}
 		}
 		if rec.Snapshot, err = v.snapshot(ctx, id); err != nil {
@@ -330,3 +330,10 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]tasksessiond.Task, 
 }
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// damagedLineage is lineage columns that contradict each other, said as
+// they are: it is tasksessiond.ErrDamaged.
+type damagedLineage string
+
+func (e damagedLineage) Error() string        { return string(e) }
+func (e damagedLineage) Is(target error) bool { return target == tasksessiond.ErrDamaged }

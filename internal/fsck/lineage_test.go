@@ -117,8 +117,8 @@ func TestSealedIntoAnothersSuccessorRefused(t *testing.T) {
 	var ce *client.Error
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, wire.CodeSessionDamaged, ce.Code)
-	assert.Contains(t, ce.Message, "session sa")
-	assert.Contains(t, ce.Message, "names successor sb2, which was compacted from sb, not from it")
+	assert.Contains(t, ce.Message, "session sa names successor sb2, which was compacted from sb, not from it")
+	assert.Equal(t, 1, strings.Count(ce.Message, "damaged"), ce.Message)
 	_, err = c.ResumeSession(ctx, "sa")
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, wire.CodeSessionDamaged, ce.Code)
