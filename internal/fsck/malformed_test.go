@@ -126,3 +126,45 @@ func TestFsckGoesOnPastAMalformedPage(t *testing.T) {
 		})
 	}
 }
+
+func TestFsckGoesOnPastAPageTheIntegrityCheckStopsAt(t *testing.T) {
+	// Ensures a cell pointer of the log's root page pointing past the
+	// page, at which SQLite's integrity check itself stops ("database
+	// disk image is malformed") rather than listing what it found, is
+	// reported as a finding, and fsck goes on to name, per session, what
+	// it could not read; fsck stopped there with no report.
+	path := chainsDB(t)
+	raw := testutil.RawDB(t, path)
+	var root int
+	require.NoError(t, raw.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name = 'tool_calls'`).Scan(&root))
+	require.NoError(t, raw.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := (root - 1) * 4096
+	require.Equal(t, byte(0x0d), b[page], "the log fits its root page, a leaf")
+	b[page+8], b[page+9] = 0xff, 0xf0 // its first cell "at" 65520
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+
+	r := check(t, path)
+	require.False(t, r.OK())
+	require.NotEmpty(t, r.Integrity)
+	assert.Contains(t, r.Integrity[0], "integrity check stopped at a malformed page")
+	var damaged []string
+	for _, s := range r.Sessions {
+		if s.LogDamaged {
+			damaged = append(damaged, s.ID)
+		}
+	}
+	assert.NotEmpty(t, damaged, "the sessions whose rows could not be read are named")
+
+	// Repair makes nothing worse: no REINDEX from rows that did not read.
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	d := testutil.MustOpenDBAt(t, path)
+	_, done, _ := fsck.Repair(ctx, d)
+	require.NoError(t, d.Close())
+	assert.NotEmpty(t, done.NoReindex)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(before, after), "the file is as it was")
+}
