@@ -34,6 +34,16 @@ const (
 		CASE WHEN created_at GLOB '` + timeGlob + `' THEN created_at ELSE '` + noTime + `' END AS created_at,
 		max(CASE WHEN updated_at GLOB '` + timeGlob + `' THEN updated_at ELSE '` + noTime + `' END, coalesce(
 		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id AND c.created_at GLOB '` + timeGlob + `' ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+	// selectRecordColumnsNoLog is selectRecordColumns with updated_at
+	// from the sessions row alone: read when the log's pages are so
+	// malformed that its last activity cannot be, so that a session whose
+	// rows do not read is refused by name (when its log is read) rather
+	// than every session's record failing with it.
+	selectRecordColumnsNoLog = `id, title, metadata, ` + lineageStatus + ` AS status,
+		coalesce(parent_id, (SELECT p.id FROM sessions p WHERE p.successor_id = sessions.id ORDER BY p.rowid LIMIT 1)) AS parent_id,
+		coalesce(successor_id, (SELECT c.id FROM sessions c WHERE c.parent_id = sessions.id ORDER BY c.rowid LIMIT 1)) AS successor_id,
+		CASE WHEN created_at GLOB '` + timeGlob + `' THEN created_at ELSE '` + noTime + `' END AS created_at,
+		CASE WHEN updated_at GLOB '` + timeGlob + `' THEN updated_at ELSE '` + noTime + `' END AS updated_at`
 	// timeGlob matches a time as formatTime writes it; a time column edited
 	// to anything else is read as noTime (the zero time) in a session's
 	// record, so that one bad value blocks neither the session nor a
@@ -170,6 +180,9 @@ func (d *DB) snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, e
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {
 	s, err := scanSession(d.q.QueryRowContext(ctx, `SELECT `+columns+` FROM sessions WHERE id = ?`, id))
+	if isCorrupt(err) && columns == selectRecordColumns {
+		s, err = scanSession(d.q.QueryRowContext(ctx, `SELECT `+selectRecordColumnsNoLog+` FROM sessions WHERE id = ?`, id))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
@@ -223,13 +236,21 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 		where = append(where, "sessions.rowid < ?")
 		args = append(args, before)
 	}
-	q := `SELECT sessions.rowid, ` + selectRecordColumns + ` FROM sessions`
+	var rest string
 	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+		rest = " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY sessions.rowid DESC LIMIT ?"
+	rest += " ORDER BY sessions.rowid DESC LIMIT ?"
 	args = append(args, f.Limit+1)
+	out, next, err := d.listSessions(ctx, `SELECT sessions.rowid, `+selectRecordColumns+` FROM sessions`+rest, args, f.Limit)
+	if isCorrupt(err) {
+		out, next, err = d.listSessions(ctx, `SELECT sessions.rowid, `+selectRecordColumnsNoLog+` FROM sessions`+rest, args, f.Limit)
+	}
+	return out, next, err
+}
 
+func (d *DB) listSessions(ctx context.Context, q string, args []any, limit int) ([]tasksessiond.Session, string, error) {
+	f := struct{ Limit int }{limit}
 	rows, err := d.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
