@@ -442,6 +442,12 @@ func (d *DB) Pending() int { return int(d.pending.Load()) }
 func (d *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 	var rows []string
 	if err := d.q.SelectContext(ctx, &rows, "PRAGMA integrity_check"); err != nil {
+		if isCorrupt(err) {
+			// A page so malformed that the check itself stops is a
+			// finding, not the end of fsck: what can be read is read row
+			// by row after it.
+			return []string{"SQLite's integrity check stopped at a malformed page (" + err.Error() + "): the file is damaged; what could be read is checked below"}, nil
+		}
 		return nil, fmt.Errorf("integrity check: %w", err)
 	}
 	if len(rows) == 1 && rows[0] == "ok" {

@@ -33,11 +33,12 @@ func (d *DB) ForeignObjects(ctx context.Context) ([]Foreign, error) { return for
 
 func foreignObjects(ctx context.Context, q querier) ([]Foreign, error) {
 	var rows []struct {
-		Type  string `db:"type"`
-		Name  string `db:"name"`
-		Table string `db:"tbl_name"`
+		Type   string `db:"type"`
+		Name   string `db:"name"`
+		Table  string `db:"tbl_name"`
+		HasSQL bool   `db:"has_sql"`
 	}
-	if err := q.SelectContext(ctx, &rows, `SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('trigger', 'view', 'index') ORDER BY name`); err != nil {
+	if err := q.SelectContext(ctx, &rows, `SELECT type, name, tbl_name, sql IS NOT NULL AS has_sql FROM sqlite_master WHERE type IN ('trigger', 'view', 'index') ORDER BY name`); err != nil {
 		return nil, fmt.Errorf("read the schema: %w", err)
 	}
 	known := map[string]bool{}
@@ -47,8 +48,12 @@ func foreignObjects(ctx context.Context, q querier) ([]Foreign, error) {
 	var out []Foreign
 	for _, r := range rows {
 		switch {
+		// SQLite's own automatic indexes (of a PRIMARY KEY or UNIQUE)
+		// have no SQL: one of that name with a CREATE INDEX statement was
+		// renamed with writable_schema, and is as foreign as any other.
 		case r.Type == "view" && views[r.Name],
-			r.Type == "index" && (known[r.Name] || strings.HasPrefix(r.Name, "sqlite_autoindex_")):
+			r.Type == "index" && known[r.Name],
+			r.Type == "index" && strings.HasPrefix(r.Name, "sqlite_autoindex_") && !r.HasSQL:
 			continue
 		}
 		out = append(out, Foreign{Type: r.Type, Name: r.Name, Table: r.Table})

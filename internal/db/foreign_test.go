@@ -22,6 +22,14 @@ func TestForeignSchemaObjectsRefuseStart(t *testing.T) {
 			"trigger user_evil on tool_calls", `DROP TRIGGER "user_evil";`},
 		{"index", `CREATE UNIQUE INDEX mine ON tool_calls (name)`, "index mine on tool_calls", `DROP INDEX "mine";`},
 		{"view", `CREATE VIEW tasks_mine AS SELECT * FROM tool_calls`, "view tasks_mine on tasks_mine", `DROP VIEW "tasks_mine";`},
+		// An index renamed to SQLite's own prefix with writable_schema: SQLite's
+		// automatic indexes have no SQL; this one does, and it makes the
+		// session's next writes fail.
+		{"index named as SQLite's own", `CREATE UNIQUE INDEX mine ON tool_calls (session_id) WHERE seq >= 2;
+			PRAGMA writable_schema = ON;
+			UPDATE sqlite_master SET name = 'sqlite_autoindex_mine', sql = 'CREATE UNIQUE INDEX sqlite_autoindex_mine ON tool_calls (session_id) WHERE seq >= 2' WHERE name = 'mine';
+			PRAGMA writable_schema = OFF;`,
+			"index sqlite_autoindex_mine on tool_calls", `DROP INDEX "sqlite_autoindex_mine";`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "f.db")
@@ -31,6 +39,7 @@ func TestForeignSchemaObjectsRefuseStart(t *testing.T) {
 			raw := testutil.RawDB(t, path)
 			_, err := raw.Exec(tc.create)
 			require.NoError(t, err)
+			require.NoError(t, raw.Close()) // its schema as of before a writable_schema edit
 
 			_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 			require.Error(t, err)
@@ -46,6 +55,7 @@ func TestForeignSchemaObjectsRefuseStart(t *testing.T) {
 			assert.Equal(t, tc.drop, found[0].Drop())
 			require.NoError(t, ro.Close())
 
+			raw = testutil.RawDB(t, path)
 			_, err = raw.Exec(tc.drop)
 			require.NoError(t, err)
 			require.NoError(t, raw.Close())

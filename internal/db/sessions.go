@@ -34,6 +34,16 @@ const (
 		CASE WHEN created_at GLOB '` + timeGlob + `' THEN created_at ELSE '` + noTime + `' END AS created_at,
 		max(CASE WHEN updated_at GLOB '` + timeGlob + `' THEN updated_at ELSE '` + noTime + `' END, coalesce(
 		(SELECT c.created_at FROM tool_calls c WHERE c.session_id = sessions.id AND c.created_at GLOB '` + timeGlob + `' ORDER BY c.seq DESC LIMIT 1), '')) AS updated_at`
+	// selectRecordColumnsNoLog is selectRecordColumns with updated_at
+	// from the sessions row alone: read when the log's pages are so
+	// malformed that its last activity cannot be, so that a session whose
+	// rows do not read is refused by name (when its log is read) rather
+	// than every session's record failing with it.
+	selectRecordColumnsNoLog = `id, title, metadata, ` + lineageStatus + ` AS status,
+		coalesce(parent_id, (SELECT p.id FROM sessions p WHERE p.successor_id = sessions.id ORDER BY p.rowid LIMIT 1)) AS parent_id,
+		coalesce(successor_id, (SELECT c.id FROM sessions c WHERE c.parent_id = sessions.id ORDER BY c.rowid LIMIT 1)) AS successor_id,
+		CASE WHEN created_at GLOB '` + timeGlob + `' THEN created_at ELSE '` + noTime + `' END AS created_at,
+		CASE WHEN updated_at GLOB '` + timeGlob + `' THEN updated_at ELSE '` + noTime + `' END AS updated_at`
 	// timeGlob matches a time as formatTime writes it; a time column edited
 	// to anything else is read as noTime (the zero time) in a session's
 	// record, so that one bad value blocks neither the session nor a
@@ -114,6 +124,20 @@ func (d *DB) LoadSession(ctx context.Context, id string) (tasksessiond.Session, 
 		if rec, err = v.GetSession(ctx, id); err != nil {
 			return err
 		}
+		if rec.SuccessorID != "" {
+			// Only a compaction names a successor, and it sets the
+			// successor's parent_id in the same transaction: a successor
+			// compacted from another session was named by hand, and
+			// following it would serve that session's list as this one's.
+			var parent sql.NullString
+			err := v.q.GetContext(ctx, &parent, `SELECT parent_id FROM sessions WHERE id = ?`, rec.SuccessorID)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("successor of %s: %w", id, err)
+			}
+			if parent.Valid && parent.String != id {
+				return damagedLineage(fmt.Sprintf("session %s names successor %s, which was compacted from %s, not from it", id, rec.SuccessorID, parent.String))
+			}
+		}
 		if rec.Snapshot, err = v.snapshot(ctx, id); err != nil {
 			return err
 		}
@@ -156,6 +180,9 @@ func (d *DB) snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, e
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {
 	s, err := scanSession(d.q.QueryRowContext(ctx, `SELECT `+columns+` FROM sessions WHERE id = ?`, id))
+	if isCorrupt(err) && columns == selectRecordColumns {
+		s, err = scanSession(d.q.QueryRowContext(ctx, `SELECT `+selectRecordColumnsNoLog+` FROM sessions WHERE id = ?`, id))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("session %s: %w", id, tasksessiond.ErrNotFound)
 	}
@@ -209,13 +236,21 @@ func (d *DB) ListSessions(ctx context.Context, f tasksessiond.ListFilter) ([]tas
 		where = append(where, "sessions.rowid < ?")
 		args = append(args, before)
 	}
-	q := `SELECT sessions.rowid, ` + selectRecordColumns + ` FROM sessions`
+	var rest string
 	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+		rest = " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY sessions.rowid DESC LIMIT ?"
+	rest += " ORDER BY sessions.rowid DESC LIMIT ?"
 	args = append(args, f.Limit+1)
+	out, next, err := d.listSessions(ctx, `SELECT sessions.rowid, `+selectRecordColumns+` FROM sessions`+rest, args, f.Limit)
+	if isCorrupt(err) {
+		out, next, err = d.listSessions(ctx, `SELECT sessions.rowid, `+selectRecordColumnsNoLog+` FROM sessions`+rest, args, f.Limit)
+	}
+	return out, next, err
+}
 
+func (d *DB) listSessions(ctx context.Context, q string, args []any, limit int) ([]tasksessiond.Session, string, error) {
+	f := struct{ Limit int }{limit}
 	rows, err := d.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, "", fmt.Errorf("list sessions: %w", err)
@@ -316,3 +351,10 @@ func (d *DB) Tasks(ctx context.Context, sessionID string) ([]tasksessiond.Task, 
 }
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// damagedLineage is lineage columns that contradict each other, said as
+// they are: it is tasksessiond.ErrDamaged.
+type damagedLineage string
+
+func (e damagedLineage) Error() string        { return string(e) }
+func (e damagedLineage) Is(target error) bool { return target == tasksessiond.ErrDamaged }

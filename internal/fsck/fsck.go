@@ -378,6 +378,12 @@ func (c *checking) lineageOf(k *checker) {
 		case !s.Snapshot && s.ParentID != l.ID:
 			k.problem(false, "it names successor %s, which was never compacted from it (it has no snapshot, and its parent_id does not name it) (sqlite3: %s)", l.SuccessorID, c.unname(l, l.SuccessorID))
 			return
+		case s.Snapshot && s.ParentID != "" && s.ParentID != l.ID:
+			// Compacted from another session (its parent_id and snapshot
+			// say so): this successor_id was set by hand, and the daemon
+			// would follow it and serve that session's list as this one's.
+			k.problem(false, "it names successor %s, which was compacted from %s, not from it (sqlite3: %s)", l.SuccessorID, s.ParentID, c.unname(l, l.SuccessorID))
+			return
 		}
 		if l.Status != tasksessiond.SessionCompacted {
 			k.problem(false, "it names successor %s but has status %q (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", l.SuccessorID, l.Status, q(l.ID))

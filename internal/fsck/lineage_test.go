@@ -1,6 +1,7 @@
 package fsck_test
 
 import (
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/session"
@@ -71,6 +73,10 @@ func TestLineageAdviceMends(t *testing.T) {
 		{"HeadsParentIsTail", `UPDATE sessions SET parent_id='sc3' WHERE id='sc'`, "sc → sc2 → sc3 → sc"},
 		{"BothColumns", `UPDATE sessions SET parent_id='sb2' WHERE id='sb'; UPDATE sessions SET successor_id='sb', status='compacted' WHERE id='sb2'`, "sb → sb2 → sb"},
 		{"NamesAnotherRoot", `UPDATE sessions SET successor_id='sa', status='compacted' WHERE id='sb2'`, ""},
+		// A session sealed by hand into another's successor: the daemon
+		// followed sa into sb2 and served sb2's list as sa's.
+		{"NamesAnothersSuccessor", `UPDATE sessions SET successor_id='sb2', status='compacted' WHERE id='sa'`, ""},
+		{"HeadNamesAnothersSuccessor", `UPDATE sessions SET successor_id='sc3', status='compacted' WHERE id='sb2'`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := chainsDB(t)
@@ -95,5 +101,30 @@ func TestLineageAdviceMends(t *testing.T) {
 			after := check(t, path)
 			assert.True(t, after.OK(), "advice %q left: %+v", fixes, after)
 		})
+	}
+}
+
+func TestSealedIntoAnothersSuccessorRefused(t *testing.T) {
+	// Ensures a session sealed by hand into a session compacted from
+	// another (sa's successor_id set to sb2) is refused by name, where the
+	// daemon followed it and served sb2's list as sa's; sb2 itself, and
+	// sb, are served as they were.
+	path := chainsDB(t)
+	damage(t, path, `UPDATE sessions SET successor_id='sb2', status='compacted' WHERE id='sa'`)
+	d := testutil.MustOpenDBAt(t, path)
+	c := testutil.StartDaemon(t, d).Dial(t)
+	_, err := c.GetSession(ctx, "sa")
+	var ce *client.Error
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, wire.CodeSessionDamaged, ce.Code)
+	assert.Contains(t, ce.Message, "session sa names successor sb2, which was compacted from sb, not from it")
+	assert.Equal(t, 1, strings.Count(ce.Message, "damaged"), ce.Message)
+	_, err = c.ResumeSession(ctx, "sa")
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, wire.CodeSessionDamaged, ce.Code)
+	for id, n := range map[string]int{"sb": 1, "sb2": 2} {
+		r, err := c.ResumeSession(ctx, id)
+		require.NoError(t, err, id)
+		assert.Len(t, r.Tasks, n, id)
 	}
 }

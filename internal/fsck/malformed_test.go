@@ -3,6 +3,7 @@ package fsck_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
@@ -125,4 +128,89 @@ func TestFsckGoesOnPastAMalformedPage(t *testing.T) {
 			assert.True(t, bytes.Equal(before, after), "the file is as it was")
 		})
 	}
+}
+
+// breakLogRoot points the first cell pointer of the log's root page (a
+// leaf: the log of chainsDB fits one page) past the page.
+func breakLogRoot(t *testing.T, path string) {
+	t.Helper()
+	raw := testutil.RawDB(t, path)
+	var root int
+	require.NoError(t, raw.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name = 'tool_calls'`).Scan(&root))
+	require.NoError(t, raw.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	page := (root - 1) * 4096
+	require.Equal(t, byte(0x0d), b[page], "the log fits its root page, a leaf")
+	b[page+8], b[page+9] = 0xff, 0xf0 // its first cell "at" 65520
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+}
+
+func TestMalformedLogPageBlocksNoOtherSession(t *testing.T) {
+	// Ensures a malformed page of the log blocks neither the sessions
+	// listing nor the sessions whose rows read: sessions/list failed for
+	// every session with -32004 "storage is unavailable, retry once
+	// writable" (its last activity is read from the log), and so did
+	// sessions/get; now each session is served or refused by name
+	// (-32007), and the listing shows the refused ones as refused.
+	path := chainsDB(t)
+	breakLogRoot(t, path)
+	d := testutil.MustOpenDBAt(t, path)
+	c := testutil.StartDaemon(t, d).Dial(t)
+	list, _, err := c.ListSessions(ctx, tasksessiond.ListFilter{})
+	require.NoError(t, err)
+	require.Len(t, list, 6)
+	refused := 0
+	for _, s := range list {
+		if s.Refused != "" {
+			refused++
+			assert.Contains(t, s.Refused, "session "+s.ID)
+		}
+	}
+	assert.Positive(t, refused)
+	served := 0
+	for _, s := range list {
+		_, err := c.GetSession(ctx, s.ID)
+		if err == nil {
+			served++
+			continue
+		}
+		var ce *client.Error
+		require.True(t, errors.As(err, &ce), "%s: %v", s.ID, err)
+		assert.Equal(t, wire.CodeSessionDamaged, ce.Code, "%s: %v", s.ID, err)
+	}
+	assert.Positive(t, served, "the sessions whose rows read are served")
+}
+
+func TestFsckGoesOnPastAPageTheIntegrityCheckStopsAt(t *testing.T) {
+	// Ensures a cell pointer of the log's root page pointing past the
+	// page, at which SQLite's integrity check itself stops ("database
+	// disk image is malformed") rather than listing what it found, is
+	// reported as a finding, and fsck goes on to name, per session, what
+	// it could not read; fsck stopped there with no report.
+	path := chainsDB(t)
+	breakLogRoot(t, path)
+
+	r := check(t, path)
+	require.False(t, r.OK())
+	require.NotEmpty(t, r.Integrity)
+	assert.Contains(t, r.Integrity[0], "integrity check stopped at a malformed page")
+	var damaged []string
+	for _, s := range r.Sessions {
+		if s.LogDamaged {
+			damaged = append(damaged, s.ID)
+		}
+	}
+	assert.NotEmpty(t, damaged, "the sessions whose rows could not be read are named")
+
+	// Repair makes nothing worse: no REINDEX from rows that did not read.
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	d := testutil.MustOpenDBAt(t, path)
+	_, done, _ := fsck.Repair(ctx, d)
+	require.NoError(t, d.Close())
+	assert.NotEmpty(t, done.NoReindex)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(before, after), "the file is as it was")
 }
