@@ -473,11 +473,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		assert.Contains(t, out, "Example", name)
 		assert.Empty(t, errOut, name)
 		// The npm package and the archives ship no docs/: help names a
-		// document by its published address. (setup's help is being
-		// rewritten with setup itself, issue 51.)
-		if name != "setup" {
-			assert.NotRegexp(t, `(^|[^/])docs/[A-Z]+\.md`, out, "%s --help names a docs/ path the npm package lacks", name)
-		}
+		// document by its published address.
+		assert.NotRegexp(t, `(^|[^/])docs/[A-Z]+\.md`, out, "%s --help names a docs/ path the npm package lacks", name)
 	}
 }
 

@@ -33,7 +33,7 @@ var setupHelp = [6]string{
 	"a daemon socket other than the default, given to the MCP server and the hooks (env " + paths.EnvSocket + " where they run works too)",
 	"a database other than the default for a daemon they start",
 	"bind every conversation to this one daemon session (created on first use): one list across conversations and hosts",
-	"set up the current directory's project files (where the host has them), not the user's, save what a host reads from the user's files only (docs/HOSTS.md)",
+	"set up the current directory's project files (where the host has them), not the user's, save what a host reads from the user's files only (" + docsURL + "HOSTS.md)",
 	"set up the MCP server (or plugin) only, without the hooks",
 }
 
@@ -109,7 +109,7 @@ read back as the host reads it; the original is kept beside it (suffix
 written where it points. A file setup cannot read is refused, untouched. Running
 it again changes nothing; --uninstall takes back exactly what it added.
 Each host's own variables for where its configuration lives are honoured.
-What it writes, host by host: docs/HOSTS.md.
+What it writes, host by host: `+docsURL+`HOSTS.md
 
 Flags:
 `, strings.Join(host.Names(), ", "), config.BackupSuffix)
