@@ -280,9 +280,10 @@ func undamaged(t *testing.T, template string) map[string]string {
 
 func TestRandomDamageServedOrRefused(t *testing.T) {
 	// Ensures, for each seed of random damage, that no session is served
-	// as another list, before or after repair (see chaos). Seeds: 40, or
-	// TASKSESSIOND_DAMAGE_SEEDS for a longer run.
-	seeds := 40
+	// as another list, before or after repair (see chaos). Seeds: 10 (the
+	// go test -race ./... budget; .ci/run fuzzes FuzzDamageServed besides),
+	// or TASKSESSIOND_DAMAGE_SEEDS for a longer run.
+	seeds := 10
 	if v := os.Getenv("TASKSESSIOND_DAMAGE_SEEDS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

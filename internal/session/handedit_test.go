@@ -130,6 +130,7 @@ func TestReplayOfHandEditedArguments(t *testing.T) {
 		`{"subject":"x","subject":"y"}`, `{"subject":"x","wait_for_previous":{"a":1,"a":2},"\ud800":1}`, "\"\\\"{}\\\"\"",
 	} {
 		t.Run(fmt.Sprintf("%.40q", args), func(t *testing.T) {
+			t.Parallel() // each its own file: they wait on the disk, not on each other
 			path := editedDB(t, 1, args)
 			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 			require.NoError(t, err)
