@@ -13,7 +13,7 @@ import (
 )
 
 func TestCrashHarness(t *testing.T) {
-	// Ensures, over 20 SIGKILL/restart cycles with 16 concurrent sessions of
+	// Ensures, over 12 SIGKILL/restart cycles with 16 concurrent sessions of
 	// random valid and invalid calls and compactions, that nothing
 	// acknowledged is lost or doubled and every store equals the model.
 	// `go run ./cmd/crashtest --cycles 1000` runs the long version.
@@ -21,11 +21,11 @@ func TestCrashHarness(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	seed := uint64(time.Now().UnixNano())
-	r, err := crashtest.Run(context.Background(), crashtest.Config{Binary: binary, Dir: dir, Cycles: 20, Clients: 16, Seed: seed, MaxRun: 250 * time.Millisecond})
+	r, err := crashtest.Run(context.Background(), crashtest.Config{Binary: binary, Dir: dir, Cycles: 12, Clients: 16, Seed: seed, MaxRun: 250 * time.Millisecond})
 	require.NoError(t, err, "seed %d", seed)
 	t.Logf("seed %d: %+v", seed, r)
 	assert.True(t, r.OK(), "%+v", r)
-	assert.Equal(t, 20, r.Cycles)
+	assert.Equal(t, 12, r.Cycles)
 	assert.Positive(t, r.Acknowledged)
 	assert.Positive(t, r.InFlight, "calls were in flight at the kills")
 	assert.Positive(t, r.Retried)

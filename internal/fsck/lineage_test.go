@@ -79,6 +79,7 @@ func TestLineageAdviceMends(t *testing.T) {
 		{"HeadNamesAnothersSuccessor", `UPDATE sessions SET successor_id='sc3', status='compacted' WHERE id='sb2'`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each its own file
 			path := chainsDB(t)
 			damage(t, path, tc.edit)
 			r := check(t, path)
