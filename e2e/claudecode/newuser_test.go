@@ -33,18 +33,9 @@ const (
 // binary) and gets #1. No go command is on the PATH of any of it.
 func TestNewUserFromNPM(t *testing.T) {
 	t.Parallel()
+	npm, path, tsd := harness.NewUser(t, readmeNPM, readmeClaude)
 	root, err := harness.RepoRoot()
 	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	for _, line := range []string{readmeNPM, readmeClaude} {
-		require.Contains(t, string(readme), line, "the README's install lines changed: change this test with them")
-	}
-
-	npm := harness.InstallNPM(t)
-	path := harness.NoGoPath(t, npm.Bin)
-	tsd, err := exec.LookPath(filepath.Join(npm.Bin, "tasksessiond"))
-	require.NoError(t, err, "npm linked no tasksessiond command")
 	version := exec.Command(tsd, "version")
 	version.Env = []string{"PATH=" + path, "HOME=" + t.TempDir()}
 	out, err := version.CombinedOutput()

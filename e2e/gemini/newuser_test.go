@@ -1,9 +1,7 @@
 package gemini_test
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,18 +27,9 @@ import (
 // command is on the PATH of any of it.
 func TestNewUserFromNPM(t *testing.T) {
 	t.Parallel()
+	npm, path, tsd := harness.NewUser(t, "npm install -g tasksessiond", "gemini extensions install https://github.com/tasksessiond/tasksessiond ")
 	root, err := harness.RepoRoot()
 	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	for _, line := range []string{"npm install -g tasksessiond", "gemini extensions install https://github.com/tasksessiond/tasksessiond "} {
-		require.Contains(t, string(readme), line, "the README's install lines changed: change this test with them")
-	}
-
-	npm := harness.InstallNPM(t)
-	path := harness.NoGoPath(t, npm.Bin)
-	tsd, err := exec.LookPath(filepath.Join(npm.Bin, "tasksessiond"))
-	require.NoError(t, err, "npm linked no tasksessiond command")
 
 	script := modelapi.NewScript(
 		modelapi.Calls(call(gemini.TaskCreate, map[string]any{"subject": "Try tasksessiond"})),

@@ -176,3 +176,30 @@ func NoGoPath(tb testing.TB, first ...string) string {
 	}
 	return strings.Join(dirs, string(os.PathListSeparator))
 }
+
+// NewUser is a user with Node and no Go who follows the README: it fails
+// the test unless each of lines is still in README.md (the test changes
+// with them), installs the release with npm (InstallNPM), and returns it
+// with such a user's PATH (NoGoPath) and npm's tasksessiond command.
+func NewUser(tb testing.TB, lines ...string) (npm *NPM, path, tsd string) {
+	tb.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range lines {
+		if !strings.Contains(string(readme), line) {
+			tb.Fatalf("the README's install lines changed (%q is gone): change this test with them", line)
+		}
+	}
+	npm = InstallNPM(tb)
+	path = NoGoPath(tb, npm.Bin)
+	if tsd, err = exec.LookPath(filepath.Join(npm.Bin, "tasksessiond")); err != nil {
+		tb.Fatalf("npm linked no tasksessiond command: %v", err)
+	}
+	return npm, path, tsd
+}

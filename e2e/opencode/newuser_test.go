@@ -1,9 +1,6 @@
 package opencode_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,18 +21,7 @@ import (
 // tasksessiond, and gets #1. No go command is on the PATH of any of it.
 func TestNewUserFromNPM(t *testing.T) {
 	t.Parallel()
-	root, err := harness.RepoRoot()
-	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	for _, line := range []string{"npm install -g tasksessiond", "opencode plugin opencode-tasksessiond --global"} {
-		require.Contains(t, string(readme), line, "the README's install lines changed: change this test with them")
-	}
-
-	npm := harness.InstallNPM(t)
-	path := harness.NoGoPath(t, npm.Bin)
-	_, err = exec.LookPath(filepath.Join(npm.Bin, "tasksessiond"))
-	require.NoError(t, err, "npm linked no tasksessiond command")
+	npm, path, _ := harness.NewUser(t, "npm install -g tasksessiond", "opencode plugin opencode-tasksessiond --global")
 	_, _, tarball, _ := harness.NPMRelease(t)
 
 	var p modelapi.Phases

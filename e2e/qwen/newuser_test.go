@@ -27,18 +27,7 @@ import (
 // of it.
 func TestNewUserFromNPM(t *testing.T) {
 	t.Parallel()
-	root, err := harness.RepoRoot()
-	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	require.NoError(t, err)
-	for _, line := range []string{"npm install -g tasksessiond", "tasksessiond setup qwen "} {
-		require.Contains(t, string(readme), line, "the README's install lines changed: change this test with them")
-	}
-
-	npm := harness.InstallNPM(t)
-	path := harness.NoGoPath(t, npm.Bin)
-	tsd, err := exec.LookPath(filepath.Join(npm.Bin, "tasksessiond"))
-	require.NoError(t, err, "npm linked no tasksessiond command")
+	npm, path, tsd := harness.NewUser(t, "npm install -g tasksessiond", "tasksessiond setup qwen ")
 
 	script := modelapi.NewScript(
 		load,
