@@ -1,7 +1,6 @@
 package gemini_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -75,37 +74,9 @@ func TestClear(t *testing.T) {
 	assert.Equal(t, []string{"#1 pending Beta one"}, tasks(h.Daemon.Resume(t, c).Tasks))
 }
 
-// submit types line into the CLI's prompt, and presses Enter until done
-// holds (the CLI takes a quick Enter after typed text as part of a paste).
+// submit types line into the CLI's prompt and presses Enter until done
+// holds (harness.Term.SubmitUntil).
 func submit(t *testing.T, term *harness.Term, line string, done func() bool) {
 	t.Helper()
-	// Text typed while the CLI redraws (after /clear) may be lost: it is
-	// typed again until the prompt shows it.
-	typed := false
-	for range 5 {
-		term.Type(line)
-		deadline := time.Now().Add(3 * time.Second)
-		for !typed && time.Now().Before(deadline) {
-			typed = strings.Contains(term.Capture(), "> "+line)
-			time.Sleep(50 * time.Millisecond)
-		}
-		if typed {
-			break
-		}
-		term.Keys("C-u") // whatever half of it arrived
-	}
-	if !typed {
-		t.Fatalf("typing %q: the prompt does not show it:\n%s", line, term.Capture())
-	}
-	for range 10 {
-		term.Keys("Enter")
-		deadline := time.Now().Add(2 * time.Second)
-		for time.Now().Before(deadline) {
-			if done() {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	t.Fatalf("submitting %q: nothing happened after 10 Enters", line)
+	term.SubmitUntil(line, "> "+line, done)
 }

@@ -169,3 +169,38 @@ func (t *Term) WaitForText(timeout time.Duration, s string) string {
 	t.tb.Helper()
 	return t.WaitFor(timeout, fmt.Sprintf("%q on the screen", s), func(screen string) bool { return strings.Contains(screen, s) })
 }
+
+// SubmitUntil types line into the prompt until the screen shows it as
+// shown (text typed while the CLI redraws, after /clear, may be lost: it
+// is typed again), then presses Enter until done holds (a CLI takes a
+// quick Enter after typed text as part of a paste).
+func (t *Term) SubmitUntil(line, shown string, done func() bool) {
+	t.tb.Helper()
+	typed := false
+	for range 5 {
+		t.Type(line)
+		deadline := time.Now().Add(3 * time.Second)
+		for !typed && time.Now().Before(deadline) {
+			typed = strings.Contains(t.Capture(), shown)
+			time.Sleep(50 * time.Millisecond)
+		}
+		if typed {
+			break
+		}
+		t.Keys("C-u") // whatever half of it arrived
+	}
+	if !typed {
+		t.tb.Fatalf("typing %q: the prompt does not show it:\n%s", line, t.Capture())
+	}
+	for range 10 {
+		t.Keys("Enter")
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if done() {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.tb.Fatalf("submitting %q: nothing happened after 10 Enters:\n%s", line, t.Capture())
+}

@@ -57,35 +57,9 @@ func TestClear(t *testing.T) {
 	submit(t, term, "/quit", term.Dead)
 }
 
-// submit types line into the CLI's prompt, and presses Enter until done
-// holds.
+// submit types line into the CLI's prompt and presses Enter until done
+// holds (harness.Term.SubmitUntil).
 func submit(t *testing.T, term *harness.Term, line string, done func() bool) {
 	t.Helper()
-	typed := false
-	for range 5 {
-		term.Type(line)
-		deadline := time.Now().Add(3 * time.Second)
-		for !typed && time.Now().Before(deadline) {
-			typed = strings.Contains(term.Capture(), line)
-			time.Sleep(50 * time.Millisecond)
-		}
-		if typed {
-			break
-		}
-		term.Keys("C-u")
-	}
-	if !typed {
-		t.Fatalf("typing %q: the prompt does not show it:\n%s", line, term.Capture())
-	}
-	for range 10 {
-		term.Keys("Enter")
-		deadline := time.Now().Add(2 * time.Second)
-		for time.Now().Before(deadline) {
-			if done() {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	t.Fatalf("submitting %q: nothing happened after 10 Enters:\n%s", line, term.Capture())
+	term.SubmitUntil(line, line, done)
 }
