@@ -101,13 +101,13 @@ func TestApplyBackups(t *testing.T) {
 
 func TestDiff(t *testing.T) {
 	// Ensures --dry-run's diff shows what changes, with its context, as a
-	// unified diff.
+	// unified diff (a one-line range written as GNU diff writes it, "+1").
 	var b strings.Builder
 	config.Diff(&b, config.Change{Path: "/h/s.json", Old: []byte("{\n  \"a\": 1\n}\n"), New: []byte("{\n  \"a\": 1,\n  \"b\": 2\n}\n")})
 	assert.Equal(t, "--- a/h/s.json\n+++ b/h/s.json\n@@ -1,3 +1,4 @@\n {\n-  \"a\": 1\n+  \"a\": 1,\n+  \"b\": 2\n }\n", b.String())
 	b.Reset()
 	config.Diff(&b, config.Change{Path: "/h/n.json", New: []byte("{}")})
-	assert.Equal(t, "--- /dev/null\n+++ b/h/n.json\n@@ -0,0 +1,1 @@\n+{}\n\\ No newline at end of file\n", b.String())
+	assert.Equal(t, "--- /dev/null\n+++ b/h/n.json\n@@ -0,0 +1 @@\n+{}\n\\ No newline at end of file\n", b.String())
 	b.Reset()
 	config.Diff(&b, config.Change{Path: "/h/s.json", Old: []byte("x\n"), New: []byte("x\n")})
 	assert.Empty(t, b.String())
