@@ -2,9 +2,9 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tailscale/hujson"
 )
 
@@ -23,32 +23,38 @@ const heldMark = `"\u0000tasksessiond-held-`
 
 // hold returns b with each large top-level member's value replaced by a
 // placeholder, and the values by placeholder; ok false when b is not an
-// object it can scan (the full parse then says why) or holds nothing
+// object jsontext reads (the full parse then says why) or holds nothing
 // large.
 func hold(b []byte) (skeleton []byte, held map[string][]byte, ok bool) {
 	if len(b) < heldFrom || bytes.Contains(b, []byte(heldMark)) {
 		return nil, nil, false
 	}
-	spans, ok := topMembers(b)
-	if !ok {
+	// a bytes.Buffer is read in place, not copied
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, nil, false
 	}
 	held = map[string][]byte{}
 	var out []byte
 	last := 0
-	for _, s := range spans {
-		if s[1]-s[0] < heldFrom {
-			continue
-		}
-		if !json.Valid(b[s[0]:s[1]]) {
+	for dec.PeekKind() == '"' {
+		if _, err := dec.ReadToken(); err != nil {
 			return nil, nil, false
 		}
+		v, err := dec.ReadValue() // checked as strict JSON
+		if err != nil {
+			return nil, nil, false
+		}
+		if len(v) < heldFrom {
+			continue
+		}
+		end := int(dec.InputOffset())
 		mark := fmt.Sprintf(`%s%d"`, heldMark, len(held))
-		held[mark] = b[s[0]:s[1]]
-		out = append(append(out, b[last:s[0]]...), mark...)
-		last = s[1]
+		held[mark] = b[end-len(v) : end]
+		out = append(append(out, b[last:end-len(v)]...), mark...)
+		last = end
 	}
-	if len(held) == 0 {
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' || len(held) == 0 {
 		return nil, nil, false
 	}
 	return append(out, b[last:]...), held, true
@@ -100,103 +106,4 @@ func (d *Doc) unhold(b []byte) []byte {
 		out = append(append(out, b[:i]...), d.held[string(b[i:j])]...)
 		b = b[j:]
 	}
-}
-
-// topMembers returns the spans of the values of the top-level object's
-// members in strict JSON b.
-func topMembers(b []byte) (spans [][2]int, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return nil, true
-	}
-	for i < len(b) {
-		if b[i] != '"' {
-			return nil, false
-		}
-		if i = skipString(b, i); i < 0 {
-			return nil, false
-		}
-		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		start := skipSpace(b, i+1)
-		end := skipValue(b, start)
-		if end < 0 {
-			return nil, false
-		}
-		spans = append(spans, [2]int{start, end})
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return nil, false
-		}
-		switch b[i] {
-		case '}':
-			return spans, true
-		case ',':
-			i = skipSpace(b, i+1)
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string opening at b[i], or -1.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the value starting at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				if i = skipString(b, i); i < 0 {
-					return -1
-				}
-				i--
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-	}
-	return len(b)
 }
