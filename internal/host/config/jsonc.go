@@ -10,9 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
+	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/tailscale/hujson"
 )
 
@@ -33,15 +34,7 @@ const (
 )
 
 func (d Dialect) String() string {
-	switch d {
-	case JSONComments:
-		return "JSON with comments"
-	case JSONC:
-		return "JSONC"
-	case TOML:
-		return "TOML"
-	}
-	return "JSON"
+	return [...]string{"JSON", "JSON with comments", "JSONC", "TOML"}[d]
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -49,23 +42,23 @@ var bom = []byte("\xef\xbb\xbf")
 // Doc is a JSON or JSONC document being edited. Its bytes outside the
 // members an edit touches stay as they were.
 type Doc struct {
-	dialect Dialect
-	bom     bool // the file starts with a byte order mark (kept)
-	crlf    bool // the file's lines end in CRLF (new lines do too)
-	root    hujson.Value
-	held    map[string][]byte // large members' bytes, by placeholder (held.go)
+	bom  bool // the file starts with a byte order mark (kept)
+	crlf bool // the file's lines end in CRLF (new lines do too)
+	root hujson.Value
+	held map[string][]byte // large members' bytes, by placeholder (held.go)
 }
 
 // ParseJSON reads b as the dialect's reader would; empty (or only white
 // space) is an empty object. A file it cannot read is an error that says
 // why, for setup to refuse it untouched.
 func ParseJSON(b []byte, d Dialect) (*Doc, error) {
-	doc := &Doc{dialect: d}
+	doc := &Doc{}
 	if bytes.HasPrefix(b, bom) {
 		doc.bom = true
 		b = b[len(bom):]
 	}
-	doc.crlf = allCRLF(b)
+	n := bytes.Count(b, []byte("\n"))
+	doc.crlf = n > 0 && bytes.Count(b, []byte("\r\n")) == n
 	if len(bytes.Trim(b, " \t\r\n")) == 0 {
 		doc.root = hujson.Value{Value: &hujson.Object{}, AfterExtra: []byte("\n")}
 		return doc, nil
@@ -76,7 +69,7 @@ func ParseJSON(b []byte, d Dialect) (*Doc, error) {
 			parse, doc.held = skeleton, held
 		}
 	}
-	v, err := hujson.Parse(append([]byte(nil), parse...))
+	v, err := hujson.Parse(bytes.Clone(parse))
 	if err != nil {
 		return nil, fmt.Errorf("not %s: %w", d, err)
 	}
@@ -97,8 +90,7 @@ func CheckJSON(b []byte, d Dialect) error {
 		_, err := ParseJSON(b, d)
 		return err
 	}
-	b = bytes.TrimPrefix(b, bom)
-	t := bytes.TrimSpace(b)
+	t := bytes.TrimSpace(bytes.TrimPrefix(b, bom))
 	switch {
 	case len(t) == 0:
 		return nil
@@ -113,25 +105,26 @@ func CheckJSON(b []byte, d Dialect) error {
 // check refuses what the dialect does not allow: comments in strict JSON,
 // trailing commas outside JSONC.
 func check(v hujson.Value, d Dialect) error {
-	if d == JSONC {
-		return nil
+	if d == JSON && !v.IsStandard() {
+		return errors.New("not strict JSON (it holds comments or trailing commas, which this host does not read)")
 	}
-	if d == JSON {
-		if !v.IsStandard() {
-			return errors.New("not strict JSON (it holds comments or trailing commas, which this host does not read)")
-		}
-		return nil // nor trailing commas, then
+	if d != JSONComments {
+		return nil // strict JSON holds no trailing commas either
 	}
 	for x := range v.All() {
+		var last *hujson.Value
 		switch c := x.Value.(type) {
 		case *hujson.Object:
-			if n := len(c.Members); n > 0 && c.Members[n-1].Value.AfterExtra != nil {
-				return errors.New("a trailing comma, which this host does not read")
+			if n := len(c.Members); n > 0 {
+				last = &c.Members[n-1].Value
 			}
 		case *hujson.Array:
-			if n := len(c.Elements); n > 0 && c.Elements[n-1].AfterExtra != nil {
-				return errors.New("a trailing comma, which this host does not read")
+			if n := len(c.Elements); n > 0 {
+				last = &c.Elements[n-1]
 			}
+		}
+		if last != nil && last.AfterExtra != nil {
+			return errors.New("a trailing comma, which this host does not read")
 		}
 	}
 	return nil
@@ -141,52 +134,22 @@ func check(v hujson.Value, d Dialect) error {
 func (d *Doc) Bytes() []byte {
 	b := d.root.Pack()
 	if d.crlf {
-		b = crlf(b)
+		b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
 	b = d.unhold(b)
 	if d.bom {
-		b = append(append([]byte(nil), bom...), b...)
+		b = append(bytes.Clone(bom), b...)
 	}
 	return b
-}
-
-// allCRLF reports whether b's lines all end in CRLF (and it has one).
-func allCRLF(b []byte) bool {
-	if !bytes.Contains(b, []byte("\r\n")) {
-		return false
-	}
-	for i := bytes.IndexByte(b, '\n'); i >= 0; {
-		if i == 0 || b[i-1] != '\r' {
-			return false
-		}
-		j := bytes.IndexByte(b[i+1:], '\n')
-		if j < 0 {
-			break
-		}
-		i += j + 1
-	}
-	return true
-}
-
-// crlf turns every lone LF into CRLF.
-func crlf(b []byte) []byte {
-	var out []byte
-	for i, c := range b {
-		if c == '\n' && (i == 0 || b[i-1] != '\r') {
-			out = append(out, '\r')
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // IsEmpty reports whether the document is an object without members or
 // comments: what is left when setup made the file and uninstall took back
 // all it added.
-func (d *Doc) IsEmpty() bool {
-	obj := d.root.Value.(*hujson.Object)
-	return len(obj.Members) == 0 && isSpace(obj.AfterExtra) && isSpace(d.root.BeforeExtra) && isSpace(d.root.AfterExtra)
-}
+func (d *Doc) IsEmpty() bool { return bare(d.root) == "{}" }
+
+// bare is v's text without white space.
+func bare(v hujson.Value) string { return string(bytes.Join(bytes.Fields(v.Pack()), nil)) }
 
 func isSpace(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
@@ -196,73 +159,84 @@ func (d *Doc) Get(path []string, out any) bool {
 	if len(path) == 0 {
 		d.expandAll()
 	}
-	v, _ := d.lookup(path)
-	if v == nil {
-		return false
-	}
-	c := v.Clone()
+	v, _, _ := d.at(path, false)
+	return v != nil && json.Unmarshal(standard(*v), out) == nil
+}
+
+// standard is x as strict JSON, its comments gone.
+func standard(x hujson.Value) []byte {
+	c := x.Clone()
 	c.Standardize()
-	return json.Unmarshal(c.Pack(), out) == nil
+	return bytes.TrimSpace(c.Pack())
 }
 
 // Members returns the names of the object at path, in order.
 func (d *Doc) Members(path []string) []string {
-	v, _ := d.lookup(path)
-	if v == nil {
-		return nil
-	}
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
+	obj, _, _ := d.object(path, false)
+	if obj == nil {
 		return nil
 	}
 	var names []string
 	for _, m := range obj.Members {
-		names = append(names, memberName(m))
+		names = append(names, m.Name.Value.(hujson.Literal).String())
 	}
 	return names
 }
 
-// lookup finds the value at path, with the indent of the line it is on.
-func (d *Doc) lookup(path []string) (*hujson.Value, string) {
-	v, indent := &d.root, ""
-	for _, name := range path {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
-			return nil, ""
-		}
-		i := find(obj, name)
-		if i < 0 {
-			return nil, ""
-		}
-		d.expand(obj, i)
-		indent = memberIndent(obj, indent)
-		v = &obj.Members[i].Value
-	}
-	return v, indent
-}
-
-func memberName(m hujson.ObjectMember) string {
-	var s string
-	json.Unmarshal(m.Name.Value.(hujson.Literal), &s)
-	return s
-}
-
 // find returns the index of the last member called name (the one a
-// reader keeps), or -1.
-func find(obj *hujson.Object, name string) int {
+// reader keeps), or -1; a held member found is parsed.
+func (d *Doc) find(obj *hujson.Object, name string) int {
 	for i := len(obj.Members) - 1; i >= 0; i-- {
-		if memberName(obj.Members[i]) == name {
+		if obj.Members[i].Name.Value.(hujson.Literal).String() == name {
+			d.expand(obj, i)
 			return i
 		}
 	}
 	return -1
 }
 
+// at returns the value at path and the indent of the line it is on, nil
+// when it is not there; with make, the objects missing on the way are
+// made. Something on the way that is not an object is an error.
+func (d *Doc) at(path []string, make bool) (*hujson.Value, string, error) {
+	v, indent := &d.root, ""
+	for n, name := range path {
+		obj, ok := v.Value.(*hujson.Object)
+		if !ok {
+			return nil, "", fmt.Errorf("%s is not an object", strings.Join(path[:n], "."))
+		}
+		i := d.find(obj, name)
+		if i < 0 && !make {
+			return nil, "", nil
+		}
+		if i < 0 {
+			d.addMember(obj, indent, name, map[string]any{})
+			i = len(obj.Members) - 1
+		}
+		indent = members(obj).inner(indent, d.unit())
+		v = &obj.Members[i].Value
+	}
+	return v, indent, nil
+}
+
+// object is at for an object.
+func (d *Doc) object(path []string, make bool) (*hujson.Object, string, error) {
+	v, indent, err := d.at(path, make)
+	if v == nil {
+		return nil, "", err
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, "", fmt.Errorf("%s is not an object", strings.Join(path, "."))
+	}
+	return obj, indent, nil
+}
+
 // Depth is how many of path's names lead to something in the document:
 // len(path) when the value at path is there.
 func (d *Doc) Depth(path []string) int {
 	for n := len(path); n > 0; n-- {
-		if v, _ := d.lookup(path[:n]); v != nil {
+		if v, _, _ := d.at(path[:n], false); v != nil {
 			return n
 		}
 	}
@@ -277,45 +251,14 @@ func (d *Doc) Set(path []string, v any) error {
 	if err != nil {
 		return err
 	}
-	name := path[len(path)-1]
-	if i := find(obj, name); i >= 0 {
-		m := &obj.Members[i]
-		if equal(m.Value, v) {
-			return nil
-		}
-		m.Value.Value = d.render(v, memberIndent(obj, indent), multiline(obj, &d.root))
-		return nil
+	i := d.find(obj, path[len(path)-1])
+	if i < 0 {
+		d.addMember(obj, indent, path[len(path)-1], v)
+	} else if m := &obj.Members[i].Value; !equal(*m, v) {
+		l := members(obj)
+		m.Value = d.render(v, l.inner(indent, d.unit()), l.multi(d.root))
 	}
-	d.addMember(obj, indent, name, v)
 	return nil
-}
-
-// object returns the object at path (making it, when make, where it is
-// missing) and the indent of the line it opens on.
-func (d *Doc) object(path []string, make bool) (*hujson.Object, string, error) {
-	v, indent := &d.root, ""
-	for n, name := range path {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
-			return nil, "", fmt.Errorf("%s is not an object", strings.Join(path[:n], "."))
-		}
-		i := find(obj, name)
-		if i < 0 {
-			if !make {
-				return nil, "", nil
-			}
-			d.addMember(obj, indent, name, map[string]any{})
-			i = len(obj.Members) - 1
-		}
-		d.expand(obj, i)
-		indent = memberIndent(obj, indent)
-		v = &obj.Members[i].Value
-	}
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return nil, "", fmt.Errorf("%s is not an object", strings.Join(path, "."))
-	}
-	return obj, indent, nil
 }
 
 // Append adds v as the last element of the array at path (making it, and
@@ -325,23 +268,30 @@ func (d *Doc) Append(path []string, v any) error {
 	if err != nil {
 		return err
 	}
-	name := path[len(path)-1]
-	i := find(parent, name)
+	i := d.find(parent, path[len(path)-1])
 	if i < 0 {
-		d.addMember(parent, indent, name, []any{v})
+		d.addMember(parent, indent, path[len(path)-1], []any{v})
 		return nil
 	}
 	arr, ok := parent.Members[i].Value.Value.(*hujson.Array)
 	if !ok {
 		return fmt.Errorf("%s is not an array", strings.Join(path, "."))
 	}
-	for _, e := range arr.Elements {
-		if equal(e, v) {
-			return nil
-		}
+	if !slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return equal(e, v) }) {
+		l, indent := elements(arr), members(parent).inner(indent, d.unit())
+		multi, inner := l.multi(d.root), l.inner(indent, d.unit())
+		l.add(hujson.Value{Value: d.render(v, inner, multi)}, indent, inner, multi)
 	}
-	d.addElement(arr, memberIndent(parent, indent), v)
 	return nil
+}
+
+func (d *Doc) addMember(obj *hujson.Object, indent, name string, v any) {
+	l := members(obj)
+	multi, inner := l.multi(d.root), l.inner(indent, d.unit())
+	l.add(hujson.ObjectMember{
+		Name:  hujson.Value{Value: hujson.String(name)},
+		Value: hujson.Value{BeforeExtra: []byte(" "), Value: d.render(v, inner, multi)},
+	}, indent, inner, multi)
 }
 
 // Delete removes the member at path, and then each object on the way that
@@ -352,11 +302,11 @@ func (d *Doc) Delete(path []string, keep int) bool {
 	if obj == nil {
 		return false
 	}
-	i := find(obj, path[len(path)-1])
+	i := d.find(obj, path[len(path)-1])
 	if i < 0 {
 		return false
 	}
-	removeAt(&obj.Members, i, &obj.AfterExtra, func(m *hujson.ObjectMember) *hujson.Value { return &m.Name }, func(m *hujson.ObjectMember) *hujson.Value { return &m.Value })
+	members(obj).remove(i)
 	d.prune(path[:len(path)-1], keep)
 	return true
 }
@@ -365,27 +315,14 @@ func (d *Doc) Delete(path []string, keep int) bool {
 // array and the objects on the way when it left them empty, but for the
 // first keep of path. It returns how many it removed.
 func (d *Doc) RemoveIf(path []string, keep int, match func(raw []byte) bool) int {
-	v, _ := d.lookup(path)
-	if v == nil {
-		return 0
+	arr, _, at := d.matching(path, match)
+	for _, i := range slices.Backward(at) {
+		elements(arr).remove(i)
 	}
-	arr, ok := v.Value.(*hujson.Array)
-	if !ok {
-		return 0
-	}
-	n := 0
-	for i := len(arr.Elements) - 1; i >= 0; i-- {
-		c := arr.Elements[i].Clone()
-		c.Standardize()
-		if match(bytes.TrimSpace(c.Pack())) {
-			removeAt(&arr.Elements, i, &arr.AfterExtra, func(e *hujson.Value) *hujson.Value { return e }, func(e *hujson.Value) *hujson.Value { return e })
-			n++
-		}
-	}
-	if n > 0 {
+	if len(at) > 0 {
 		d.prune(path, keep)
 	}
-	return n
+	return len(at)
 }
 
 // ReplaceFirst puts v in place of the first element of the array at path
@@ -393,137 +330,91 @@ func (d *Doc) RemoveIf(path []string, keep int, match func(raw []byte) bool) int
 // element's index), and removes the others that match. It returns how
 // many matched.
 func (d *Doc) ReplaceFirst(path []string, match func(raw []byte) bool, v any) int {
-	av, indent := d.lookup(path)
-	if av == nil {
+	arr, indent, at := d.matching(path, match)
+	if len(at) == 0 {
 		return 0
 	}
-	arr, ok := av.Value.(*hujson.Array)
+	for _, i := range slices.Backward(at[1:]) {
+		elements(arr).remove(i)
+	}
+	if e := &arr.Elements[at[0]]; !equal(*e, v) {
+		inner, multi := indent+d.unit(), bytes.ContainsRune(e.BeforeExtra, '\n')
+		if s, ok := lastLine(e.BeforeExtra); ok {
+			inner = s
+		}
+		e.Value = d.render(v, inner, multi)
+	}
+	return len(at)
+}
+
+// matching returns the array at path, the indent of its line, and the
+// indexes of its elements that match.
+func (d *Doc) matching(path []string, match func(raw []byte) bool) (*hujson.Array, string, []int) {
+	v, indent, _ := d.at(path, false)
+	if v == nil {
+		return nil, "", nil
+	}
+	arr, ok := v.Value.(*hujson.Array)
 	if !ok {
-		return 0
+		return nil, "", nil
 	}
 	var at []int
 	for i, e := range arr.Elements {
-		c := e.Clone()
-		c.Standardize()
-		if match(bytes.TrimSpace(c.Pack())) {
+		if match(standard(e)) {
 			at = append(at, i)
 		}
 	}
-	for k := len(at) - 1; k > 0; k-- {
-		removeAt(&arr.Elements, at[k], &arr.AfterExtra, func(e *hujson.Value) *hujson.Value { return e }, func(e *hujson.Value) *hujson.Value { return e })
-	}
-	if len(at) > 0 {
-		e := &arr.Elements[at[0]]
-		if !equal(*e, v) {
-			inner, multi := indent+d.unit(), bytes.ContainsRune(e.BeforeExtra, '\n')
-			if s, ok := lastLine(e.BeforeExtra); ok {
-				inner = s
-			}
-			e.Value = d.render(v, inner, multi)
-		}
-	}
-	return len(at)
+	return arr, indent, at
 }
 
 // prune removes the container at path when it is empty, and so on up to
 // the first keep of path.
 func (d *Doc) prune(path []string, keep int) {
 	for ; len(path) > max(keep, 0); path = path[:len(path)-1] {
-		v, _ := d.lookup(path)
+		v, _, _ := d.at(path, false)
 		if v == nil {
 			return
 		}
-		switch c := v.Value.(type) {
-		case *hujson.Object:
-			if len(c.Members) > 0 || !isSpace(c.AfterExtra) {
-				return
-			}
-		case *hujson.Array:
-			if len(c.Elements) > 0 || !isSpace(c.AfterExtra) {
-				return
-			}
-		default:
+		if s := bare(hujson.Value{Value: v.Value}); s != "{}" && s != "[]" {
 			return
 		}
 		parent, _, _ := d.object(path[:len(path)-1], false)
-		i := find(parent, path[len(path)-1])
-		removeAt(&parent.Members, i, &parent.AfterExtra, func(m *hujson.ObjectMember) *hujson.Value { return &m.Name }, func(m *hujson.ObjectMember) *hujson.Value { return &m.Value })
+		members(parent).remove(d.find(parent, path[len(path)-1]))
 	}
 }
 
 // equal reports whether x holds the JSON value v.
 func equal(x hujson.Value, v any) bool {
-	c := x.Clone()
-	c.Standardize()
-	var a, b any
-	if json.Unmarshal(c.Pack(), &a) != nil {
-		return false
-	}
-	raw, err := marshal(v, "", "")
-	if err != nil || json.Unmarshal(raw, &b) != nil {
-		return false
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func marshal(v any, prefix, indent string) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent(prefix, indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b, err := json.Marshal(v)
+	want, got := jsontext.Value(b), jsontext.Value(standard(x))
+	return err == nil && want.Canonicalize() == nil && got.Canonicalize() == nil && bytes.Equal(want, got)
 }
 
 // render is v as a value on a line indented by indent: on several lines
-// when the file's objects are, else on one.
+// when the file's objects are, else on one with a space after each colon
+// and comma, as a hand-written one-line object has them.
 func (d *Doc) render(v any, indent string, multi bool) hujson.ValueTrimmed {
-	var raw []byte
-	var err error
-	if multi {
-		raw, err = marshal(v, indent, d.unit())
-	} else {
-		raw, err = marshal(v, "", "")
-		raw = spaced(raw)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	raw := jsontext.Value(bytes.TrimSpace(buf.Bytes()))
+	if err == nil && multi {
+		err = raw.Indent(jsontext.WithIndentPrefix(indent), jsontext.WithIndent(d.unit()))
+	} else if err == nil {
+		err = raw.Compact(jsontext.SpaceAfterColon(true), jsontext.SpaceAfterComma(true))
 	}
-	if err != nil {
+	x, perr := hujson.Parse(raw)
+	if err = errors.Join(err, perr); err != nil {
 		panic(fmt.Sprintf("config: render %T: %v", v, err)) // setup renders only its own plain values
 	}
-	x, err := hujson.Parse(raw)
-	if err != nil {
-		panic(fmt.Sprintf("config: render %T: %v", v, err))
-	}
 	return x.Value
-}
-
-// spaced puts a space after each colon and comma of compact JSON outside
-// strings, as a hand-written one-line object has them.
-func spaced(b []byte) []byte {
-	var out []byte
-	in := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		out = append(out, c)
-		switch {
-		case in && c == '\\':
-			i++
-			out = append(out, b[i])
-		case c == '"':
-			in = !in
-		case !in && (c == ':' || c == ','):
-			out = append(out, ' ')
-		}
-	}
-	return out
 }
 
 // unit is the file's indent step: the root's first member's indent, else
 // two spaces.
 func (d *Doc) unit() string {
-	obj := d.root.Value.(*hujson.Object)
-	if len(obj.Members) > 0 {
+	if obj := d.root.Value.(*hujson.Object); len(obj.Members) > 0 {
 		if s, ok := lastLine(obj.Members[0].Name.BeforeExtra); ok && s != "" {
 			return s
 		}
@@ -542,213 +433,162 @@ func lastLine(extra []byte) (string, bool) {
 	return s[:len(s)-len(strings.TrimLeft(s, " \t"))], true
 }
 
-// multiline reports whether obj's members are on lines of their own (an
-// empty object follows the root).
-func multiline(obj *hujson.Object, root *hujson.Value) bool {
-	if len(obj.Members) > 0 {
-		return bytes.ContainsRune(obj.Members[0].Name.BeforeExtra, '\n')
+// list is an object's members or an array's elements as their layout
+// sees them: the value whose BeforeExtra is the text before each (a
+// member's name), the value whose AfterExtra is the text before its comma
+// (not nil on the last: a trailing comma), and the text before the
+// closing bracket.
+type list[T any] struct {
+	items  *[]T
+	after  *hujson.Extra
+	before func(*T) *hujson.Value
+	value  func(*T) *hujson.Value
+}
+
+func members(obj *hujson.Object) list[hujson.ObjectMember] {
+	return list[hujson.ObjectMember]{&obj.Members, &obj.AfterExtra,
+		func(m *hujson.ObjectMember) *hujson.Value { return &m.Name },
+		func(m *hujson.ObjectMember) *hujson.Value { return &m.Value }}
+}
+
+func elements(arr *hujson.Array) list[hujson.Value] {
+	self := func(e *hujson.Value) *hujson.Value { return e }
+	return list[hujson.Value]{&arr.Elements, &arr.AfterExtra, self, self}
+}
+
+// multi reports whether a new item goes on a line of its own: as the
+// first item is, else as the root's first member is, else yes.
+func (l list[T]) multi(root hujson.Value) bool {
+	if len(*l.items) > 0 {
+		return bytes.ContainsRune(l.before(&(*l.items)[0]).BeforeExtra, '\n')
 	}
-	r := root.Value.(*hujson.Object)
-	if r != obj {
-		return multiline(r, root)
+	if r := root.Value.(*hujson.Object); len(r.Members) > 0 {
+		return bytes.ContainsRune(r.Members[0].Name.BeforeExtra, '\n')
 	}
 	return true
 }
 
-// memberIndent is the indent of obj's members, obj being on a line
+// inner is the indent of the items' lines, the container being on a line
 // indented by indent.
-func memberIndent(obj *hujson.Object, indent string) string {
-	for _, m := range obj.Members {
-		if s, ok := lastLine(m.Name.BeforeExtra); ok {
+func (l list[T]) inner(indent, unit string) string {
+	for i := range *l.items {
+		if s, ok := lastLine(l.before(&(*l.items)[i]).BeforeExtra); ok {
 			return s
 		}
 	}
-	return indent + "  "
+	return indent + unit
 }
 
-func (d *Doc) addMember(obj *hujson.Object, indent, name string, v any) {
-	multi := multiline(obj, &d.root)
-	inner := indent + d.unit()
-	if len(obj.Members) > 0 {
-		inner = memberIndent(obj, indent)
-	}
-	key, _ := marshal(name, "", "")
-	m := hujson.ObjectMember{
-		Name:  hujson.Value{Value: hujson.Literal(key)},
-		Value: hujson.Value{BeforeExtra: []byte(" "), Value: d.render(v, inner, multi)},
-	}
-	var last *hujson.Value
-	if n := len(obj.Members); n > 0 {
-		last = &obj.Members[n-1].Value
-	}
-	obj.AfterExtra, m.Name.BeforeExtra, m.Value.AfterExtra = insertLast(last, obj.AfterExtra, indent, inner, multi)
-	obj.Members = append(obj.Members, m)
-}
-
-func (d *Doc) addElement(arr *hujson.Array, indent string, v any) {
-	multi := multiline(d.root.Value.(*hujson.Object), &d.root)
-	inner := indent + d.unit()
-	if len(arr.Elements) > 0 {
-		multi = bytes.ContainsRune(arr.Elements[0].BeforeExtra, '\n')
-	}
-	for _, e := range arr.Elements {
-		if s, ok := lastLine(e.BeforeExtra); ok {
-			inner = s
-			break
-		}
-	}
-	e := hujson.Value{Value: d.render(v, inner, multi)}
-	var last *hujson.Value
-	if n := len(arr.Elements); n > 0 {
-		last = &arr.Elements[n-1]
-	}
-	arr.AfterExtra, e.BeforeExtra, e.AfterExtra = insertLast(last, arr.AfterExtra, indent, inner, multi)
-	arr.Elements = append(arr.Elements, e)
-}
-
-// insertLast lays out a value put after last (nil: into an empty
-// container) whose closing bracket is preceded by after, on a line
-// indented by indent. It returns the container's new after-extra, the new
-// value's before-extra and its after-extra (a trailing comma when last had
-// one). A comment on the last value's line stays on that line: only the
-// new value's text goes in.
-func insertLast(last *hujson.Value, after []byte, indent, inner string, multi bool) (newAfter, before, trailing []byte) {
+// add puts x after the last item, on a line of its own indented by inner
+// when multi, else after a space; the container is on a line indented by
+// indent. A comment on the last item's line stays on that line, a
+// trailing comma stays last.
+func (l list[T]) add(x T, indent, inner string, multi bool) {
 	sep := " "
 	if multi {
 		sep = "\n" + inner
 	}
-	if last == nil && isSpace(after) {
-		switch {
-		case !multi:
-			return []byte{}, concat(after), nil
-		case bytes.ContainsRune(after, '\n'):
-			return after, []byte(sep), nil
-		default:
-			return []byte("\n" + indent), concat(after, []byte(sep)), nil
+	before, after, n := l.before(&x), *l.after, len(*l.items)
+	switch head, tail, comment := splitLine(after); {
+	case n == 0 && isSpace(after) && !multi:
+		*l.after, before.BeforeExtra = []byte{}, slices.Concat(after)
+	case n == 0 && isSpace(after) && bytes.ContainsRune(after, '\n'):
+		before.BeforeExtra = []byte(sep)
+	case n == 0 && isSpace(after):
+		*l.after, before.BeforeExtra = []byte("\n"+indent), slices.Concat(after, []byte(sep))
+	case head == nil:
+		before.BeforeExtra = []byte(sep)
+	default:
+		if comment && !multi {
+			sep = "\n" + inner // not on the line a // comment takes to its end
 		}
-	}
-	if last != nil && last.AfterExtra != nil {
-		trailing = []byte{}
-	}
-	head, tail := splitLine(after)
-	if head == nil {
-		return after, []byte(sep), trailing
-	}
-	if lineComment(head) && !strings.Contains(sep, "\n") {
-		sep = "\n" + inner // not on the line a // comment takes to its end
-	}
-	if multi && !bytes.ContainsRune(tail, '\n') {
-		tail = concat([]byte("\n"+indent), tail)
-	}
-	return tail, concat(head, []byte(sep)), trailing
-}
-
-// lineComment reports whether extra (white space and comments, no
-// newline outside a comment) ends in a // comment.
-func lineComment(extra []byte) bool {
-	for i := 0; i < len(extra); {
-		switch {
-		case bytes.HasPrefix(extra[i:], []byte("//")):
-			return true
-		case bytes.HasPrefix(extra[i:], []byte("/*")):
-			j := bytes.Index(extra[i+2:], []byte("*/"))
-			if j < 0 {
-				return false
-			}
-			i += j + 4
-		default:
-			i++
+		if multi && !bytes.ContainsRune(tail, '\n') {
+			tail = slices.Concat([]byte("\n"+indent), tail)
 		}
+		*l.after, before.BeforeExtra = tail, slices.Concat(head, []byte(sep))
 	}
-	return false
+	if n > 0 && l.value(&(*l.items)[n-1]).AfterExtra != nil {
+		l.value(&x).AfterExtra = []byte{}
+	}
+	*l.items = append(*l.items, x)
 }
 
-// splitLine splits extra (white space and comments) at its first newline
-// outside a comment: what is on the line before it (nil when that is only
-// white space) and the rest.
-func splitLine(extra []byte) (head, tail []byte) {
-	for i := 0; i < len(extra); {
-		switch {
-		case extra[i] == '\n':
-			if isSpace(extra[:i]) {
-				return nil, extra
-			}
-			if i > 0 && extra[i-1] == '\r' {
-				i-- // a CRLF stays whole
-			}
-			return concat(extra[:i]), concat(extra[i:])
-		case bytes.HasPrefix(extra[i:], []byte("//")):
-			j := bytes.IndexByte(extra[i:], '\n')
-			if j < 0 {
-				return concat(extra), []byte("\n")
-			}
-			i += j
-		case bytes.HasPrefix(extra[i:], []byte("/*")):
-			j := bytes.Index(extra[i+2:], []byte("*/"))
-			if j < 0 {
-				return nil, extra
-			}
-			i += j + 4
-		default:
-			i++
-		}
-	}
-	if isSpace(extra) {
-		return nil, extra
-	}
-	return concat(extra), nil
-}
-
-func concat(parts ...[]byte) []byte {
-	out := []byte{}
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
-// removeAt removes element i of s, putting back on the line before it the
-// comment insertLast moved off that line, passing a trailing comma on to
-// the element before it, and giving an emptied container the white space
-// it had.
-func removeAt[T any](s *[]T, i int, after *hujson.Extra, before func(*T) *hujson.Value, value func(*T) *hujson.Value) {
-	el := &(*s)[i]
-	b := before(el).BeforeExtra
-	head, _ := splitLine(b)
+// remove takes item i out, putting back on the line before it the comment
+// add moved off that line, passing a trailing comma on to the item before
+// it, and giving an emptied container the white space it had.
+func (l list[T]) remove(i int) {
+	s := *l.items
+	b := l.before(&s[i]).BeforeExtra
+	head, _, _ := splitLine(b)
 	if head == nil && !isSpace(b) {
 		// a comment on lines of its own before it: keep it
-		head = concat(b[:bytes.LastIndexByte(b, '\n')])
+		head = slices.Concat(b[:bytes.LastIndexByte(b, '\n')])
 	}
-	last := i == len(*s)-1
-	trailing := value(el).AfterExtra != nil
-	*s = append((*s)[:i], (*s)[i+1:]...)
+	last := i == len(s)-1
+	trailing := l.value(&s[i]).AfterExtra != nil
+	s = append(s[:i], s[i+1:]...)
+	*l.items = s
 	switch {
-	case last && len(*s) > 0:
-		prev := value(&(*s)[len(*s)-1])
+	case last && len(s) > 0:
+		prev := l.value(&s[len(s)-1])
 		switch {
 		case !trailing && prev.AfterExtra != nil:
-			*after = concat(prev.AfterExtra, *after)
+			*l.after = slices.Concat(prev.AfterExtra, *l.after)
 			prev.AfterExtra = nil
 		case trailing && prev.AfterExtra == nil:
 			prev.AfterExtra = []byte{}
 		}
-		*after = concat(head, *after)
-	case last && head == nil && isSpace(*after):
-		// emptied: the white space before the element's first newline
+		*l.after = slices.Concat(head, *l.after)
+	case last && head == nil && isSpace(*l.after):
+		// emptied: the white space before the item's first newline
 		if j := bytes.IndexByte(b, '\n'); j >= 0 {
 			b = bytes.TrimSuffix(b[:j], []byte("\r"))
 		}
-		*after = concat(b)
+		*l.after = slices.Concat(b)
 	case last:
-		*after = concat(head, *after)
-	case sameLine(b) && sameLine(before(&(*s)[i]).BeforeExtra):
+		*l.after = slices.Concat(head, *l.after)
+	case sameLine(b) && sameLine(l.before(&s[i]).BeforeExtra):
 		// on one line: the next takes the removed one's place
-		before(&(*s)[i]).BeforeExtra = concat(b)
+		l.before(&s[i]).BeforeExtra = slices.Concat(b)
 	default:
-		next := before(&(*s)[i])
-		next.BeforeExtra = concat(head, next.BeforeExtra)
+		next := l.before(&s[i])
+		next.BeforeExtra = slices.Concat(head, next.BeforeExtra)
 	}
 }
 
 // sameLine reports whether b is white space within a line.
 func sameLine(b []byte) bool { return isSpace(b) && !bytes.ContainsAny(b, "\r\n") }
+
+// splitLine splits extra (white space and comments) at its first newline
+// outside a comment: what is on the line before it (nil when that is only
+// white space), the rest, and whether the line ends in a // comment.
+func splitLine(extra []byte) (head, tail []byte, comment bool) {
+	for i := 0; i < len(extra); i++ {
+		switch {
+		case extra[i] == '\n':
+			if isSpace(extra[:i]) {
+				return nil, extra, false
+			}
+			if i > 0 && extra[i-1] == '\r' {
+				i-- // a CRLF stays whole
+			}
+			return slices.Concat(extra[:i]), slices.Concat(extra[i:]), comment
+		case bytes.HasPrefix(extra[i:], []byte("//")):
+			j := bytes.IndexByte(extra[i:], '\n')
+			if j < 0 {
+				return slices.Concat(extra), []byte("\n"), true
+			}
+			i, comment = i+j-1, true
+		case bytes.HasPrefix(extra[i:], []byte("/*")):
+			j := bytes.Index(extra[i+2:], []byte("*/"))
+			if j < 0 {
+				return nil, extra, false
+			}
+			i += j + 3
+		}
+	}
+	if isSpace(extra) {
+		return nil, extra, false
+	}
+	return slices.Concat(extra), nil, false
+}
