@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,7 +56,7 @@ func extendsInline(s string, md toml.MetaData) error {
 			continue
 		}
 		key, value, ok := strings.Cut(line, "=")
-		if !ok || !strings.HasPrefix(strings.TrimSpace(value), "{") {
+		if !ok || !strings.HasPrefix(strings.TrimSpace(value), "{") || keyParts(key) == nil {
 			continue
 		}
 		path := append(slices.Clone(table), keyParts(key)...)
@@ -68,40 +67,14 @@ func extendsInline(s string, md toml.MetaData) error {
 	return nil
 }
 
-// keyParts splits a dotted TOML key into its names, unquoted.
+// keyParts splits a dotted TOML key into its names, unquoted, as the
+// TOML parser reads it; nil when it is not a key.
 func keyParts(key string) []string {
-	var parts []string
-	var cur strings.Builder
-	key = strings.TrimSpace(key)
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; c {
-		case '"', '\'':
-			j := i + 1
-			for ; j < len(key) && key[j] != c; j++ {
-				if c == '"' && key[j] == '\\' {
-					j++
-				}
-			}
-			q := key[i:min(j+1, len(key))]
-			if c == '"' {
-				var u string
-				if json.Unmarshal([]byte(q), &u) == nil {
-					q = u
-				}
-			} else {
-				q = strings.Trim(q, "'")
-			}
-			cur.WriteString(q)
-			i = j
-		case '.':
-			parts = append(parts, strings.TrimSpace(cur.String()))
-			cur.Reset()
-		case ' ', '\t':
-		default:
-			cur.WriteByte(c)
-		}
+	md, err := toml.Decode(key+" = 0", &map[string]any{})
+	if keys := md.Keys(); err == nil && len(keys) > 0 {
+		return keys[len(keys)-1]
 	}
-	return append(parts, strings.TrimSpace(cur.String()))
+	return nil
 }
 
 // DecodeTOML reads b into out.
@@ -113,18 +86,12 @@ func DecodeTOML(b []byte, out any) error {
 // Block returns the text of the block called name in b ("" when there is
 // none), without its markers.
 func Block(b []byte, name string) string {
-	s := string(b)
+	i, j, ok := findBlock(string(b), name)
+	if !ok {
+		return ""
+	}
 	begin, end := blockMarkers(name)
-	i := strings.Index(s, begin)
-	if i < 0 {
-		return ""
-	}
-	j := strings.Index(s[i:], end)
-	if j < 0 {
-		return ""
-	}
-	body := s[i+len(begin) : i+j]
-	return strings.TrimPrefix(strings.TrimPrefix(body, "\r"), "\n")
+	return strings.TrimPrefix(strings.TrimPrefix(string(b[i+len(begin):j-len(end)]), "\r"), "\n")
 }
 
 // SetBlock returns b with the block called name holding body (lines ending
