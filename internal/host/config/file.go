@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -72,21 +73,18 @@ func Ready(c Change) error {
 		return fmt.Errorf("%s is read-only (mode %v): setup leaves it; make it writable to go on", c.Path, st.Mode().Perm())
 	}
 	dir := filepath.Dir(path)
-	for {
-		st, err := os.Stat(dir)
-		if err == nil && !st.IsDir() {
-			return fmt.Errorf("%s: %s is not a directory", c.Path, dir)
-		}
-		if err == nil {
-			if err := unix.Access(dir, unix.W_OK); err != nil {
-				return fmt.Errorf("%s: cannot write in %s: %w", c.Path, dir, err)
-			}
-			break
-		}
-		if dir == filepath.Dir(dir) {
-			return fmt.Errorf("%s: %w", c.Path, err)
-		}
-		dir = filepath.Dir(dir)
+	st, err := os.Stat(dir)
+	for ; err != nil && dir != filepath.Dir(dir); st, err = os.Stat(dir) {
+		dir = filepath.Dir(dir) // the first that is there
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", c.Path, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s: %s is not a directory", c.Path, dir)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Errorf("%s: cannot write in %s: %w", c.Path, dir, err)
 	}
 	if c.Check != nil && c.New != nil {
 		if err := c.Check(c.New); err != nil {
@@ -115,7 +113,7 @@ func Apply(c Change) error {
 	kept, _ := Read(backup)
 	done := kept != nil && (c.New == nil || bytes.Equal(kept, c.New))
 	if c.Old != nil && !c.NoBackup && c.New != nil && !done {
-		if err := writeAtomic(backup, c.Old, 0o600); err != nil {
+		if err := writeChecked(Change{Path: backup, New: c.Old}, 0o600, false); err != nil {
 			return fmt.Errorf("%s: keep a backup: %w", c.Path, err)
 		}
 	}
@@ -132,14 +130,12 @@ func Apply(c Change) error {
 	return nil
 }
 
-// write writes c.New to c.Path (where it points, when it is a link).
+// write writes c.New to c.Path (where it points, when it is a link),
+// keeping the file's mode.
 func (c Change) write() error {
 	mode := c.Mode
 	if st, err := os.Stat(c.Path); err == nil {
 		mode = st.Mode().Perm()
-	}
-	if mode == 0 {
-		mode = 0o600
 	}
 	w := c
 	if real, err := filepath.EvalSymlinks(c.Path); err == nil {
@@ -148,7 +144,7 @@ func (c Change) write() error {
 	if err := os.MkdirAll(filepath.Dir(w.Path), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)
 	}
-	return writeChecked(w, mode, true)
+	return writeChecked(w, cmp.Or(mode, 0o600), true)
 }
 
 // unchanged is an error when the file no longer holds the bytes the
@@ -175,16 +171,7 @@ func writeChecked(c Change, mode fs.FileMode, guard bool) error {
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(c.New)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = errors.Join(err, tmp.Chmod(mode), tmp.Sync(), tmp.Close()); err != nil {
 		return fmt.Errorf("%s: write: %w", c.Path, err)
 	}
 	same, err := holds(tmp.Name(), c.New)
@@ -241,8 +228,4 @@ func holds(path string, b []byte) (bool, error) {
 			return false, err
 		}
 	}
-}
-
-func writeAtomic(path string, b []byte, mode fs.FileMode) error {
-	return writeChecked(Change{Path: path, New: b}, mode, false)
 }
