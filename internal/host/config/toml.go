@@ -104,18 +104,12 @@ func SetBlock(b []byte, name, body string, ours func(header string) bool) ([]byt
 		return nil, err
 	}
 	b = dropStrays(b, name, ours)
-	nl := "\n"
-	if bytes.Contains(b, []byte("\r\n")) {
-		nl = "\r\n"
-		body = strings.ReplaceAll(body, "\n", "\r\n")
-	}
+	s, nl := string(b), newline(b)
 	begin, end := blockMarkers(name)
-	block := begin + nl + body + end
-	s := string(b)
+	block := begin + nl + strings.ReplaceAll(body, "\n", nl) + end
 	var out string
 	if i, j, ok := findBlock(s, name); ok {
-		theirs := foreign(Block(b, name), ours)
-		switch {
+		switch theirs := foreign(Block(b, name), ours); {
 		case theirs == "":
 			out = s[:i] + block + s[j:]
 		case strings.HasPrefix(s[j:], nl):
@@ -142,21 +136,16 @@ func SetBlock(b []byte, name, body string, ours func(header string) bool) ([]byt
 // RemoveBlock returns b without the block called name and the blank line
 // SetBlock put before it; tables in it that ours does not claim stay.
 func RemoveBlock(b []byte, name string, ours func(header string) bool) ([]byte, error) {
-	stray := dropStrays(b, name, ours)
-	if !bytes.Equal(stray, b) {
+	if stray := dropStrays(b, name, ours); !bytes.Equal(stray, b) {
 		if err := CheckTOML(stray); err != nil {
 			return nil, err
 		}
+		b = stray
 	}
-	b = stray
-	s := string(b)
+	s, nl := string(b), newline(b)
 	i, j, ok := findBlock(s, name)
 	if !ok {
 		return b, nil
-	}
-	nl := "\n"
-	if strings.Contains(s, "\r\n") {
-		nl = "\r\n"
 	}
 	head, tail := s[:i], s[j:]
 	if theirs := foreign(Block(b, name), ours); theirs != "" {
@@ -176,6 +165,14 @@ func RemoveBlock(b []byte, name string, ours func(header string) bool) ([]byte, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// newline is the file's line end: CRLF when it has one.
+func newline(b []byte) string {
+	if bytes.Contains(b, []byte("\r\n")) {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // RenameTables returns b with each table header named in rename renamed,
@@ -263,25 +260,17 @@ func foreign(body string, ours func(header string) bool) string {
 }
 
 // tableHeader returns the key of a table's header line ("[a.b]",
-// "[[a.b]]"; comments after it allowed), trimmed.
+// "[[a.b]]"; comments after it allowed), trimmed: up to the first "]" that
+// ends a key.
 func tableHeader(line string) (string, bool) {
-	t := strings.TrimSpace(line)
-	if !strings.HasPrefix(t, "[") {
-		return "", false
-	}
-	t = strings.TrimPrefix(t[1:], "[")
-	var quote byte
-	for k := 0; k < len(t); k++ {
-		switch c := t[k]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\\' && quote == '"' {
-				k++
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == ']':
+	t, ok := strings.CutPrefix(strings.TrimSpace(line), "[")
+	t = strings.TrimPrefix(t, "[")
+	for k := 0; ok; k++ {
+		n := strings.IndexByte(t[k:], ']')
+		if n < 0 {
+			break
+		}
+		if k += n; keyParts(t[:k]) != nil {
 			return strings.TrimSpace(t[:k]), true
 		}
 	}
