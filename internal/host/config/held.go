@@ -11,8 +11,8 @@ import (
 // A strict JSON file may be tens of megabytes (Claude Code's state file
 // keeps every project's prompt history) of which setup reads and edits a
 // few small members. Parsing it whole costs seconds and a gigabyte of
-// tree, so a large top-level member is held as its bytes, checked with
-// encoding/json, stood in the tree by a placeholder string, and parsed
+// tree, so a large top-level member is held as its bytes, checked by
+// jsontext's decoder, stood in the tree by a placeholder string, and parsed
 // only when an edit looks into it; Bytes puts the held bytes back.
 
 // heldFrom is the size from which a top-level member's value is held.
@@ -63,17 +63,14 @@ func hold(b []byte) (skeleton []byte, held map[string][]byte, ok bool) {
 // expand parses the held member at obj.Members[i] into the tree.
 func (d *Doc) expand(obj *hujson.Object, i int) {
 	v := &obj.Members[i].Value
-	lit, ok := v.Value.(hujson.Literal)
-	if !ok || len(d.held) == 0 {
-		return
-	}
+	lit, _ := v.Value.(hujson.Literal)
 	raw, ok := d.held[string(lit)]
 	if !ok {
 		return
 	}
-	x, err := hujson.Parse(append([]byte(nil), raw...))
+	x, err := hujson.Parse(bytes.Clone(raw))
 	if err != nil {
-		panic(fmt.Sprintf("config: a held member parses no more: %v", err)) // json.Valid took it
+		panic(fmt.Sprintf("config: a held member parses no more: %v", err)) // jsontext read it
 	}
 	v.Value = x.Value
 	delete(d.held, string(lit))

@@ -492,9 +492,7 @@ func (l list[T]) add(x T, indent, inner string, multi bool) {
 	switch head, tail, comment := splitLine(after); {
 	case n == 0 && isSpace(after) && !multi:
 		*l.after, before.BeforeExtra = []byte{}, slices.Concat(after)
-	case n == 0 && isSpace(after) && bytes.ContainsRune(after, '\n'):
-		before.BeforeExtra = []byte(sep)
-	case n == 0 && isSpace(after):
+	case n == 0 && isSpace(after) && !bytes.ContainsRune(after, '\n'):
 		*l.after, before.BeforeExtra = []byte("\n"+indent), slices.Concat(after, []byte(sep))
 	case head == nil:
 		before.BeforeExtra = []byte(sep)
