@@ -20,7 +20,7 @@ import (
 // kept, moved out after it; one of setup's outside it, and a marker left
 // without its pair, are taken out before the block is written.
 
-// BlockBegin and BlockEnd open and close setup's block; the name in them
+// blockMarkers open and close setup's block; the name in them
 // tells one tool's block from another's.
 func blockMarkers(name string) (begin, end string) {
 	return "# >>> " + name + " >>> (added by \"tasksessiond setup\"; \"--uninstall\" removes it)",
@@ -56,12 +56,14 @@ func extendsInline(s string, md toml.MetaData) error {
 			continue
 		}
 		key, value, ok := strings.Cut(line, "=")
-		if !ok || !strings.HasPrefix(strings.TrimSpace(value), "{") || keyParts(key) == nil {
+		if !ok || !strings.HasPrefix(strings.TrimSpace(value), "{") {
 			continue
 		}
-		path := append(slices.Clone(table), keyParts(key)...)
-		if md.Type(path...) == "Hash" { // not a line of a multi-line string
-			inline = append(inline, path)
+		if parts := keyParts(key); parts != nil {
+			path := append(slices.Clone(table), parts...)
+			if md.Type(path...) == "Hash" { // not a line of a multi-line string
+				inline = append(inline, path)
+			}
 		}
 	}
 	return nil
