@@ -51,6 +51,18 @@ const insertFencedSQL = `WITH fence AS (
 	)
 	UPDATE log_heads SET seq = $2::bigint, checksum = $16::bigint FROM logged WHERE log_heads.session_id = logged.session_id`
 
+// insertLeasedSQL is insertFencedSQL's row alone, fenced by the lease
+// only: a batch checks and moves each session's head once (appendBatch).
+// Parameters: as insertFencedSQL's, less the previous checksum: $15 is
+// the row's.
+const insertLeasedSQL = `WITH fence AS (
+		SELECT 1 FROM leases l JOIN sessions s ON s.id = l.session_id
+		WHERE l.session_id = $1 AND l.owner = $11 AND l.expires_at > clock_timestamp() AND s.status = 'active'
+		FOR SHARE OF l
+	)
+	INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description, checksum)
+	SELECT $1, $2::bigint, $3, $4, $5, $6::boolean, $7, $8::boolean, $9::timestamptz, $10::integer, $12, $13, $14, $15::bigint FROM fence`
+
 // AppendCalls logs the calls, fenced by this daemon's leases on their
 // sessions, returning once they have committed. A session whose lease this
 // daemon no longer holds gets a *tasksessiond.LeaseHeldError naming the holder
@@ -65,19 +77,63 @@ func (d *DB) AppendCalls(ctx context.Context, appends []tasksessiond.Append) err
 		return fmt.Errorf("append calls: begin: %w", err)
 	}
 	defer tx.Rollback()
-	last := map[string]int64{} // the checksum of each session's row logged last in this batch
-	for i := range appends {
-		a := &appends[i]
-		if sum, ok := last[a.Call.SessionID]; ok && a.Prev == 0 {
-			a.Prev = sum
-		}
-		if err := d.appendCall(ctx, tx, a, now); err != nil {
-			return err
-		}
-		last[a.Call.SessionID] = a.Call.Checksum
+	if err := d.appendBatch(ctx, tx, appends, now); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append calls: commit: %w", err)
+	}
+	return nil
+}
+
+// appendBatch logs several calls in tx (a transcript replayed into a new
+// session), checking each session's head at its first row, under a row
+// lock, and moving it once, after its last: a row updated again and again
+// in one transaction leaves a version per update for the next to walk
+// past.
+func (d *DB) appendBatch(ctx context.Context, tx *sqlx.Tx, appends []tasksessiond.Append, now time.Time) error {
+	heads := map[string]tasksessiond.LogHead{} // as the batch leaves them
+	var order []string
+	for i := range appends {
+		a := &appends[i]
+		c := &a.Call
+		h, seen := heads[c.SessionID]
+		if !seen {
+			err := tx.QueryRowxContext(ctx, `SELECT seq, checksum FROM log_heads WHERE session_id = $1 FOR UPDATE`, c.SessionID).Scan(&h.Seq, &h.Checksum)
+			if errors.Is(err, sql.ErrNoRows) {
+				h.Missing = true
+			} else if err != nil {
+				return fmt.Errorf("append call %s/%d: read its head: %w", c.SessionID, c.Seq, err)
+			}
+			order = append(order, c.SessionID)
+		}
+		if a.Prev == 0 && c.Seq > 1 && h.Seq == c.Seq-1 {
+			a.Prev = h.Checksum // the caller holds no chain
+		}
+		if h.Missing || h.Seq != c.Seq-1 || h.Checksum != a.Prev {
+			return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, d.unfenced(ctx, tx, a))
+		}
+		c.CreatedAt = now
+		c.Checksum = tasksessiond.Checksum(a.Prev, c)
+		ch := a.Columns()
+		res, err := tx.ExecContext(ctx, insertLeasedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
+			c.IsError, string(c.Result), c.Forced, now, ch[0], d.owner, ch[1], ch[2], ch[3], c.Checksum)
+		if pgCode(err) == uniqueViolation {
+			return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
+		}
+		if err != nil {
+			return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, d.fenced(ctx, c.SessionID))
+		}
+		heads[c.SessionID] = tasksessiond.LogHead{Seq: c.Seq, Checksum: c.Checksum}
+	}
+	for _, id := range order {
+		h := heads[id]
+		if _, err := tx.ExecContext(ctx, `UPDATE log_heads SET seq = $2, checksum = $3 WHERE session_id = $1`, id, h.Seq, h.Checksum); err != nil {
+			return fmt.Errorf("append calls of %s: write its head: %w", id, err)
+		}
 	}
 	return nil
 }

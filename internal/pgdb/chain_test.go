@@ -141,3 +141,37 @@ func TestMigrationChainsTheLog(t *testing.T) {
 	assert.ErrorIs(t, err, tasksessiond.ErrDamaged)
 	assert.ErrorContains(t, err, "session gap: row 2 is missing from its log")
 }
+
+func TestBatchChainsAndMovesTheHead(t *testing.T) {
+	// Ensures a batch of appends (a transcript replayed into a new
+	// session) chains its rows as single appends do and leaves the head at
+	// its last row, which the next append and a load check; a batch whose
+	// first row is not the one after the head writes nothing.
+	ctx := context.Background()
+	d := openDB(t, pgtest.NewDB(t), time.Minute)
+	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "b"}))
+	require.NoError(t, d.Acquire(ctx, "b"))
+	row := func(seq int64) tasksessiond.Append {
+		return tasksessiond.Append{Call: tasksessiond.Call{SessionID: "b", Seq: seq, Name: "TaskCreate", Arguments: []byte(`{"subject":"a"}`),
+			Result: []byte(`{}`)}, Task: &tasksessiond.Task{Taskid: int(seq), Status: tasksessiond.Pending, Subject: "a"}, SetSubject: true}
+	}
+	batch := []tasksessiond.Append{row(1), row(2), row(3)}
+	require.NoError(t, d.AppendCalls(ctx, batch))
+	next := []tasksessiond.Append{row(4)}
+	next[0].Prev = batch[2].Call.Checksum
+	require.NoError(t, d.AppendCalls(ctx, next))
+	l, err := replay.Session(ctx, d, "b", replay.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, &tasksessiond.LogHead{Seq: 4, Checksum: next[0].Call.Checksum}, l.Session.Log)
+
+	late := []tasksessiond.Append{row(7), row(8)}
+	late[0].Prev = next[0].Call.Checksum
+	err = d.AppendCalls(ctx, late)
+	assert.ErrorIs(t, err, tasksessiond.ErrDamaged)
+	assert.ErrorContains(t, err, "its head is at seq 4, not at the row before the one being logged")
+	again := []tasksessiond.Append{row(4), row(5)}
+	assert.ErrorIs(t, d.AppendCalls(ctx, again), tasksessiond.ErrExists)
+	calls, err := d.Calls(ctx, "b")
+	require.NoError(t, err)
+	assert.Len(t, calls, 4, "nothing written by either")
+}
