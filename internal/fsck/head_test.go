@@ -3,6 +3,7 @@ package fsck_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
+	"github.com/tasksessiond/tasksessiond/internal/db"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
@@ -82,4 +84,39 @@ func TestLogAndHeadDeletedTogetherIsRefused(t *testing.T) {
 	var heads int
 	require.NoError(t, testutil.RawDB(t, path).QueryRow(`SELECT count(*) FROM log_heads WHERE session_id = 'gone'`).Scan(&heads))
 	assert.Zero(t, heads, "repair records no head it cannot vouch for")
+}
+
+func TestMissingHeadAdviceMends(t *testing.T) {
+	// Ensures the statement fsck names for a head deleted from a log that
+	// is whole records the head the writer had written: run as it is
+	// given, the session checks clean and loads with its tasks, as a
+	// successor (chained to its snapshot) does too.
+	path := lineageDB(t)
+	before, err := db.OpenReadOnly(ctx, path)
+	require.NoError(t, err)
+	heads, err := before.LogHeads(ctx)
+	require.NoError(t, err)
+	require.NoError(t, before.Close())
+	for _, id := range []string{sS, sN} {
+		damage(t, path, `DELETE FROM log_heads WHERE session_id = '`+id+`'`)
+	}
+	d := testutil.MustOpenDBAt(t, path)
+	r, err := fsck.Check(ctx, d)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	for _, id := range []string{sS, sN} {
+		s := sessionOf(r, id)
+		require.Len(t, s.Problems, 1, id)
+		_, stmt, ok := strings.Cut(s.Problems[0], "(sqlite3: ")
+		require.True(t, ok, s.Problems[0])
+		stmt = strings.TrimSuffix(stmt, ")")
+		damage(t, path, stmt)
+	}
+	d = testutil.MustOpenDBAt(t, path)
+	after, err := d.LogHeads(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, heads, after, "the heads the writer wrote")
+	r, err = fsck.Check(ctx, d)
+	require.NoError(t, err)
+	assert.True(t, r.OK(), "%+v", r)
 }
