@@ -271,7 +271,7 @@ func (d *DB) CallBySeq(ctx context.Context, sessionID string, seq int64) (taskse
 	}
 	switch {
 	case !prev.Valid:
-		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq, What: fmt.Sprintf("row %d is missing from its log", seq-1)}
+		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq, What: fmt.Sprintf("row %d is missing from its log, or has no checksum", seq-1)}
 	case tasksessiond.Checksum(prev.Int64, &c) != c.Checksum:
 		err = &tasksessiond.BrokenLogError{SessionID: sessionID, Seq: seq,
 			What: fmt.Sprintf("row %d does not match its checksum (edited, copied from elsewhere, or a byte flipped)", seq)}

@@ -175,3 +175,47 @@ func TestBatchChainsAndMovesTheHead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, calls, 4, "nothing written by either")
 }
+
+func TestEditsUnderARunningDaemonAreRefused(t *testing.T) {
+	// Ensures what a running daemon's memory cannot see is still caught:
+	// an append after the session's head was deleted, or moved, is
+	// refused as damage (nothing written), and a logged row edited is
+	// refused when a retry reads it back (CallBySeq).
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	d := openDB(t, url, time.Minute)
+	raw, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer raw.Close()
+	for _, id := range []string{"h", "m", "e"} {
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: id}))
+		require.NoError(t, d.Acquire(ctx, id))
+	}
+	first := map[string]int64{}
+	for _, id := range []string{"h", "m", "e"} {
+		a := []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: id, Seq: 1, Name: "TaskList", Arguments: []byte(`{}`), Result: []byte(`{}`)}}}
+		require.NoError(t, d.AppendCalls(ctx, a))
+		first[id] = a[0].Call.Checksum
+	}
+	_, err = raw.ExecContext(ctx, `DELETE FROM log_heads WHERE session_id = 'h'; UPDATE log_heads SET seq = 0, checksum = 0 WHERE session_id = 'm';
+		UPDATE tool_calls SET arguments = '{"x":1}' WHERE session_id = 'e'`)
+	require.NoError(t, err)
+	for id, want := range map[string]string{
+		"h": "session h: its head (the log_heads row every session has from its creation) is missing",
+		"m": "session m: its head is at seq 0, not at the row before the one being logged",
+	} {
+		a := []tasksessiond.Append{{Call: tasksessiond.Call{SessionID: id, Seq: 2, Name: "TaskList", Arguments: []byte(`{}`), Result: []byte(`{}`)}, Prev: first[id]}}
+		err := d.AppendCalls(ctx, a)
+		assert.ErrorIs(t, err, tasksessiond.ErrDamaged, id)
+		assert.ErrorContains(t, err, want)
+		var n int
+		require.NoError(t, raw.QueryRowContext(ctx, `SELECT count(*) FROM tool_calls WHERE session_id = $1`, id).Scan(&n))
+		assert.Equal(t, 1, n, "%s: nothing written", id)
+	}
+	_, err = d.CallBySeq(ctx, "e", 1)
+	assert.ErrorIs(t, err, tasksessiond.ErrDamaged)
+	assert.ErrorContains(t, err, "session e: row 1 does not match its checksum")
+	c, err := d.CallBySeq(ctx, "m", 1)
+	require.NoError(t, err, "a row as logged reads back")
+	assert.Equal(t, first["m"], c.Checksum)
+}
