@@ -16,10 +16,17 @@ import (
 // checksums). An edit that recomputes every checksum is not caught: the
 // chain detects damage, it does not authenticate.
 
-// LogHead is a session's last logged row as recorded beside its log.
+// LogHead is a session's last logged row as recorded beside its log. Every
+// session has one from its creation: seq 0 and its chain's start
+// (ChainStart) until its first row is logged. A session without one is
+// damage, never an empty log: the head is the only record of where a log
+// ended, so its rows and head deleted together would otherwise leave
+// nothing saying the session ever had calls.
 type LogHead struct {
 	Seq      int64
 	Checksum int64
+	// Missing says no head is recorded (Seq and Checksum are then 0).
+	Missing bool
 }
 
 // Summer computes row checksums, reusing its hash: not for concurrent use.
@@ -184,6 +191,10 @@ func (v *ChainCheck) End() error {
 		v.sum, v.started = v.Start, true
 	}
 	switch {
+	case v.Head.Missing && v.seq == 0:
+		return v.fail(1, "its head (the log_heads row every session has from its creation) is missing, and so is every row of its log: deleted together, or lost")
+	case v.Head.Missing:
+		return v.fail(v.seq+1, fmt.Sprintf("its head (the log_heads row every session has from its creation) is missing: its rows 1 to %d check, but nothing records that its log ended there", v.seq))
 	case v.seq == 0 && v.Head.Seq == 0 && v.Start != 0:
 		return v.fail(1, "its log is empty: a session made by compaction logs its first row with its snapshot")
 	case v.seq < v.Head.Seq:
@@ -198,6 +209,15 @@ func (v *ChainCheck) End() error {
 		return v.fail(v.seq, fmt.Sprintf("its last row %d is not the one its head recorded", v.seq))
 	}
 	return nil
+}
+
+// Last is the last row checked (seq 0 and Start before any): what a head
+// consistent with the rows read would record.
+func (v *ChainCheck) Last() LogHead {
+	if !v.started {
+		return LogHead{Checksum: v.Start}
+	}
+	return LogHead{Seq: v.seq, Checksum: v.sum}
 }
 
 func (v *ChainCheck) fail(seq int64, what string) error {

@@ -129,7 +129,8 @@ func (b *bencher) startup(ctx context.Context, r *Results) error {
 		return err
 	}
 	_, err = raw.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-		INSERT INTO sessions (id, title, created_at, updated_at) SELECT 'sess-' || i, 'bench', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z' FROM n`, b.sz.startupSession)
+		INSERT INTO sessions (id, title, created_at, updated_at) SELECT 'sess-' || i, 'bench', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z' FROM n;
+		INSERT INTO log_heads (session_id, seq, checksum) SELECT id, 0, 0 FROM sessions`, b.sz.startupSession)
 	raw.Close()
 	if err != nil {
 		return err

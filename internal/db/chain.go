@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
 
 	"github.com/tasksessiond/tasksessiond"
@@ -117,7 +118,11 @@ func (w *logWriter) append(ctx context.Context, a *tasksessiond.Append, now time
 			head = tasksessiond.LogHead{Seq: c.Seq - 1, Checksum: a.Prev}
 		} else if c.Seq > 1 {
 			err := w.head.QueryRowContext(ctx, c.SessionID).Scan(&head.Seq, &head.Checksum)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("append call %s/%d: %w", c.SessionID, c.Seq, &tasksessiond.BrokenLogError{SessionID: c.SessionID, Seq: c.Seq,
+					What: "its head (the log_heads row every session has from its creation) is missing"})
+			}
+			if err != nil {
 				return fmt.Errorf("append call %s/%d: read its head: %w", c.SessionID, c.Seq, err)
 			}
 		}
@@ -166,12 +171,26 @@ func setHeadsSQL(n int) string {
 		` ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, checksum = excluded.checksum`
 }
 
-// logHead is a session's recorded head; seq 0 when it has none (no rows).
+// logHead is a session's recorded head, Missing when it has none (which
+// the load's check refuses: every session has one from its creation).
 func logHead(ctx context.Context, q querier, id string) (*tasksessiond.LogHead, error) {
 	var h tasksessiond.LogHead
 	err := q.QueryRowContext(ctx, headSQL, id).Scan(&h.Seq, &h.Checksum)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return &tasksessiond.LogHead{Missing: true}, nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("head of the log of %s: %w", id, err)
 	}
 	return &h, nil
+}
+
+// startHead records a new session's head before its first row: seq 0 and
+// the chain's start, so that a session with no head is damage, not an
+// empty log.
+func startHead(ctx context.Context, tx *sqlx.Tx, id string, start int64) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO log_heads (session_id, seq, checksum) VALUES (?, 0, ?)`, id, start); err != nil {
+		return fmt.Errorf("create session %s: its log's head: %w", id, err)
+	}
+	return nil
 }

@@ -81,6 +81,10 @@ func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) (err er
 	if err := createSession(ctx, tx, s, d.now()); err != nil {
 		return err
 	}
+	// A successor's head is written with its first row, in Compact.
+	if err := startHead(ctx, tx, s.ID, tasksessiond.ChainStart(nil)); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create session %s: commit: %w", s.ID, err)
 	}

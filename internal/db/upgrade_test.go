@@ -68,7 +68,7 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.Open(ctx, path, db.Options{Sync: db.SyncNormal, MaxBytes: fi.Size() * 3 / 2})
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "from schema 10 to 14 may grow it from")
+	assert.ErrorContains(t, err, fmt.Sprintf("from schema 10 to %d may grow it from", db.KnownSchema()))
 	assert.ErrorContains(t, err, "past --max-db-size")
 	var v int64
 	require.NoError(t, testutil.RawDB(t, path).QueryRow(`SELECT max(version_id) FROM goose_db_version`).Scan(&v))
@@ -81,8 +81,8 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 	out := logs.String()
 	assert.Contains(t, out, "upgrading the database")
 	assert.Contains(t, out, "needsUpToBytes=")
-	assert.Contains(t, out, "msg=upgraded database="+path+" from=10 to=14 schema=11")
-	assert.Contains(t, out, "schema=14")
+	assert.Contains(t, out, fmt.Sprintf("msg=upgraded database=%s from=10 to=%d schema=11", path, db.KnownSchema()))
+	assert.Contains(t, out, fmt.Sprint("schema=", db.KnownSchema()))
 	assert.Contains(t, out, "upgrade done")
 	tasks, err := d.Tasks(ctx, "old")
 	require.NoError(t, err)
@@ -97,11 +97,12 @@ func TestUpgradeSaysWhatItNeedsAndHowFar(t *testing.T) {
 func TestUpgradeChainsTheLogAsTheWriterDoes(t *testing.T) {
 	// Ensures migration 14 gives every row of a database logged before it
 	// (a successor's, chained to its snapshot, included) the checksum the
-	// writer gives it, and each session its head: a load then checks.
+	// writer gives it, and each session its head (15 a session that never
+	// logged a call, its seq-0 head): a load then checks.
 	path := filepath.Join(t.TempDir(), "c.db")
 	d := testutil.MustOpenDBAt(t, path)
 	m := session.NewManager(d, nil)
-	for _, id := range []string{"old"} {
+	for _, id := range []string{"old", "empty"} {
 		_, err := m.Create(ctx, wire.CreateSession{SessionID: id})
 		require.NoError(t, err)
 	}
@@ -131,13 +132,13 @@ func TestUpgradeChainsTheLogAsTheWriterDoes(t *testing.T) {
 	}
 	written := dump()
 	raw := testutil.RawDB(t, path)
-	_, err = raw.Exec(`DELETE FROM goose_db_version WHERE version_id = 14; DROP TABLE log_heads; ALTER TABLE tool_calls DROP COLUMN checksum;`)
+	_, err = raw.Exec(`DELETE FROM goose_db_version WHERE version_id IN (14, 15); DROP TABLE log_heads; ALTER TABLE tool_calls DROP COLUMN checksum;`)
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
 	d = testutil.MustOpenDBAt(t, path)
 	assert.Equal(t, written, dump(), "the upgrade chains as the writer did")
-	for _, id := range []string{"old", "new"} {
+	for _, id := range []string{"old", "new", "empty"} {
 		_, err := replay.Session(ctx, d, id, replay.Options{})
 		assert.NoError(t, err, id)
 	}
@@ -174,4 +175,57 @@ func TestGroupCommitWritesEveryHead(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(calls), l.Session.Log.Seq)
 	}
+}
+
+func TestUpgradeGivesAHeadOnlyToASessionThatNeverLoggedACall(t *testing.T) {
+	// Ensures migration 15 gives a root session without rows or head its
+	// seq-0 head, so that it loads as the empty list it is, keeps every
+	// head there was, and gives none to a session whose rows have no
+	// head: only the head says where a log ended, so that session, which
+	// schema 14 refused, is still refused, saying its head is missing.
+	path := filepath.Join(t.TempDir(), "h.db")
+	d := testutil.MustOpenDBAt(t, path)
+	m := session.NewManager(d, nil)
+	for _, id := range []string{"logged", "empty", "headless"} {
+		_, err := m.Create(ctx, wire.CreateSession{SessionID: id})
+		require.NoError(t, err)
+	}
+	for _, id := range []string{"logged", "headless"} {
+		_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: "TaskCreate", Arguments: []byte(`{"subject":"a"}`)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, d.Close())
+	heads := func() map[string]string {
+		out := map[string]string{}
+		rows, err := testutil.RawDB(t, path).Query(`SELECT session_id, seq, checksum FROM log_heads`)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var seq, sum int64
+			require.NoError(t, rows.Scan(&id, &seq, &sum))
+			out[id] = fmt.Sprint(seq, " ", sum)
+		}
+		return out
+	}
+	before := heads()
+	// Back to schema 14, as a daemon of that schema left it: no head for
+	// a session without rows; and one session's head deleted.
+	raw := testutil.RawDB(t, path)
+	_, err := raw.Exec(`DELETE FROM log_heads WHERE session_id IN ('empty', 'headless');
+		CREATE TABLE h14 (session_id TEXT PRIMARY KEY, seq INTEGER NOT NULL CHECK (seq >= 1), checksum INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+		INSERT INTO h14 SELECT * FROM log_heads; DROP TABLE log_heads; ALTER TABLE h14 RENAME TO log_heads;
+		DELETE FROM goose_db_version WHERE version_id = 15;`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	d = testutil.MustOpenDBAt(t, path)
+	assert.Equal(t, map[string]string{"logged": before["logged"], "empty": "0 0"}, heads())
+	for _, id := range []string{"logged", "empty"} {
+		_, err := replay.Session(ctx, d, id, replay.Options{})
+		assert.NoError(t, err, id)
+	}
+	_, err = replay.Session(ctx, d, "headless", replay.Options{})
+	assert.ErrorIs(t, err, tasksessiond.ErrDamaged)
+	assert.ErrorContains(t, err, "session headless: its head (the log_heads row every session has from its creation) is missing: its rows 1 to 1 check")
 }

@@ -48,7 +48,19 @@ func (k *checker) chainEnd() {
 	if k.chain == nil || k.chainBroken {
 		return
 	}
-	k.chainFailed(k.chain.End())
+	err := k.chain.End()
+	var broken *tasksessiond.BrokenLogError
+	if last := k.chain.Last(); k.chain.Head.Missing && errors.As(err, &broken) && (last.Seq > 0 || k.chain.Start == 0) {
+		// Its rows check, but whether rows went with its head from the
+		// end of the log, nothing says: a person decides, not repair. (A
+		// successor without rows lost its forced first row: no head
+		// would make it whole.)
+		k.chainBroken = true
+		k.problem(true, "%s (checksum chain broken at seq %d): the daemon refuses this session; repair cannot tell whether rows were lost from the end of its log with its head, so it changes nothing of it: restore a backup taken before the damage, or, if you know its log is whole as it stands (%d rows), record its head (sqlite3: INSERT INTO log_heads (session_id, seq, checksum) VALUES (%s, %d, %d))",
+			broken.What, broken.Seq, last.Seq, quote(k.out.ID), last.Seq, last.Checksum)
+		return
+	}
+	k.chainFailed(err)
 }
 
 func (k *checker) chainFailed(err error) {

@@ -20,8 +20,9 @@ import (
 
 // Random damage to a real database, as a user of the sqlite3 shell or a
 // failing disk would do it while the daemon is stopped: rows edited,
-// deleted, moved to another session, copied; bits flipped on the pages of
-// the log's and the snapshot's records; triggers added. For every seed:
+// deleted, moved to another session, copied; a session's head deleted,
+// alone or with every row of its log; bits flipped on the pages of the
+// log's and the snapshot's records; triggers added. For every seed:
 // the daemon serves each session as its undamaged list or refuses it by
 // name (-32007), never as another list; fsck reports a problem whenever
 // the daemon refuses a session; and after repair, the daemon again serves
@@ -47,7 +48,7 @@ func chaos(t testing.TB, rng *rand.Rand, path string) (did []string, triggers bo
 	var flips int
 	for range 1 + rng.IntN(3) {
 		var q string
-		switch rng.IntN(8) {
+		switch rng.IntN(9) {
 		case 0, 1:
 			q = fmt.Sprintf(`UPDATE tool_calls SET %s = %s WHERE rowid = %d`, chaosColumns[rng.IntN(len(chaosColumns))], val(), row())
 		case 2:
@@ -66,6 +67,12 @@ func chaos(t testing.TB, rng *rand.Rand, path string) (did []string, triggers bo
 		case 7:
 			triggers = true
 			q = fmt.Sprintf(`CREATE TRIGGER chaos_%d AFTER INSERT ON tool_calls BEGIN DELETE FROM tool_calls WHERE rowid = new.rowid; END`, rng.IntN(1000))
+		case 8: // the head alone, or with the whole log: nothing then says the session had calls but its missing head
+			id := chaosSessions[rng.IntN(2)]
+			q = fmt.Sprintf(`DELETE FROM log_heads WHERE session_id = '%s'`, id)
+			if rng.IntN(2) == 0 {
+				q = fmt.Sprintf(`DELETE FROM tool_calls WHERE session_id = '%s'; `, id) + q
+			}
 		}
 		if _, err := raw.Exec(q); err == nil {
 			did = append(did, strings.Join(strings.Fields(q), " "))
@@ -302,10 +309,11 @@ func TestRandomDamageServedOrRefused(t *testing.T) {
 
 func FuzzDamageServed(f *testing.F) {
 	// Ensures TestRandomDamageServedOrRefused's property for the seeds the
-	// fuzzer finds.
+	// fuzzer finds. Seeds 25 and 34 delete the root session's log and head
+	// together (once served as an empty list).
 	template := lineageDB(f)
 	var want map[string]string
-	for _, seed := range []uint64{0, 1, 2, 3} {
+	for _, seed := range []uint64{0, 1, 2, 3, 25, 34} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {

@@ -483,8 +483,10 @@ type checker struct {
 }
 
 func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
+	head, ok := c.heads[id]
+	head.Missing = !ok
 	k := &checker{c: c, out: Session{ID: id}, st: store.New(), nextSeq: 1,
-		chain: &tasksessiond.ChainCheck{SessionID: id, Head: c.heads[id]}}
+		chain: &tasksessiond.ChainCheck{SessionID: id, Head: head}}
 	c.checkers[id] = k
 	if kids := c.children[id]; len(kids) > 0 {
 		k.sealedAt = c.lineage[kids[0]].CreatedAt

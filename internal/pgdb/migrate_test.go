@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
-	"github.com/tasksessiond/tasksessiond/migrations/postgres"
 )
 
 func TestMigrationSnapshotTasks(t *testing.T) {
@@ -27,7 +26,7 @@ func TestMigrationSnapshotTasks(t *testing.T) {
 	raw, err := sql.Open("pgx", url)
 	require.NoError(t, err)
 	defer raw.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, raw, postgres.FS)
+	p, err := pgdb.Migrations(raw)
 	require.NoError(t, err)
 	_, err = p.UpTo(ctx, 1)
 	require.NoError(t, err)

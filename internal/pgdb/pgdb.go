@@ -153,12 +153,19 @@ func migrate(ctx context.Context, x *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, x, postgres.FS, goose.WithSessionLocker(locker))
+	p, err := Migrations(x, goose.WithSessionLocker(locker))
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
 	_, err = p.Up(ctx)
 	return err
+}
+
+// Migrations is goose's provider of fleet mode's schema on x: the SQL of
+// migrations/postgres and the Go migration that chains a log logged
+// before the chain (6, chain.go).
+func Migrations(x *sql.DB, opts ...goose.ProviderOption) (*goose.Provider, error) {
+	return goose.NewProvider(goose.DialectPostgres, x, postgres.FS, append(opts, goose.WithGoMigrations(chainMigration))...)
 }
 
 // Path is where the database is, for daemon/status: the URL without its

@@ -51,6 +51,9 @@ func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) error {
 	return createSession(ctx, d.x, s, d.now())
 }
 
+// createSession inserts s's row and its log's head (seq 0 and the chain's
+// start: its snapshot's, for a successor) in one statement, so that a
+// session without a head is damage, never an empty log.
 func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Session, now time.Time) error {
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
@@ -59,9 +62,10 @@ func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Se
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
 	}
-	_, err := x.ExecContext(ctx, `INSERT INTO sessions (id, title, metadata, status, parent_id, successor_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
-		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), now)
+	_, err := x.ExecContext(ctx, `WITH s AS (INSERT INTO sessions (id, title, metadata, status, parent_id, successor_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id)
+		INSERT INTO log_heads (session_id, seq, checksum) SELECT id, 0, $8 FROM s`,
+		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), now, tasksessiond.ChainStart(s.Snapshot))
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("create session %s: %w", s.ID, tasksessiond.ErrExists)
 	}
@@ -92,40 +96,49 @@ func getSession(ctx context.Context, q sqlx.QueryerContext, id string) (tasksess
 	return s, nil
 }
 
-// loadSession reads a session and the snapshot it started from: the rows
-// of snapshot_tasks, which the tasks view reads too (written once, at its
-// compaction, with the session's row).
+// loadSession reads a session, the snapshot it started from (the rows of
+// snapshot_tasks, which the tasks view reads too, written once, at its
+// compaction, with the session's row) and its log's head.
 func loadSession(ctx context.Context, q sqlx.QueryerContext, id string) (tasksessiond.Session, error) {
 	s, err := getSession(ctx, q, id)
 	if err != nil {
 		return s, err
 	}
+	if s.Snapshot, err = snapshotOf(ctx, q, id); err != nil {
+		return s, err
+	}
+	s.Log, err = headOf(ctx, q, id)
+	return s, err
+}
+
+// snapshotOf is the store a successor started from (nil for a session
+// that started empty).
+func snapshotOf(ctx context.Context, q sqlx.QueryerContext, id string) (*tasksessiond.Snapshot, error) {
 	snap := &tasksessiond.Snapshot{}
-	err = q.QueryRowxContext(ctx, `SELECT next_taskid FROM snapshots WHERE session_id = $1`, id).Scan(&snap.NextTaskid)
+	err := q.QueryRowxContext(ctx, `SELECT next_taskid FROM snapshots WHERE session_id = $1`, id).Scan(&snap.NextTaskid)
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, nil // started empty
+		return nil, nil // started empty
 	}
 	if err != nil {
-		return s, fmt.Errorf("snapshot of %s: %w", id, err)
+		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT taskid, status, subject, coalesce(description, '') FROM snapshot_tasks
 		WHERE session_id = $1 ORDER BY taskid`, id)
 	if err != nil {
-		return s, fmt.Errorf("snapshot of %s: %w", id, err)
+		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var t tasksessiond.Task
 		if err := rows.Scan(&t.Taskid, &t.Status, &t.Subject, &t.Description); err != nil {
-			return s, fmt.Errorf("snapshot of %s: %w", id, err)
+			return nil, fmt.Errorf("snapshot of %s: %w", id, err)
 		}
 		snap.Tasks = append(snap.Tasks, t)
 	}
 	if err := rows.Err(); err != nil {
-		return s, fmt.Errorf("snapshot of %s: %w", id, err)
+		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
 	}
-	s.Snapshot = snap
-	return s, nil
+	return snap, nil
 }
 
 // Head returns the newest session of id's lineage.

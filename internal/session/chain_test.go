@@ -147,7 +147,9 @@ func TestDamagedLogRefusedByName(t *testing.T) {
 		{"a call's time not a time", `UPDATE tool_calls SET created_at = 'garbage' WHERE session_id = 'sa' AND seq = 6`, nil},
 		{"a session's times not times", `UPDATE sessions SET updated_at = 'garbage', created_at = 'x' WHERE id IN ('sc3', 'sb')`, nil},
 		{"head gone", `DELETE FROM log_heads WHERE session_id = 'sa'`,
-			map[string]string{"sa": "its log has rows past its recorded head (seq 0)"}},
+			map[string]string{"sa": "session sa: its head (the log_heads row every session has from its creation) is missing: its rows 1 to 6 check"}},
+		{"log and head gone", `DELETE FROM tool_calls WHERE session_id = 'sa'; DELETE FROM log_heads WHERE session_id = 'sa'`,
+			map[string]string{"sa": "session sa: its head (the log_heads row every session has from its creation) is missing, and so is every row of its log"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := copyDB(t, fixture)

@@ -186,7 +186,8 @@ func Rechain(tb testing.TB, raw *sql.DB, session string) {
 		WHERE tool_calls.session_id = chain.session_id AND tool_calls.seq = chain.seq;
 		DELETE FROM log_heads WHERE session_id = ?1;
 		INSERT INTO log_heads (session_id, seq, checksum)
-		SELECT session_id, seq, checksum FROM tool_calls WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1;`, session)
+		SELECT ?1, coalesce(max(seq), 0), coalesce((SELECT checksum FROM tool_calls WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1), 0)
+		FROM tool_calls WHERE session_id = ?1;`, session)
 	if err != nil {
 		tb.Fatal(err)
 	}
