@@ -561,3 +561,43 @@ func TestDoctorOpenCodeProjectConfigItCannotRead(t *testing.T) {
 	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "opencode")
 	assert.Equal(t, 0, code, out)
 }
+
+func TestDoctorClaudeProjectFromASubfolder(t *testing.T) {
+	// Ensures doctor run in a subfolder of a repository reads the project
+	// files Claude Code (2.1.328) reads there ("claude mcp list" run in
+	// the subfolder shows it): .claude/settings.local.json at the git
+	// root, .claude/settings.json of the folder itself only, and the
+	// .mcp.json of every folder from there up. Doctor once read only the
+	// folder's own, and said "set up" beside a deny rule at the root.
+	e := newSetupEnv(t)
+	repo := t.TempDir()
+	sub := filepath.Join(repo, "sub", "deeper")
+	for _, d := range []string{".git", ".claude", "sub/deeper"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, d), 0o755))
+	}
+	out, code := e.runIn(t, sub, nil, "setup", "--bin", e.bin, "claude-code")
+	require.Equal(t, 0, code, out)
+	write := func(rel, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(repo, rel), []byte(text), 0o600))
+	}
+	local := filepath.Join(repo, ".claude", "settings.local.json")
+
+	// the root's settings.json is not read in the subfolder
+	write(".claude/settings.json", `{"permissions": {"deny": ["mcp__tasks"]}}`)
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 0, code, out)
+
+	// the root's settings.local.json is
+	write(".claude/settings.local.json", `{"permissions": {"deny": ["mcp__tasks"]}}`)
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `the deny rule "mcp__tasks" in `+local)
+
+	// a server "tasks" in the root's .mcp.json, rejected by the root's
+	// settings.local.json
+	write(".claude/settings.local.json", `{"disabledMcpjsonServers": ["tasks"]}`)
+	write(".mcp.json", `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"]}}}`)
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `"tasks" is in disabledMcpjsonServers in `+local)
+}

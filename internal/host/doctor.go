@@ -58,6 +58,28 @@ func BesideRoute(h Host, o Options) error {
 	return nil
 }
 
+// ProjectDir is the folder the host would run in: o.Project, else the
+// current directory ("" when there is none).
+func ProjectDir(o Options) string {
+	if o.Project != "" {
+		return o.Project
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// Upward is dir and each folder above it, up to the root or to the first
+// that stop (nil: none) says is the last.
+func Upward(dir string, stop func(string) bool) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		out = append(out, d)
+		if filepath.Dir(d) == d || stop != nil && stop(d) {
+			return out
+		}
+	}
+}
+
 // OnPath reports whether the command name is on PATH.
 func OnPath(name string) bool {
 	_, err := exec.LookPath(name)

@@ -40,23 +40,20 @@ type settingsLayer struct {
 	} `json:"hooks"`
 }
 
-// projectDir is the project Claude Code would run in: o.Project, else the
-// current directory.
-func projectDir(o host.Options) string {
-	if o.Project != "" {
-		return o.Project
-	}
-	wd, _ := os.Getwd()
-	return wd
-}
-
-// layers are the settings files Claude Code reads, lowest first: the
-// user's, the project's, the project's local ones, the managed ones.
+// layers are the settings files Claude Code (2.1.328) reads in the
+// folder dir it runs in, lowest first: the user's, the folder's
+// .claude/settings.json and settings.local.json (those of the folder
+// itself, not of the git root above it), the git root's
+// settings.local.json (the repository's main folder's, unless that is
+// the home folder), the managed ones.
 func layers(o host.Options) ([]settingsLayer, []host.Finding) {
-	dir := projectDir(o)
+	dir := host.ProjectDir(o)
 	paths := []string{filepath.Join(configDir(o), "settings.json")}
 	if dir != "" && filepath.Join(dir, ".claude") != configDir(o) {
 		paths = append(paths, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
+		if root := projectKey(dir); root != projectKey(o.Home()) && root != realPath(dir) {
+			paths = append(paths, filepath.Join(root, ".claude", "settings.local.json"))
+		}
 	}
 	paths = append(paths, managedSettings)
 	var out []settingsLayer
@@ -73,6 +70,20 @@ func layers(o host.Options) ([]settingsLayer, []host.Finding) {
 		}
 	}
 	return out, bad
+}
+
+// mcpFiles are the .mcp.json files Claude Code reads in the folder it
+// runs in: that folder's and every one's above it.
+func mcpFiles(o host.Options) []string {
+	dir := host.ProjectDir(o)
+	if dir == "" {
+		return nil
+	}
+	var out []string
+	for _, d := range host.Upward(dir, nil) {
+		out = append(out, filepath.Join(d, ".mcp.json"))
+	}
+	return out
 }
 
 // Diagnose finds the plugin route (the repository's plugin enabled and
@@ -162,11 +173,7 @@ func pluginID(o host.Options, ls []settingsLayer) string {
 func duplicates(o host.Options, ls []settingsLayer, id string) []host.Finding {
 	fix := host.Command("tasksessiond", "setup", "claude-code", "--uninstall") + " (or, to keep setup's: claude plugin uninstall " + id + ")"
 	var out []host.Finding
-	serverFiles := []string{stateFile(o)}
-	if dir := projectDir(o); dir != "" {
-		serverFiles = append(serverFiles, filepath.Join(dir, ".mcp.json"))
-	}
-	for _, f := range serverFiles {
+	for _, f := range append([]string{stateFile(o)}, mcpFiles(o)...) {
 		var v struct {
 			MCPServers map[string]struct {
 				Command string   `json:"command"`
@@ -204,17 +211,13 @@ func duplicates(o host.Options, ls []settingsLayer, id string) []host.Finding {
 // rejected finds the project's .mcp.json server "tasks" rejected by
 // disabledMcpjsonServers (Claude Code starts none it names).
 func rejected(o host.Options, ls []settingsLayer) []host.Finding {
-	dir := projectDir(o)
-	if dir == "" {
-		return nil
-	}
-	var v struct {
-		MCPServers map[string]any `json:"mcpServers"`
-	}
-	if ok, _ := host.ReadJSON(filepath.Join(dir, ".mcp.json"), &v); !ok {
-		return nil
-	}
-	if _, ok := v.MCPServers[Server]; !ok {
+	if !slices.ContainsFunc(mcpFiles(o), func(f string) bool {
+		var v struct {
+			MCPServers map[string]any `json:"mcpServers"`
+		}
+		host.ReadJSON(f, &v)
+		return v.MCPServers[Server] != nil
+	}) {
 		return nil
 	}
 	var out []host.Finding
@@ -232,7 +235,7 @@ func rejected(o host.Options, ls []settingsLayer) []host.Finding {
 // disabledInMCP finds the server turned off in /mcp for the project
 // (Claude Code keeps that in its state file, under the project).
 func disabledInMCP(o host.Options, plugged bool) []host.Finding {
-	dir := projectDir(o)
+	dir := host.ProjectDir(o)
 	if dir == "" {
 		return nil
 	}
@@ -266,9 +269,7 @@ func disabledInMCP(o host.Options, plugged bool) []host.Finding {
 // server disabled in /mcp in a subfolder or a worktree is disabled under
 // that key, for the whole repository.
 func projectKey(dir string) string {
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
-	}
+	dir = realPath(dir)
 	for p := dir; ; p = filepath.Dir(p) {
 		fi, err := os.Stat(filepath.Join(p, ".git"))
 		if err == nil {
@@ -313,6 +314,13 @@ func mainWorktree(root string) string {
 		return root
 	}
 	return filepath.Dir(common)
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }
 
 func exists(path string) bool {
