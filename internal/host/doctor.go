@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -39,6 +40,12 @@ type Diagnosis struct {
 	// Blocked are the settings that keep the host from offering the
 	// tools or running the hook, each with its fix.
 	Blocked []Finding
+}
+
+// Block adds a setting that keeps the host from offering the tools or
+// running the hook, with its fix.
+func (d *Diagnosis) Block(problem, fix string) {
+	d.Blocked = append(d.Blocked, Finding{Problem: problem, Fix: fix})
 }
 
 // ErrDuplicate wraps a setup refused because a plugin or extension sets
@@ -78,6 +85,33 @@ func Upward(dir string, stop func(string) bool) []string {
 			return out
 		}
 	}
+}
+
+// RealPath is p with its links resolved, or p cleaned when it cannot be.
+func RealPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// Wildcard matches a name as OpenCode's permission names and Qwen Code's
+// mcp.allowed and mcp.excluded do: "*" any run of characters, "?" one,
+// the rest as it is.
+func Wildcard(pattern string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("(?s)^")
+	for _, r := range pattern {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return regexp.MustCompile(b.String() + "$")
 }
 
 // OnPath reports whether the command name is on PATH.
