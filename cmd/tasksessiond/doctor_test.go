@@ -104,6 +104,45 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 		{name: "OpenCodeProjectToolOff", host: "opencode",
 			files:   map[string]string{"opencode.json": `{"tools": {"*": false}}`},
 			problem: `"tools": {"*": false} in {project}/opencode.json: OpenCode does not offer the plugin's TaskCreate`},
+		// Qwen Code 0.24.4: its folder trust is off unless turned on,
+		// its mcp.excluded and mcp.allowed take wildcards, and
+		// disableAllHooks turns the hooks off ("qwen mcp reconnect --all"
+		// says why it skips the server)
+		{name: "QwenExcluded", host: "qwen",
+			files:   map[string]string{".qwen/settings.json": `{"mcp": {"excluded": ["ta*"]}}`},
+			problem: `mcp.excluded in {project}/.qwen/settings.json names the server tasks: Qwen Code does not start it`,
+			fix:     `remove "ta*" from mcp.excluded in {project}/.qwen/settings.json`},
+		{name: "QwenNotAllowed", host: "qwen",
+			files:   map[string]string{"~/.qwen/settings.json": `{"mcp": {"allowed": ["other"]}}`},
+			problem: `mcp.allowed in ~/.qwen/settings.json leaves out the server tasks`,
+			fix:     `add "tasks" to mcp.allowed in ~/.qwen/settings.json`},
+		{name: "QwenHooksOff", host: "qwen",
+			files:   map[string]string{"~/.qwen/settings.json": `{"disableAllHooks": true}`},
+			problem: `"disableAllHooks": true in ~/.qwen/settings.json: Qwen Code runs no hook`,
+			fix:     `remove "disableAllHooks" from ~/.qwen/settings.json`},
+		{name: "QwenDistrustedFolder", host: "qwen",
+			files: map[string]string{"~/.qwen/settings.json": `{"security": {"folderTrust": {"enabled": true}}}`,
+				"~/.qwen/trustedFolders.json": `{"{project}": "TRUST_FOLDER", "{project}/sub": "DO_NOT_TRUST"}`},
+			problem: `Qwen Code does not trust the folder {project}/sub (DO_NOT_TRUST in ~/.qwen/trustedFolders.json): it starts no MCP server there`},
+		{name: "QwenUntrustedFolder", host: "qwen",
+			files:   map[string]string{"~/.qwen/settings.json": `{"security": {"folderTrust": {"enabled": true}}}`},
+			problem: `Qwen Code does not trust the folder {project} (no rule for it in ~/.qwen/trustedFolders.json)`,
+			fix:     `"{project}": "TRUST_FOLDER" to ~/.qwen/trustedFolders.json`},
+		// Copilot CLI 1.0.102: "copilot mcp disable" and the server's
+		// "tools" ("copilot mcp list" and "copilot mcp get" show them),
+		// disableAllHooks
+		{name: "CopilotServerDisabled", host: "copilot",
+			files:   map[string]string{"~/.copilot/settings.json": `{"disabledMcpServers": ["tasks"]}`},
+			problem: `the MCP server tasks is disabled ("disabledMcpServers" in ~/.copilot/settings.json): Copilot CLI does not start it`,
+			fix:     `copilot mcp enable tasks`},
+		{name: "CopilotToolsLeftOut", host: "copilot",
+			files:   map[string]string{"~/.copilot/mcp-config.json": `{"mcpServers": {"tasks": {"type": "local", "command": "{bin}", "args": ["mcp"], "tools": ["TaskList", "TaskGet"]}}}`},
+			problem: `"tools" of the MCP server tasks in ~/.copilot/mcp-config.json leaves out TaskCreate, TaskUpdate: Copilot CLI does not offer them`,
+			fix:     `set "tools" of the MCP server tasks to ["*"] in ~/.copilot/mcp-config.json`},
+		{name: "CopilotHooksOff", host: "copilot",
+			files:   map[string]string{"~/.copilot/settings.json": `{"disableAllHooks": true}`},
+			problem: `"disableAllHooks": true in ~/.copilot/settings.json: Copilot CLI runs no hook`,
+			fix:     `remove "disableAllHooks" from ~/.copilot/settings.json`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -115,7 +154,7 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 				require.NoError(t, os.Mkdir(dir, 0o755))
 			}
 			expand := func(s string) string {
-				s = strings.ReplaceAll(s, "{project}", project)
+				s = strings.ReplaceAll(strings.ReplaceAll(s, "{project}", project), "{bin}", e.bin)
 				return strings.ReplaceAll(s, "~/", e.home+"/")
 			}
 			args := []string{"--bin", e.bin, c.host}
@@ -186,6 +225,14 @@ var extensionFiles = map[string]string{
 	".gemini/extensions/extension-enablement.json":          `{"tasksessiond": {"overrides": ["/*"]}}`,
 }
 
+// qwenExtensionFiles are the files "qwen extensions install <dir>" writes
+// (Qwen Code 0.24.4) of the Gemini CLI extension, relative to HOME.
+var qwenExtensionFiles = map[string]string{
+	".qwen/extensions/tasksessiond/gemini-extension.json": extensionFiles[".gemini/extensions/tasksessiond/gemini-extension.json"],
+	".qwen/extensions/tasksessiond/qwen-extension.json":   `{"name": "tasksessiond", "version": "0.1.0", "mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"]}}}`,
+	".qwen/extensions/extension-enablement.json":          `{}`,
+}
+
 func TestDoctorPluginRoute(t *testing.T) {
 	// Ensures the Claude Code plugin and the Gemini CLI extension, as
 	// their install commands leave them, are "set up" (by the plugin),
@@ -203,6 +250,10 @@ func TestDoctorPluginRoute(t *testing.T) {
 			".claude.json", map[string]string{".claude/settings.json": `{"enabledPlugins": {"tasksessiond@tasksessiond": false}}`}},
 		{"gemini", extensionFiles, "the extension tasksessiond",
 			".gemini/settings.json", map[string]string{".gemini/extensions/extension-enablement.json": `{"tasksessiond": {"overrides": ["/*", "!/*"]}}`}},
+		// the same extension as "qwen extensions install" (Qwen Code
+		// 0.24.4) leaves it, and "qwen extensions disable" turns it off
+		{"qwen", qwenExtensionFiles, "the extension tasksessiond",
+			".qwen/settings.json", map[string]string{".qwen/extensions/extension-enablement.json": `{"tasksessiond": {"overrides": ["!/*"]}}`}},
 	} {
 		t.Run(c.host, func(t *testing.T) {
 			t.Parallel()

@@ -27,7 +27,7 @@ const extension = "tasksessiond"
 // reads it.
 type Dialect struct {
 	Title, Name string // "Gemini CLI", "gemini": its title, and its command's (and setup's) name
-	Dir         string // its folder: ~/.gemini
+	Dir         string // its folder: ~/.gemini (a project's is .gemini, after Name)
 	// the administrator's settings and defaults, trustedFolders.json
 	System, Defaults, Trusted string
 	// Qwen Code (0.24.4) differs from Gemini CLI (0.61.0) so: folder
@@ -184,7 +184,7 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 	if terr != nil {
 		stops(g.Trusted, terr)
 	}
-	if ws := filepath.Join(cwd, filepath.Base(g.Dir), "settings.json"); cwd != "" && host.RealPath(ws) != host.RealPath(user) {
+	if ws := filepath.Join(cwd, "."+g.Name, "settings.json"); cwd != "" && host.RealPath(ws) != host.RealPath(user) {
 		s := settings{path: ws}
 		ok, err := g.read(ws, &s)
 		switch {
@@ -319,13 +319,14 @@ func (g Dialect) folderTrusted(o host.Options, ls []settings, dir string) (ok bo
 }
 
 // enabledExtension reports whether the repository's extension is
-// installed in dir/extensions and enabled for the folder cwd (the last
+// installed in dir/extensions (Qwen Code writes its qwen-extension.json
+// beside Gemini CLI's manifest) and enabled for the folder cwd (the last
 // rule of extension-enablement.json that matches wins; none: enabled).
 // Qwen Code keeps its own store of the rules (extension-store/state.json)
 // and writes them to extension-enablement.json too.
 func enabledExtension(dir, cwd string) bool {
-	ext := filepath.Join(dir, "extensions", extension)
-	if _, err := os.Stat(filepath.Join(ext, "gemini-extension.json")); err != nil {
+	manifest := strings.TrimPrefix(filepath.Base(dir), ".") + "-extension.json" // Qwen Code's own: qwen-extension.json
+	if _, err := os.Stat(filepath.Join(dir, "extensions", extension, manifest)); err != nil {
 		return false
 	}
 	var cfg map[string]struct {

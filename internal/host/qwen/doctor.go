@@ -1,0 +1,27 @@
+package qwen
+
+import (
+	"path/filepath"
+
+	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/gemini"
+)
+
+var _ host.Doctor = Host{}
+
+// Diagnose reads Qwen Code (0.24.4), a Gemini CLI fork, as Gemini CLI's
+// doctor does, in its own files ($QWEN_HOME, else ~/.qwen;
+// $QWEN_CODE_SYSTEM_SETTINGS_PATH, else /etc/qwen-code/settings.json) and
+// where it differs (gemini.Dialect's Qwen).
+func (Host) Diagnose(o host.Options) host.Diagnosis {
+	dir := o.Dir("QWEN_HOME")
+	if dir == "" {
+		dir = filepath.Join(o.Home(), ".qwen")
+	}
+	system := o.Env("QWEN_CODE_SYSTEM_SETTINGS_PATH")
+	if system == "" {
+		system = "/etc/qwen-code/settings.json"
+	}
+	return gemini.Dialect{Title: "Qwen Code", Name: name, Dir: dir, System: system, Qwen: true,
+		Defaults: o.Env("QWEN_CODE_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("QWEN_CODE_TRUSTED_FOLDERS_PATH")}.Diagnose(o)
+}
