@@ -129,8 +129,7 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 			problem: `Qwen Code does not trust the folder {project} (no rule for it in ~/.qwen/trustedFolders.json)`,
 			fix:     `"{project}": "TRUST_FOLDER" to ~/.qwen/trustedFolders.json`},
 		// Copilot CLI 1.0.102: "copilot mcp disable" and the server's
-		// "tools" ("copilot mcp list" and "copilot mcp get" show them),
-		// disableAllHooks
+		// "tools" ("copilot mcp list" and "copilot mcp get" show them)
 		{name: "CopilotServerDisabled", host: "copilot",
 			files:   map[string]string{"~/.copilot/settings.json": `{"disabledMcpServers": ["tasks"]}`},
 			problem: `the MCP server tasks is disabled ("disabledMcpServers" in ~/.copilot/settings.json): Copilot CLI does not start it`,
@@ -139,10 +138,6 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 			files:   map[string]string{"~/.copilot/mcp-config.json": `{"mcpServers": {"tasks": {"type": "local", "command": "{bin}", "args": ["mcp"], "tools": ["TaskList", "TaskGet"]}}}`},
 			problem: `"tools" of the MCP server tasks in ~/.copilot/mcp-config.json leaves out TaskCreate, TaskUpdate: Copilot CLI does not offer them`,
 			fix:     `set "tools" of the MCP server tasks to ["*"] in ~/.copilot/mcp-config.json`},
-		{name: "CopilotHooksOff", host: "copilot",
-			files:   map[string]string{"~/.copilot/settings.json": `{"disableAllHooks": true}`},
-			problem: `"disableAllHooks": true in ~/.copilot/settings.json: Copilot CLI runs no hook`,
-			fix:     `remove "disableAllHooks" from ~/.copilot/settings.json`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -15,25 +15,21 @@ var _ host.Doctor = Host{}
 // tools or running the hooks, in the files it reads: the server disabled
 // ("copilot mcp disable": disabledMcpServers of its settings.json, which
 // "copilot mcp list" shows), Task tools left out of the server's "tools"
-// ("copilot mcp get" shows them), disableAllHooks. What it is started
-// with (--disable-mcp-server, --excluded-tools, --available-tools) no
-// file says.
+// ("copilot mcp get" shows them). What it is started with
+// (--disable-mcp-server, --excluded-tools, --available-tools) no file
+// says; "disableAllHooks", in its settings.json or in a hooks file, does
+// not keep it (1.0.102) from running setup's hooks.
 func (Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("copilot") || host.Holds(home(o))}
 	f := filepath.Join(home(o), "settings.json")
 	var s struct {
 		DisabledMcpServers []string `json:"disabledMcpServers"`
-		DisableAllHooks    bool     `json:"disableAllHooks"`
 	}
 	if _, err := host.ReadJSON(f, &s); err != nil {
 		d.Block("Copilot CLI cannot read "+err.Error(), "repair "+f)
 	}
 	if slices.Contains(s.DisabledMcpServers, Server) {
 		d.Block(fmt.Sprintf(`the MCP server %s is disabled ("disabledMcpServers" in %s): Copilot CLI does not start it`, Server, f), "copilot mcp enable "+Server)
-	}
-	if s.DisableAllHooks && !o.NoHook {
-		d.Block(fmt.Sprintf(`"disableAllHooks": true in %s: Copilot CLI runs no hook, so the list is not given back after resume or compaction`, f),
-			fmt.Sprintf(`remove "disableAllHooks" from %s`, f))
 	}
 	path, _ := files(o)
 	var cfg struct {
