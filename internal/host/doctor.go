@@ -160,12 +160,18 @@ func ReadJSON(path string, out any) (bool, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return false, nil
 	}
-	std, err := hujson.Standardize(b)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := json.Unmarshal(std, out); err != nil {
+	if err := DecodeJSON(b, out); err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	return true, nil
+}
+
+// DecodeJSON decodes b, JSON with comments and trailing commas allowed,
+// into out.
+func DecodeJSON(b []byte, out any) error {
+	std, err := hujson.Standardize(append([]byte(nil), b...))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(std, out)
 }

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/tailscale/hujson"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -44,17 +43,9 @@ type Dialect struct {
 // Diagnose finds what keeps Gemini CLI from offering the tools or running
 // the hooks.
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
-	home := o.Env("GEMINI_CLI_HOME")
-	if home == "" {
-		home = o.Home()
-	}
-	system := o.Env("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-	if system == "" {
-		system = "/etc/gemini-cli/settings.json"
-	}
-	d := Dialect{Title: "Gemini CLI", Name: "gemini", Dir: filepath.Join(home, ".gemini"), System: system,
-		Defaults: o.Env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("GEMINI_CLI_TRUSTED_FOLDERS_PATH")}
-	return d.Diagnose(o)
+	return Dialect{Title: "Gemini CLI", Name: "gemini", Dir: filepath.Join(cmp.Or(o.Env("GEMINI_CLI_HOME"), o.Home()), ".gemini"),
+		System:   cmp.Or(o.Env("GEMINI_CLI_SYSTEM_SETTINGS_PATH"), "/etc/gemini-cli/settings.json"),
+		Defaults: o.Env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("GEMINI_CLI_TRUSTED_FOLDERS_PATH")}.Diagnose(o)
 }
 
 // secure reports whether Gemini CLI reads the system file p: it skips
@@ -94,13 +85,10 @@ func (d Dialect) read(p string, out any) (bool, error) {
 	case len(bytes.TrimSpace(b)) == 0:
 		return false, fmt.Errorf("%s: it is empty, which is no JSON", p)
 	}
-	if _, err := config.ParseJSON(b, config.JSONComments); err != nil {
-		return false, fmt.Errorf("%s: %w", p, err)
-	}
-	std, err := hujson.Standardize(append([]byte(nil), b...))
+	_, err = config.ParseJSON(b, config.JSONComments)
 	var te *json.UnmarshalTypeError
 	if err == nil {
-		if err = json.Unmarshal(std, out); errors.As(err, &te) {
+		if err = host.DecodeJSON(b, out); errors.As(err, &te) {
 			err = nil
 		}
 	}
@@ -146,12 +134,8 @@ type settings struct {
 // disabled with "gemini mcp disable", hooks off, a settings file it
 // cannot read.
 func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
-	if g.Defaults == "" {
-		g.Defaults = filepath.Join(filepath.Dir(g.System), "system-defaults.json")
-	}
-	if g.Trusted == "" {
-		g.Trusted = filepath.Join(g.Dir, "trustedFolders.json")
-	}
+	g.Defaults = cmp.Or(g.Defaults, filepath.Join(filepath.Dir(g.System), "system-defaults.json"))
+	g.Trusted = cmp.Or(g.Trusted, filepath.Join(g.Dir, "trustedFolders.json"))
 	d := host.Diagnosis{Installed: host.OnPath(g.Name) || host.Holds(g.Dir)}
 	cwd := host.ProjectDir(o)
 	stops := func(p string, err error) {

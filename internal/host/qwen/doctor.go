@@ -1,6 +1,7 @@
 package qwen
 
 import (
+	"cmp"
 	"path/filepath"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -14,14 +15,7 @@ var _ host.Doctor = Host{}
 // $QWEN_CODE_SYSTEM_SETTINGS_PATH, else /etc/qwen-code/settings.json) and
 // where it differs (gemini.Dialect's Qwen).
 func (Host) Diagnose(o host.Options) host.Diagnosis {
-	dir := o.Dir("QWEN_HOME")
-	if dir == "" {
-		dir = filepath.Join(o.Home(), ".qwen")
-	}
-	system := o.Env("QWEN_CODE_SYSTEM_SETTINGS_PATH")
-	if system == "" {
-		system = "/etc/qwen-code/settings.json"
-	}
-	return gemini.Dialect{Title: "Qwen Code", Name: name, Dir: dir, System: system, Qwen: true,
-		Defaults: o.Env("QWEN_CODE_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("QWEN_CODE_TRUSTED_FOLDERS_PATH")}.Diagnose(o)
+	return gemini.Dialect{Title: "Qwen Code", Name: name, Dir: cmp.Or(o.Dir("QWEN_HOME"), filepath.Join(o.Home(), ".qwen")),
+		System:   cmp.Or(o.Env("QWEN_CODE_SYSTEM_SETTINGS_PATH"), "/etc/qwen-code/settings.json"),
+		Defaults: o.Env("QWEN_CODE_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("QWEN_CODE_TRUSTED_FOLDERS_PATH"), Qwen: true}.Diagnose(o)
 }
