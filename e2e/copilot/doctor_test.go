@@ -14,12 +14,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
 )
 
-// doctor runs "tasksessiond doctor copilot" in h's project with the flags
-// the harness gave setup.
-func doctor(h *copilot.Host) (string, error) {
-	return h.RunTSD([]string{"doctor", "copilot", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
-}
-
 // TestDoctorAgreesOnWhatTurnsTheServerOff ensures doctor says what the
 // pinned CLI does of setup's server: disabled with "copilot mcp disable"
 // ("copilot mcp list": disabled), doctor names the setting and "copilot
@@ -29,7 +23,7 @@ func doctor(h *copilot.Host) (string, error) {
 func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
 	t.Parallel()
 	h := copilot.New(t, copilot.Options{Respond: modelapi.NewScript().Respond})
-	out, err := doctor(h)
+	out, err := h.Doctor("copilot")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "GitHub Copilot CLI: set up")
 
@@ -37,13 +31,13 @@ func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
 	require.NoError(t, cli.Err, "%s%s", cli.Stdout, cli.Stderr)
 	cli = h.Command(t, 60*time.Second, "mcp", "list")
 	assert.Contains(t, cli.Stdout, "tasks (local, disabled)")
-	out, err = doctor(h)
+	out, err = h.Doctor("copilot")
 	assert.Error(t, err, out)
 	assert.Contains(t, out, `the MCP server tasks is disabled ("disabledMcpServers" in `+filepath.Join(h.CopilotHome, "settings.json")+")")
 	assert.Contains(t, out, "fix: copilot mcp enable tasks")
 	cli = h.Command(t, 60*time.Second, "mcp", "enable", "tasks")
 	require.NoError(t, cli.Err, "%s%s", cli.Stdout, cli.Stderr)
-	out, err = doctor(h)
+	out, err = h.Doctor("copilot")
 	assert.NoError(t, err, out)
 
 	path := filepath.Join(h.CopilotHome, "mcp-config.json")
@@ -55,7 +49,7 @@ func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
 	h.WriteJSON(path, cfg)
 	cli = h.Command(t, 60*time.Second, "mcp", "get", "tasks")
 	assert.Regexp(t, `Tools: TaskList, TaskGet\s`, cli.Stdout)
-	out, err = doctor(h)
+	out, err = h.Doctor("copilot")
 	assert.Error(t, err, out)
 	assert.Contains(t, out, `"tools" of the MCP server tasks in `+path+" leaves out TaskCreate, TaskUpdate")
 }

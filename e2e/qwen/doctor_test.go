@@ -45,7 +45,7 @@ func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
 			out := h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
 			require.NoError(t, out.Err, "%s%s", out.Stdout, out.Stderr)
 			assert.Contains(t, out.Stdout, c.cli)
-			tsd, err := h.RunTSD([]string{"doctor", "qwen", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+			tsd, err := h.Doctor("qwen")
 			assert.Equal(t, c.name == "None", err == nil, tsd)
 			settings := filepath.Join(h.Home, ".qwen", "settings.json")
 			assert.Contains(t, tsd, strings.NewReplacer("{settings}", settings, "{project}", h.Project).Replace(c.doctor))
