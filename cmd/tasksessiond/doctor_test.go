@@ -647,3 +647,32 @@ func TestDoctorClaudeProjectFromASubfolder(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `"tasks" is in disabledMcpjsonServers in `+local)
 }
+
+func TestDoctorQwenJoinsAllowedLists(t *testing.T) {
+	// Ensures doctor takes Qwen Code's (0.24.4) mcp.allowed as it does:
+	// the lists of every settings file joined ("qwen mcp reconnect --all"
+	// connects the server that one file leaves out and another names),
+	// and reports the server left out only when none names it.
+	t.Parallel()
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "qwen")
+	require.Equal(t, 0, code, out)
+	user := filepath.Join(e.home, ".qwen", "settings.json")
+	b, err := os.ReadFile(user)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(b, &v))
+	v["mcp"] = map[string]any{"allowed": []string{"other"}}
+	b, err = json.Marshal(v)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(user, b, 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "qwen")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "mcp.allowed in "+user+" leaves out the server tasks")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".qwen"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".qwen", "settings.json"), []byte(`{"mcp": {"allowed": ["t*"]}}`), 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "qwen")
+	assert.Equal(t, 0, code, out)
+}

@@ -35,8 +35,8 @@ type Dialect struct {
 	// workspace's settings.json it cannot parse is reset to {} (not
 	// fatal); the system files are read whoever may write them;
 	// mcp.allowed and mcp.excluded name a server exactly or by a wildcard
-	// ("*", "?"), an extension's by its own name; "disableAllHooks" turns
-	// the hooks off.
+	// ("*", "?"), an extension's by its own name, and mcp.allowed is the
+	// lists of every file joined; "disableAllHooks" turns the hooks off.
 	Qwen bool
 }
 
@@ -203,6 +203,9 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 			"trust the folder when "+g.Title+" asks (or /permissions), or add \""+cwd+"\": \"TRUST_FOLDER\" to "+g.Trusted)
 	}
 	names := func(entry string) bool { return g.names(entry, server) }
+	// Qwen Code joins the mcp.allowed of every file: one naming the
+	// server lets it through (Gemini CLI checks each)
+	joined := g.Qwen && slices.ContainsFunc(ls, func(l settings) bool { return slices.ContainsFunc(l.MCP.Allowed, names) })
 	hooksOn := !o.NoHook || d.Route != ""
 	for _, l := range ls {
 		if l.Admin.MCP.Enabled != nil && !*l.Admin.MCP.Enabled {
@@ -212,7 +215,7 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 			d.Block(fmt.Sprintf("mcp.excluded in %s names the server %s: %s does not start it", l.path, server, g.Title),
 				fmt.Sprintf("remove %q from mcp.excluded in %s", l.MCP.Excluded[i], l.path))
 		}
-		if l.MCP.Allowed != nil && !slices.ContainsFunc(l.MCP.Allowed, names) {
+		if l.MCP.Allowed != nil && !joined && !slices.ContainsFunc(l.MCP.Allowed, names) {
 			d.Block(fmt.Sprintf("mcp.allowed in %s leaves out the server %s: %s starts only the servers it names", l.path, server, g.Title),
 				fmt.Sprintf("add %q to mcp.allowed in %s", server, l.path))
 		}
