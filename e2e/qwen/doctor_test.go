@@ -52,3 +52,16 @@ func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorAgreesOnHooksTurnedOff ensures doctor says what the pinned CLI
+// does of "disableAllHooks": true in settings.json: a session runs no
+// hook, and doctor names the setting with its fix.
+func TestDoctorAgreesOnHooksTurnedOff(t *testing.T) {
+	t.Parallel()
+	h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript(modelapi.Text("Hello.")).Respond, Settings: map[string]any{"disableAllHooks": true}})
+	h.Run(t, "Hello.")
+	assert.Empty(t, h.Hooks("SessionStart"), "a hook ran under disableAllHooks")
+	tsd, err := h.Doctor("qwen")
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, `"disableAllHooks": true in `+filepath.Join(h.Home, ".qwen", "settings.json")+": Qwen Code runs no hook")
+}
