@@ -116,17 +116,12 @@ Examples:
 			hosts = append(hosts, h)
 		}
 	}
-	rep := doctorReport{OK: true}
+	rep := doctorReport{Daemon: checkDaemon(ctx, o)}
+	rep.OK = rep.Daemon.OK
 	for _, h := range hosts {
 		r := checkHost(h, o, len(names) > 0)
-		if r.Status == statusNotRight {
-			rep.OK = false
-		}
+		rep.OK = rep.OK && r.Status != statusNotRight
 		rep.Hosts = append(rep.Hosts, r)
-	}
-	rep.Daemon = checkDaemon(ctx, o)
-	if !rep.Daemon.OK {
-		rep.OK = false
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
