@@ -116,17 +116,12 @@ Examples:
 			hosts = append(hosts, h)
 		}
 	}
-	rep := doctorReport{OK: true}
+	rep := doctorReport{Daemon: checkDaemon(ctx, o)}
+	rep.OK = rep.Daemon.OK
 	for _, h := range hosts {
 		r := checkHost(h, o, len(names) > 0)
-		if r.Status == statusNotRight {
-			rep.OK = false
-		}
+		rep.OK = rep.OK && r.Status != statusNotRight
 		rep.Hosts = append(rep.Hosts, r)
-	}
-	rep.Daemon = checkDaemon(ctx, o)
-	if !rep.Daemon.OK {
-		rep.OK = false
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -188,24 +183,19 @@ func checkHost(h host.Host, o host.Options, named bool) hostReport {
 
 func printDoctor(w io.Writer, rep doctorReport) {
 	for _, r := range rep.Hosts {
-		switch r.Status {
-		case statusNotFound:
+		switch {
+		case r.Status == statusNotFound:
 			fmt.Fprintf(w, "%s: not found on this machine\n", r.Title)
-			continue
-		case statusSetUp:
-			if r.Route != "" {
-				fmt.Fprintf(w, "%s: set up (by %s)\n", r.Title, r.Route)
-			} else {
-				fmt.Fprintf(w, "%s: set up\n", r.Title)
-			}
-			continue
-		}
-		if r.Route != "" {
+		case r.Status == statusSetUp && r.Route != "":
+			fmt.Fprintf(w, "%s: set up (by %s)\n", r.Title, r.Route)
+		case r.Status == statusSetUp:
+			fmt.Fprintf(w, "%s: set up\n", r.Title)
+		case r.Route != "":
 			fmt.Fprintf(w, "%s: NOT RIGHT (set up by %s)\n", r.Title, r.Route)
-		} else {
+		default:
 			fmt.Fprintf(w, "%s: NOT RIGHT\n", r.Title)
 		}
-		var fixes []string
+		var fixes []string // none but where not right
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "  - %s\n", p.Problem)
 			if !slices.Contains(fixes, p.Fix) {
@@ -216,17 +206,15 @@ func printDoctor(w io.Writer, rep doctorReport) {
 			fmt.Fprintf(w, "  fix: %s\n", fix)
 		}
 	}
-	d := rep.Daemon
-	switch {
+	switch d := rep.Daemon; {
 	case d.Status == "answers":
 		fmt.Fprintf(w, "daemon: answers on %s (version %s)\n", d.Socket, d.Version)
 	case d.OK:
 		fmt.Fprintf(w, "daemon: not running on %s; the first call or hook starts it\n", d.Socket)
+	case d.Fix != "":
+		fmt.Fprintf(w, "daemon: %s\n  fix: %s\n", d.Problem, d.Fix)
 	default:
 		fmt.Fprintf(w, "daemon: %s\n", d.Problem)
-		if d.Fix != "" {
-			fmt.Fprintf(w, "  fix: %s\n", d.Fix)
-		}
 	}
 }
 

@@ -104,6 +104,40 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 		{name: "OpenCodeProjectToolOff", host: "opencode",
 			files:   map[string]string{"opencode.json": `{"tools": {"*": false}}`},
 			problem: `"tools": {"*": false} in {project}/opencode.json: OpenCode does not offer the plugin's TaskCreate`},
+		// Qwen Code 0.24.4: its folder trust is off unless turned on,
+		// its mcp.excluded and mcp.allowed take wildcards, and
+		// disableAllHooks turns the hooks off ("qwen mcp reconnect --all"
+		// says why it skips the server)
+		{name: "QwenExcluded", host: "qwen",
+			files:   map[string]string{".qwen/settings.json": `{"mcp": {"excluded": ["ta*"]}}`},
+			problem: `mcp.excluded in {project}/.qwen/settings.json names the server tasks: Qwen Code does not start it`,
+			fix:     `remove "ta*" from mcp.excluded in {project}/.qwen/settings.json`},
+		{name: "QwenNotAllowed", host: "qwen",
+			files:   map[string]string{"~/.qwen/settings.json": `{"mcp": {"allowed": ["other"]}}`},
+			problem: `mcp.allowed in ~/.qwen/settings.json leaves out the server tasks`,
+			fix:     `add "tasks" to mcp.allowed in ~/.qwen/settings.json`},
+		{name: "QwenHooksOff", host: "qwen",
+			files:   map[string]string{"~/.qwen/settings.json": `{"disableAllHooks": true}`},
+			problem: `"disableAllHooks": true in ~/.qwen/settings.json: Qwen Code runs no hook`,
+			fix:     `remove "disableAllHooks" from ~/.qwen/settings.json`},
+		{name: "QwenDistrustedFolder", host: "qwen",
+			files: map[string]string{"~/.qwen/settings.json": `{"security": {"folderTrust": {"enabled": true}}}`,
+				"~/.qwen/trustedFolders.json": `{"{project}": "TRUST_FOLDER", "{project}/sub": "DO_NOT_TRUST"}`},
+			problem: `Qwen Code does not trust the folder {project}/sub (DO_NOT_TRUST in ~/.qwen/trustedFolders.json): it starts no MCP server there`},
+		{name: "QwenUntrustedFolder", host: "qwen",
+			files:   map[string]string{"~/.qwen/settings.json": `{"security": {"folderTrust": {"enabled": true}}}`},
+			problem: `Qwen Code does not trust the folder {project} (no rule for it in ~/.qwen/trustedFolders.json)`,
+			fix:     `"{project}": "TRUST_FOLDER" to ~/.qwen/trustedFolders.json`},
+		// Copilot CLI 1.0.102: "copilot mcp disable" and the server's
+		// "tools" ("copilot mcp list" and "copilot mcp get" show them)
+		{name: "CopilotServerDisabled", host: "copilot",
+			files:   map[string]string{"~/.copilot/settings.json": `{"disabledMcpServers": ["tasks"]}`},
+			problem: `the MCP server tasks is disabled ("disabledMcpServers" in ~/.copilot/settings.json): Copilot CLI does not start it`,
+			fix:     `copilot mcp enable tasks`},
+		{name: "CopilotToolsLeftOut", host: "copilot",
+			files:   map[string]string{"~/.copilot/mcp-config.json": `{"mcpServers": {"tasks": {"type": "local", "command": "{bin}", "args": ["mcp"], "tools": ["TaskList", "TaskGet"]}}}`},
+			problem: `"tools" of the MCP server tasks in ~/.copilot/mcp-config.json leaves out TaskCreate, TaskUpdate: Copilot CLI does not offer them`,
+			fix:     `set "tools" of the MCP server tasks to ["*"] in ~/.copilot/mcp-config.json`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -115,7 +149,7 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 				require.NoError(t, os.Mkdir(dir, 0o755))
 			}
 			expand := func(s string) string {
-				s = strings.ReplaceAll(s, "{project}", project)
+				s = strings.ReplaceAll(strings.ReplaceAll(s, "{project}", project), "{bin}", e.bin)
 				return strings.ReplaceAll(s, "~/", e.home+"/")
 			}
 			args := []string{"--bin", e.bin, c.host}
@@ -186,6 +220,14 @@ var extensionFiles = map[string]string{
 	".gemini/extensions/extension-enablement.json":          `{"tasksessiond": {"overrides": ["/*"]}}`,
 }
 
+// qwenExtensionFiles are the files "qwen extensions install <dir>" writes
+// (Qwen Code 0.24.4) of the Gemini CLI extension, relative to HOME.
+var qwenExtensionFiles = map[string]string{
+	".qwen/extensions/tasksessiond/gemini-extension.json": extensionFiles[".gemini/extensions/tasksessiond/gemini-extension.json"],
+	".qwen/extensions/tasksessiond/qwen-extension.json":   `{"name": "tasksessiond", "version": "0.1.0", "mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"]}}}`,
+	".qwen/extensions/extension-enablement.json":          `{}`,
+}
+
 func TestDoctorPluginRoute(t *testing.T) {
 	// Ensures the Claude Code plugin and the Gemini CLI extension, as
 	// their install commands leave them, are "set up" (by the plugin),
@@ -203,6 +245,10 @@ func TestDoctorPluginRoute(t *testing.T) {
 			".claude.json", map[string]string{".claude/settings.json": `{"enabledPlugins": {"tasksessiond@tasksessiond": false}}`}},
 		{"gemini", extensionFiles, "the extension tasksessiond",
 			".gemini/settings.json", map[string]string{".gemini/extensions/extension-enablement.json": `{"tasksessiond": {"overrides": ["/*", "!/*"]}}`}},
+		// the same extension as "qwen extensions install" (Qwen Code
+		// 0.24.4) leaves it, and "qwen extensions disable" turns it off
+		{"qwen", qwenExtensionFiles, "the extension tasksessiond",
+			".qwen/settings.json", map[string]string{".qwen/extensions/extension-enablement.json": `{"tasksessiond": {"overrides": ["!/*"]}}`}},
 	} {
 		t.Run(c.host, func(t *testing.T) {
 			t.Parallel()
@@ -559,5 +605,74 @@ func TestDoctorOpenCodeProjectConfigItCannotRead(t *testing.T) {
 	assert.Contains(t, out, "fix: repair "+cfg)
 	require.NoError(t, os.WriteFile(cfg, []byte("// mine\n{\"tools\": {\"bash\": true,},}\n"), 0o644))
 	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "opencode")
+	assert.Equal(t, 0, code, out)
+}
+
+func TestDoctorClaudeProjectFromASubfolder(t *testing.T) {
+	// Ensures doctor run in a subfolder of a repository reads the project
+	// files Claude Code (2.1.328) reads there ("claude mcp list" run in
+	// the subfolder shows it): .claude/settings.local.json at the git
+	// root, .claude/settings.json of the folder itself only, and the
+	// .mcp.json of every folder from there up. Doctor once read only the
+	// folder's own, and said "set up" beside a deny rule at the root.
+	e := newSetupEnv(t)
+	repo := t.TempDir()
+	sub := filepath.Join(repo, "sub", "deeper")
+	for _, d := range []string{".git", ".claude", "sub/deeper"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, d), 0o755))
+	}
+	out, code := e.runIn(t, sub, nil, "setup", "--bin", e.bin, "claude-code")
+	require.Equal(t, 0, code, out)
+	write := func(rel, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(repo, rel), []byte(text), 0o600))
+	}
+	local := filepath.Join(repo, ".claude", "settings.local.json")
+
+	// the root's settings.json is not read in the subfolder
+	write(".claude/settings.json", `{"permissions": {"deny": ["mcp__tasks"]}}`)
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 0, code, out)
+
+	// the root's settings.local.json is
+	write(".claude/settings.local.json", `{"permissions": {"deny": ["mcp__tasks"]}}`)
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `the deny rule "mcp__tasks" in `+local)
+
+	// a server "tasks" in the root's .mcp.json, rejected by the root's
+	// settings.local.json
+	write(".claude/settings.local.json", `{"disabledMcpjsonServers": ["tasks"]}`)
+	write(".mcp.json", `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"]}}}`)
+	out, code = e.runIn(t, sub, nil, "doctor", "--bin", e.bin, "claude-code")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `"tasks" is in disabledMcpjsonServers in `+local)
+}
+
+func TestDoctorQwenJoinsAllowedLists(t *testing.T) {
+	// Ensures doctor takes Qwen Code's (0.24.4) mcp.allowed as it does:
+	// the lists of every settings file joined ("qwen mcp reconnect --all"
+	// connects the server that one file leaves out and another names),
+	// and reports the server left out only when none names it.
+	t.Parallel()
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "qwen")
+	require.Equal(t, 0, code, out)
+	user := filepath.Join(e.home, ".qwen", "settings.json")
+	b, err := os.ReadFile(user)
+	require.NoError(t, err)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(b, &v))
+	v["mcp"] = map[string]any{"allowed": []string{"other"}}
+	b, err = json.Marshal(v)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(user, b, 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "qwen")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "mcp.allowed in "+user+" leaves out the server tasks")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(project, ".qwen"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".qwen", "settings.json"), []byte(`{"mcp": {"allowed": ["t*"]}}`), 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "qwen")
 	assert.Equal(t, 0, code, out)
 }

@@ -33,7 +33,7 @@ func TestDoctorAgreesOnWhatTurnsItOff(t *testing.T) {
 	assert.False(t, strings.Contains(main[0].AllText(), "mcp__tasks__TaskCreate"), "the deny rule left the tools in the offer")
 	assert.False(t, main[0].HasTool(taskCreate))
 
-	out, err := h.RunTSD([]string{"doctor", "claude-code", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	out, err := h.Doctor("claude-code")
 	assert.Error(t, err, out)
 	assert.Contains(t, out, `"disableAllHooks": true in `)
 	assert.Contains(t, out, `the deny rule "mcp__tasks" in `)
@@ -62,7 +62,45 @@ func TestDoctorAgreesOnAServerDisabledForTheRepository(t *testing.T) {
 	out := h.Command(t, 60*time.Second, "mcp", "list")
 	require.NoError(t, out.Err, out.Stderr)
 	require.Contains(t, out.Stdout, "Disabled for this project", "claude mcp list in %s", sub)
-	tsd, err := h.RunTSD([]string{"doctor", "claude-code", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	tsd, err := h.Doctor("claude-code")
 	assert.Error(t, err, tsd)
 	assert.Contains(t, tsd, "the MCP server tasks is disabled for "+root+" ")
+}
+
+// TestDoctorAgreesOnTheProjectFilesOfASubfolder ensures doctor, run in a
+// subfolder of a repository, reads the settings the pinned CLI reads
+// there: a deny rule for the server in the git root's
+// .claude/settings.local.json takes the tools from the model and doctor
+// names it; the same rule in the root's .claude/settings.json is not read
+// in the subfolder (the tools are offered) and doctor says "set up".
+// Doctor once read only the subfolder's own files.
+func TestDoctorAgreesOnTheProjectFilesOfASubfolder(t *testing.T) {
+	t.Parallel()
+	script := modelapi.NewScript(modelapi.Text("Hello."), modelapi.Text("Hello."))
+	h := claudecode.New(t, claudecode.Options{Respond: script.Respond})
+	root := h.Project
+	sub := filepath.Join(root, "sub")
+	h.Mkdir(filepath.Join(root, ".git"), filepath.Join(root, ".claude"), sub)
+	deny := map[string]any{"permissions": map[string]any{"deny": []string{"mcp__tasks"}}}
+	h.Project = sub
+
+	h.WriteJSON(filepath.Join(root, ".claude", "settings.json"), deny)
+	h.Print(t, "Hello.", "--session-id", uuid.NewString())
+	main := h.API.Main()
+	require.NotEmpty(t, main, h.API.Dump())
+	offered := func(r *modelapi.Request) bool { return strings.Contains(r.AllText(), "mcp__tasks__TaskCreate") } // deferred, named in the text
+	assert.True(t, offered(main[len(main)-1]), "the root's settings.json denied the tools in the subfolder")
+	out, err := h.Doctor("claude-code")
+	assert.NoError(t, err, out)
+	assert.Contains(t, out, "Claude Code: set up")
+
+	local := filepath.Join(root, ".claude", "settings.local.json")
+	require.NoError(t, os.Remove(filepath.Join(root, ".claude", "settings.json")))
+	h.WriteJSON(local, deny)
+	h.Print(t, "Hello.", "--session-id", uuid.NewString())
+	main = h.API.Main()
+	assert.False(t, offered(main[len(main)-1]), "the root's settings.local.json left the tools in the subfolder")
+	out, err = h.Doctor("claude-code")
+	assert.Error(t, err, out)
+	assert.Contains(t, out, `the deny rule "mcp__tasks" in `+local)
 }

@@ -22,9 +22,6 @@ func TestDoctorAgreesOnADisabledServer(t *testing.T) {
 	t.Parallel()
 	h := codex.New(t, codex.Options{})
 	cfg := filepath.Join(h.CodexHome, "config.toml")
-	doctor := func() (string, error) {
-		return h.RunTSD([]string{"doctor", "codex", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
-	}
 	enabled := func() bool {
 		t.Helper()
 		out := h.Command(t, 60*time.Second, "mcp", "list", "--json")
@@ -42,7 +39,7 @@ func TestDoctorAgreesOnADisabledServer(t *testing.T) {
 		t.Fatalf("codex mcp list has no server tasks:\n%s", out.Stdout)
 		return false
 	}
-	out, err := doctor()
+	out, err := h.Doctor("codex")
 	require.NoError(t, err, out)
 	require.True(t, enabled())
 
@@ -51,13 +48,13 @@ func TestDoctorAgreesOnADisabledServer(t *testing.T) {
 	require.NotEqual(t, set, off, "setup's server table:\n%s", set)
 	require.NoError(t, os.WriteFile(cfg, []byte(off), 0o600))
 	assert.False(t, enabled(), "codex mcp list: the server is on")
-	out, err = doctor()
+	out, err = h.Doctor("codex")
 	assert.Error(t, err, out)
 	assert.Contains(t, out, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+cfg+")")
 
 	require.NoError(t, os.WriteFile(cfg, []byte(set), 0o600))
 	assert.True(t, enabled())
-	out, err = doctor()
+	out, err = h.Doctor("codex")
 	assert.NoError(t, err, out)
 	assert.Contains(t, out, "Codex CLI: set up")
 }
@@ -89,7 +86,7 @@ func TestDoctorAgreesOnATrustedProjectsLayer(t *testing.T) {
 		Name    string `json:"name"`
 		Enabled bool   `json:"enabled"`
 	}{"tasks", false}, out.Stdout)
-	tsd, err := h.RunTSD([]string{"doctor", "codex", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	tsd, err := h.Doctor("codex")
 	assert.Error(t, err, tsd)
 	assert.Contains(t, tsd, "the MCP server tasks is disabled (enabled = false under [mcp_servers.tasks] in "+layer+")")
 }

@@ -12,12 +12,6 @@ import (
 	"github.com/tasksessiond/tasksessiond/e2e/gemini"
 )
 
-// doctor runs "tasksessiond doctor gemini" in h's project with the flags
-// the harness gave setup.
-func doctor(h *gemini.Host) (string, error) {
-	return h.RunTSD([]string{"doctor", "gemini", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
-}
-
 // TestDoctorAgreesOnFolderTrust ensures doctor says what the pinned CLI
 // does of an untrusted folder: with folder trust on (Gemini CLI's
 // default) and no rule for the project, "gemini mcp list" says its
@@ -33,7 +27,7 @@ func TestDoctorAgreesOnFolderTrust(t *testing.T) {
 	list := h.Command(t, 60*time.Second, "mcp", "list")
 	require.NoError(t, list.Err, "%s%s", list.Stdout, list.Stderr)
 	assert.Contains(t, list.Stdout+list.Stderr, "disabled because this folder is untrusted")
-	out, err := doctor(h)
+	out, err := h.Doctor("gemini")
 	assert.Error(t, err, out)
 	assert.Contains(t, out, "Gemini CLI: NOT RIGHT")
 	assert.Contains(t, out, "Gemini CLI does not trust the folder "+h.Project)
@@ -46,7 +40,7 @@ func TestDoctorAgreesOnFolderTrust(t *testing.T) {
 	assert.NotContains(t, list.Stdout+list.Stderr, "untrusted")
 	assert.Contains(t, list.Stdout+list.Stderr, "tasks")
 	assert.Contains(t, list.Stdout+list.Stderr, "Connected")
-	out, err = doctor(h)
+	out, err = h.Doctor("gemini")
 	assert.NoError(t, err, out)
 	assert.Contains(t, out, "Gemini CLI: set up")
 }
@@ -58,7 +52,7 @@ func TestDoctorAgreesOnFolderTrust(t *testing.T) {
 func TestDoctorAgreesOnTheExtension(t *testing.T) {
 	t.Parallel()
 	h := extension(t, gemini.New(t, gemini.Options{NoSetup: true}))
-	out, err := doctor(h.Host)
+	out, err := h.Host.Doctor("gemini")
 	assert.NoError(t, err, out)
 	assert.Contains(t, out, "Gemini CLI: set up (by the extension tasksessiond)")
 	settings := filepath.Join(h.Home, ".gemini", "settings.json")
@@ -83,7 +77,7 @@ func TestDoctorAgreesOnAnExcludedServer(t *testing.T) {
 	list := h.Command(t, 60*time.Second, "mcp", "list")
 	require.NoError(t, list.Err, "%s%s", list.Stdout, list.Stderr)
 	assert.Regexp(t, `tasks: .* - Blocked`, list.Stdout+list.Stderr)
-	out, err := doctor(h)
+	out, err := h.Doctor("gemini")
 	assert.Error(t, err, out)
 	assert.Contains(t, out, "mcp.excluded in "+settings+" names the server tasks")
 	assert.Contains(t, out, `fix: remove "tasks" from mcp.excluded in `+settings)
@@ -111,7 +105,7 @@ func TestDoctorAgreesOnSettingsItCannotRead(t *testing.T) {
 		list := h.Command(t, 60*time.Second, "mcp", "list")
 		assert.Contains(t, list.Stdout+list.Stderr, "Please fix the configuration file", c.path)
 		assert.NotContains(t, list.Stdout+list.Stderr, "Connected", c.path)
-		out, err := doctor(h)
+		out, err := h.Doctor("gemini")
 		assert.Error(t, err, out)
 		assert.Contains(t, out, "Gemini CLI cannot read "+c.path+": ")
 		assert.Contains(t, out, "fix: repair "+c.path)
@@ -120,6 +114,6 @@ func TestDoctorAgreesOnSettingsItCannotRead(t *testing.T) {
 		}
 	}
 	require.NoError(t, os.WriteFile(user, []byte(set), 0o600))
-	out, err := doctor(h)
+	out, err := h.Doctor("gemini")
 	assert.NoError(t, err, out)
 }

@@ -38,11 +38,7 @@ func TestDoctorAgreesOnToolsTurnedOff(t *testing.T) {
 		}
 		require.Contains(t, out.Stdout, want, "opencode debug agent build")
 	}
-	args := []string{"doctor", "opencode", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB}
-	if h.Rec != nil {
-		args = append(args, "--bin", h.Rec.Bin)
-	}
-	tsd, err := h.RunTSD(args)
+	tsd, err := h.Doctor("opencode")
 	assert.Error(t, err, tsd)
 	cfg := filepath.Join(h.Config, "opencode.json")
 	assert.Contains(t, tsd, `"tools": {"Task*": false} in `+cfg+`: OpenCode does not offer the plugin's TaskCreate`)

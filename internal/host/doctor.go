@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -41,6 +42,12 @@ type Diagnosis struct {
 	Blocked []Finding
 }
 
+// Block adds a setting that keeps the host from offering the tools or
+// running the hook, with its fix.
+func (d *Diagnosis) Block(problem, fix string) {
+	d.Blocked = append(d.Blocked, Finding{Problem: problem, Fix: fix})
+}
+
 // ErrDuplicate wraps a setup refused because a plugin or extension sets
 // the host up already.
 var ErrDuplicate = errors.New("set up already by its plugin or extension")
@@ -56,6 +63,55 @@ func BesideRoute(h Host, o Options) error {
 		return fmt.Errorf("%s is %w (%s): a setup beside it gives the model the tools twice; nothing was changed (remove %s first to use setup's instead)", h.Title(), ErrDuplicate, r, r)
 	}
 	return nil
+}
+
+// ProjectDir is the folder the host would run in: o.Project, else the
+// current directory ("" when there is none).
+func ProjectDir(o Options) string {
+	if o.Project != "" {
+		return o.Project
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// Upward is dir and each folder above it, up to the root or to the first
+// that stop (nil: none) says is the last.
+func Upward(dir string, stop func(string) bool) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		out = append(out, d)
+		if filepath.Dir(d) == d || stop != nil && stop(d) {
+			return out
+		}
+	}
+}
+
+// RealPath is p with its links resolved, or p cleaned when it cannot be.
+func RealPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// Wildcard matches a name as OpenCode's permission names and Qwen Code's
+// mcp.allowed and mcp.excluded do: "*" any run of characters, "?" one,
+// the rest as it is.
+func Wildcard(pattern string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("(?s)^")
+	for _, r := range pattern {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return regexp.MustCompile(b.String() + "$")
 }
 
 // OnPath reports whether the command name is on PATH.
@@ -104,12 +160,18 @@ func ReadJSON(path string, out any) (bool, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return false, nil
 	}
-	std, err := hujson.Standardize(b)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := json.Unmarshal(std, out); err != nil {
+	if err := DecodeJSON(b, out); err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	return true, nil
+}
+
+// DecodeJSON decodes b, JSON with comments and trailing commas allowed,
+// into out.
+func DecodeJSON(b []byte, out any) error {
+	std, err := hujson.Standardize(append([]byte(nil), b...))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(std, out)
 }

@@ -2,10 +2,10 @@ package claudecode
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -40,39 +40,13 @@ type settingsLayer struct {
 	} `json:"hooks"`
 }
 
-// projectDir is the project Claude Code would run in: o.Project, else the
-// current directory.
-func projectDir(o host.Options) string {
-	if o.Project != "" {
-		return o.Project
-	}
-	wd, _ := os.Getwd()
-	return wd
-}
-
-// layers are the settings files Claude Code reads, lowest first: the
-// user's, the project's, the project's local ones, the managed ones.
-func layers(o host.Options) ([]settingsLayer, []host.Finding) {
-	dir := projectDir(o)
-	paths := []string{filepath.Join(configDir(o), "settings.json")}
-	if dir != "" && filepath.Join(dir, ".claude") != configDir(o) {
-		paths = append(paths, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
-	}
-	paths = append(paths, managedSettings)
-	var out []settingsLayer
-	var bad []host.Finding
-	for _, p := range paths {
-		l := settingsLayer{path: p}
-		ok, err := host.ReadJSON(p, &l)
-		if err != nil {
-			bad = append(bad, host.Finding{Problem: "Claude Code cannot read " + err.Error(), Fix: "repair " + p})
-			continue
-		}
-		if ok {
-			out = append(out, l)
-		}
-	}
-	return out, bad
+// servers is what doctor reads of a file of MCP servers (.mcp.json, the
+// state file).
+type servers struct {
+	MCPServers map[string]*struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	} `json:"mcpServers"`
 }
 
 // Diagnose finds the plugin route (the repository's plugin enabled and
@@ -81,50 +55,84 @@ func layers(o host.Options) ([]settingsLayer, []host.Finding) {
 // rule for the server or its tools, the project's .mcp.json server
 // rejected, the server disabled in /mcp.
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
-	d := host.Diagnosis{Installed: host.OnPath("claude") || host.Holds(configDir(o)) || exists(stateFile(o))}
-	ls, bad := layers(o)
-	d.Blocked = bad
+	_, err := os.Stat(stateFile(o))
+	d := host.Diagnosis{Installed: host.OnPath("claude") || host.Holds(configDir(o)) || err == nil}
+	dir := host.ProjectDir(o)
+	ls := layers(o, dir, &d)
 	server := Server
 	if id := pluginID(o, ls); id != "" {
-		d.Route = "the plugin " + id
-		server = pluginServer
-		d.Duplicates = duplicates(o, ls, id)
+		d.Route, server = "the plugin "+id, pluginServer
+		duplicates(o, dir, ls, id, &d)
 		if !host.OnPath(plugin) { // the plugin runs "tasksessiond" from PATH
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: "the plugin runs tasksessiond from PATH, and there is none on PATH: its server and hook fail",
-				Fix:     "npm install -g tasksessiond (or put the tasksessiond binary on PATH)",
-			})
+			d.Block("the plugin runs tasksessiond from PATH, and there is none on PATH: its server and hook fail",
+				"npm install -g tasksessiond (or put the tasksessiond binary on PATH)")
 		}
 	}
+	// the project's .mcp.json server "tasks" (Claude Code starts none that
+	// disabledMcpjsonServers names)
+	project := slices.ContainsFunc(mcpFiles(dir), func(f string) bool {
+		var v servers
+		host.ReadJSON(f, &v)
+		return v.MCPServers[Server] != nil
+	})
 	for _, l := range ls {
 		if l.DisableAllHooks && !(o.NoHook && d.Route == "") {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf(`"disableAllHooks": true in %s: Claude Code runs no hook, so the list is not given back after resume, /clear or compaction`, l.path),
-				Fix:     fmt.Sprintf(`remove "disableAllHooks" from %s`, l.path),
-			})
+			d.Block(fmt.Sprintf(`"disableAllHooks": true in %s: Claude Code runs no hook, so the list is not given back after resume, /clear or compaction`, l.path),
+				fmt.Sprintf(`remove "disableAllHooks" from %s`, l.path))
 		}
 		for _, r := range l.Permissions.Deny {
-			if denies(r, server) {
-				d.Blocked = append(d.Blocked, host.Finding{
-					Problem: fmt.Sprintf("the deny rule %q in %s takes the Task tools (mcp__%s__…) from the model", r, l.path, server),
-					Fix:     fmt.Sprintf("remove %q from permissions.deny in %s", r, l.path),
-				})
+			if p := "mcp__" + server; strings.TrimSpace(r) == p || strings.HasPrefix(strings.TrimSpace(r), p+"__") {
+				d.Block(fmt.Sprintf("the deny rule %q in %s takes the Task tools (mcp__%s__…) from the model", r, l.path, server),
+					fmt.Sprintf("remove %q from permissions.deny in %s", r, l.path))
 			}
 		}
+		if d.Route == "" && project && slices.Contains(l.DisabledMcpjsonServers, Server) {
+			d.Block(fmt.Sprintf("%q is in disabledMcpjsonServers in %s: Claude Code does not start the project's server %s", Server, l.path, Server),
+				fmt.Sprintf("remove %q from disabledMcpjsonServers in %s", Server, l.path))
+		}
 	}
-	if d.Route == "" {
-		d.Blocked = append(d.Blocked, rejected(o, ls)...)
+	if dir != "" {
+		disabledInMCP(o, dir, d.Route != "", &d)
 	}
-	d.Blocked = append(d.Blocked, disabledInMCP(o, d.Route != "")...)
 	return d
 }
 
-// denies reports whether the permission rule r takes server's tools (or
-// one of them) from the model.
-func denies(r, server string) bool {
-	r = strings.TrimSpace(r)
-	p := "mcp__" + server
-	return r == p || r == p+"__*" || strings.HasPrefix(r, p+"__")
+// layers are the settings files Claude Code (2.1.328) reads in the
+// folder dir it runs in, lowest first: the user's, the folder's
+// .claude/settings.json and settings.local.json (those of the folder
+// itself, not of the git root above it), the git root's
+// settings.local.json (the repository's main folder's, unless that is
+// the home folder), the managed ones.
+func layers(o host.Options, dir string, d *host.Diagnosis) []settingsLayer {
+	paths := []string{filepath.Join(configDir(o), "settings.json")}
+	if dir != "" && filepath.Join(dir, ".claude") != configDir(o) {
+		paths = append(paths, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
+		if root := projectKey(dir); root != projectKey(o.Home()) && root != host.RealPath(dir) {
+			paths = append(paths, filepath.Join(root, ".claude", "settings.local.json"))
+		}
+	}
+	var out []settingsLayer
+	for _, p := range append(paths, managedSettings) {
+		l := settingsLayer{path: p}
+		if ok, err := host.ReadJSON(p, &l); err != nil {
+			d.Block("Claude Code cannot read "+err.Error(), "repair "+p)
+		} else if ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// mcpFiles are the .mcp.json files Claude Code reads in the folder dir
+// it runs in: that folder's and every one's above it.
+func mcpFiles(dir string) (out []string) {
+	if dir == "" {
+		return nil
+	}
+	for _, d := range host.Upward(dir, nil) {
+		out = append(out, filepath.Join(d, ".mcp.json"))
+	}
+	return out
 }
 
 // pluginID is the id ("tasksessiond@<marketplace>") of the repository's
@@ -149,40 +157,24 @@ func pluginID(o host.Options, ls []settingsLayer) string {
 			ids = append(ids, id)
 		}
 	}
-	sort.Strings(ids)
-	if len(ids) == 0 {
-		return ""
-	}
-	return ids[0]
+	slices.Sort(ids)
+	return append(ids, "")[0]
 }
 
-// duplicates are setup's own server and hook beside the plugin: Claude
+// duplicates finds setup's own server and hook beside the plugin: Claude
 // Code shows one server of two that run the same command (the plugin's
 // is hidden), and runs both hooks.
-func duplicates(o host.Options, ls []settingsLayer, id string) []host.Finding {
-	fix := host.Command("tasksessiond", "setup", "claude-code", "--uninstall") + " (or, to keep setup's: claude plugin uninstall " + id + ")"
-	var out []host.Finding
-	serverFiles := []string{stateFile(o)}
-	if dir := projectDir(o); dir != "" {
-		serverFiles = append(serverFiles, filepath.Join(dir, ".mcp.json"))
+func duplicates(o host.Options, dir string, ls []settingsLayer, id string, d *host.Diagnosis) {
+	dup := func(problem string) {
+		d.Duplicates = append(d.Duplicates, host.Finding{Problem: problem,
+			Fix: host.Command("tasksessiond", "setup", "claude-code", "--uninstall") + " (or, to keep setup's: claude plugin uninstall " + id + ")"})
 	}
-	for _, f := range serverFiles {
-		var v struct {
-			MCPServers map[string]struct {
-				Command string   `json:"command"`
-				Args    []string `json:"args"`
-			} `json:"mcpServers"`
-		}
-		if ok, _ := host.ReadJSON(f, &v); !ok {
-			continue
-		}
-		for _, n := range sortedKeys(v.MCPServers) {
-			s := v.MCPServers[n]
-			if host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
-				out = append(out, host.Finding{
-					Problem: fmt.Sprintf("the MCP server %s in %s runs tasksessiond mcp beside the plugin %s: Claude Code shows the model one of the two, and the hooks name the tools of both", n, f, id),
-					Fix:     fix,
-				})
+	for _, f := range append([]string{stateFile(o)}, mcpFiles(dir)...) {
+		var v servers
+		host.ReadJSON(f, &v)
+		for _, n := range slices.Sorted(maps.Keys(v.MCPServers)) {
+			if s := v.MCPServers[n]; s != nil && host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
+				dup(fmt.Sprintf("the MCP server %s in %s runs tasksessiond mcp beside the plugin %s: Claude Code shows the model one of the two, and the hooks name the tools of both", n, f, id))
 			}
 		}
 	}
@@ -190,73 +182,31 @@ func duplicates(o host.Options, ls []settingsLayer, id string) []host.Finding {
 		for _, g := range l.Hooks["SessionStart"] {
 			for _, hk := range g.Hooks {
 				if host.RunsTasksessiond(host.Words(hk.Command), o.Bin, "hook", "claude-code") {
-					out = append(out, host.Finding{
-						Problem: fmt.Sprintf("the SessionStart hook %q in %s runs beside the plugin's own: the list is given twice", hk.Command, l.path),
-						Fix:     fix,
-					})
+					dup(fmt.Sprintf("the SessionStart hook %q in %s runs beside the plugin's own: the list is given twice", hk.Command, l.path))
 				}
 			}
 		}
 	}
-	return out
 }
 
-// rejected finds the project's .mcp.json server "tasks" rejected by
-// disabledMcpjsonServers (Claude Code starts none it names).
-func rejected(o host.Options, ls []settingsLayer) []host.Finding {
-	dir := projectDir(o)
-	if dir == "" {
-		return nil
-	}
-	var v struct {
-		MCPServers map[string]any `json:"mcpServers"`
-	}
-	if ok, _ := host.ReadJSON(filepath.Join(dir, ".mcp.json"), &v); !ok {
-		return nil
-	}
-	if _, ok := v.MCPServers[Server]; !ok {
-		return nil
-	}
-	var out []host.Finding
-	for _, l := range ls {
-		if slices.Contains(l.DisabledMcpjsonServers, Server) {
-			out = append(out, host.Finding{
-				Problem: fmt.Sprintf("%q is in disabledMcpjsonServers in %s: Claude Code does not start the project's server %s", Server, l.path, Server),
-				Fix:     fmt.Sprintf("remove %q from disabledMcpjsonServers in %s", Server, l.path),
-			})
-		}
-	}
-	return out
-}
-
-// disabledInMCP finds the server turned off in /mcp for the project
-// (Claude Code keeps that in its state file, under the project).
-func disabledInMCP(o host.Options, plugged bool) []host.Finding {
-	dir := projectDir(o)
-	if dir == "" {
-		return nil
-	}
+// disabledInMCP finds the server turned off in /mcp for the project in
+// dir (Claude Code keeps that in its state file, under the project).
+func disabledInMCP(o host.Options, dir string, plugged bool, d *host.Diagnosis) {
 	var v struct {
 		Projects map[string]struct {
 			DisabledMcpServers []string `json:"disabledMcpServers"`
 		} `json:"projects"`
 	}
 	f := stateFile(o)
-	if ok, _ := host.ReadJSON(f, &v); !ok {
-		return nil
-	}
+	host.ReadJSON(f, &v)
 	name := Server
 	if plugged {
 		name = "plugin:" + plugin + ":" + Server
 	}
-	dir = projectKey(dir)
-	if !slices.Contains(v.Projects[dir].DisabledMcpServers, name) {
-		return nil
+	if dir = projectKey(dir); slices.Contains(v.Projects[dir].DisabledMcpServers, name) {
+		d.Block(fmt.Sprintf("the MCP server %s is disabled for %s (projects[%q].disabledMcpServers in %s)", name, dir, dir, f),
+			"enable "+name+" in Claude Code's /mcp, in "+dir)
 	}
-	return []host.Finding{{
-		Problem: fmt.Sprintf("the MCP server %s is disabled for %s (projects[%q].disabledMcpServers in %s)", name, dir, dir, f),
-		Fix:     "enable " + name + " in Claude Code's /mcp, in " + dir,
-	}}
 }
 
 // projectKey is the key under which Claude Code (2.1.328) keeps the
@@ -264,23 +214,19 @@ func disabledInMCP(o host.Options, plugged bool) []host.Finding {
 // (the folder with .git, a directory or a file), for a worktree the
 // repository's main folder; dir itself (its real path) outside git. A
 // server disabled in /mcp in a subfolder or a worktree is disabled under
-// that key, for the whole repository.
+// that key, for the whole repository. The same folder holds the
+// settings.local.json Claude Code reads there.
 func projectKey(dir string) string {
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
-	}
-	for p := dir; ; p = filepath.Dir(p) {
-		fi, err := os.Stat(filepath.Join(p, ".git"))
-		if err == nil {
+	dir = host.RealPath(dir)
+	for _, p := range host.Upward(dir, nil) {
+		if fi, err := os.Stat(filepath.Join(p, ".git")); err == nil {
 			if fi.IsDir() {
 				return p
 			}
 			return mainWorktree(p)
 		}
-		if filepath.Dir(p) == p {
-			return dir
-		}
 	}
+	return dir
 }
 
 // mainWorktree is the main folder of the repository whose worktree root
@@ -289,11 +235,8 @@ func projectKey(dir string) string {
 // submodule, a gitdir that is gone).
 func mainWorktree(root string) string {
 	b, err := os.ReadFile(filepath.Join(root, ".git"))
-	if err != nil {
-		return root
-	}
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
+	if err != nil || !ok {
 		return root
 	}
 	gitdir = strings.TrimSpace(gitdir)
@@ -301,30 +244,12 @@ func mainWorktree(root string) string {
 		gitdir = filepath.Join(root, gitdir)
 	}
 	c, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
-	if err != nil {
-		return root
-	}
 	common := strings.TrimSpace(string(c))
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(gitdir, common)
 	}
-	common = filepath.Clean(common)
-	if filepath.Base(common) != ".git" {
+	if common = filepath.Clean(common); err != nil || filepath.Base(common) != ".git" {
 		return root
 	}
 	return filepath.Dir(common)
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

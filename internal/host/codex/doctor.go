@@ -2,7 +2,6 @@ package codex
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -22,29 +21,14 @@ var tools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("codex") || host.Holds(home(o))}
 	user := filepath.Join(home(o), "config.toml")
-	files := append([]string{user}, projectLayers(o, user)...)
 	// the layers in order, each key of the server's table taking the
-	// last file's word (Codex merges them so)
-	var enabled, enabledTools, disabledTools struct {
-		set  bool
+	// last file's word (Codex merges them so), and the file that said it
+	type said struct {
+		v    []string
 		file string
 	}
-	var on bool
-	var only, off []string
-	for i, f := range files {
-		b, err := config.Read(f)
-		if err == nil && b != nil {
-			err = config.DecodeTOML(b, &struct{}{})
-		}
-		if err != nil && i > 0 { // the user's: Check names it
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err),
-				Fix:     "repair " + f,
-			})
-		}
-		if err != nil || b == nil {
-			continue
-		}
+	var enabled, only, off *said
+	for i, f := range append([]string{user}, projectLayers(o, user)...) {
 		var cfg struct {
 			Servers map[string]struct {
 				Enabled       *bool     `toml:"enabled"`
@@ -52,43 +36,45 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 				DisabledTools *[]string `toml:"disabled_tools"`
 			} `toml:"mcp_servers"`
 		}
-		if config.DecodeTOML(b, &cfg) != nil {
-			continue // Check names a file Codex cannot read
+		b, err := config.Read(f)
+		if err == nil && b != nil {
+			err = config.DecodeTOML(b, &cfg)
+		}
+		if err != nil && i > 0 { // the user's: Check names it
+			d.Block(fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err), "repair "+f)
 		}
 		s, ok := cfg.Servers[Server]
-		if !ok {
+		switch {
+		case err != nil, !ok:
 			continue
-		}
-		if s.Enabled != nil {
-			enabled.set, enabled.file, on = true, f, *s.Enabled
+		case s.Enabled != nil && !*s.Enabled:
+			enabled = &said{file: f}
+		case s.Enabled != nil:
+			enabled = nil
 		}
 		if s.EnabledTools != nil {
-			enabledTools.set, enabledTools.file, only = true, f, *s.EnabledTools
+			only = &said{*s.EnabledTools, f}
 		}
 		if s.DisabledTools != nil {
-			disabledTools.set, disabledTools.file, off = true, f, *s.DisabledTools
+			off = &said{*s.DisabledTools, f}
 		}
 	}
-	if enabled.set && !on {
-		d.Blocked = append(d.Blocked, host.Finding{
-			Problem: fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, enabled.file),
-			Fix:     fmt.Sprintf("remove enabled = false from [mcp_servers.%s] in %s", Server, enabled.file),
-		})
+	if enabled != nil {
+		d.Block(fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, enabled.file),
+			fmt.Sprintf("remove enabled = false from [mcp_servers.%s] in %s", Server, enabled.file))
 	}
 	for _, t := range tools {
-		f := ""
+		var by *said
 		switch {
-		case disabledTools.set && slices.Contains(off, t):
-			f = disabledTools.file
-		case enabledTools.set && !slices.Contains(only, t):
-			f = enabledTools.file
+		case off != nil && slices.Contains(off.v, t):
+			by = off
+		case only != nil && !slices.Contains(only.v, t):
+			by = only
 		default:
 			continue
 		}
-		d.Blocked = append(d.Blocked, host.Finding{
-			Problem: fmt.Sprintf("%s is left out of the server %s's tools (enabled_tools or disabled_tools under [mcp_servers.%s] in %s)", t, Server, Server, f),
-			Fix:     fmt.Sprintf("let %s through in [mcp_servers.%s] of %s", t, Server, f),
-		})
+		d.Block(fmt.Sprintf("%s is left out of the server %s's tools (enabled_tools or disabled_tools under [mcp_servers.%s] in %s)", t, Server, Server, by.file),
+			fmt.Sprintf("let %s through in [mcp_servers.%s] of %s", t, Server, by.file))
 	}
 	return d
 }
@@ -100,15 +86,7 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 // trusts that directory. Doctor run in a trusted project once missed the
 // server disabled there.
 func projectLayers(o host.Options, userTOML string) []string {
-	dir := o.Project
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil
-		}
-		dir = wd
-	}
-	dir, err := projectDir(dir)
+	dir, err := projectDir(host.ProjectDir(o))
 	if err != nil {
 		return nil
 	}
@@ -122,21 +100,11 @@ func projectLayers(o host.Options, userTOML string) []string {
 		}
 	}
 	root := projectRoot(dir, markers)
-	var dirs []string
-	for d := dir; ; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if d == root || filepath.Dir(d) == d {
-			break
-		}
-	}
+	dirs := host.Upward(dir, func(d string) bool { return d == root })
 	var out []string
-	for i := len(dirs) - 1; i >= 0; i-- {
-		dotCodex := filepath.Join(dirs[i], ".codex")
-		if same(dotCodex, home(o)) {
-			continue // the user's own, read as such
-		}
-		if level, _ := trustLevel(userTOML, dirs[i]); level == "trusted" {
-			out = append(out, filepath.Join(dotCodex, "config.toml"))
+	for _, d := range slices.Backward(dirs) {
+		if level, _ := trustLevel(userTOML, d); level == "trusted" && !same(filepath.Join(d, ".codex"), home(o)) {
+			out = append(out, filepath.Join(d, ".codex", "config.toml"))
 		}
 	}
 	return out

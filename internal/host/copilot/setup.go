@@ -34,12 +34,6 @@ func files(o host.Options) (mcpConfig, hooks string) {
 	return filepath.Join(home(o), "mcp-config.json"), filepath.Join(home(o), "hooks", "tasksessiond.json")
 }
 
-// Diagnose says Copilot CLI is installed when it is on PATH or its
-// directory holds something of its own.
-func (Host) Diagnose(o host.Options) host.Diagnosis {
-	return host.Diagnosis{Installed: host.OnPath("copilot") || host.Holds(home(o))}
-}
-
 // ownTodos is what setup says of Copilot CLI's own to-do list.
 const ownTodos = "Copilot CLI's own to-do list is a todos table of its built-in sql tool, which no setting turns off: " +
 	"only starting it with --excluded-tools sql removes it (and the sql tool with it). For one list, ours: " +

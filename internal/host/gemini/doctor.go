@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/tailscale/hujson"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -22,58 +21,54 @@ var _ host.Doctor = Host{}
 // extension is the repository's extension's name (gemini-extension.json).
 const extension = "tasksessiond"
 
-// geminiHome is where Gemini CLI keeps its own files: $GEMINI_CLI_HOME,
-// else ~.
-func geminiHome(o host.Options) string {
-	if h := o.Env("GEMINI_CLI_HOME"); h != "" {
-		return h
-	}
-	return o.Home()
+// Dialect is Gemini CLI, or a fork of it that reads its settings, trusts
+// folders and installs the extension the same way (Qwen Code), as doctor
+// reads it.
+type Dialect struct {
+	Title, Name string // "Gemini CLI", "gemini": its title, and its command's (and setup's) name
+	Dir         string // its folder: ~/.gemini (a project's is .gemini, after Name)
+	// the administrator's settings and defaults, trustedFolders.json
+	System, Defaults, Trusted string
+	// Qwen Code (0.24.4) differs from Gemini CLI (0.61.0) so: folder
+	// trust is off unless security.folderTrust.enabled, and no
+	// environment variable decides it; a byte order mark is skipped, a
+	// workspace's settings.json it cannot parse is reset to {} (not
+	// fatal); the system files are read whoever may write them;
+	// mcp.allowed and mcp.excluded name a server exactly or by a wildcard
+	// ("*", "?"), an extension's by its own name, and mcp.allowed is the
+	// lists of every file joined; "disableAllHooks" turns the hooks off.
+	Qwen bool
 }
 
-// systemSettings is the administrator's settings file (Linux).
-func systemSettings(o host.Options) string {
-	if p := o.Env("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
-		return p
-	}
-	return "/etc/gemini-cli/settings.json"
-}
-
-// systemDefaults is the administrator's defaults file, beside the
-// system settings (Gemini CLI 0.61.0's getSystemDefaultsPath).
-func systemDefaults(o host.Options) string {
-	if p := o.Env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"); p != "" {
-		return p
-	}
-	return filepath.Join(filepath.Dir(systemSettings(o)), "system-defaults.json")
+// Diagnose finds what keeps Gemini CLI from offering the tools or running
+// the hooks.
+func (h Host) Diagnose(o host.Options) host.Diagnosis {
+	return Dialect{Title: "Gemini CLI", Name: "gemini", Dir: filepath.Join(cmp.Or(o.Env("GEMINI_CLI_HOME"), o.Home()), ".gemini"),
+		System:   cmp.Or(o.Env("GEMINI_CLI_SYSTEM_SETTINGS_PATH"), "/etc/gemini-cli/settings.json"),
+		Defaults: o.Env("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("GEMINI_CLI_TRUSTED_FOLDERS_PATH")}.Diagnose(o)
 }
 
 // secure reports whether Gemini CLI reads the system file p: it skips
 // one that (or a folder above which) others than its owner may write
 // (isFileAndDirectorySecureSync, in short).
 var secure = func(p string) bool {
-	for _, q := range []string{p, realPath(p)} {
-		for d := q; ; d = filepath.Dir(d) {
+	for _, q := range []string{p, host.RealPath(p)} {
+		for _, d := range host.Upward(q, nil) {
 			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o022 != 0 {
 				return false
-			}
-			if filepath.Dir(d) == d {
-				break
 			}
 		}
 	}
 	return true
 }
 
-var bom = []byte("\xef\xbb\xbf")
-
-// readSettings reads the settings file p into out as Gemini CLI 0.61.0
-// does (strip-json-comments, then JSON.parse): one that is not there
-// is nothing (false); one it cannot parse, a byte order mark, a trailing
-// comma, an empty file, a directory, is an error (Gemini CLI's is fatal).
-// A member of another type than doctor expects is left out, as Gemini
-// CLI only warns of it.
-func readSettings(p string, out any) (bool, error) {
+// read reads the settings file p into out as Gemini CLI does
+// (strip-json-comments, then JSON.parse): one that is not there is
+// nothing (false); one it cannot parse, a trailing comma, an empty file,
+// a directory, a byte order mark (Qwen Code skips it), is an error. A
+// member of another type than doctor expects is left out, as Gemini CLI
+// only warns of it.
+func (d Dialect) read(p string, out any) (bool, error) {
 	if _, err := os.Stat(p); err != nil {
 		return false, nil // existsSync: false
 	}
@@ -81,21 +76,23 @@ func readSettings(p string, out any) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", p, errors.Unwrap(err))
 	}
+	if d.Qwen {
+		b = bytes.TrimPrefix(b, []byte("\ufeff"))
+	}
 	switch {
-	case bytes.HasPrefix(b, bom):
+	case bytes.HasPrefix(b, []byte("\ufeff")):
 		return false, fmt.Errorf("%s: it begins with a byte order mark", p)
 	case len(bytes.TrimSpace(b)) == 0:
 		return false, fmt.Errorf("%s: it is empty, which is no JSON", p)
 	}
-	if _, err := config.ParseJSON(b, config.JSONComments); err != nil {
-		return false, fmt.Errorf("%s: %w", p, err)
-	}
-	std, err := hujson.Standardize(append([]byte(nil), b...))
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", p, err)
-	}
+	_, err = config.ParseJSON(b, config.JSONComments)
 	var te *json.UnmarshalTypeError
-	if err := json.Unmarshal(std, out); err != nil && !errors.As(err, &te) {
+	if err == nil {
+		if err = host.DecodeJSON(b, out); errors.As(err, &te) {
+			err = nil
+		}
+	}
+	if err != nil {
 		return false, fmt.Errorf("%s: %w", p, err)
 	}
 	return true, nil
@@ -116,10 +113,8 @@ type settings struct {
 		Enabled  *bool    `json:"enabled"`
 		Disabled []string `json:"disabled"`
 	} `json:"hooksConfig"`
-	Hooks map[string][]struct {
-		Hooks []struct{ Name, Command string }
-	} `json:"hooks"`
-	Security struct {
+	DisableAllHooks bool `json:"disableAllHooks"`
+	Security        struct {
 		FolderTrust struct {
 			Enabled *bool `json:"enabled"`
 		} `json:"folderTrust"`
@@ -133,164 +128,151 @@ type settings struct {
 
 // Diagnose finds the extension route (the repository's extension
 // installed and enabled here), setup's own entries beside it, and what
-// keeps Gemini CLI from offering the tools or running the hooks: the
-// folder untrusted (Gemini CLI then starts no MCP server, the user's
-// included, and reads no project settings), the server excluded or not
-// allowed, disabled with "gemini mcp disable", hooks off.
-func (h Host) Diagnose(o host.Options) host.Diagnosis {
-	dir := filepath.Join(geminiHome(o), ".gemini")
-	d := host.Diagnosis{Installed: host.OnPath("gemini") || host.Holds(dir)}
-	cwd := o.Project
-	if cwd == "" {
-		cwd, _ = os.Getwd()
+// keeps the host from offering the tools or running the hooks: the
+// folder untrusted (it then starts no MCP server, the user's included,
+// and reads no project settings), the server excluded or not allowed,
+// disabled with "gemini mcp disable", hooks off, a settings file it
+// cannot read.
+func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
+	g.Defaults = cmp.Or(g.Defaults, filepath.Join(filepath.Dir(g.System), "system-defaults.json"))
+	g.Trusted = cmp.Or(g.Trusted, filepath.Join(g.Dir, "trustedFolders.json"))
+	d := host.Diagnosis{Installed: host.OnPath(g.Name) || host.Holds(g.Dir)}
+	cwd := host.ProjectDir(o)
+	stops := func(p string, err error) {
+		d.Block(g.Title+" cannot read "+err.Error()+": it stops at start (\"Please fix the configuration file(s)\")",
+			"repair "+p+" (JSON, comments allowed: no trailing comma, no byte order mark), or remove it")
 	}
-	// the files as Gemini CLI merges them for the folder's trust, lowest
+	// the files as the host merges them for the folder's trust, lowest
 	// first (the system's settings override the user's), then the
 	// workspace's, read whether trusted or not: a file it cannot read
-	// stops Gemini CLI at start, whatever the folder's trust
+	// stops it at start, whatever the folder's trust
 	var ls []settings
 	read := func(p string, system bool) (settings, bool) {
 		s := settings{path: p}
-		if system && !secure(p) {
+		if system && !g.Qwen && !secure(p) {
 			return s, false // Gemini CLI skips it, with a warning
 		}
-		ok, err := readSettings(p, &s)
+		ok, err := g.read(p, &s)
 		if err != nil {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: "Gemini CLI cannot read " + err.Error() + ": it stops at start (\"Please fix the configuration file(s)\")",
-				Fix:     "repair " + p + " (JSON, comments allowed: no trailing comma, no byte order mark), or remove it",
-			})
+			stops(p, err)
 		}
 		return s, ok
 	}
-	for _, f := range []struct {
-		path   string
-		system bool
-	}{{systemDefaults(o), true}, {filepath.Join(dir, "settings.json"), false}, {systemSettings(o), true}} {
-		if s, ok := read(f.path, f.system); ok {
+	user := filepath.Join(g.Dir, "settings.json")
+	for _, p := range []string{g.Defaults, user, g.System} {
+		if s, ok := read(p, p != user); ok {
 			ls = append(ls, s)
 		}
 	}
-	trusted, why, terr := folderTrusted(o, ls, cwd)
+	trusted, why, terr := g.folderTrusted(o, ls, cwd)
 	if terr != nil {
-		d.Blocked = append(d.Blocked, host.Finding{
-			Problem: "Gemini CLI cannot read " + terr.Error() + ": it stops at start (\"Please fix the configuration file\")",
-			Fix:     "repair " + trustedFoldersFile(o) + " (JSON, comments allowed: no trailing comma, no byte order mark)",
-		})
+		stops(g.Trusted, terr)
 	}
-	if cwd != "" && realPath(cwd) != realPath(geminiHome(o)) {
-		ws, ok := read(filepath.Join(cwd, ".gemini", "settings.json"), false)
-		if ok && trusted {
-			ls = append(ls, ws)
+	if ws := filepath.Join(cwd, "."+g.Name, "settings.json"); cwd != "" && host.RealPath(ws) != host.RealPath(user) {
+		s := settings{path: ws}
+		ok, err := g.read(ws, &s)
+		switch {
+		case err != nil && g.Qwen:
+			d.Block(g.Title+" cannot read "+err.Error()+": it puts the file aside (.corrupted) and starts with none of it", "repair "+ws+" (JSON, comments allowed: no trailing comma)")
+		case err != nil:
+			stops(ws, err)
+		case ok && trusted:
+			ls = append(ls, s)
 		}
 	}
 	server := Server
-	if enabledExtension(o, dir, cwd) {
+	if enabledExtension(g.Dir, cwd) {
 		d.Route = "the extension " + extension
-		server = "ext:" + extension + ":" + Server
+		if !g.Qwen {
+			server = "ext:" + extension + ":" + Server
+		}
 		for _, l := range ls {
-			for _, n := range sortedKeys(l.MCPServers) {
-				s := l.MCPServers[n]
+			for n, s := range l.MCPServers {
 				if host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
 					d.Duplicates = append(d.Duplicates, host.Finding{
 						Problem: fmt.Sprintf("the MCP server %s in %s runs tasksessiond mcp beside the extension's: two bridges start, and the model gets the tools twice", n, l.path),
-						Fix:     host.Command("tasksessiond", "setup", "gemini", "--uninstall") + " (or, to keep setup's: gemini extensions uninstall " + extension + ")",
+						Fix:     host.Command("tasksessiond", "setup", g.Name, "--uninstall") + " (or, to keep setup's: " + g.Name + " extensions uninstall " + extension + ")",
 					})
 				}
 			}
 		}
+		slices.SortFunc(d.Duplicates, func(a, b host.Finding) int { return strings.Compare(a.Problem, b.Problem) })
 	}
 	if !trusted && terr == nil {
-		d.Blocked = append(d.Blocked, host.Finding{
-			Problem: fmt.Sprintf("Gemini CLI does not trust the folder %s (%s): it starts no MCP server there, yours included", cwd, why),
-			Fix:     "trust the folder when Gemini CLI asks (or /permissions), or add \"" + cwd + "\": \"TRUST_FOLDER\" to " + trustedFoldersFile(o),
-		})
+		d.Block(fmt.Sprintf("%s does not trust the folder %s (%s): it starts no MCP server there, yours included", g.Title, cwd, why),
+			"trust the folder when "+g.Title+" asks (or /permissions), or add \""+cwd+"\": \"TRUST_FOLDER\" to "+g.Trusted)
 	}
+	names := func(entry string) bool { return g.names(entry, server) }
+	// Qwen Code joins the mcp.allowed of every file: one naming the
+	// server lets it through (Gemini CLI checks each)
+	joined := g.Qwen && slices.ContainsFunc(ls, func(l settings) bool { return slices.ContainsFunc(l.MCP.Allowed, names) })
 	hooksOn := !o.NoHook || d.Route != ""
 	for _, l := range ls {
 		if l.Admin.MCP.Enabled != nil && !*l.Admin.MCP.Enabled {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf(`"admin": {"mcp": {"enabled": false}} in %s: Gemini CLI starts no MCP server`, l.path),
-				Fix:     "ask whoever keeps " + l.path + " to allow MCP servers",
-			})
+			d.Block(fmt.Sprintf(`"admin": {"mcp": {"enabled": false}} in %s: %s starts no MCP server`, l.path, g.Title), "ask whoever keeps "+l.path+" to allow MCP servers")
 		}
-		if slices.ContainsFunc(l.MCP.Excluded, func(s string) bool { return names(s, server) }) {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf("mcp.excluded in %s names the server %s: Gemini CLI does not start it", l.path, server),
-				Fix:     fmt.Sprintf("remove %q from mcp.excluded in %s", Server, l.path),
-			})
+		if i := slices.IndexFunc(l.MCP.Excluded, names); i >= 0 {
+			d.Block(fmt.Sprintf("mcp.excluded in %s names the server %s: %s does not start it", l.path, server, g.Title),
+				fmt.Sprintf("remove %q from mcp.excluded in %s", l.MCP.Excluded[i], l.path))
 		}
-		if l.MCP.Allowed != nil && !slices.ContainsFunc(l.MCP.Allowed, func(s string) bool { return names(s, server) }) {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf("mcp.allowed in %s leaves out the server %s: Gemini CLI starts only the servers it names", l.path, server),
-				Fix:     fmt.Sprintf("add %q to mcp.allowed in %s", server, l.path),
-			})
+		if l.MCP.Allowed != nil && !joined && !slices.ContainsFunc(l.MCP.Allowed, names) {
+			d.Block(fmt.Sprintf("mcp.allowed in %s leaves out the server %s: %s starts only the servers it names", l.path, server, g.Title),
+				fmt.Sprintf("add %q to mcp.allowed in %s", server, l.path))
 		}
-		if hooksOn && l.HooksConfig.Enabled != nil && !*l.HooksConfig.Enabled {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf(`"hooksConfig": {"enabled": false} in %s: Gemini CLI runs no hook, so the list is not given back after resume or compression`, l.path),
-				Fix:     fmt.Sprintf(`remove "hooksConfig.enabled" from %s`, l.path),
-			})
-		}
-		if hooksOn && slices.Contains(l.HooksConfig.Disabled, "tasksessiond") {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf(`hooksConfig.disabled in %s names the hook "tasksessiond": Gemini CLI does not run it`, l.path),
-				Fix:     fmt.Sprintf(`remove "tasksessiond" from hooksConfig.disabled in %s`, l.path),
-			})
+		switch off := fmt.Sprintf(" in %s: %s runs no hook, so the list is not given back after resume or compression", l.path, g.Title); {
+		case !hooksOn:
+		case g.Qwen && l.DisableAllHooks:
+			d.Block(`"disableAllHooks": true`+off, fmt.Sprintf(`remove "disableAllHooks" from %s`, l.path))
+		case g.Qwen:
+		case l.HooksConfig.Enabled != nil && !*l.HooksConfig.Enabled:
+			d.Block(`"hooksConfig": {"enabled": false}`+off, fmt.Sprintf(`remove "hooksConfig.enabled" from %s`, l.path))
+		case slices.Contains(l.HooksConfig.Disabled, "tasksessiond"):
+			d.Block(fmt.Sprintf(`hooksConfig.disabled in %s names the hook "tasksessiond": %s does not run it`, l.path, g.Title),
+				fmt.Sprintf(`remove "tasksessiond" from hooksConfig.disabled in %s`, l.path))
 		}
 	}
 	var en map[string]struct {
 		Enabled *bool `json:"enabled"`
 	}
-	f := filepath.Join(dir, "mcp-server-enablement.json")
+	f := filepath.Join(g.Dir, "mcp-server-enablement.json")
 	host.ReadJSON(f, &en)
 	// keyed by the server's id, lower case (an extension's: either form)
 	for _, id := range slices.Compact([]string{strings.ToLower(server), Server}) {
 		if s, ok := en[id]; ok && s.Enabled != nil && !*s.Enabled {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf("the server %s is disabled (%s)", id, f),
-				Fix:     "gemini mcp enable " + id,
-			})
+			d.Block(fmt.Sprintf("the server %s is disabled (%s)", id, f), g.Name+" mcp enable "+id)
 		}
 	}
 	return d
 }
 
 // names reports whether an entry of mcp.allowed or mcp.excluded names
-// server, as Gemini CLI matches them (case aside; an extension's server
-// by its plain name too).
-func names(entry, server string) bool {
+// server: as Gemini CLI matches them, case aside, an extension's server
+// by its plain name too; as Qwen Code does, exactly or by a wildcard.
+func (g Dialect) names(entry, server string) bool {
+	if g.Qwen {
+		return host.Wildcard(entry).MatchString(server)
+	}
 	e, s := strings.ToLower(strings.TrimSpace(entry)), strings.ToLower(server)
-	if e == s {
-		return true
-	}
 	i := strings.LastIndex(s, ":")
-	return strings.HasPrefix(s, "ext:") && e == s[i+1:]
+	return e == s || strings.HasPrefix(s, "ext:") && e == s[i+1:]
 }
 
-// trustedFoldersFile is Gemini CLI's trustedFolders.json.
-func trustedFoldersFile(o host.Options) string {
-	if p := o.Env("GEMINI_CLI_TRUSTED_FOLDERS_PATH"); p != "" {
-		return p
-	}
-	return filepath.Join(geminiHome(o), ".gemini", "trustedFolders.json")
-}
-
-// folderTrusted decides as Gemini CLI 0.61.0 does (checkPathTrust)
-// whether it trusts the folder dir: the environment first, then, with
-// folder trust on (security.folderTrust.enabled, default true), the
-// longest rule of trustedFolders.json that holds dir; no rule is not
-// trusted. why says what decided it.
-// A trustedFolders.json it cannot parse is err: Gemini CLI stops at
-// start.
-func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why string, err error) {
-	if o.Env("GEMINI_RESTRICTED_MODE") == "true" || o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "false" {
+// folderTrusted decides as the host does (Gemini CLI 0.61.0's
+// checkPathTrust) whether it trusts the folder dir: Gemini CLI's
+// environment first, then, with folder trust on
+// (security.folderTrust.enabled, by default Gemini CLI's but not Qwen
+// Code's), the longest rule of trustedFolders.json that holds dir; no
+// rule is not trusted. why says what decided it. A trustedFolders.json it
+// cannot parse is err: the host stops at start.
+func (g Dialect) folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why string, err error) {
+	switch {
+	case g.Qwen:
+	case o.Env("GEMINI_RESTRICTED_MODE") == "true" || o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "false":
 		return false, "the environment says so", nil
-	}
-	if o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "true" {
+	case o.Env("GEMINI_CLI_TRUST_WORKSPACE") == "true":
 		return true, "", nil
 	}
-	enabled := true
+	enabled := !g.Qwen
 	for _, l := range ls { // system defaults, user, system: the last word wins
 		if e := l.Security.FolderTrust.Enabled; e != nil {
 			enabled = *e
@@ -299,19 +281,18 @@ func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why stri
 	if !enabled || dir == "" {
 		return true, "", nil
 	}
-	f := trustedFoldersFile(o)
 	var rules map[string]string
-	if _, err := readSettings(f, &rules); err != nil {
+	if _, err := g.read(g.Trusted, &rules); err != nil {
 		return false, "", err
 	}
-	real := realPath(dir)
+	real := host.RealPath(dir)
 	best, level := -1, ""
 	for p, l := range rules {
 		eff := p
 		if l == "TRUST_PARENT" {
 			eff = filepath.Dir(p)
 		}
-		if sub(realPath(eff), real) && len(p) > best {
+		if rel, err := filepath.Rel(host.RealPath(eff), real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && len(p) > best {
 			best, level = len(p), l
 		}
 	}
@@ -319,30 +300,20 @@ func folderTrusted(o host.Options, ls []settings, dir string) (ok bool, why stri
 	case "TRUST_FOLDER", "TRUST_PARENT":
 		return true, "", nil
 	case "DO_NOT_TRUST":
-		return false, "DO_NOT_TRUST in " + f, nil
+		return false, "DO_NOT_TRUST in " + g.Trusted, nil
 	}
-	return false, "no rule for it in " + f, nil
-}
-
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
-}
-
-// sub reports whether child is parent or under it.
-func sub(parent, child string) bool {
-	rel, err := filepath.Rel(parent, child)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	return false, "no rule for it in " + g.Trusted, nil
 }
 
 // enabledExtension reports whether the repository's extension is
-// installed in dir/extensions and enabled for the folder cwd (the last
+// installed in dir/extensions (Qwen Code writes its qwen-extension.json
+// beside Gemini CLI's manifest) and enabled for the folder cwd (the last
 // rule of extension-enablement.json that matches wins; none: enabled).
-func enabledExtension(o host.Options, dir, cwd string) bool {
-	ext := filepath.Join(dir, "extensions", extension)
-	if _, err := os.Stat(filepath.Join(ext, "gemini-extension.json")); err != nil {
+// Qwen Code keeps its own store of the rules (extension-store/state.json)
+// and writes them to extension-enablement.json too.
+func enabledExtension(dir, cwd string) bool {
+	manifest := strings.TrimPrefix(filepath.Base(dir), ".") + "-extension.json" // Qwen Code's own: qwen-extension.json
+	if _, err := os.Stat(filepath.Join(dir, "extensions", extension, manifest)); err != nil {
 		return false
 	}
 	var cfg map[string]struct {
@@ -352,12 +323,9 @@ func enabledExtension(o host.Options, dir, cwd string) bool {
 	enabled := true
 	path := slashed(cwd)
 	for _, rule := range cfg[extension].Overrides {
-		off := strings.HasPrefix(rule, "!")
-		base := strings.TrimPrefix(rule, "!")
-		subdirs := strings.HasSuffix(base, "*")
-		base = slashed(strings.TrimSuffix(base, "*"))
-		glob := base
-		if subdirs {
+		base, off := strings.CutPrefix(rule, "!")
+		glob := slashed(strings.TrimSuffix(base, "*"))
+		if strings.HasSuffix(base, "*") {
 			glob += "*"
 		}
 		if globRegexp(glob).MatchString(path) {
@@ -398,13 +366,4 @@ func globRegexp(glob string) *regexp.Regexp {
 	}
 	b.WriteString("$")
 	return regexp.MustCompile(b.String())
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

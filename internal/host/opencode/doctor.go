@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -34,10 +32,7 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 			doc, err = config.ParseJSON(b, config.JSONC)
 		}
 		if err != nil && !slices.Contains(checked, f) {
-			d.Blocked = append(d.Blocked, host.Finding{
-				Problem: fmt.Sprintf("OpenCode cannot read %s (%v): it does not start", f, err),
-				Fix:     "repair " + f,
-			})
+			d.Block(fmt.Sprintf("OpenCode cannot read %s (%v): it does not start", f, err), "repair "+f)
 		}
 		if err != nil || b == nil {
 			continue
@@ -82,7 +77,7 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	for _, t := range tools {
 		var last *rule
 		for i := range rules {
-			if wildcard(rules[i].name).MatchString(t) {
+			if host.Wildcard(rules[i].name).MatchString(t) {
 				last = &rules[i]
 			}
 		}
@@ -93,10 +88,8 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 		if permRules.m[last.name] != nil {
 			key, value = "permission", `"deny"`
 		}
-		d.Blocked = append(d.Blocked, host.Finding{
-			Problem: fmt.Sprintf(`%q: {%q: %s} in %s: OpenCode does not offer the plugin's %s`, key, last.name, value, last.file, t),
-			Fix:     fmt.Sprintf("remove %q from %q in %s", last.name, key, last.file),
-		})
+		d.Block(fmt.Sprintf(`%q: {%q: %s} in %s: OpenCode does not offer the plugin's %s`, key, last.name, value, last.file, t),
+			fmt.Sprintf("remove %q from %q in %s", last.name, key, last.file))
 	}
 	return d
 }
@@ -124,25 +117,6 @@ func (o *ordered) set(k string, v []rule) {
 	o.m[k] = v
 }
 
-// wildcard is OpenCode's Wildcard.match for the pattern p: "*" any run
-// of characters, "?" one.
-func wildcard(p string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("(?s)^")
-	for _, r := range p {
-		switch r {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
-}
-
 // mergedFiles are the config files OpenCode merges, lowest first: the
 // global ones, $OPENCODE_CONFIG, then the project's opencode.json(c)
 // from its root (the git checkout's, else /) down to the working
@@ -154,39 +128,27 @@ func mergedFiles(o host.Options) []string {
 	if f := o.Env("OPENCODE_CONFIG"); f != "" {
 		out = append(out, f)
 	}
-	dir := o.Project
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
+	dir := host.ProjectDir(o)
 	if dir == "" {
 		return out
 	}
 	dir, _ = filepath.Abs(dir)
-	var dirs []string
-	for d := dir; ; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
-			break
-		}
-	}
+	dirs := host.Upward(dir, func(d string) bool {
+		_, err := os.Stat(filepath.Join(d, ".git"))
+		return err == nil
+	})
 	seen := map[string]bool{}
 	for _, f := range out {
 		seen[filepath.Clean(f)] = true
 	}
-	add := func(f string) {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		for _, n := range names {
-			add(filepath.Join(dirs[i], n))
-		}
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		for _, n := range names {
-			add(filepath.Join(dirs[i], ".opencode", n))
+	for _, sub := range []string{"", ".opencode"} {
+		for _, d := range slices.Backward(dirs) {
+			for _, n := range names {
+				if f := filepath.Join(d, sub, n); !seen[f] {
+					seen[f] = true
+					out = append(out, f)
+				}
+			}
 		}
 	}
 	return out

@@ -22,12 +22,6 @@ func settingsFile(o host.Options) string {
 	return filepath.Join(o.Home(), ".qwen", "settings.json")
 }
 
-// Diagnose says Qwen Code is installed when it is on PATH or its
-// settings directory holds something of its own.
-func (Host) Diagnose(o host.Options) host.Diagnosis {
-	return host.Diagnosis{Installed: host.OnPath("qwen") || host.Holds(filepath.Dir(settingsFile(o)))}
-}
-
 // entries are Qwen Code's setup, all in settings.json (comments
 // allowed): the MCP server "tasks", trusted (its calls need no
 // confirmation each), and the SessionStart hook.

@@ -1,0 +1,67 @@
+package qwen_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/e2e/modelapi"
+	"github.com/tasksessiond/tasksessiond/e2e/qwen"
+)
+
+// TestDoctorAgreesOnWhatTurnsTheServerOff ensures doctor says what the
+// pinned CLI does of setup's server: "qwen mcp reconnect --all" skips it,
+// saying why, where doctor names the setting with its fix (excluded by a
+// wildcard, left out of mcp.allowed, the folder distrusted with folder
+// trust on); with none, the server connects and doctor says "set up".
+func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
+	t.Parallel()
+	type obj = map[string]any
+	for _, c := range []struct {
+		name     string
+		settings obj
+		trust    string // the project's rule in trustedFolders.json
+		cli      string // what "qwen mcp reconnect --all" says of tasks
+		doctor   string // what doctor says, {settings} the user's file
+	}{
+		{"None", nil, "", "tasks: Reconnected successfully", "Qwen Code: set up"},
+		{"Excluded", obj{"mcp": obj{"excluded": []string{"ta*"}}}, "",
+			"tasks: Skipped - server is excluded in settings (mcp.excluded)", "mcp.excluded in {settings} names the server tasks"},
+		{"NotAllowed", obj{"mcp": obj{"allowed": []string{"other"}}}, "",
+			"tasks: Skipped - server is not in the mcp.allowed list", "mcp.allowed in {settings} leaves out the server tasks"},
+		{"Distrusted", obj{"security": obj{"auth": obj{"selectedType": "openai"}, "folderTrust": obj{"enabled": true}}}, "DO_NOT_TRUST",
+			"tasks: Skipped - workspace folder is not trusted", "Qwen Code does not trust the folder {project} (DO_NOT_TRUST in "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript().Respond, Settings: c.settings})
+			if c.trust != "" {
+				h.WriteJSON(filepath.Join(h.Home, ".qwen", "trustedFolders.json"), map[string]string{h.Project: c.trust})
+			}
+			out := h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
+			require.NoError(t, out.Err, "%s%s", out.Stdout, out.Stderr)
+			assert.Contains(t, out.Stdout, c.cli)
+			tsd, err := h.Doctor("qwen")
+			assert.Equal(t, c.name == "None", err == nil, tsd)
+			settings := filepath.Join(h.Home, ".qwen", "settings.json")
+			assert.Contains(t, tsd, strings.NewReplacer("{settings}", settings, "{project}", h.Project).Replace(c.doctor))
+		})
+	}
+}
+
+// TestDoctorAgreesOnHooksTurnedOff ensures doctor says what the pinned CLI
+// does of "disableAllHooks": true in settings.json: a session runs no
+// hook, and doctor names the setting with its fix.
+func TestDoctorAgreesOnHooksTurnedOff(t *testing.T) {
+	t.Parallel()
+	h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript(modelapi.Text("Hello.")).Respond, Settings: map[string]any{"disableAllHooks": true}})
+	h.Run(t, "Hello.")
+	assert.Empty(t, h.Hooks("SessionStart"), "a hook ran under disableAllHooks")
+	tsd, err := h.Doctor("qwen")
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, `"disableAllHooks": true in `+filepath.Join(h.Home, ".qwen", "settings.json")+": Qwen Code runs no hook")
+}
