@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,9 +10,9 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
-// A host declares its setup as entries: what should be where. One engine,
-// Declared, plans install and uninstall from them (and --dry-run and
-// doctor read that plan); a host's package says where its files are and
+// A host declares its setup as entries: what should be where. One engine
+// plans install, uninstall and --no-hook from them (and --dry-run and
+// doctor read that plan): a host's package says where its files are and
 // what goes in them, and nothing of how.
 
 // Kind is what an entry puts at its path, and so how uninstall takes it
@@ -20,29 +21,24 @@ type Kind int
 
 const (
 	// OwnServer is setup's MCP server (Value: a Server) at Path, known by
-	// what it runs; uninstall removes it, and a server of the user's
-	// there is refused by name.
+	// what it runs; a server of the user's there is refused by name.
 	OwnServer Kind = iota
-	// OwnHook is setup's hook group (Value: a Group) in the array at
-	// Path (["hooks", EVENT]), known by what it runs ("tasksessiond hook
-	// HOST"); --no-hook and uninstall remove it.
+	// OwnHook is setup's hook group (Value: a Group) in the array at Path
+	// (["hooks", EVENT]), known by what it runs ("tasksessiond hook
+	// HOST").
 	OwnHook
 	// UserString adds a string (Value) to the user's array at Path (a
-	// permission, a deny rule); setup's record keeps that it did, so
-	// uninstall takes out only what setup added.
+	// permission, a deny rule); the record keeps that setup added it.
 	UserString
 	// UserValue sets the user's value at Path (the host's own to-do tool
-	// off); the record keeps what it was, and uninstall puts that back.
+	// off); the record keeps what it was.
 	UserValue
-	// OwnFile is a whole file of setup's (Value: its bytes, Path nil),
-	// put there or brought up to date; uninstall removes it.
+	// OwnFile is a whole file of setup's (Value: its bytes).
 	OwnFile
-	// OwnHookFile is a whole file of setup's hooks, as OwnFile; --no-hook
-	// removes it too.
+	// OwnHookFile is a whole file of setup's hooks (--no-hook removes it).
 	OwnHookFile
-	// OwnBlock is a block of setup's own in a TOML file (Value: a
-	// Block, Path nil), between markers that name it; the rest of the
-	// file, the user's, is not touched. Uninstall removes it.
+	// OwnBlock is a block of setup's in a TOML file (Value: a Block),
+	// between markers that name it; the rest of the file is the user's.
 	OwnBlock
 )
 
@@ -78,144 +74,240 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Declare(entries); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p, p.Declare(entries)
 }
 
-// Declare plans the entries, each file edited once, its entries in the
-// order declared: with o.Uninstall it takes back what the entries put
-// there, and with o.NoHook it takes out setup's hooks.
+// Declare plans the entries, each file edited once, in the order first
+// declared.
 func (p *Plan) Declare(entries []Entry) error {
-	o := p.o
-	var files []string
-	for _, e := range entries {
-		if !slices.Contains(files, e.File) {
-			files = append(files, e.File)
-		}
-	}
-	for _, file := range files {
-		var mine []Entry
+	for len(entries) > 0 {
+		var mine, rest []Entry
 		for _, e := range entries {
-			if e.File == file {
+			if e.File == entries[0].File {
 				mine = append(mine, e)
+			} else {
+				rest = append(rest, e)
 			}
 		}
+		entries = rest
+		var err error
 		switch mine[0].Kind {
 		case OwnFile, OwnHookFile:
-			if err := ownFile(p, o, mine[0]); err != nil {
-				return err
-			}
-			continue
+			err = p.ownFile(mine[0])
 		case OwnBlock:
-			if err := ownBlock(p, o, mine[0].File, mine[0].Value.(Block)); err != nil {
-				return err
-			}
-			continue
+			err = p.ownBlock(mine[0])
+		default:
+			err = p.editJSON(mine)
 		}
-		if err := editJSON(p, file, mine[0].Dialect, mine); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ownFile plans a whole file of setup's.
-func ownFile(p *Plan, o Options, e Entry) error {
+// ownFile plans a whole file of setup's: put there, brought up to date,
+// or removed.
+func (p *Plan) ownFile(e Entry) error {
 	old, err := config.Read(e.File)
 	if err != nil {
 		return Refuse(e.File, err)
 	}
-	c := config.Change{Path: e.File, Old: old, New: e.Value.([]byte), Mode: 0o644, NoBackup: true}
-	what := "the plugin"
+	what, newb := "the plugin", e.Value.([]byte)
 	if e.Kind == OwnHookFile {
 		what = "the hooks file"
 	}
 	switch {
-	case o.Uninstall || o.NoHook && e.Kind == OwnHookFile:
-		c.New = nil
+	case p.o.Uninstall || p.o.NoHook && e.Kind == OwnHookFile:
+		newb = nil
 		if old != nil {
 			p.Step("remove %s %s", what, e.File)
 		}
 	case old == nil:
 		p.Step("install %s %s", what, e.File)
-	case !bytes.Equal(old, c.New):
+	case !bytes.Equal(old, newb):
 		p.Step("update %s %s", what, e.File)
-	default:
-		c.New = old
 	}
-	p.Add(c)
+	p.Add(config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
 }
 
-// editJSON plans the entries of the JSON file at path, read in the
-// host's dialect (an empty document for a file that is not there), in the
-// order declared.
-func editJSON(p *Plan, path string, dl config.Dialect, entries []Entry) error {
+// editJSON plans the entries of one JSON file, read in the host's dialect
+// (an empty document for a file that is not there).
+func (p *Plan) editJSON(es []Entry) error {
+	path, dl, key := es[0].File, es[0].Dialect, recordKey(es[0].File)
 	old, err := config.Read(path)
 	if err != nil {
 		return Refuse(path, err)
 	}
-	doc, err := config.ParseJSON(old, dl)
+	if old == nil && p.o.Uninstall {
+		p.forget(key, func(Edit) bool { return true }) // gone, and what setup did with it
+		return nil
+	}
+	d, err := config.ParseJSON(old, dl)
 	if err != nil {
 		return Refuse(path, err)
 	}
-	had := make([]int, len(entries)) // how much of each path the user had
-	for i, e := range entries {
-		had[i] = doc.Depth(e.Path)
-	}
-	return p.EditFile(path, old, FileEdit{
-		Empty: old != nil && doc.IsEmpty(),
-		SetUp: runsTasksessiond(doc, p.o.Bin),
-		Check: func(b []byte) error { return config.CheckJSON(b, dl) },
-		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.o.Bin) || p.leftUnder(path, doc) },
-		Edit: func() ([]byte, bool, error) {
-			for i, e := range entries {
-				if err := apply(p, doc, e, had[i]); err != nil {
-					return nil, false, err
-				}
-			}
-			if doc.IsEmpty() {
-				return []byte("{}\n"), true, nil
-			}
-			return doc.Bytes(), false, nil
-		},
-	})
-}
-
-// apply plans one entry in the document d of its file, of whose path
-// the user had had names: set up, or, uninstalling, taken back.
-func apply(p *Plan, d *config.Doc, e Entry, had int) error {
-	switch e.Kind {
-	case OwnServer:
-		return ownServer(p, d, e, had)
-	case OwnHook:
-		return ownHook(p, d, e, had)
-	case UserString:
-		return userString(p, d, e, had)
-	}
-	return userValue(p, d, e, had)
-}
-
-// ownBlock plans setup's block b in the TOML file at path: set to hold
-// b.Body or, with o.Uninstall, taken out, with setup's tables left outside
-// it (a file left empty that held only the block is removed).
-func ownBlock(p *Plan, o Options, path string, b Block) error {
-	body := b.Body
-	if o.Uninstall {
-		body = ""
-	}
-	old, err := config.Read(path)
-	if err != nil {
-		return Refuse(path, err)
-	}
-	if old != nil {
-		if err := config.CheckTOML(old); err != nil {
+	setUp, known := runsTasksessiond(d, p.o.Bin), p.knows(key)
+	p.found(key, old, d.IsEmpty())
+	for _, e := range es {
+		switch e.Kind {
+		case OwnServer:
+			err = p.ownServer(d, key, e, known)
+		case OwnHook:
+			err = p.ownHook(d, key, e, known)
+		case UserString:
+			err = p.userString(d, key, e, known)
+		default:
+			err = p.userValue(d, key, e, known)
+		}
+		if err != nil {
 			return Refuse(path, err)
 		}
 	}
-	server, setups := b.server(old, o.Bin)
+	p.settle(d, key, es)
+	newb := []byte("{}\n")
+	if d.IsEmpty() {
+		newb = p.emptied(key, newb)
+	} else {
+		newb = d.Bytes()
+	}
+	left := slices.ContainsFunc(es, func(e Entry) bool { return e.Kind == OwnServer && d.Depth(e.Path) == len(e.Path) })
+	p.change(key, path, old, newb, left, setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
+	return nil
+}
+
+// settle drops the record's edits of file that no longer hold: a name
+// setup made that is gone and, uninstalling, each edit taken back (or
+// the user's since). A container setup made that holds nothing once
+// uninstall took setup's own out goes.
+func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
+	p.forget(file, func(e Edit) bool {
+		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
+		switch {
+		case len(e.Path) == 0:
+			return false // the file's own: change decides
+		case e.Added != "" || e.Was != nil || value:
+			return p.o.Uninstall
+		}
+		if v := string(compact([]byte(raw(d, e.Path)))); p.o.Uninstall && (v == "{}" || v == "[]") {
+			d.Delete(e.Path, len(e.Path)-1)
+		}
+		return d.Depth(e.Path) < len(e.Path)
+	})
+}
+
+// change plans the file's change from old to newb, which still holds
+// something of setup's (left: uninstall did not know it for setup's) or
+// not; the file as found held setup's own already (setUp: no backup, its
+// bytes are not the user's original).
+func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
+	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
+		p.forget(file, func(Edit) bool { return true })
+	}
+	if bytes.Equal(newb, old) && (newb == nil) == (old == nil) {
+		newb = old
+	}
+	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
+}
+
+// userString adds e.Value, a string, to the user's array at e.Path unless
+// it is there already, recording that it did. Uninstalling, it takes it
+// out where the record says setup added it.
+func (p *Plan) userString(d *config.Doc, file string, e Entry, known bool) error {
+	s, where := e.Value.(string), strings.Join(e.Path, ".")
+	var have []string
+	d.Get(e.Path, &have)
+	switch {
+	case !p.o.Uninstall && slices.Contains(have, s):
+		return nil // the user's own, or added already
+	case !p.o.Uninstall:
+		p.made(file, d, e.Path)
+		p.set(Edit{File: file, Path: e.Path, Added: s})
+		p.Step("add %q to %s in %s", s, where, e.File)
+		return d.Append(e.Path, s)
+	case p.rec.find(file, e.Path, s) < 0:
+		if slices.Contains(have, s) {
+			p.unrecorded(known, e.File, fmt.Sprintf("%q in %s", s, where))
+		}
+		return nil
+	}
+	q, _ := json.Marshal(s)
+	if d.RemoveIf(e.Path, p.had(file, e.Path, known), func(raw []byte) bool { return bytes.Equal(raw, q) }) > 0 {
+		p.Step("remove %q from %s in %s", s, where, e.File)
+	}
+	return nil
+}
+
+// userValue makes the user's member at e.Path hold e.Value, recording
+// what it held before (a second run, finding e.Value, keeps the user's
+// original). Uninstalling, it puts that back where the member still holds
+// e.Value; another value is the user's since, and stays.
+func (p *Plan) userValue(d *config.Doc, file string, e Entry, known bool) error {
+	want, err := json.Marshal(e.Value)
+	if err != nil {
+		return err
+	}
+	where := strings.Join(e.Path, ".")
+	var now json.RawMessage
+	there := d.Get(e.Path, &now)
+	same := there && bytes.Equal(compact(now), want)
+	i := p.rec.find(file, e.Path, "")
+	switch {
+	case !p.o.Uninstall && same:
+		return nil // the user's own, or set already
+	case !p.o.Uninstall:
+		r := Edit{File: file, Path: e.Path}
+		if there {
+			r.Was = compact(now)
+		}
+		p.made(file, d, e.Path[:len(e.Path)-1])
+		p.set(r)
+		p.Step("set %s: %s in %s", where, want, e.File)
+		return d.Set(e.Path, e.Value)
+	case !same:
+		return nil // not there, or changed since: the user's
+	case i < 0:
+		p.unrecorded(known, e.File, fmt.Sprintf("%s: %s", where, want))
+		return nil
+	case p.rec[i].Was == nil:
+		d.Delete(e.Path, p.had(file, e.Path, known))
+		p.Step("remove %s from %s", where, e.File)
+		return nil
+	}
+	p.Step("set %s back to %s in %s", where, p.rec[i].Was, e.File)
+	return d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
+}
+
+// unrecorded notes, uninstalling, a value like setup's in a file of which
+// the record says nothing (the record moved aside, another HOME): it
+// stays, for it may be the user's.
+func (p *Plan) unrecorded(known bool, file, what string) {
+	if !known {
+		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
+	}
+}
+
+// ownBlock plans setup's block b in a TOML file: set to hold b.Body or,
+// uninstalling, taken out, with setup's tables left outside it.
+func (p *Plan) ownBlock(e Entry) error {
+	path, b, key := e.File, e.Value.(Block), recordKey(e.File)
+	body := b.Body
+	if p.o.Uninstall {
+		body = ""
+	}
+	old, err := config.Read(path)
+	if err == nil && old != nil {
+		err = config.CheckTOML(old)
+	}
+	if err != nil {
+		return Refuse(path, err)
+	}
+	if old == nil && p.o.Uninstall {
+		p.forget(key, func(Edit) bool { return true })
+		return nil
+	}
+	server, setups := b.server(old, p.o.Bin)
 	if body != "" && server != nil && !setups {
 		return Refuse(path, fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(b.Server, "."), Command(commandLine(server["command"], toStrings(server["args"]))...)))
 	}
@@ -224,51 +316,43 @@ func ownBlock(p *Plan, o Options, path string, b Block) error {
 		s := strings.Join(b.Server, ".")
 		return setups && (h == s || strings.HasPrefix(h, s+".")) || slices.Contains(b.Tables, h)
 	}
-	stripped, _ := config.RemoveBlock(old, b.Name, ours)
-	return p.EditFile(path, old, FileEdit{
-		Empty: old != nil && len(bytes.TrimSpace(old)) == 0,
-		SetUp: was != "" || !bytes.Equal(stripped, old),
-		Check: config.CheckTOML,
-		// a block of setup's (each is named tasksessiond …) keeps the
-		// record of the file
-		Ours: func(newb []byte) bool { return bytes.Contains(newb, []byte("# >>> tasksessiond")) },
-		Edit: func() ([]byte, bool, error) {
-			var newb []byte
-			var err error
-			if body == "" {
-				newb, err = config.RemoveBlock(old, b.Name, ours)
-			} else {
-				newb, err = config.SetBlock(old, b.Name, body, ours)
-			}
-			if err != nil {
-				return nil, false, err
-			}
-			switch {
-			case bytes.Equal(newb, old):
-			case body == "" && was != "":
-				p.Step("remove setup's block (%s) from %s", b.Holds, path)
-			case body == "":
-				p.Step("remove setup's tables (%s), left without their block by a rewrite of the host's, from %s", b.Holds, path)
-			case was == "":
-				p.Step("add %s to %s", b.Holds, path)
-			default:
-				p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
-			}
-			return config.RenameTables(newb, b.Rename), body == "" && len(newb) == 0 && len(old) > 0, nil
-		},
-	})
+	stripped, err := config.RemoveBlock(old, b.Name, ours)
+	newb := stripped
+	if body != "" {
+		newb, err = config.SetBlock(old, b.Name, body, ours)
+	}
+	if err != nil {
+		return Refuse(path, err)
+	}
+	switch {
+	case bytes.Equal(newb, old):
+	case body == "" && was != "":
+		p.Step("remove setup's block (%s) from %s", b.Holds, path)
+	case body == "":
+		p.Step("remove setup's tables (%s), left without their block by a rewrite of the host's, from %s", b.Holds, path)
+	case was == "":
+		p.Step("add %s to %s", b.Holds, path)
+	default:
+		p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
+	}
+	newb = config.RenameTables(newb, b.Rename)
+	p.found(key, old, len(bytes.TrimSpace(old)) == 0)
+	if len(bytes.TrimSpace(newb)) == 0 {
+		newb = p.emptied(key, newb)
+	}
+	p.change(key, path, old, newb, bytes.Contains(newb, []byte("# >>> tasksessiond")), was != "" || !bytes.Equal(stripped, old), config.CheckTOML)
+	return nil
 }
 
-// server is the MCP server at b.Server in the TOML file b, and whether
+// server is the MCP server at b.Server in the TOML file, and whether
 // setup wrote it (nil when there is none).
 func (b Block) server(file []byte, bin string) (map[string]any, bool) {
 	if b.Server == nil {
 		return nil, false
 	}
-	var v any
 	var top map[string]any
 	config.DecodeTOML(file, &top) // checked already
-	v = top
+	var v any = top
 	for _, k := range b.Server {
 		m, _ := v.(map[string]any)
 		v = m[k]

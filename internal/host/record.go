@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,92 +12,80 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
-// What setup changed in a user's own settings (a deny rule, a host's own
-// to-do tool turned off) is recorded, so that --uninstall takes back
-// exactly that: a value the user had already is left to them, and one
-// setup changed is put back as it was. Servers, hooks and Codex's block
-// need no record: they are setup's by what they run.
+// Record is what setup changed of the user's, so that --uninstall takes
+// back exactly that: a flat list, an edit a line. Setup's own servers,
+// hooks, files and blocks are not in it: they are setup's by what they
+// run.
+type Record []Edit
 
-// Record is setup's record, by file (its absolute path): what setup
-// changed there. On disk it is a flat list, an edit a line, each naming
-// its file.
-type Record map[string][]Edit
-
-// Edit is one change setup made at Path: Added, the string it appended to
-// the array there; or Was, what the member held before setup set it
-// (absent: no member); or neither, that it added something of its own
-// there (a server, a hook), Had saying what of the path was the user's.
-// An edit without a path is the file's own: setup Made it, or found it
-// Empty (uninstall leaving it empty puts these bytes back), or, neither,
-// found it with the user's own in it.
+// Edit is one change setup made at Path in File: Added, the string it
+// appended to the array there, or else Was, what was there before setup
+// set it (nil: nothing). A file or a container setup made is a value that
+// was absent: its path is the first name setup created ([] for the file).
+// A file setup found empty has Path [] and Was its bytes, as a JSON
+// string.
 type Edit struct {
-	File  string          `json:"file,omitempty"` // on disk only
-	Path  []string        `json:"path,omitempty"`
+	File  string          `json:"file"`
+	Path  []string        `json:"path"`
 	Added string          `json:"added,omitempty"`
-	Set   bool            `json:"set,omitempty"`
 	Was   json.RawMessage `json:"was,omitempty"`
-	// Had is how many of Path's names the user had (the objects and
-	// the array on the way): uninstall leaves those, empty or not.
-	Had   int     `json:"had,omitempty"`
-	Made  bool    `json:"made,omitempty"`
-	Empty *string `json:"empty,omitempty"`
-}
-
-// UnmarshalJSON reads the flat list encode writes.
-func (r *Record) UnmarshalJSON(b []byte) error {
-	if string(bytes.TrimSpace(b)) == "null" {
-		return nil
-	}
-	var list []Edit
-	if err := json.Unmarshal(b, &list); err != nil {
-		return err
-	}
-	*r = Record{}
-	for _, e := range list {
-		k := e.File
-		if k == "" {
-			return errors.New("an edit names no file")
-		}
-		e.File = ""
-		if _, ok := (*r)[k]; !ok {
-			(*r)[k] = []Edit{}
-		}
-		if e.Path != nil || e.Made || e.Empty != nil {
-			(*r)[k] = append((*r)[k], e)
-		}
-	}
-	return nil
 }
 
 // ErrRecord wraps a record that cannot be read.
 var ErrRecord = errors.New("setup's record cannot be read")
 
 // RecordFile is where setup keeps its record: under HOME,
-// ~/.local/state/tasksessiond/setup.json, whatever $XDG_STATE_HOME says.
-// It tells of files under HOME, so every shell of the user's must find
-// it: a setup from a shell that sets XDG_STATE_HOME and an uninstall from
-// one that does not (an IDE's terminal) would otherwise miss it, and take
-// the user's own values with setup's.
+// ~/.local/state/tasksessiond/setup.json, whatever $XDG_STATE_HOME says:
+// a setup from a shell that sets it and an uninstall from one that does
+// not (an IDE's terminal) must find the same record.
 func (o Options) RecordFile() string {
 	return filepath.Join(o.Home(), ".local", "state", "tasksessiond", "setup.json")
 }
 
-// NewPlan starts h's plan for o with setup's record. A record that cannot
-// be read is an error, never an empty record (uninstall would then take
-// the user's own values too).
-func NewPlan(h Host, o Options) (*Plan, error) {
-	rec := Record{}
+// readRecord reads setup's record and its bytes. A record that cannot be
+// read is an error, never an empty record: uninstall would then take the
+// user's own values too.
+func readRecord(o Options) (Record, []byte, error) {
+	var rec Record
 	b, err := config.Read(o.RecordFile())
 	if err == nil && b != nil {
 		err = json.Unmarshal(b, &rec)
 	}
+	if err == nil && slices.ContainsFunc(rec, func(e Edit) bool { return e.File == "" }) {
+		err = errors.New("an edit names no file")
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, o.RecordFile(), err)
+		return nil, nil, fmt.Errorf("%w: %s (%v): move it aside to go on; --uninstall then also removes values you had set like setup's", ErrRecord, o.RecordFile(), err)
 	}
-	if rec == nil {
-		rec = Record{} // the file held null
+	return rec, b, nil
+}
+
+// encode writes r an edit a line, by file; nil when r is empty (the
+// record file goes).
+func (r Record) encode() []byte {
+	if len(r) == 0 {
+		return nil
 	}
-	return &Plan{Host: h, o: o, rec: rec, recOld: b}, nil
+	r = slices.Clone(r)
+	slices.SortStableFunc(r, func(a, b Edit) int { return strings.Compare(a.File, b.File) })
+	b := []byte("[")
+	for i, e := range r {
+		if e.Path == nil {
+			e.Path = []string{}
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		line, _ := json.Marshal(e)
+		b = append(append(b, "\n  "...), line...)
+	}
+	return append(b, "\n]\n"...)
+}
+
+// find is the index of the edit of file at path with added (-1: none);
+// added "" finds a value's edit.
+func (r Record) find(file string, path []string, added string) int {
+	return slices.IndexFunc(r, func(e Edit) bool { return e.File == file && slices.Equal(e.Path, path) && e.Added == added })
 }
 
 // recordKey names file by its real path (HOME or a project reached
@@ -109,10 +96,7 @@ func recordKey(file string) string {
 	if err != nil {
 		return file
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real // the file itself may be a link (dotfiles)
-	}
-	for dir, rest := filepath.Dir(abs), filepath.Base(abs); ; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
+	for dir, rest := abs, ""; ; dir, rest = filepath.Dir(dir), filepath.Join(filepath.Base(dir), rest) {
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			return filepath.Join(real, rest)
 		}
@@ -122,158 +106,84 @@ func recordKey(file string) string {
 	}
 }
 
-// find returns the index of the edit at path that matches in file's
-// record (-1: none). Setting up, it makes the file's entry (empty when
-// setup changes nothing of the user's there): uninstall then knows what
-// it finds there is the user's.
-func (p *Plan) find(file string, path []string, match func(Edit) bool) int {
-	k := recordKey(file)
-	if _, ok := p.rec[k]; !ok && !p.o.Uninstall {
-		p.restart(file)
-	}
-	return slices.IndexFunc(p.rec[k], func(e Edit) bool { return slices.Equal(e.Path, path) && match(e) })
-}
-
-// restart starts file's record anew, with edits: what the record said of
-// a file that setup now finds missing or empty is no longer so.
-func (p *Plan) restart(file string, edits ...Edit) {
-	p.rec[recordKey(file)] = append([]Edit{}, edits...)
-}
-
-// fileEdit is what file's record says of the file itself.
-func (p *Plan) fileEdit(file string) (Edit, bool) {
-	for _, e := range p.rec[recordKey(file)] {
-		if e.Path == nil {
-			return e, true
-		}
-	}
-	return Edit{}, false
-}
-
-// Recorded reports whether the record names file.
-func (p *Plan) Recorded(file string) bool {
-	_, ok := p.rec[recordKey(file)]
-	return ok
-}
-
-// unrecorded notes, uninstalling, a value like setup's in a file of which
-// the record says nothing (the record moved aside, another HOME): it
-// stays, for it may be the user's.
-func (p *Plan) unrecorded(file, what string) {
-	if _, ok := p.rec[recordKey(file)]; !ok {
-		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
-	}
-}
-
-// note records e as file's i-th edit (-1: a new one). Setup notes what
-// it finds as it adds: an account from an earlier setup of something the
-// user has since taken out is replaced.
-func (p *Plan) note(file string, i int, e Edit) {
-	k := recordKey(file)
-	if i >= 0 {
-		p.rec[k][i] = e
+// set records e in place of the edit at its path (or beside it).
+func (p *Plan) set(e Edit) {
+	if i := p.rec.find(e.File, e.Path, e.Added); i >= 0 {
+		p.rec[i] = e
 		return
 	}
-	p.rec[k] = append(p.rec[k], e)
+	p.rec = append(p.rec, e)
 }
 
-// under records, setting up, that setup adds its own at path, of which
-// the user had had names.
-func (p *Plan) under(file string, path []string, had int) {
-	p.note(file, p.find(file, path, isUnder), Edit{Path: path, Had: had})
+// forget drops file's edits that match.
+func (p *Plan) forget(file string, match func(Edit) bool) {
+	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool { return e.File == file && match(e) })
 }
 
-// kept is how much of path uninstall leaves, taking setup's own out: what
-// the user had (0, all of it pruned, with no record).
-func (p *Plan) kept(file string, path []string) int {
-	if i := p.find(file, path, isUnder); i >= 0 {
-		return p.rec[recordKey(file)][i].Had
-	}
-	return 0
+// knows reports whether the record has an edit of file.
+func (p *Plan) knows(file string) bool {
+	return slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file })
 }
 
-func isUnder(e Edit) bool { return e.Path != nil && e.Added == "" && !e.Set }
-
-// userString appends e.Value, a string, to the user's array at e.Path
-// unless it is there already, recording that it did. Uninstalling, it
-// takes it out if setup added it (in a file a setup that kept no record
-// set up, wherever it is).
-func userString(p *Plan, d *config.Doc, e Entry, had int) error {
-	s, where := e.Value.(string), strings.Join(e.Path, ".")
-	i := p.find(e.File, e.Path, func(r Edit) bool { return r.Added == s })
-	var have []string
-	d.Get(e.Path, &have)
-	switch {
-	case !p.o.Uninstall && slices.Contains(have, s):
-		return nil // the user's own
-	case !p.o.Uninstall:
-		p.note(e.File, i, Edit{Path: e.Path, Added: s, Had: had})
-		p.Step("add %q to %s in %s", s, where, e.File)
-		return d.Append(e.Path, s)
-	case i < 0:
-		if slices.Contains(have, s) {
-			p.unrecorded(e.File, fmt.Sprintf("%q in %s", s, where))
+// had is how many of path's names in file were the user's, which
+// uninstall leaves though empty: those before the first name the record
+// says setup made; all of them when it says setup made none, and none in
+// a file it does not know (setup's own were likely all it held there).
+func (p *Plan) had(file string, path []string, known bool) int {
+	if !known {
+		return 0
+	}
+	for n := range len(path) + 1 {
+		if i := p.rec.find(file, path[:n], ""); i >= 0 && (n == 0 || p.rec[i].Was == nil) {
+			return max(n-1, 0)
 		}
-		return nil // no record of it: the user's own
 	}
-	if d.RemoveIf(e.Path, p.rec[recordKey(e.File)][i].Had, func(raw []byte) bool { return string(raw) == strconvQuote(s) }) > 0 {
-		p.Step("remove %q from %s in %s", s, where, e.File)
-	}
-	return nil
+	return len(path)
 }
 
-// userValue makes the user's member at e.Path hold e.Value, recording
-// what it held before (a second run, finding e.Value, keeps the user's
-// original). Uninstalling, it puts that back (in a file a setup that kept
-// no record set up: removes it); a value other than e.Value is the user's
-// since, and stays.
-func userValue(p *Plan, d *config.Doc, e Entry, had int) error {
-	want, err := json.Marshal(e.Value)
-	if err != nil {
-		return err
+// made records, setting up, the first name of path that d lacks, which
+// setup is about to make, unless the record has it made already.
+func (p *Plan) made(file string, d *config.Doc, path []string) {
+	n := d.Depth(path)
+	if n < len(path) && p.had(file, path[:n+1], true) > n {
+		p.rec = append(p.rec, Edit{File: file, Path: path[:n+1]})
 	}
-	where := strings.Join(e.Path, ".")
-	i := p.find(e.File, e.Path, func(r Edit) bool { return r.Set })
-	var now json.RawMessage
-	there := d.Get(e.Path, &now)
-	same := there && bytes.Equal(compact(now), want)
-	switch {
-	case !p.o.Uninstall && same:
-		return nil // the user's own
-	case !p.o.Uninstall:
-		r := Edit{Path: e.Path, Set: true, Had: had}
-		if there {
-			r.Was = compact(now)
-		}
-		p.note(e.File, i, r)
-		p.Step("set %s: %s in %s", where, want, e.File)
-		return d.Set(e.Path, e.Value)
-	case there && !same:
-		return nil // changed since: the user's own
-	case i < 0:
-		if there {
-			p.unrecorded(e.File, fmt.Sprintf("%s: %s", where, want))
-		}
-		return nil // no record of it: the user's own
+}
+
+// found notes, setting up, the file as setup found it: not there (old
+// nil) or empty. What the record said of it before is then no longer so.
+func (p *Plan) found(file string, old []byte, empty bool) {
+	if p.o.Uninstall || old != nil && !empty {
+		return
 	}
-	r := p.rec[recordKey(e.File)][i]
-	if r.Was == nil {
-		if d.Delete(e.Path, r.Had) {
-			p.Step("remove %s from %s", where, e.File)
-		}
+	p.forget(file, func(Edit) bool { return true })
+	e := Edit{File: file, Path: []string{}}
+	if old != nil {
+		e.Was, _ = json.Marshal(string(old))
+	}
+	p.rec = append(p.rec, e)
+}
+
+// emptied is what becomes of a file left holding nothing (as empty): not
+// there, when setup made it; its bytes as found, when setup found it
+// empty; else empty, as the user emptied it.
+func (p *Plan) emptied(file string, empty []byte) []byte {
+	i := p.rec.find(file, []string{}, "")
+	if i < 0 {
+		return empty
+	}
+	var was *string
+	json.Unmarshal(p.rec[i].Was, &was)
+	p.forget(file, func(Edit) bool { return true })
+	if was == nil {
 		return nil
 	}
-	p.Step("set %s back to %s in %s", where, r.Was, e.File)
-	return d.Set(e.Path, r.Was) // as the user wrote it (1.0 stays 1.0)
+	return []byte(*was)
 }
 
 // recordChange is the change to setup's record the plan makes.
 func (p *Plan) recordChange() config.Change {
-	var b []byte
-	if len(p.rec) > 0 {
-		b = p.rec.encode()
-	}
-	return config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: b, Mode: 0o600, NoBackup: true}
+	return config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: p.rec.encode(), Mode: 0o600, NoBackup: true}
 }
 
 func compact(raw []byte) json.RawMessage {
@@ -282,32 +192,4 @@ func compact(raw []byte) json.RawMessage {
 		return raw
 	}
 	return b.Bytes()
-}
-
-func strconvQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// encode writes r as a flat list, an edit a line, files in order (a file
-// recorded with no edit as one naming the file alone).
-func (r Record) encode() []byte {
-	b := []byte("[")
-	n := 0
-	for _, k := range slices.Sorted(maps.Keys(r)) {
-		edits := r[k]
-		if len(edits) == 0 {
-			edits = []Edit{{}}
-		}
-		for _, e := range edits {
-			e.File = k
-			if n > 0 {
-				b = append(b, ',')
-			}
-			line, _ := json.Marshal(e)
-			b = append(append(b, "\n  "...), line...)
-			n++
-		}
-	}
-	return append(b, "\n]\n"...)
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -161,26 +160,25 @@ func (p *Plan) Apply() error {
 }
 
 // unrecord is the change that sets the record written by rc back to what
-// the record said before of the files of changes.
+// it said before of the files of changes, which were not written.
 func (p *Plan) unrecord(rc config.Change, changes []config.Change) config.Change {
-	was := Record{}
-	if p.recOld != nil {
-		json.Unmarshal(p.recOld, &was) // read once already
-	}
+	var was Record
+	json.Unmarshal(p.recOld, &was) // read once already
 	for _, c := range changes {
 		k := recordKey(c.Path)
-		if e, ok := was[k]; ok {
-			p.rec[k] = e
-		} else {
-			delete(p.rec, k)
-		}
+		p.forget(k, func(Edit) bool { return true })
+		p.rec = append(p.rec, slices.DeleteFunc(slices.Clone(was), func(e Edit) bool { return e.File != k })...)
 	}
-	back := rc
-	back.Old, back.New = rc.New, nil
-	if len(p.rec) > 0 {
-		back.New = p.rec.encode()
+	return config.Change{Path: rc.Path, Old: rc.New, New: p.rec.encode(), Mode: 0o600, NoBackup: true}
+}
+
+// NewPlan starts h's plan for o with setup's record.
+func NewPlan(h Host, o Options) (*Plan, error) {
+	rec, b, err := readRecord(o)
+	if err != nil {
+		return nil, err
 	}
-	return back
+	return &Plan{Host: h, o: o, rec: rec, recOld: b}, nil
 }
 
 // Finding is one thing doctor found wrong.
@@ -193,95 +191,6 @@ type Finding struct {
 // and that nothing was changed.
 func Refuse(path string, why error) error {
 	return fmt.Errorf("refused: %s: %v; nothing was changed", path, why)
-}
-
-// FileEdit is how a host's file is edited (EditFile).
-type FileEdit struct {
-	Empty bool // the file as found holds nothing (its bytes are the user's to give back)
-	SetUp bool // the file as found holds setup's own already: its bytes are not the user's original
-	// Edit returns the file's new bytes, and whether it is left holding
-	// nothing (then a file setup made goes, and one the user kept empty
-	// comes back as it was).
-	Edit  func() (newb []byte, emptied bool, err error)
-	Ours  func(newb []byte) bool // the new bytes hold setup's own: its record of the file stays
-	Check func([]byte) error     // reads the bytes as the host does
-}
-
-// EditFile plans the change of the file at path, found holding old (nil:
-// not there), to what f makes of it, and keeps setup's record of the file:
-// whether setup made it or found it empty, and, once uninstall has taken
-// setup's own out, nothing. A file that is not there is made by neither
-// an uninstall nor an edit that leaves it empty.
-func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
-	p.found(path, old, f.Empty)
-	newb, emptied, err := f.Edit()
-	if err != nil {
-		return Refuse(path, err)
-	}
-	switch {
-	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.o.Uninstall:
-		newb = old // unchanged (nil stays nil)
-	case emptied:
-		newb = p.emptied(path, newb)
-	}
-	p.done(path, old, newb, f.Ours(newb))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.o.Uninstall || f.SetUp})
-	return nil
-}
-
-// found notes, setting up, the file at path as setup found it: not there
-// (old nil), or empty, as old: what the record said of it before is no
-// longer so.
-func (p *Plan) found(path string, old []byte, empty bool) {
-	if p.o.Uninstall {
-		return
-	}
-	switch _, recorded := p.rec[recordKey(path)]; {
-	case old == nil:
-		p.restart(path, Edit{Made: true})
-	case empty:
-		text := string(old)
-		p.restart(path, Edit{Empty: &text})
-	case !recorded:
-		p.restart(path) // found with the user's own in it
-	}
-}
-
-// emptied is what becomes of a file uninstall leaves empty: nothing when
-// setup made it, the user's own bytes when setup found it empty, else
-// empty (what the file holds when the user emptied it since).
-func (p *Plan) emptied(path string, empty []byte) []byte {
-	e, ok := p.fileEdit(path)
-	switch {
-	case ok && e.Empty != nil:
-		return []byte(*e.Empty)
-	case ok && e.Made:
-		return nil
-	}
-	return empty
-}
-
-// done notes the file at path as the plan leaves it (newb; old, as it was
-// found): with nothing of setup's left that runs tasksessiond, uninstall
-// takes its record back; a file setting up neither finds nor makes has
-// no record.
-func (p *Plan) done(path string, old, newb []byte, ours bool) {
-	if p.o.Uninstall && !ours || !p.o.Uninstall && old == nil && newb == nil {
-		delete(p.rec, recordKey(path))
-	}
-}
-
-// leftUnder reports whether something is left where the record says setup
-// added its own (a server, a hook setup made the path of): uninstall did
-// not know it for setup's (another --bin), and the record stays for an
-// uninstall that does.
-func (p *Plan) leftUnder(path string, d *config.Doc) bool {
-	for _, e := range p.rec[recordKey(path)] {
-		if isUnder(e) && e.Had < len(e.Path) && d.Depth(e.Path) == len(e.Path) {
-			return true
-		}
-	}
-	return false
 }
 
 // runsTasksessiond reports whether a server or hook in d (under its

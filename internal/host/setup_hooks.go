@@ -3,7 +3,6 @@ package host
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -68,31 +67,26 @@ func (g hookGroup) ours(bin, name string) bool {
 // ownHook makes the hooks at e.Path (["hooks", EVENT]) hold setup's group
 // e.Value: a group of setup's that differs from it (an old binary's path,
 // other arguments, a matcher that leaves out a source) is replaced where
-// it is (a host may key the hook's trust by its index), saying what it
-// replaced. Uninstalling, or with --no-hook, it takes setup's groups out.
-func ownHook(p *Plan, doc *config.Doc, e Entry, had int) error {
+// it is (a host may key the hook's trust by its index). Uninstalling, or
+// with --no-hook, it takes setup's groups out.
+func (p *Plan) ownHook(d *config.Doc, file string, e Entry, known bool) error {
 	event, ours := e.Path[len(e.Path)-1], ourGroup(p.o.Bin, p.Host.Name())
 	if p.o.Uninstall || p.o.NoHook {
-		if doc.RemoveIf(e.Path, p.kept(e.File, e.Path), ours) > 0 {
+		if d.RemoveIf(e.Path, p.had(file, e.Path, known), ours) > 0 {
 			p.Step("remove the %s hook from %s", event, e.File)
 		}
 		return nil
 	}
-	group, before := e.Value.(Group), raw(doc, e.Path)
-	if doc.ReplaceFirst(e.Path, ours, group) > 0 {
-		if raw(doc, e.Path) != before {
+	group, before := e.Value.(Group), raw(d, e.Path)
+	if d.ReplaceFirst(e.Path, ours, group) > 0 {
+		if raw(d, e.Path) != before {
 			p.Step("replace the stale %s hook in %s", event, e.File)
 		}
 		return nil
 	}
-	if err := doc.Append(e.Path, group); err != nil {
-		return err
-	}
-	if raw(doc, e.Path) != before {
-		p.under(e.File, e.Path, had)
-		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
-	}
-	return nil
+	p.made(file, d, e.Path)
+	p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
+	return d.Append(e.Path, group)
 }
 
 // ourGroup reports whether a group's bytes are setup's: every hook runs
@@ -116,26 +110,6 @@ func HookIndexes(doc *config.Doc, event, bin, name string) []int {
 		}
 	}
 	return out
-}
-
-// HookIndex returns the index of the group equal to group in event's
-// hooks, or -1.
-func HookIndex(doc *config.Doc, event string, group Group) int {
-	want, _ := json.Marshal(group)
-	var wantV any
-	json.Unmarshal(want, &wantV)
-	for i, g := range hooksOf(doc, event) {
-		if reflect.DeepEqual(g, wantV) {
-			return i
-		}
-	}
-	return -1
-}
-
-func hooksOf(doc *config.Doc, event string) []any {
-	var groups []any
-	doc.Get([]string{"hooks", event}, &groups)
-	return groups
 }
 
 // SetupsServer reports whether an MCP server's entry is one setup wrote:
@@ -190,40 +164,36 @@ func (s Server) members() []string {
 }
 
 // ownServer makes the MCP server at e.Path (["mcpServers", "tasks"]) hold
-// e.Value, saying what it added or replaced; a server of the user's there
-// is refused by name. Uninstalling, it deletes it when setup wrote it (one
-// of the user's under that name is left alone).
-func ownServer(p *Plan, doc *config.Doc, e Entry, had int) error {
-	path, name := e.Path, e.Path[len(e.Path)-1]
+// e.Value; a server of the user's there is refused by name. Uninstalling,
+// it deletes it when setup wrote it.
+func (p *Plan) ownServer(d *config.Doc, file string, e Entry, known bool) error {
+	path, name, want := e.Path, e.Path[len(e.Path)-1], e.Value.(Server)
 	var old map[string]any
-	there := doc.Get(path, &old)
+	there := d.Get(path, &old)
 	runs := commandLine(old["command"], toStrings(old["args"]))
+	setups := there && SetupsServer(old, p.o.Bin, want.members()...)
 	switch {
-	case p.o.Uninstall && !there:
-		return nil
-	case p.o.Uninstall && !SetupsServer(old, p.o.Bin, e.Value.(Server).members()...):
-		if p.find(e.File, path, isUnder) >= 0 && !RunsTasksessiond(runs, p.o.Bin, "mcp") {
-			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(runs...))
-		}
-		return nil
-	case p.o.Uninstall:
-		doc.Delete(path, p.kept(e.File, path))
+	case p.o.Uninstall && setups:
+		d.Delete(path, p.had(file, path, known))
 		p.Step("remove the MCP server %q from %s", name, e.File)
-		return nil
-	case there && !SetupsServer(old, p.o.Bin, e.Value.(Server).members()...):
+	case p.o.Uninstall && there && known && p.had(file, path, known) < len(path) && !RunsTasksessiond(runs, p.o.Bin, "mcp"):
+		p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(runs...))
+	case p.o.Uninstall:
+	case there && !setups:
 		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(runs...))
-	}
-	entry, before := e.Value.(Server), raw(doc, path)
-	if err := doc.Set(path, entry); err != nil {
-		return err
-	}
-	switch {
-	case raw(doc, path) == before:
-	case there:
-		p.Step("replace the MCP server %q in %s (it ran %v %v)", name, e.File, old["command"], old["args"])
 	default:
-		p.under(e.File, path, had)
-		p.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{entry.Command}, entry.Args...)...), e.File)
+		before := raw(d, path)
+		p.made(file, d, path)
+		if err := d.Set(path, want); err != nil {
+			return err
+		}
+		switch {
+		case raw(d, path) == before:
+		case there:
+			p.Step("replace the MCP server %q in %s (it ran %v %v)", name, e.File, old["command"], old["args"])
+		default:
+			p.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{want.Command}, want.Args...)...), e.File)
+		}
 	}
 	return nil
 }

@@ -91,8 +91,8 @@ func placed(p *host.Plan, hooksPath string, o host.Options, name string, group h
 	was, _ := config.ParseJSON(old, config.JSON) // read already
 	now, _ := config.ParseJSON(newb, config.JSON)
 	index = -1
-	if !o.Uninstall && !o.NoHook {
-		index = host.HookIndex(now, "SessionStart", group)
+	if ours := host.HookIndexes(now, "SessionStart", o.Bin, name); len(ours) > 0 {
+		index = ours[0]
 	}
 	moved = map[string]string{}
 	before, after := usersGroups(was, o.Bin, name), usersGroups(now, o.Bin, name)

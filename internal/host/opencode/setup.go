@@ -65,11 +65,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	// edited (the user may have moved to opencode.jsonc since).
 	cfgs := []string{cfg}
 	if o.Uninstall {
-		for _, f := range configFiles(o) {
-			if f != cfg && p.Recorded(f) {
-				cfgs = append(cfgs, f)
-			}
-		}
+		cfgs = configFiles(o)
 	}
 	var es []host.Entry
 	for _, cfg := range cfgs {
