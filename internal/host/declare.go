@@ -132,48 +132,56 @@ func (p *Plan) ownFile(e Entry) error {
 	return nil
 }
 
+// edit is a JSON file being edited: its document, its key in the record,
+// whether the record knew it, and whether it held setup's own as found.
+type edit struct {
+	d            *config.Doc
+	file         string
+	known, setUp bool
+}
+
 // editJSON plans the entries of one JSON file, read in the host's dialect
 // (an empty document for a file that is not there).
 func (p *Plan) editJSON(es []Entry) error {
-	path, dl, key := es[0].File, es[0].Dialect, recordKey(es[0].File)
+	path, dl := es[0].File, es[0].Dialect
+	f := &edit{file: recordKey(path)}
 	old, err := config.Read(path)
-	if err != nil {
-		return Refuse(path, err)
-	}
-	if old == nil && p.o.Uninstall {
-		p.forget(key, func(Edit) bool { return true }) // gone, and what setup did with it
+	if err == nil && old == nil && p.o.Uninstall {
+		p.forget(f.file, func(Edit) bool { return true }) // gone, and what setup did in it
 		return nil
 	}
-	d, err := config.ParseJSON(old, dl)
+	if err == nil {
+		f.d, err = config.ParseJSON(old, dl)
+	}
 	if err != nil {
 		return Refuse(path, err)
 	}
-	setUp, known := runsTasksessiond(d, p.o.Bin), p.knows(key)
-	p.found(key, old, d.IsEmpty())
+	f.known = p.knows(f.file)
+	p.found(f.file, old, f.d.IsEmpty())
 	for _, e := range es {
 		switch e.Kind {
 		case OwnServer:
-			err = p.ownServer(d, key, e, known)
+			err = p.ownServer(f, e)
 		case OwnHook:
-			err = p.ownHook(d, key, e, known)
+			err = p.ownHook(f, e)
 		case UserString:
-			err = p.userString(d, key, e, known)
+			err = p.userString(f, e)
 		default:
-			err = p.userValue(d, key, e, known)
+			err = p.userValue(f, e)
 		}
 		if err != nil {
 			return Refuse(path, err)
 		}
 	}
-	p.settle(d, key, es)
+	p.settle(f.d, f.file, es)
 	newb := []byte("{}\n")
-	if d.IsEmpty() {
-		newb = p.emptied(key, newb)
+	if f.d.IsEmpty() {
+		newb = p.emptied(f.file, newb)
 	} else {
-		newb = d.Bytes()
+		newb = f.d.Bytes()
 	}
-	left := slices.ContainsFunc(es, func(e Entry) bool { return e.Kind == OwnServer && d.Depth(e.Path) == len(e.Path) })
-	p.change(key, path, old, newb, left, setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
+	left := slices.ContainsFunc(es, func(e Entry) bool { return e.Kind == OwnServer && f.d.Depth(e.Path) == len(e.Path) })
+	p.change(f.file, path, old, newb, left, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
 	return nil
 }
 
@@ -190,7 +198,7 @@ func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 		case e.Added != "" || e.Was != nil || value:
 			return p.o.Uninstall
 		}
-		if v := string(compact([]byte(raw(d, e.Path)))); p.o.Uninstall && (v == "{}" || v == "[]") {
+		if v := raw(d, e.Path); p.o.Uninstall && (v == "{}" || v == "[]") {
 			d.Delete(e.Path, len(e.Path)-1)
 		}
 		return d.Depth(e.Path) < len(e.Path)
@@ -199,8 +207,8 @@ func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 
 // change plans the file's change from old to newb, which still holds
 // something of setup's (left: uninstall did not know it for setup's) or
-// not; the file as found held setup's own already (setUp: no backup, its
-// bytes are not the user's original).
+// not; a file that held setup's own as found (setUp) is no original of
+// the user's to back up.
 func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
 	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
 		p.forget(file, func(Edit) bool { return true })
@@ -214,26 +222,26 @@ func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, che
 // userString adds e.Value, a string, to the user's array at e.Path unless
 // it is there already, recording that it did. Uninstalling, it takes it
 // out where the record says setup added it.
-func (p *Plan) userString(d *config.Doc, file string, e Entry, known bool) error {
+func (p *Plan) userString(f *edit, e Entry) error {
 	s, where := e.Value.(string), strings.Join(e.Path, ".")
 	var have []string
-	d.Get(e.Path, &have)
+	f.d.Get(e.Path, &have)
 	switch {
 	case !p.o.Uninstall && slices.Contains(have, s):
 		return nil // the user's own, or added already
 	case !p.o.Uninstall:
-		p.made(file, d, e.Path)
-		p.set(Edit{File: file, Path: e.Path, Added: s})
+		p.made(f.file, f.d, e.Path)
+		p.set(Edit{File: f.file, Path: e.Path, Added: s})
 		p.Step("add %q to %s in %s", s, where, e.File)
-		return d.Append(e.Path, s)
-	case p.rec.find(file, e.Path, s) < 0:
+		return f.d.Append(e.Path, s)
+	case p.rec.find(f.file, e.Path, s) < 0:
 		if slices.Contains(have, s) {
-			p.unrecorded(known, e.File, fmt.Sprintf("%q in %s", s, where))
+			p.unrecorded(f, fmt.Sprintf("%q in %s", s, where), e.File)
 		}
 		return nil
 	}
 	q, _ := json.Marshal(s)
-	if d.RemoveIf(e.Path, p.had(file, e.Path, known), func(raw []byte) bool { return bytes.Equal(raw, q) }) > 0 {
+	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), func(raw []byte) bool { return bytes.Equal(raw, q) }) > 0 {
 		p.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
@@ -243,47 +251,44 @@ func (p *Plan) userString(d *config.Doc, file string, e Entry, known bool) error
 // what it held before (a second run, finding e.Value, keeps the user's
 // original). Uninstalling, it puts that back where the member still holds
 // e.Value; another value is the user's since, and stays.
-func (p *Plan) userValue(d *config.Doc, file string, e Entry, known bool) error {
+func (p *Plan) userValue(f *edit, e Entry) error {
 	want, err := json.Marshal(e.Value)
 	if err != nil {
 		return err
 	}
-	where := strings.Join(e.Path, ".")
-	var now json.RawMessage
-	there := d.Get(e.Path, &now)
-	same := there && bytes.Equal(compact(now), want)
-	i := p.rec.find(file, e.Path, "")
+	where, now := strings.Join(e.Path, "."), raw(f.d, e.Path)
+	i := p.rec.find(f.file, e.Path, "")
 	switch {
-	case !p.o.Uninstall && same:
+	case !p.o.Uninstall && now == string(want):
 		return nil // the user's own, or set already
 	case !p.o.Uninstall:
-		r := Edit{File: file, Path: e.Path}
-		if there {
-			r.Was = compact(now)
+		r := Edit{File: f.file, Path: e.Path}
+		if now != "" {
+			r.Was = json.RawMessage(now)
 		}
-		p.made(file, d, e.Path[:len(e.Path)-1])
+		p.made(f.file, f.d, e.Path[:len(e.Path)-1])
 		p.set(r)
 		p.Step("set %s: %s in %s", where, want, e.File)
-		return d.Set(e.Path, e.Value)
-	case !same:
+		return f.d.Set(e.Path, e.Value)
+	case now != string(want):
 		return nil // not there, or changed since: the user's
 	case i < 0:
-		p.unrecorded(known, e.File, fmt.Sprintf("%s: %s", where, want))
+		p.unrecorded(f, fmt.Sprintf("%s: %s", where, want), e.File)
 		return nil
 	case p.rec[i].Was == nil:
-		d.Delete(e.Path, p.had(file, e.Path, known))
+		f.d.Delete(e.Path, p.had(f.file, e.Path, f.known))
 		p.Step("remove %s from %s", where, e.File)
 		return nil
 	}
 	p.Step("set %s back to %s in %s", where, p.rec[i].Was, e.File)
-	return d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
+	return f.d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
 }
 
 // unrecorded notes, uninstalling, a value like setup's in a file of which
 // the record says nothing (the record moved aside, another HOME): it
 // stays, for it may be the user's.
-func (p *Plan) unrecorded(known bool, file, what string) {
-	if !known {
+func (p *Plan) unrecorded(f *edit, what, file string) {
+	if !f.known {
 		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
 	}
 }
@@ -309,7 +314,7 @@ func (p *Plan) ownBlock(e Entry) error {
 	}
 	server, setups := b.server(old, p.o.Bin)
 	if body != "" && server != nil && !setups {
-		return Refuse(path, fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(b.Server, "."), Command(commandLine(server["command"], toStrings(server["args"]))...)))
+		return Refuse(path, yours(b.Server, server))
 	}
 	was := config.Block(old, b.Name)
 	ours := func(h string) bool {
