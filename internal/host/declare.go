@@ -128,7 +128,7 @@ func (p *Plan) ownFile(e Entry) error {
 	case !bytes.Equal(old, newb):
 		p.Step("update %s %s", what, e.File)
 	}
-	p.Add(config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
+	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
 }
 
@@ -216,7 +216,7 @@ func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, che
 	if bytes.Equal(newb, old) && (newb == nil) == (old == nil) {
 		newb = old
 	}
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
 }
 
 // userString adds e.Value, a string, to the user's array at e.Path unless

@@ -181,11 +181,6 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 	return []byte(*was)
 }
 
-// recordChange is the change to setup's record the plan makes.
-func (p *Plan) recordChange() config.Change {
-	return config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: p.rec.encode(), Mode: 0o600, NoBackup: true}
-}
-
 func compact(raw []byte) json.RawMessage {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
