@@ -10,50 +10,33 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
-// A host declares its setup as entries: what should be where. One engine
-// plans install, uninstall and --no-hook from them (and --dry-run and
-// doctor read that plan): a host's package says where its files are and
-// what goes in them, and nothing of how.
+// A host declares its setup as entries, what should be where, and one
+// engine plans install, uninstall, --no-hook, --dry-run and doctor from
+// them: a host's package says where its files are and what goes in them,
+// and nothing of how.
 
 // Kind is what an entry puts at its path, and so how uninstall takes it
-// back.
+// back: setup's own things (Own…) are known by what they are, the user's
+// values setup changes (User…) by setup's record.
 type Kind int
 
 const (
-	// OwnServer is setup's MCP server (Value: a Server) at Path, known by
-	// what it runs; a server of the user's there is refused by name.
-	OwnServer Kind = iota
-	// OwnHook is setup's hook group (Value: a Group) in the array at Path
-	// (["hooks", EVENT]), known by what it runs ("tasksessiond hook
-	// HOST").
-	OwnHook
-	// UserString adds a string (Value) to the user's array at Path (a
-	// permission, a deny rule); the record keeps that setup added it.
-	UserString
-	// UserValue sets the user's value at Path (the host's own to-do tool
-	// off); the record keeps what it was.
-	UserValue
-	// OwnFile is a whole file of setup's (Value: its bytes).
-	OwnFile
-	// OwnHookFile is a whole file of setup's hooks (--no-hook removes it).
-	OwnHookFile
-	// OwnBlock is a block of setup's in a TOML file (Value: a Block),
-	// between markers that name it; the rest of the file is the user's.
-	OwnBlock
+	OwnServer  Kind = iota // an MCP server (Value: a Server); one of the user's there is refused
+	OwnHook                // a hook group (Value: a Group) in the array at Path (["hooks", EVENT])
+	UserString             // a string (Value) added to the user's array at Path (a deny rule)
+	UserValue              // the user's value at Path set to Value (the host's own to-do tool off)
+	OwnFile                // a whole file (Value: its bytes; nil, as with --no-hook: none)
+	OwnBlock               // a block in a TOML file (Value: a Block); the rest of the file is the user's
 )
 
-// Block is what an OwnBlock holds. Which tables are setup's is said by
-// what they are, not by where they are: a host rewriting the file (Codex's
-// "codex mcp add") may move them out of the block, and a table of the
-// host's or the user's may land in it; either stays the other's.
+// Block is what an OwnBlock holds, between markers that name it. Which
+// tables are setup's is said by what they are, not where: a host rewriting
+// the file (Codex's "codex mcp add") may move them out of the block, and
+// put one of its own or the user's in it; either stays the other's.
 type Block struct {
-	Name  string // in its markers
-	Body  string // its tables ("" none: the block goes)
-	Holds string // what it holds, for people
-	// Server is the path of setup's MCP server in it (["mcp_servers",
-	// "tasks"]), with Members, what setup writes there beside command,
-	// args and env (SetupsServer): a server of the user's there is
-	// refused by name.
+	Name, Body, Holds string // in its markers; its tables ("" none: it goes); what it holds, for people
+	// Server is the path of setup's MCP server in it, with Members, what
+	// setup writes there beside command, args and env (SetupsServer).
 	Server, Members []string
 	Tables          []string          // the headers of setup's other tables
 	Rename          map[string]string // the user's tables to rename (a position setup shifted)
@@ -61,8 +44,8 @@ type Block struct {
 
 // Entry is one thing setup puts in one of a host's files.
 type Entry struct {
-	File    string         // the file's path
-	Dialect config.Dialect // how the host reads it
+	File    string
+	Dialect config.Dialect // how the host reads the file
 	Kind    Kind
 	Path    []string // where in the file
 	Value   any
@@ -92,7 +75,7 @@ func (p *Plan) Declare(entries []Entry) error {
 		entries = rest
 		var err error
 		switch mine[0].Kind {
-		case OwnFile, OwnHookFile:
+		case OwnFile:
 			err = p.ownFile(mine[0])
 		case OwnBlock:
 			err = p.ownBlock(mine[0])
@@ -113,20 +96,17 @@ func (p *Plan) ownFile(e Entry) error {
 	if err != nil {
 		return Refuse(e.File, err)
 	}
-	what, newb := "the plugin", e.Value.([]byte)
-	if e.Kind == OwnHookFile {
-		what = "the hooks file"
-	}
+	newb, _ := e.Value.([]byte)
 	switch {
-	case p.o.Uninstall || p.o.NoHook && e.Kind == OwnHookFile:
+	case p.o.Uninstall || newb == nil:
 		newb = nil
 		if old != nil {
-			p.Step("remove %s %s", what, e.File)
+			p.Step("remove setup's file %s", e.File)
 		}
 	case old == nil:
-		p.Step("install %s %s", what, e.File)
+		p.Step("write setup's file %s", e.File)
 	case !bytes.Equal(old, newb):
-		p.Step("update %s %s", what, e.File)
+		p.Step("update setup's file %s", e.File)
 	}
 	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
@@ -147,7 +127,7 @@ func (p *Plan) editJSON(es []Entry) error {
 	f := &edit{file: recordKey(path)}
 	old, err := config.Read(path)
 	if err == nil && old == nil && p.o.Uninstall {
-		p.forget(f.file, func(Edit) bool { return true }) // gone, and what setup did in it
+		p.forget(f.file, nil) // gone, and what setup did in it
 		return nil
 	}
 	if err == nil {
@@ -211,7 +191,7 @@ func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 // the user's to back up.
 func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
 	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
-		p.forget(file, func(Edit) bool { return true })
+		p.forget(file, nil)
 	}
 	if bytes.Equal(newb, old) && (newb == nil) == (old == nil) {
 		newb = old
@@ -284,9 +264,8 @@ func (p *Plan) userValue(f *edit, e Entry) error {
 	return f.d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
 }
 
-// unrecorded notes, uninstalling, a value like setup's in a file of which
-// the record says nothing (the record moved aside, another HOME): it
-// stays, for it may be the user's.
+// unrecorded notes a value like setup's left, for the record says nothing
+// of its file (moved aside, another HOME): it may be the user's.
 func (p *Plan) unrecorded(f *edit, what, file string) {
 	if !f.known {
 		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
@@ -307,10 +286,6 @@ func (p *Plan) ownBlock(e Entry) error {
 	}
 	if err != nil {
 		return Refuse(path, err)
-	}
-	if old == nil && p.o.Uninstall {
-		p.forget(key, func(Edit) bool { return true })
-		return nil
 	}
 	server, setups := b.server(old, p.o.Bin)
 	if body != "" && server != nil && !setups {

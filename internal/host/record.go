@@ -115,9 +115,9 @@ func (p *Plan) set(e Edit) {
 	p.rec = append(p.rec, e)
 }
 
-// forget drops file's edits that match.
+// forget drops file's edits that match (all, for nil).
 func (p *Plan) forget(file string, match func(Edit) bool) {
-	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool { return e.File == file && match(e) })
+	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool { return e.File == file && (match == nil || match(e)) })
 }
 
 // knows reports whether the record has an edit of file.
@@ -156,7 +156,7 @@ func (p *Plan) found(file string, old []byte, empty bool) {
 	if p.o.Uninstall || old != nil && !empty {
 		return
 	}
-	p.forget(file, func(Edit) bool { return true })
+	p.forget(file, nil)
 	e := Edit{File: file, Path: []string{}}
 	if old != nil {
 		e.Was, _ = json.Marshal(string(old))
@@ -174,7 +174,7 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 	}
 	var was *string
 	json.Unmarshal(p.rec[i].Was, &was)
-	p.forget(file, func(Edit) bool { return true })
+	p.forget(file, nil)
 	if was == nil {
 		return nil
 	}

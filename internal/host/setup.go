@@ -175,7 +175,7 @@ func (p *Plan) Apply() error {
 			json.Unmarshal(p.recOld, &was) // read once already
 			for _, c := range p.Changes[i:] {
 				k := recordKey(c.Path)
-				p.forget(k, func(Edit) bool { return true })
+				p.forget(k, nil)
 				for _, e := range was {
 					if e.File == k {
 						p.rec = append(p.rec, e)

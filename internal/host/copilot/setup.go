@@ -65,10 +65,13 @@ func (h Host) entries(o host.Options) []host.Entry {
 		hooks.Hooks[ev] = []map[string]any{hook}
 	}
 	b, _ := json.MarshalIndent(hooks, "", "  ")
+	if b = append(b, '\n'); o.NoHook {
+		b = nil
+	}
 	return []host.Entry{
 		{File: mcpPath, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
 			Value: host.Server{Type: "local", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Tools: []string{"*"}}},
-		{File: hooksPath, Kind: host.OwnHookFile, Value: append(b, '\n')},
+		{File: hooksPath, Kind: host.OwnFile, Value: b},
 	}
 }
 
