@@ -136,7 +136,7 @@ func (p *Plan) editJSON(es []Entry) error {
 	if err != nil {
 		return Refuse(path, err)
 	}
-	f.known = p.knows(f.file)
+	f.known = slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file })
 	p.found(f.file, old, f.d.IsEmpty())
 	for _, e := range es {
 		switch e.Kind {
