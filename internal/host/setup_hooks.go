@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,9 +40,9 @@ func HookGroup(command, name string) Group {
 	return Group{Hooks: []Hook{{Type: "command", Command: command, Name: name}}}
 }
 
-// ourGroup reports whether a group's bytes are setup's: every hook runs
+// OurGroup reports whether a group's bytes are setup's: every hook runs
 // "tasksessiond hook NAME".
-func ourGroup(bin, name string) func(raw []byte) bool {
+func OurGroup(bin, name string) func(raw []byte) bool {
 	return func(raw []byte) bool {
 		var g Group
 		ours := json.Unmarshal(raw, &g) == nil && len(g.Hooks) > 0
@@ -50,19 +51,6 @@ func ourGroup(bin, name string) func(raw []byte) bool {
 		}
 		return ours
 	}
-}
-
-// HookIndexes returns the indexes of setup's groups in event's hooks.
-func HookIndexes(doc *config.Doc, event, bin, name string) []int {
-	var out []int
-	var groups []json.RawMessage
-	doc.Get([]string{"hooks", event}, &groups)
-	for i, raw := range groups {
-		if ourGroup(bin, name)(raw) {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // SetupsServer reports whether an MCP server's entry is one setup wrote:
@@ -141,13 +129,10 @@ func yours(path []string, server map[string]any) error {
 // deletes it when setup wrote it.
 func (p *Plan) ownServer(f *edit, e Entry) error {
 	path, name, want := e.Path, e.Path[len(e.Path)-1], e.Value.(Server)
-	var members []string // what setup writes beside command, args and env
-	var m map[string]any
+	var m map[string]any // what setup writes
 	b, _ := json.Marshal(want)
 	json.Unmarshal(b, &m)
-	for k := range m {
-		members = append(members, k)
-	}
+	members := slices.Collect(maps.Keys(m))
 	var old map[string]any
 	there := f.d.Get(path, &old)
 	setups := there && SetupsServer(old, p.o.Bin, members...)
@@ -182,7 +167,7 @@ func (p *Plan) ownServer(f *edit, e Entry) error {
 // for a host may key the hook's trust by its index. Uninstalling, or with
 // --no-hook, it takes setup's groups out.
 func (p *Plan) ownHook(f *edit, e Entry) error {
-	event, ours := e.Path[len(e.Path)-1], ourGroup(p.o.Bin, p.Host.Name())
+	event, ours := e.Path[len(e.Path)-1], OurGroup(p.o.Bin, p.Host.Name())
 	if p.o.Uninstall || p.o.NoHook {
 		if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), ours) > 0 {
 			f.setUp = true
