@@ -14,17 +14,12 @@ import (
 // Installer is how a host is set up and checked: "tasksessiond setup
 // HOST" and "tasksessiond doctor".
 type Installer interface {
-	// Plan returns the changes that set the host up (or, with
-	// o.Uninstall, take back what setup added). It reads the host's
-	// files and writes nothing; a file it cannot read is an error that
-	// names it and says why.
+	// Plan reads the host's files and returns the changes that set it up
+	// (or take setup back), writing nothing; a file it cannot read is an
+	// error that names it and says why.
 	Plan(o Options) (*Plan, error)
-	// Check says what is wrong with the host's setup beyond what Plan
-	// would change (a server under another name, say).
-	Check(o Options) []Finding
-	// Doctor says whether the host is on this machine, and what beyond
-	// setup's files keeps it from using the tools (doctor.go).
-	Doctor
+	Check(o Options) []Finding // what is wrong beyond what Plan would change
+	Doctor                     // whether the host is here, and what else keeps it from the tools
 }
 
 // Options say where and how a host is set up.
@@ -35,9 +30,7 @@ type Options struct {
 	Session    string // binds every conversation to this one daemon session
 	NoHook     bool   // sets up the MCP server (or plugin) only
 	Uninstall  bool   // takes back what setup added
-	// Getenv reads the environment (the hosts' config-dir variables);
-	// os.Getenv when nil.
-	Getenv func(string) string
+	Getenv     func(string) string // reads the environment (os.Getenv when nil)
 }
 
 // Env reads a variable through o.Getenv.
@@ -99,11 +92,10 @@ func (o Options) daemonArgs(args ...string) []string {
 // socket and database, when not the defaults); nil when there is none.
 func (o Options) MCPEnv() map[string]any {
 	env := map[string]any{}
-	if o.Socket != "" {
-		env["TASKSESSIOND_SOCKET"] = o.Socket
-	}
-	if o.DB != "" {
-		env["TASKSESSIOND_DB"] = o.DB
+	for k, v := range map[string]string{"TASKSESSIOND_SOCKET": o.Socket, "TASKSESSIOND_DB": o.DB} {
+		if v != "" {
+			env[k] = v
+		}
 	}
 	if len(env) == 0 {
 		return nil
@@ -137,12 +129,12 @@ func (p *Plan) Changed() bool {
 	return slices.ContainsFunc(p.Changes, config.Change.Changed)
 }
 
-// Step records a step for people.
+// Step and Note say, for people, what a change does and what setup did
+// beside the files or could not do.
 func (p *Plan) Step(format string, args ...any) {
 	p.Steps = append(p.Steps, fmt.Sprintf(format, args...))
 }
 
-// Note records a note for people.
 func (p *Plan) Note(format string, args ...any) {
 	p.Notes = append(p.Notes, fmt.Sprintf(format, args...))
 }
