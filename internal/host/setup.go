@@ -24,12 +24,12 @@ type Installer interface {
 
 // Options say where and how a host is set up.
 type Options struct {
-	Project    string // a project directory whose own files are set up; "" the user's
-	Bin        string // the tasksessiond command the host runs
-	Socket, DB string // a daemon other than the default, for the server and the hooks
-	Session    string // binds every conversation to this one daemon session
-	NoHook     bool   // sets up the MCP server (or plugin) only
-	Uninstall  bool   // takes back what setup added
+	Project    string              // a project directory whose own files are set up; "" the user's
+	Bin        string              // the tasksessiond command the host runs
+	Socket, DB string              // a daemon other than the default, for the server and the hooks
+	Session    string              // binds every conversation to this one daemon session
+	NoHook     bool                // sets up the MCP server (or plugin) only
+	Uninstall  bool                // takes back what setup added
 	Getenv     func(string) string // reads the environment (os.Getenv when nil)
 }
 
