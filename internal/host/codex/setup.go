@@ -104,9 +104,10 @@ func placed(p *host.Plan, hooksPath string, o host.Options, name string) (index 
 // groups are the indexes of SessionStart's groups in the hooks file b:
 // setup's, and the user's.
 func groups(b []byte, bin, name string) (ours, users []int) {
-	d, _ := config.ParseJSON(b, config.JSON) // read already
 	var gs []json.RawMessage
-	d.Get([]string{"hooks", "SessionStart"}, &gs)
+	if d, err := config.ParseJSON(b, config.JSON); err == nil {
+		d.Get([]string{"hooks", "SessionStart"}, &gs)
+	}
 	for i, g := range gs {
 		if host.OurGroup(bin, name)(g) {
 			ours = append(ours, i)
