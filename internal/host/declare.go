@@ -287,7 +287,16 @@ func (p *Plan) ownBlock(e Entry) error {
 	if err != nil {
 		return Refuse(path, err)
 	}
-	server, setups := b.server(old, p.o.Bin)
+	var v any // the server at b.Server, if any
+	if b.Server != nil {
+		config.DecodeTOML(old, &v) // checked already
+	}
+	for _, k := range b.Server {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	server, _ := v.(map[string]any)
+	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
 	if body != "" && server != nil && !setups {
 		return Refuse(path, yours(b.Server, server))
 	}
@@ -322,21 +331,4 @@ func (p *Plan) ownBlock(e Entry) error {
 	}
 	p.change(key, path, old, newb, bytes.Contains(newb, []byte("# >>> tasksessiond")), was != "" || !bytes.Equal(stripped, old), config.CheckTOML)
 	return nil
-}
-
-// server is the MCP server at b.Server in the TOML file, and whether
-// setup wrote it (nil when there is none).
-func (b Block) server(file []byte, bin string) (map[string]any, bool) {
-	if b.Server == nil {
-		return nil, false
-	}
-	var top map[string]any
-	config.DecodeTOML(file, &top) // checked already
-	var v any = top
-	for _, k := range b.Server {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	s, _ := v.(map[string]any)
-	return s, s != nil && SetupsServer(s, bin, b.Members...)
 }
