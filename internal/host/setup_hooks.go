@@ -87,15 +87,25 @@ func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 	return true
 }
 
-// OtherServers returns the names of the servers in the object at path
-// that run tasksessiond mcp, other than name.
-func OtherServers(doc *config.Doc, path []string, name, bin string) []string {
-	var servers map[string]map[string]any
-	doc.Get(path, &servers)
-	var out []string
-	for _, n := range doc.Members(path) {
-		if n != name && RunsTasksessiond(serverWords(servers[n]), bin, "mcp") {
-			out = append(out, n)
+// Twice is what a host's Check finds in its JSON file at path: each
+// server in the object at servers, other than name, that runs
+// tasksessiond mcp (the model gets the tools twice), said with why and
+// fixed by fix(its name).
+func Twice(h Host, o Options, path string, dl config.Dialect, servers []string, name, why string, fix func(string) string) []Finding {
+	b, err := config.Read(path)
+	if err != nil || b == nil {
+		return nil
+	}
+	d, err := config.ParseJSON(b, dl)
+	if err != nil {
+		return []Finding{{Problem: Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+	}
+	var all map[string]map[string]any
+	d.Get(servers, &all)
+	var out []Finding
+	for _, n := range d.Members(servers) {
+		if n != name && RunsTasksessiond(serverWords(all[n]), o.Bin, "mcp") {
+			out = append(out, Finding{Problem: "the MCP server " + n + " in " + path + " " + why, Fix: fix(n)})
 		}
 	}
 	return out

@@ -88,24 +88,10 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	return p, nil
 }
 
-// Check finds an MCP server in OpenCode's config that runs tasksessiond
-// mcp beside the plugin: the model would get the tools twice.
+// Check finds an MCP server that runs tasksessiond mcp beside the plugin.
 func (h Host) Check(o host.Options) []host.Finding {
 	cfg, _ := files(o)
-	b, err := config.Read(cfg)
-	if err != nil || b == nil {
-		return nil
-	}
-	d, err := config.ParseJSON(b, config.JSONC)
-	if err != nil {
-		return []host.Finding{{Problem: host.Refuse(cfg, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	var out []host.Finding
-	for _, n := range host.OtherServers(d, []string{"mcp"}, "", o.Bin) {
-		out = append(out, host.Finding{
-			Problem: "the MCP server " + n + " in " + cfg + " runs tasksessiond mcp beside the plugin: the model gets the tools twice",
-			Fix:     "remove mcp." + n + " from " + cfg,
-		})
-	}
-	return out
+	return host.Twice(h, o, cfg, config.JSONC, []string{"mcp"}, "",
+		"runs tasksessiond mcp beside the plugin: the model gets the tools twice",
+		func(n string) string { return "remove mcp." + n + " from " + cfg })
 }
