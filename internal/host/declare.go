@@ -63,16 +63,10 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 // Declare plans the entries, each file edited once, in the order first
 // declared.
 func (p *Plan) Declare(entries []Entry) error {
-	for len(entries) > 0 {
-		var mine, rest []Entry
-		for _, e := range entries {
-			if e.File == entries[0].File {
-				mine = append(mine, e)
-			} else {
-				rest = append(rest, e)
-			}
-		}
-		entries = rest
+	for entries = slices.Clone(entries); len(entries) > 0; {
+		file := entries[0].File
+		mine := slices.DeleteFunc(slices.Clone(entries), func(e Entry) bool { return e.File != file })
+		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.File == file })
 		var err error
 		switch mine[0].Kind {
 		case OwnFile:
@@ -89,8 +83,7 @@ func (p *Plan) Declare(entries []Entry) error {
 	return nil
 }
 
-// ownFile plans a whole file of setup's: put there, brought up to date,
-// or removed.
+// ownFile plans a whole file of setup's: put there, updated or removed.
 func (p *Plan) ownFile(e Entry) error {
 	old, err := config.Read(e.File)
 	if err != nil {
@@ -112,7 +105,7 @@ func (p *Plan) ownFile(e Entry) error {
 	return nil
 }
 
-// edit is a JSON file being edited: its document, its key in the record,
+// edit is a JSON file being edited: its document, its record key,
 // whether the record knew it, and whether it held setup's own as found.
 type edit struct {
 	d            *config.Doc
@@ -166,9 +159,8 @@ func (p *Plan) editJSON(es []Entry) error {
 }
 
 // settle drops the record's edits of file that no longer hold: a name
-// setup made that is gone and, uninstalling, each edit taken back (or
-// the user's since). A container setup made that holds nothing once
-// uninstall took setup's own out goes.
+// setup made that is gone and, uninstalling, each value taken back. A
+// container setup made that uninstall left holding nothing goes.
 func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 	p.forget(file, func(e Edit) bool {
 		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
@@ -199,9 +191,8 @@ func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, che
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
 }
 
-// userString adds e.Value, a string, to the user's array at e.Path unless
-// it is there already, recording that it did. Uninstalling, it takes it
-// out where the record says setup added it.
+// userString adds the string e.Value to the user's array at e.Path,
+// recording it, or, uninstalling, takes out what the record says it added.
 func (p *Plan) userString(f *edit, e Entry) error {
 	s, where := e.Value.(string), strings.Join(e.Path, ".")
 	var have []string
@@ -227,10 +218,9 @@ func (p *Plan) userString(f *edit, e Entry) error {
 	return nil
 }
 
-// userValue makes the user's member at e.Path hold e.Value, recording
-// what it held before (a second run, finding e.Value, keeps the user's
-// original). Uninstalling, it puts that back where the member still holds
-// e.Value; another value is the user's since, and stays.
+// userValue sets the user's member at e.Path to e.Value, recording what
+// it was; uninstalling, it puts that back where the member still holds
+// e.Value (another value is the user's since).
 func (p *Plan) userValue(f *edit, e Entry) error {
 	want, err := json.Marshal(e.Value)
 	if err != nil {
@@ -272,8 +262,8 @@ func (p *Plan) unrecorded(f *edit, what, file string) {
 	}
 }
 
-// ownBlock plans setup's block b in a TOML file: set to hold b.Body or,
-// uninstalling, taken out, with setup's tables left outside it.
+// ownBlock sets setup's block in a TOML file or, uninstalling, takes it
+// out, with setup's tables a host's rewrite left outside it.
 func (p *Plan) ownBlock(e Entry) error {
 	path, b, key := e.File, e.Value.(Block), recordKey(e.File)
 	body := b.Body

@@ -22,8 +22,7 @@ type Server struct {
 }
 
 // Group is a group of hooks as Claude Code, Codex CLI and Gemini CLI
-// write it ({"hooks": {EVENT: [GROUP]}}); setup's holds one command hook
-// and no matcher (every source: startup, resume, clear, compact, fork).
+// write it; setup's holds one command hook and no matcher (every source).
 type Group struct {
 	Hooks []Hook `json:"hooks"`
 }
@@ -54,10 +53,9 @@ func OurGroup(bin, name string) func(raw []byte) bool {
 }
 
 // SetupsServer reports whether an MCP server's entry is one setup wrote:
-// it runs tasksessiond mcp with only the arguments setup gives (MCPArgs),
-// and has no member but the ones setup writes (members) and environment
-// but the daemon's. Another, even one running tasksessiond mcp (the
-// user's own, bound to a session of theirs), is the user's.
+// tasksessiond mcp with only setup's arguments, members and environment.
+// Another, even one running tasksessiond mcp (bound to a session of the
+// user's), is the user's.
 func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 	words := serverWords(entry)
 	if !RunsTasksessiond(words, bin, "mcp") {
@@ -111,8 +109,7 @@ func Twice(h Host, o Options, path string, dl config.Dialect, servers []string, 
 	return out
 }
 
-// serverWords is a server's command (a string, or OpenCode's array) and
-// its arguments, as words.
+// serverWords is a server's command (a string, or an array) and arguments.
 func serverWords(s map[string]any) []string {
 	var words []string
 	for _, v := range []any{s["command"], s["args"]} {
@@ -135,8 +132,7 @@ func yours(path []string, server map[string]any) error {
 	return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(serverWords(server)...))
 }
 
-// ownServer makes the MCP server at e.Path hold e.Value, or, uninstalling,
-// deletes it when setup wrote it.
+// ownServer sets setup's MCP server at e.Path or, uninstalling, deletes it.
 func (p *Plan) ownServer(f *edit, e Entry) error {
 	path, name, want := e.Path, e.Path[len(e.Path)-1], e.Value.(Server)
 	var m map[string]any // what setup writes
@@ -171,11 +167,9 @@ func (p *Plan) ownServer(f *edit, e Entry) error {
 	return nil
 }
 
-// ownHook makes the hooks at e.Path (["hooks", EVENT]) hold setup's group
-// e.Value: a group of setup's that differs (an old binary's path, other
-// arguments, a matcher that leaves out a source) is replaced where it is,
-// for a host may key the hook's trust by its index. Uninstalling, or with
-// --no-hook, it takes setup's groups out.
+// ownHook adds setup's group to the hooks at e.Path, or replaces a stale
+// one of setup's where it is (Codex keys a hook's trust by its index);
+// uninstalling, or with --no-hook, it takes setup's groups out.
 func (p *Plan) ownHook(f *edit, e Entry) error {
 	event, ours := e.Path[len(e.Path)-1], OurGroup(p.o.Bin, p.Host.Name())
 	if p.o.Uninstall || p.o.NoHook {
@@ -198,8 +192,8 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 	return f.d.Append(e.Path, group)
 }
 
-// raw is the value at path in doc, compact ("" when there is none): what
-// an edit there changed, without the whole file's bytes.
+// raw is the value at path in doc, compact ("" none): what an edit there
+// changed, without the whole file's bytes.
 func raw(doc *config.Doc, path []string) string {
 	var r json.RawMessage
 	doc.Get(path, &r)
