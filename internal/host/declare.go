@@ -153,8 +153,7 @@ func (p *Plan) editJSON(es []Entry) error {
 	} else {
 		newb = f.d.Bytes()
 	}
-	left := slices.ContainsFunc(es, func(e Entry) bool { return e.Kind == OwnServer && f.d.Depth(e.Path) == len(e.Path) })
-	p.change(f.file, path, old, newb, left, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
+	p.change(f.file, path, old, newb, false, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
 	return nil
 }
 
@@ -177,10 +176,10 @@ func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 	})
 }
 
-// change plans the file's change from old to newb, which still holds
-// something of setup's (left: uninstall did not know it for setup's) or
-// not; a file that held setup's own as found (setUp) is no original of
-// the user's to back up.
+// change plans the file's change from old to newb; uninstalling, the
+// record of the file goes unless something of setup's is left (a block,
+// a name it made). A file that held setup's own as found (setUp) is no
+// original of the user's to back up.
 func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
 	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
 		p.forget(file, nil)

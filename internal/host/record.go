@@ -126,9 +126,10 @@ func (p *Plan) had(file string, path []string, known bool) int {
 }
 
 // made records, setting up, the first name of path that d lacks, which
-// setup is about to make, unless the record has it made already.
+// setup is about to make (in a file it made too: while the name holds
+// something, the record of the file stays).
 func (p *Plan) made(file string, d *config.Doc, path []string) {
-	if n := d.Depth(path); n < len(path) && p.had(file, path[:n+1], true) > n {
+	if n := d.Depth(path); n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
 		p.rec = append(p.rec, Edit{File: file, Path: path[:n+1]})
 	}
 }
