@@ -56,15 +56,9 @@ func configFiles(o host.Options) []string {
 // OpenCode's own to-do tools off in its config (JSONC, as OpenCode reads
 // it; setting them off from the plugin does not remove them in 1.18.33).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p, err := host.NewPlan(h, o)
-	if err != nil {
-		return nil, err
-	}
 	cfg, pluginPath := files(o)
-	// Uninstall takes back both of the config files setup may have
-	// edited (the user may have moved to opencode.jsonc since).
 	cfgs := []string{cfg}
-	if o.Uninstall {
+	if o.Uninstall { // both files setup may have edited: the user may have moved to opencode.jsonc since
 		cfgs = configFiles(o)
 	}
 	var es []host.Entry
@@ -73,7 +67,8 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			es = append(es, host.Entry{File: cfg, Dialect: config.JSONC, Kind: host.UserValue, Path: []string{"tools", t}, Value: false})
 		}
 	}
-	if err := p.Declare(append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
+	p, err := host.Declared(h, o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin}))
+	if err != nil {
 		return nil, err
 	}
 	if !o.Uninstall {
