@@ -85,11 +85,11 @@ func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 	return true
 }
 
-// Twice is what a host's Check finds in its JSON file at path: each
+// OtherServers is what a host's Check finds in its JSON file at path: each
 // server in the object at servers, other than name, that runs
 // tasksessiond mcp (the model gets the tools twice), said with why and
 // fixed by fix(its name).
-func Twice(h Host, o Options, path string, dl config.Dialect, servers []string, name, why string, fix func(string) string) []Finding {
+func OtherServers(h Host, o Options, path string, dl config.Dialect, servers []string, name, why string, fix func(string) string) []Finding {
 	b, err := config.Read(path)
 	if err != nil || b == nil {
 		return nil

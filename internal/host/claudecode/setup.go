@@ -83,7 +83,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Check finds servers that run tasksessiond mcp under another name.
 func (h Host) Check(o host.Options) []host.Finding {
 	servers, _ := files(o)
-	return host.Twice(h, o, servers, config.JSON, []string{"mcpServers"}, Server,
+	return host.OtherServers(h, o, servers, config.JSON, []string{"mcpServers"}, Server,
 		"also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__"+Server+"__…",
 		func(n string) string { return "claude mcp remove " + n })
 }

@@ -87,7 +87,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Check finds servers that run tasksessiond mcp under another name.
 func (h Host) Check(o host.Options) []host.Finding {
 	path, _ := files(o)
-	return host.Twice(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
+	return host.OtherServers(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
 		"also runs tasksessiond mcp: the model gets the tools twice, and the hooks name them "+Server+"-…",
 		func(n string) string { return "remove mcpServers." + n + " from " + path })
 }

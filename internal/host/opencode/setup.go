@@ -86,7 +86,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Check finds an MCP server that runs tasksessiond mcp beside the plugin.
 func (h Host) Check(o host.Options) []host.Finding {
 	cfg, _ := files(o)
-	return host.Twice(h, o, cfg, config.JSONC, []string{"mcp"}, "",
+	return host.OtherServers(h, o, cfg, config.JSONC, []string{"mcp"}, "",
 		"runs tasksessiond mcp beside the plugin: the model gets the tools twice",
 		func(n string) string { return "remove mcp." + n + " from " + cfg })
 }

@@ -56,7 +56,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Qwen Code's own to-do tool turned on.
 func (h Host) Check(o host.Options) []host.Finding {
 	path := settingsFile(o)
-	out := host.Twice(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
+	out := host.OtherServers(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
 		"also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__"+Server+"__…",
 		func(n string) string { return "remove mcpServers." + n + " from " + path })
 	var s struct {
