@@ -40,34 +40,19 @@ var setupHelp = [6]string{
 // resolve completes the options the flags set: the default binary, paths
 // made absolute (the host runs them from anywhere), the current directory
 // as the project.
-func resolve(o *host.Options, project bool) error {
+func resolve(o *host.Options, project bool) (err error) {
 	if o.Bin == "" {
 		o.Bin = defaultBin()
 	}
-	if strings.ContainsRune(o.Bin, filepath.Separator) && !filepath.IsAbs(o.Bin) {
-		abs, err := filepath.Abs(o.Bin)
-		if err != nil {
-			return err
-		}
-		o.Bin = abs
-	}
 	if project {
-		wd, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		o.Project = wd
+		o.Project, err = os.Getwd()
 	}
-	for _, p := range []*string{&o.Socket, &o.DB} {
-		if *p != "" {
-			abs, err := filepath.Abs(*p)
-			if err != nil {
-				return err
-			}
-			*p = abs
+	for _, p := range []*string{&o.Bin, &o.Socket, &o.DB} {
+		if err == nil && *p != "" && (p != &o.Bin || strings.ContainsRune(*p, filepath.Separator)) {
+			*p, err = filepath.Abs(*p)
 		}
 	}
-	return nil
+	return err
 }
 
 // defaultBin is "tasksessiond" when that, on PATH, is this binary, else
@@ -94,7 +79,7 @@ func setupCmd(args []string, stdout, stderr io.Writer) int {
 	var o host.Options
 	project := optionFlags(fs, &o, setupHelp)
 	dryRun := fs.Bool("dry-run", false, "print the steps setup would take and the change as a diff, and change nothing")
-	uninstall := fs.Bool("uninstall", false, "remove what setup added, and nothing else")
+	fs.BoolVar(&o.Uninstall, "uninstall", false, "remove what setup added, and nothing else")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: tasksessiond setup HOST [flags]
 
@@ -114,108 +99,71 @@ What it writes, host by host: `+docsURL+`HOSTS.md
 Flags:
 `, strings.Join(host.Names(), ", "), config.BackupSuffix)
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), `
-Examples:
-  tasksessiond setup %[1]s --dry-run
-  tasksessiond setup %[1]s
-  tasksessiond setup %[1]s --uninstall
-`, host.Names()[0])
+		fmt.Fprintf(fs.Output(), "\nExamples:\n  tasksessiond setup %[1]s --dry-run\n  tasksessiond setup %[1]s\n  tasksessiond setup %[1]s --uninstall\n", host.Names()[0])
 	}
-	h, rest, code, ok := hostArg(fs, args, stdout, stderr)
-	if !ok {
-		return code
+	var names []string // the host's name, before the flags or after
+	for {
+		if code, ok := parseFlags(fs, args, stdout); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
 	}
-	if code, ok := parseFlags(fs, rest, stdout); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tasksessiond setup: unexpected %q\n", fs.Arg(0))
+	if len(names) != 1 {
+		fmt.Fprintf(stderr, "%s: name one host: %s\n", fs.Name(), strings.Join(host.Names(), ", "))
 		return 2
 	}
-	o.Uninstall = *uninstall
-	if err := resolve(&o, *project); err != nil {
-		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
-		return 1
+	h, found := host.Lookup(names[0])
+	if !found {
+		fmt.Fprintf(stderr, "%s: unknown host %q (one of: %s)\n", fs.Name(), names[0], strings.Join(host.Names(), ", "))
+		return 2
 	}
-	plan, err := h.Plan(o)
+	err := resolve(&o, *project)
+	var plan *host.Plan
+	if err == nil {
+		plan, err = h.Plan(o)
+	}
 	if err == nil {
 		err = host.BesideRoute(h, o) // the plugin or extension sets h up already
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
-		return 1
-	}
-	if !plan.Changed() {
-		if !*dryRun {
-			// no file of the user's changes; setup's record may (what it
-			// takes as setup's, what it no longer needs)
-			if err := plan.Apply(); err != nil {
-				fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
-				return 1
-			}
-		}
-		if o.Uninstall {
-			fmt.Fprintf(stdout, "%s: nothing of setup's to remove; nothing changed\n", h.Title())
-		} else {
-			fmt.Fprintf(stdout, "%s: set up already; nothing changed\n", h.Title())
-			printNotes(stdout, plan)
-		}
-		return 0
-	}
-	if *dryRun {
+	if err == nil && *dryRun && plan.Changed() {
 		// first what the real run would print, then the bytes
 		fmt.Fprintf(stdout, "%s: setup would\n", h.Title())
-		for _, s := range plan.Steps {
-			fmt.Fprintf(stdout, "  - %s\n", s)
-		}
+		printList(stdout, "  - ", plan.Steps)
 		for _, c := range plan.Changes {
 			config.Diff(stdout, c)
 		}
 		fmt.Fprintf(stdout, "(dry run: nothing was changed)\n")
 		return 0
 	}
-	if err := plan.Apply(); err != nil {
+	if err == nil && !*dryRun {
+		err = plan.Apply() // setup's record may change though no file does
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "tasksessiond setup: %v\n", err)
 		return 1
 	}
-	verb := "set up"
-	if o.Uninstall {
-		verb = "setup removed"
+	switch {
+	case plan.Changed() && o.Uninstall:
+		fmt.Fprintf(stdout, "%s: setup removed\n", h.Title())
+	case plan.Changed():
+		fmt.Fprintf(stdout, "%s: set up\n", h.Title())
+	case o.Uninstall:
+		fmt.Fprintf(stdout, "%s: nothing of setup's to remove; nothing changed\n", h.Title())
+	default:
+		fmt.Fprintf(stdout, "%s: set up already; nothing changed\n", h.Title())
 	}
-	fmt.Fprintf(stdout, "%s: %s\n", h.Title(), verb)
-	for _, s := range plan.Steps {
-		fmt.Fprintf(stdout, "  - %s\n", s)
+	if plan.Changed() {
+		printList(stdout, "  - ", plan.Steps)
 	}
-	printNotes(stdout, plan)
+	printList(stdout, "  note: ", plan.Notes)
 	return 0
 }
 
-func printNotes(w io.Writer, plan *host.Plan) {
-	for _, n := range plan.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+func printList(w io.Writer, prefix string, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s%s\n", prefix, l)
 	}
-}
-
-// hostArg takes the host's name, first or after the flags.
-func hostArg(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (h host.Host, rest []string, code int, ok bool) {
-	name := ""
-	switch {
-	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
-		name, rest = args[0], args[1:]
-	default:
-		if code, ok := parseFlags(fs, args, stdout); !ok {
-			return nil, nil, code, false
-		}
-		if fs.NArg() == 0 {
-			fmt.Fprintf(stderr, "%s: name the host: %s\n", fs.Name(), strings.Join(host.Names(), ", "))
-			return nil, nil, 2, false
-		}
-		name, rest = fs.Arg(0), fs.Args()[1:]
-	}
-	h, found := host.Lookup(name)
-	if !found {
-		fmt.Fprintf(stderr, "%s: unknown host %q (one of: %s)\n", fs.Name(), name, strings.Join(host.Names(), ", "))
-		return nil, nil, 2, false
-	}
-	return h, rest, 0, true
 }

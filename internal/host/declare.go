@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,55 +10,33 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
-// A host declares its setup as entries: what should be where. One engine,
-// Declared, plans install and uninstall from them (and --dry-run and
-// doctor read that plan); a host's package says where its files are and
-// what goes in them, and nothing of how.
+// A host declares its setup as entries, what should be where, and one
+// engine plans install, uninstall, --no-hook, --dry-run and doctor from
+// them: a host's package says where its files are and what goes in them,
+// and nothing of how.
 
 // Kind is what an entry puts at its path, and so how uninstall takes it
-// back.
+// back: setup's own things (Own…) are known by what they are, the user's
+// values setup changes (User…) by setup's record.
 type Kind int
 
 const (
-	// OwnServer is setup's MCP server (Value: a Server) at Path, known by
-	// what it runs; uninstall removes it, and a server of the user's
-	// there is refused by name.
-	OwnServer Kind = iota
-	// OwnHook is setup's hook group (Value: a Group) in the array at
-	// Path (["hooks", EVENT]), known by what it runs ("tasksessiond hook
-	// HOST"); --no-hook and uninstall remove it.
-	OwnHook
-	// UserString adds a string (Value) to the user's array at Path (a
-	// permission, a deny rule); setup's record keeps that it did, so
-	// uninstall takes out only what setup added.
-	UserString
-	// UserValue sets the user's value at Path (the host's own to-do tool
-	// off); the record keeps what it was, and uninstall puts that back.
-	UserValue
-	// OwnFile is a whole file of setup's (Value: its bytes, Path nil),
-	// put there or brought up to date; uninstall removes it.
-	OwnFile
-	// OwnHookFile is a whole file of setup's hooks, as OwnFile; --no-hook
-	// removes it too.
-	OwnHookFile
-	// OwnBlock is a block of setup's own in a TOML file (Value: a
-	// Block, Path nil), between markers that name it; the rest of the
-	// file, the user's, is not touched. Uninstall removes it.
-	OwnBlock
+	OwnServer  Kind = iota // an MCP server (Value: a Server); one of the user's there is refused
+	OwnHook                // a hook group (Value: a Group) in the array at Path (["hooks", EVENT])
+	UserString             // a string (Value) added to the user's array at Path (a deny rule)
+	UserValue              // the user's value at Path set to Value (the host's own to-do tool off)
+	OwnFile                // a whole file (Value: its bytes; nil, as with --no-hook: none)
+	OwnBlock               // a block in a TOML file (Value: a Block); the rest of the file is the user's
 )
 
-// Block is what an OwnBlock holds. Which tables are setup's is said by
-// what they are, not by where they are: a host rewriting the file (Codex's
-// "codex mcp add") may move them out of the block, and a table of the
-// host's or the user's may land in it; either stays the other's.
+// Block is what an OwnBlock holds, between markers that name it. Which
+// tables are setup's is said by what they are, not where: a host rewriting
+// the file (Codex's "codex mcp add") may move them out of the block, and
+// put one of its own or the user's in it; either stays the other's.
 type Block struct {
-	Name  string // in its markers
-	Body  string // its tables ("" none: the block goes)
-	Holds string // what it holds, for people
-	// Server is the path of setup's MCP server in it (["mcp_servers",
-	// "tasks"]), with Members, what setup writes there beside command,
-	// args and env (SetupsServer): a server of the user's there is
-	// refused by name.
+	Name, Body, Holds string // in its markers; its tables ("" none: it goes); what it holds, for people
+	// Server is the path of setup's MCP server in it, with Members, what
+	// setup writes there beside command, args and env (SetupsServer).
 	Server, Members []string
 	Tables          []string          // the headers of setup's other tables
 	Rename          map[string]string // the user's tables to rename (a position setup shifted)
@@ -65,8 +44,8 @@ type Block struct {
 
 // Entry is one thing setup puts in one of a host's files.
 type Entry struct {
-	File    string         // the file's path
-	Dialect config.Dialect // how the host reads it
+	File    string
+	Dialect config.Dialect // how the host reads the file
 	Kind    Kind
 	Path    []string // where in the file
 	Value   any
@@ -78,201 +57,267 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Declare(entries); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p, p.Declare(entries)
 }
 
-// Declare plans the entries, each file edited once, its entries in the
-// order declared: with o.Uninstall it takes back what the entries put
-// there, and with o.NoHook it takes out setup's hooks.
+// Declare plans the entries, each file edited once, in the order first
+// declared.
 func (p *Plan) Declare(entries []Entry) error {
-	o := p.o
-	var files []string
-	for _, e := range entries {
-		if !slices.Contains(files, e.File) {
-			files = append(files, e.File)
-		}
-	}
-	for _, file := range files {
-		var mine []Entry
-		for _, e := range entries {
-			if e.File == file {
-				mine = append(mine, e)
-			}
-		}
+	for entries = slices.Clone(entries); len(entries) > 0; {
+		file := entries[0].File
+		mine := slices.DeleteFunc(slices.Clone(entries), func(e Entry) bool { return e.File != file })
+		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.File == file })
+		var err error
 		switch mine[0].Kind {
-		case OwnFile, OwnHookFile:
-			if err := ownFile(p, o, mine[0]); err != nil {
-				return err
-			}
-			continue
+		case OwnFile:
+			err = p.ownFile(mine[0])
 		case OwnBlock:
-			if err := ownBlock(p, o, mine[0].File, mine[0].Value.(Block)); err != nil {
-				return err
-			}
-			continue
+			err = p.ownBlock(mine[0])
+		default:
+			err = p.editJSON(mine)
 		}
-		if err := editJSON(p, file, mine[0].Dialect, mine); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ownFile plans a whole file of setup's.
-func ownFile(p *Plan, o Options, e Entry) error {
+// ownFile plans a whole file of setup's: put there, updated or removed.
+func (p *Plan) ownFile(e Entry) error {
 	old, err := config.Read(e.File)
 	if err != nil {
 		return Refuse(e.File, err)
 	}
-	c := config.Change{Path: e.File, Old: old, New: e.Value.([]byte), Mode: 0o644, NoBackup: true}
-	what := "the plugin"
-	if e.Kind == OwnHookFile {
-		what = "the hooks file"
-	}
+	newb, _ := e.Value.([]byte)
 	switch {
-	case o.Uninstall || o.NoHook && e.Kind == OwnHookFile:
-		c.New = nil
+	case p.o.Uninstall || newb == nil:
+		newb = nil
 		if old != nil {
-			p.Step("remove %s %s", what, e.File)
+			p.Step("remove setup's file %s", e.File)
 		}
 	case old == nil:
-		p.Step("install %s %s", what, e.File)
-	case !bytes.Equal(old, c.New):
-		p.Step("update %s %s", what, e.File)
-	default:
-		c.New = old
+		p.Step("write setup's file %s", e.File)
+	case !bytes.Equal(old, newb):
+		p.Step("update setup's file %s", e.File)
 	}
-	p.Add(c)
+	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
 }
 
-// editJSON plans the entries of the JSON file at path, read in the
-// host's dialect (an empty document for a file that is not there), in the
-// order declared.
-func editJSON(p *Plan, path string, dl config.Dialect, entries []Entry) error {
-	old, err := config.Read(path)
-	if err != nil {
-		return Refuse(path, err)
-	}
-	doc, err := config.ParseJSON(old, dl)
-	if err != nil {
-		return Refuse(path, err)
-	}
-	had := make([]int, len(entries)) // how much of each path the user had
-	for i, e := range entries {
-		had[i] = doc.Depth(e.Path)
-	}
-	return p.EditFile(path, old, FileEdit{
-		Empty: old != nil && doc.IsEmpty(),
-		SetUp: runsTasksessiond(doc, p.o.Bin),
-		Check: func(b []byte) error { return config.CheckJSON(b, dl) },
-		Ours:  func([]byte) bool { return runsTasksessiond(doc, p.o.Bin) || p.leftUnder(path, doc) },
-		Edit: func() ([]byte, bool, error) {
-			for i, e := range entries {
-				if err := apply(p, doc, e, had[i]); err != nil {
-					return nil, false, err
-				}
-			}
-			if doc.IsEmpty() {
-				return []byte("{}\n"), true, nil
-			}
-			return doc.Bytes(), false, nil
-		},
-	})
+// edit is a JSON file being edited: its document, its record key,
+// whether the record knew it, and whether it held setup's own as found.
+type edit struct {
+	d            *config.Doc
+	file         string
+	known, setUp bool
 }
 
-// apply plans one entry in the document d of its file, of whose path
-// the user had had names: set up, or, uninstalling, taken back.
-func apply(p *Plan, d *config.Doc, e Entry, had int) error {
-	switch e.Kind {
-	case OwnServer:
-		return ownServer(p, d, e, had)
-	case OwnHook:
-		return ownHook(p, d, e, had)
-	case UserString:
-		return userString(p, d, e, had)
-	}
-	return userValue(p, d, e, had)
-}
-
-// ownBlock plans setup's block b in the TOML file at path: set to hold
-// b.Body or, with o.Uninstall, taken out, with setup's tables left outside
-// it (a file left empty that held only the block is removed).
-func ownBlock(p *Plan, o Options, path string, b Block) error {
-	body := b.Body
-	if o.Uninstall {
-		body = ""
-	}
+// editJSON plans the entries of one JSON file, read in the host's dialect
+// (an empty document for a file that is not there).
+func (p *Plan) editJSON(es []Entry) error {
+	path, dl := es[0].File, es[0].Dialect
+	f := &edit{file: recordKey(path)}
 	old, err := config.Read(path)
+	if err == nil && old == nil && p.o.Uninstall {
+		p.forget(f.file, nil) // gone, and what setup did in it
+		return nil
+	}
+	if err == nil {
+		f.d, err = config.ParseJSON(old, dl)
+	}
 	if err != nil {
 		return Refuse(path, err)
 	}
-	if old != nil {
-		if err := config.CheckTOML(old); err != nil {
+	f.known = slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file })
+	p.found(f.file, old, f.d.IsEmpty())
+	for _, e := range es {
+		switch e.Kind {
+		case OwnServer:
+			err = p.ownServer(f, e)
+		case OwnHook:
+			err = p.ownHook(f, e)
+		case UserString:
+			err = p.userString(f, e)
+		default:
+			err = p.userValue(f, e)
+		}
+		if err != nil {
 			return Refuse(path, err)
 		}
 	}
-	server, setups := b.server(old, o.Bin)
+	p.settle(f.d, f.file, es)
+	newb := []byte("{}\n")
+	if f.d.IsEmpty() {
+		newb = p.emptied(f.file, newb)
+	} else {
+		newb = f.d.Bytes()
+	}
+	p.change(f.file, path, old, newb, false, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
+	return nil
+}
+
+// settle drops the record's edits of file that no longer hold: a name
+// setup made that is gone and, uninstalling, each value taken back. A
+// container setup made that uninstall left holding nothing goes.
+func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
+	p.forget(file, func(e Edit) bool {
+		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
+		switch {
+		case len(e.Path) == 0:
+			return false // the file's own: change decides
+		case e.Added != "" || e.Was != nil || value:
+			return p.o.Uninstall
+		}
+		if v := raw(d, e.Path); p.o.Uninstall && (v == "{}" || v == "[]") {
+			d.Delete(e.Path, len(e.Path)-1)
+		}
+		return d.Depth(e.Path) < len(e.Path)
+	})
+}
+
+// change plans the file's change from old to newb; uninstalling, the
+// record of the file goes unless something of setup's is left (a block,
+// a name it made). A file that held setup's own as found (setUp) is no
+// original of the user's to back up.
+func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
+	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
+		p.forget(file, nil)
+	}
+	if bytes.Equal(newb, old) && (newb == nil) == (old == nil) {
+		newb = old
+	}
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
+}
+
+// userString adds the string e.Value to the user's array at e.Path,
+// recording it, or, uninstalling, takes out what the record says it added.
+func (p *Plan) userString(f *edit, e Entry) error {
+	s, where := e.Value.(string), strings.Join(e.Path, ".")
+	var have []string
+	f.d.Get(e.Path, &have)
+	switch {
+	case !p.o.Uninstall && slices.Contains(have, s):
+		return nil // the user's own, or added already
+	case !p.o.Uninstall:
+		p.made(f.file, f.d, e.Path)
+		p.set(Edit{File: f.file, Path: e.Path, Added: s})
+		p.Step("add %q to %s in %s", s, where, e.File)
+		return f.d.Append(e.Path, s)
+	case p.rec.find(f.file, e.Path, s) < 0:
+		if slices.Contains(have, s) {
+			p.unrecorded(f, fmt.Sprintf("%q in %s", s, where), e.File)
+		}
+		return nil
+	}
+	q, _ := json.Marshal(s)
+	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), func(raw []byte) bool { return bytes.Equal(raw, q) }) > 0 {
+		p.Step("remove %q from %s in %s", s, where, e.File)
+	}
+	return nil
+}
+
+// userValue sets the user's member at e.Path to e.Value, recording what
+// it was; uninstalling, it puts that back where the member still holds
+// e.Value (another value is the user's since).
+func (p *Plan) userValue(f *edit, e Entry) error {
+	want, err := json.Marshal(e.Value)
+	if err != nil {
+		return err
+	}
+	where, now := strings.Join(e.Path, "."), raw(f.d, e.Path)
+	i := p.rec.find(f.file, e.Path, "")
+	switch {
+	case !p.o.Uninstall && now == string(want):
+		return nil // the user's own, or set already
+	case !p.o.Uninstall:
+		r := Edit{File: f.file, Path: e.Path}
+		if now != "" {
+			r.Was = json.RawMessage(now)
+		}
+		p.made(f.file, f.d, e.Path[:len(e.Path)-1])
+		p.set(r)
+		p.Step("set %s: %s in %s", where, want, e.File)
+		return f.d.Set(e.Path, e.Value)
+	case now != string(want):
+		return nil // not there, or changed since: the user's
+	case i < 0:
+		p.unrecorded(f, fmt.Sprintf("%s: %s", where, want), e.File)
+		return nil
+	case p.rec[i].Was == nil:
+		f.d.Delete(e.Path, p.had(f.file, e.Path, f.known))
+		p.Step("remove %s from %s", where, e.File)
+		return nil
+	}
+	p.Step("set %s back to %s in %s", where, p.rec[i].Was, e.File)
+	return f.d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
+}
+
+// unrecorded notes a value like setup's left, for the record says nothing
+// of its file (moved aside, another HOME): it may be the user's.
+func (p *Plan) unrecorded(f *edit, what, file string) {
+	if !f.known {
+		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
+	}
+}
+
+// ownBlock sets setup's block in a TOML file or, uninstalling, takes it
+// out, with setup's tables a host's rewrite left outside it.
+func (p *Plan) ownBlock(e Entry) error {
+	path, b, key := e.File, e.Value.(Block), recordKey(e.File)
+	body := b.Body
+	if p.o.Uninstall {
+		body = ""
+	}
+	old, err := config.Read(path)
+	if err == nil && old != nil {
+		err = config.CheckTOML(old)
+	}
+	if err != nil {
+		return Refuse(path, err)
+	}
+	var v any // the server at b.Server, if any
+	if b.Server != nil {
+		config.DecodeTOML(old, &v) // checked already
+	}
+	for _, k := range b.Server {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	server, _ := v.(map[string]any)
+	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
 	if body != "" && server != nil && !setups {
-		return Refuse(path, fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(b.Server, "."), Command(commandLine(server["command"], toStrings(server["args"]))...)))
+		return Refuse(path, yours(b.Server, server))
 	}
 	was := config.Block(old, b.Name)
 	ours := func(h string) bool {
 		s := strings.Join(b.Server, ".")
 		return setups && (h == s || strings.HasPrefix(h, s+".")) || slices.Contains(b.Tables, h)
 	}
-	stripped, _ := config.RemoveBlock(old, b.Name, ours)
-	return p.EditFile(path, old, FileEdit{
-		Empty: old != nil && len(bytes.TrimSpace(old)) == 0,
-		SetUp: was != "" || !bytes.Equal(stripped, old),
-		Check: config.CheckTOML,
-		// a block of setup's (each is named tasksessiond …) keeps the
-		// record of the file
-		Ours: func(newb []byte) bool { return bytes.Contains(newb, []byte("# >>> tasksessiond")) },
-		Edit: func() ([]byte, bool, error) {
-			var newb []byte
-			var err error
-			if body == "" {
-				newb, err = config.RemoveBlock(old, b.Name, ours)
-			} else {
-				newb, err = config.SetBlock(old, b.Name, body, ours)
-			}
-			if err != nil {
-				return nil, false, err
-			}
-			switch {
-			case bytes.Equal(newb, old):
-			case body == "" && was != "":
-				p.Step("remove setup's block (%s) from %s", b.Holds, path)
-			case body == "":
-				p.Step("remove setup's tables (%s), left without their block by a rewrite of the host's, from %s", b.Holds, path)
-			case was == "":
-				p.Step("add %s to %s", b.Holds, path)
-			default:
-				p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
-			}
-			return config.RenameTables(newb, b.Rename), body == "" && len(newb) == 0 && len(old) > 0, nil
-		},
-	})
-}
-
-// server is the MCP server at b.Server in the TOML file b, and whether
-// setup wrote it (nil when there is none).
-func (b Block) server(file []byte, bin string) (map[string]any, bool) {
-	if b.Server == nil {
-		return nil, false
+	stripped, err := config.RemoveBlock(old, b.Name, ours)
+	newb := stripped
+	if body != "" {
+		newb, err = config.SetBlock(old, b.Name, body, ours)
 	}
-	var v any
-	var top map[string]any
-	config.DecodeTOML(file, &top) // checked already
-	v = top
-	for _, k := range b.Server {
-		m, _ := v.(map[string]any)
-		v = m[k]
+	if err != nil {
+		return Refuse(path, err)
 	}
-	s, _ := v.(map[string]any)
-	return s, s != nil && SetupsServer(s, bin, b.Members...)
+	switch {
+	case bytes.Equal(newb, old):
+	case body == "" && was != "":
+		p.Step("remove setup's block (%s) from %s", b.Holds, path)
+	case body == "":
+		p.Step("remove setup's tables (%s), left without their block by a rewrite of the host's, from %s", b.Holds, path)
+	case was == "":
+		p.Step("add %s to %s", b.Holds, path)
+	default:
+		p.Step("replace setup's block in %s (it was:\n%s)", path, strings.TrimRight(was, "\r\n"))
+	}
+	newb = config.RenameTables(newb, b.Rename)
+	p.found(key, old, len(bytes.TrimSpace(old)) == 0)
+	if len(bytes.TrimSpace(newb)) == 0 {
+		newb = p.emptied(key, newb)
+	}
+	p.change(key, path, old, newb, bytes.Contains(newb, []byte("# >>> tasksessiond")), was != "" || !bytes.Equal(stripped, old), config.CheckTOML)
+	return nil
 }

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,40 +14,23 @@ import (
 // Installer is how a host is set up and checked: "tasksessiond setup
 // HOST" and "tasksessiond doctor".
 type Installer interface {
-	// Plan returns the changes that set the host up (or, with
-	// o.Uninstall, take back what setup added). It reads the host's
-	// files and writes nothing; a file it cannot read is an error that
-	// names it and says why.
+	// Plan reads the host's files and returns the changes that set it up
+	// (or take setup back), writing nothing; a file it cannot read is an
+	// error that names it and says why.
 	Plan(o Options) (*Plan, error)
-	// Check says what is wrong with the host's setup beyond what Plan
-	// would change (a server under another name, say).
-	Check(o Options) []Finding
-	// Doctor says whether the host is on this machine, and what beyond
-	// setup's files keeps it from using the tools (doctor.go).
-	Doctor
+	Check(o Options) []Finding // what is wrong beyond what Plan would change
+	Doctor                     // whether the host is here, and what else keeps it from the tools
 }
 
 // Options say where and how a host is set up.
 type Options struct {
-	// Project is a project directory whose own files are set up; ""
-	// sets up the user's.
-	Project string
-	// Bin is the tasksessiond command the host runs ("tasksessiond" when
-	// that is on PATH, else the binary's absolute path).
-	Bin string
-	// Socket and DB, when set, are given to the MCP server and the hooks
-	// (a daemon other than the default one).
-	Socket, DB string
-	// Session, when set, binds every conversation to that one daemon
-	// session (created on first use).
-	Session string
-	// NoHook sets up the MCP server (or plugin) only.
-	NoHook bool
-	// Uninstall takes back what setup added.
-	Uninstall bool
-	// Getenv reads the environment (the hosts' config-dir variables);
-	// os.Getenv when nil.
-	Getenv func(string) string
+	Project    string              // a project directory whose own files are set up; "" the user's
+	Bin        string              // the tasksessiond command the host runs
+	Socket, DB string              // a daemon other than the default, for the server and the hooks
+	Session    string              // binds every conversation to this one daemon session
+	NoHook     bool                // sets up the MCP server (or plugin) only
+	Uninstall  bool                // takes back what setup added
+	Getenv     func(string) string // reads the environment (os.Getenv when nil)
 }
 
 // Env reads a variable through o.Getenv.
@@ -73,62 +55,96 @@ func (o Options) Home() string {
 // the absolute path of its hooks.json.
 func (o Options) Dir(key string) string {
 	d := o.Env(key)
-	if d == "" {
-		return ""
-	}
-	if abs, err := filepath.Abs(d); err == nil {
+	if abs, err := filepath.Abs(d); d != "" && err == nil {
 		return abs
 	}
 	return d
 }
 
+// MCPArgs are the bridge's arguments: "mcp" and the options' daemon and
+// session.
+func (o Options) MCPArgs() []string {
+	if o.Session != "" {
+		return append(o.daemonArgs("mcp"), "--session", o.Session, "--create")
+	}
+	return o.daemonArgs("mcp")
+}
+
+// HookArgs are the hook's arguments for the host called name.
+func (o Options) HookArgs(name string) []string {
+	if o.Session != "" {
+		return append(o.daemonArgs("hook", name), "--session", o.Session)
+	}
+	return o.daemonArgs("hook", name)
+}
+
+func (o Options) daemonArgs(args ...string) []string {
+	if o.Socket != "" {
+		args = append(args, "--socket", o.Socket)
+	}
+	if o.DB != "" {
+		args = append(args, "--db", o.DB)
+	}
+	return args
+}
+
+// MCPEnv is the bridge's environment in the host's config (the daemon's
+// socket and database, when not the defaults); nil when there is none.
+func (o Options) MCPEnv() map[string]any {
+	env := map[string]any{}
+	for k, v := range map[string]string{"TASKSESSIOND_SOCKET": o.Socket, "TASKSESSIOND_DB": o.DB} {
+		if v != "" {
+			env[k] = v
+		}
+	}
+	if len(env) == 0 {
+		return nil
+	}
+	return env
+}
+
 // Plan is what setup changes: files, and what it tells the user.
 type Plan struct {
 	Host    Host
-	Changes []config.Change
-	// Steps say what each change does, for people ("add the MCP server
-	// tasks to ~/.claude.json").
-	Steps []string
-	// Notes say what setup did beside the files, or could not do (a
-	// host's own to-do tool it cannot turn off).
-	Notes []string
+	Changes []config.Change // each file setup looked at, changed or not
+	Steps   []string        // what the changes do, for people
+	Notes   []string        // what setup did beside the files, or could not do
 
 	o      Options
 	rec    Record // setup's record (record.go)
 	recOld []byte // the record file's bytes as read
 }
 
-// Changed reports whether the plan changes any file.
-func (p *Plan) Changed() bool {
-	for _, c := range p.Changes {
-		if c.Changed() {
-			return true
-		}
+// NewPlan starts h's plan for o with setup's record.
+func NewPlan(h Host, o Options) (*Plan, error) {
+	rec, b, err := readRecord(o)
+	if err != nil {
+		return nil, err
 	}
-	return false
+	return &Plan{Host: h, o: o, rec: rec, recOld: b}, nil
 }
 
-// Step records a step for people.
+// Changed reports whether the plan changes any file.
+func (p *Plan) Changed() bool {
+	return slices.ContainsFunc(p.Changes, config.Change.Changed)
+}
+
+// Step and Note say, for people, what a change does and what setup did
+// beside the files or could not do.
 func (p *Plan) Step(format string, args ...any) {
 	p.Steps = append(p.Steps, fmt.Sprintf(format, args...))
 }
 
-// Note records a note for people.
 func (p *Plan) Note(format string, args ...any) {
 	p.Notes = append(p.Notes, fmt.Sprintf(format, args...))
 }
 
-// Add adds a change (one whose bytes stay the same is kept too: doctor
-// and the tests see what setup looked at).
-func (p *Plan) Add(c config.Change) { p.Changes = append(p.Changes, c) }
-
-// Apply writes setup's record, then the plan's changes, in order; it stops
-// at the first that fails (each change is whole or not at all).
+// Apply checks every change, then writes setup's record and the changes in
+// order, stopping at the first that fails (each is whole or not at all).
 func (p *Plan) Apply() error {
 	// The record first: one that did not land stops setup before a file
-	// of the user's changes (a recorded edit that never happened is taken
-	// back as nothing).
-	rc := p.recordChange()
+	// of the user's changes.
+	rc := config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: p.rec.encode(), Mode: 0o600, NoBackup: true}
 	for i, c := range append([]config.Change{rc}, p.Changes...) {
 		if err := config.Ready(c); err != nil {
 			return fmt.Errorf("%w; nothing was changed", err)
@@ -146,9 +162,19 @@ func (p *Plan) Apply() error {
 			if len(written) > 0 {
 				err = fmt.Errorf("%w; already changed: %s (run setup again, or --uninstall, to finish)", err, strings.Join(written, ", "))
 			}
-			// The record says no more than was written: the files not
-			// written keep what it said of them before.
-			if rerr := config.Apply(p.unrecord(rc, p.Changes[i:])); rerr != nil {
+			// The files not written keep what the record said of them.
+			var was Record
+			json.Unmarshal(p.recOld, &was) // read once already
+			for _, c := range p.Changes[i:] {
+				k := recordKey(c.Path)
+				p.forget(k, nil)
+				for _, e := range was {
+					if e.File == k {
+						p.rec = append(p.rec, e)
+					}
+				}
+			}
+			if rerr := config.Apply(config.Change{Path: rc.Path, Old: rc.New, New: p.rec.encode(), Mode: 0o600, NoBackup: true}); rerr != nil {
 				return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
 			}
 			return err
@@ -158,29 +184,6 @@ func (p *Plan) Apply() error {
 		}
 	}
 	return nil
-}
-
-// unrecord is the change that sets the record written by rc back to what
-// the record said before of the files of changes.
-func (p *Plan) unrecord(rc config.Change, changes []config.Change) config.Change {
-	was := Record{}
-	if p.recOld != nil {
-		json.Unmarshal(p.recOld, &was) // read once already
-	}
-	for _, c := range changes {
-		k := recordKey(c.Path)
-		if e, ok := was[k]; ok {
-			p.rec[k] = e
-		} else {
-			delete(p.rec, k)
-		}
-	}
-	back := rc
-	back.Old, back.New = rc.New, nil
-	if len(p.rec) > 0 {
-		back.New = p.rec.encode()
-	}
-	return back
 }
 
 // Finding is one thing doctor found wrong.
@@ -195,123 +198,13 @@ func Refuse(path string, why error) error {
 	return fmt.Errorf("refused: %s: %v; nothing was changed", path, why)
 }
 
-// FileEdit is how a host's file is edited (EditFile).
-type FileEdit struct {
-	Empty bool // the file as found holds nothing (its bytes are the user's to give back)
-	SetUp bool // the file as found holds setup's own already: its bytes are not the user's original
-	// Edit returns the file's new bytes, and whether it is left holding
-	// nothing (then a file setup made goes, and one the user kept empty
-	// comes back as it was).
-	Edit  func() (newb []byte, emptied bool, err error)
-	Ours  func(newb []byte) bool // the new bytes hold setup's own: its record of the file stays
-	Check func([]byte) error     // reads the bytes as the host does
-}
-
-// EditFile plans the change of the file at path, found holding old (nil:
-// not there), to what f makes of it, and keeps setup's record of the file:
-// whether setup made it or found it empty, and, once uninstall has taken
-// setup's own out, nothing. A file that is not there is made by neither
-// an uninstall nor an edit that leaves it empty.
-func (p *Plan) EditFile(path string, old []byte, f FileEdit) error {
-	p.found(path, old, f.Empty)
-	newb, emptied, err := f.Edit()
-	if err != nil {
-		return Refuse(path, err)
+// Command is a command line of words, each quoted for a shell as needed.
+func Command(words ...string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = Quote(w)
 	}
-	switch {
-	case bytes.Equal(newb, old) && (newb == nil) == (old == nil) || old == nil && p.o.Uninstall:
-		newb = old // unchanged (nil stays nil)
-	case emptied:
-		newb = p.emptied(path, newb)
-	}
-	p.done(path, old, newb, f.Ours(newb))
-	p.Add(config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: f.Check, NoBackup: p.o.Uninstall || f.SetUp})
-	return nil
-}
-
-// found notes, setting up, the file at path as setup found it: not there
-// (old nil), or empty, as old: what the record said of it before is no
-// longer so.
-func (p *Plan) found(path string, old []byte, empty bool) {
-	if p.o.Uninstall {
-		return
-	}
-	switch _, recorded := p.rec[recordKey(path)]; {
-	case old == nil:
-		p.restart(path, Edit{Made: true})
-	case empty:
-		text := string(old)
-		p.restart(path, Edit{Empty: &text})
-	case !recorded:
-		p.restart(path) // found with the user's own in it
-	}
-}
-
-// emptied is what becomes of a file uninstall leaves empty: nothing when
-// setup made it, the user's own bytes when setup found it empty, else
-// empty (what the file holds when the user emptied it since).
-func (p *Plan) emptied(path string, empty []byte) []byte {
-	e, ok := p.fileEdit(path)
-	switch {
-	case ok && e.Empty != nil:
-		return []byte(*e.Empty)
-	case ok && e.Made:
-		return nil
-	}
-	return empty
-}
-
-// done notes the file at path as the plan leaves it (newb; old, as it was
-// found): with nothing of setup's left that runs tasksessiond, uninstall
-// takes its record back; a file setting up neither finds nor makes has
-// no record.
-func (p *Plan) done(path string, old, newb []byte, ours bool) {
-	if p.o.Uninstall && !ours || !p.o.Uninstall && old == nil && newb == nil {
-		delete(p.rec, recordKey(path))
-	}
-}
-
-// leftUnder reports whether something is left where the record says setup
-// added its own (a server, a hook setup made the path of): uninstall did
-// not know it for setup's (another --bin), and the record stays for an
-// uninstall that does.
-func (p *Plan) leftUnder(path string, d *config.Doc) bool {
-	for _, e := range p.rec[recordKey(path)] {
-		if isUnder(e) && e.Had < len(e.Path) && d.Depth(e.Path) == len(e.Path) {
-			return true
-		}
-	}
-	return false
-}
-
-// runsTasksessiond reports whether a server or hook in d (under its
-// top-level mcpServers, mcp or hooks) runs tasksessiond: a command line
-// whose first word is bin or is named tasksessiond.
-func runsTasksessiond(d *config.Doc, bin string) bool {
-	var walk func(any) bool
-	walk = func(v any) bool {
-		switch v := v.(type) {
-		case string:
-			w := Words(v)
-			return len(w) > 0 && (filepath.Base(w[0]) == "tasksessiond" || w[0] == bin)
-		case []any:
-			return slices.ContainsFunc(v, walk)
-		case map[string]any:
-			for _, x := range v {
-				if walk(x) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for _, top := range []string{"mcpServers", "mcp", "hooks"} {
-		var v any
-		if d.Get([]string{top}, &v) && walk(v) {
-			return true
-		}
-	}
-	return false
+	return strings.Join(q, " ")
 }
 
 // Quote quotes a word for a hook's command line (a shell's), when it needs it.
@@ -322,114 +215,28 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Command is a command line of words, quoted as needed.
-func Command(words ...string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = Quote(w)
-	}
-	return strings.Join(q, " ")
-}
-
-// MCPArgs are the bridge's arguments: "mcp" and the options' daemon and
-// session.
-func (o Options) MCPArgs() []string {
-	args := []string{"mcp"}
-	if o.Socket != "" {
-		args = append(args, "--socket", o.Socket)
-	}
-	if o.DB != "" {
-		args = append(args, "--db", o.DB)
-	}
-	if o.Session != "" {
-		args = append(args, "--session", o.Session, "--create")
-	}
-	return args
-}
-
-// HookArgs are the hook's arguments for the host called name.
-func (o Options) HookArgs(name string) []string {
-	args := []string{"hook", name}
-	if o.Socket != "" {
-		args = append(args, "--socket", o.Socket)
-	}
-	if o.DB != "" {
-		args = append(args, "--db", o.DB)
-	}
-	if o.Session != "" {
-		args = append(args, "--session", o.Session)
-	}
-	return args
-}
-
-// MCPEnv is the bridge's environment in the host's config (the daemon's
-// socket and database, when not the defaults); nil when there is none.
-func (o Options) MCPEnv() map[string]any {
-	env := map[string]any{}
-	if o.Socket != "" {
-		env["TASKSESSIOND_SOCKET"] = o.Socket
-	}
-	if o.DB != "" {
-		env["TASKSESSIOND_DB"] = o.DB
-	}
-	if len(env) == 0 {
-		return nil
-	}
-	return env
-}
-
-// RunsTasksessiond reports whether a command line runs tasksessiond with
-// the given first arguments ("hook", "codex"): its first word's base name
-// is tasksessiond, or it is bin.
-func RunsTasksessiond(command []string, bin string, args ...string) bool {
-	if len(command) < 1+len(args) {
-		return false
-	}
-	if filepath.Base(command[0]) != "tasksessiond" && command[0] != bin {
-		return false
-	}
-	for i, a := range args {
-		if command[1+i] != a {
-			return false
-		}
-	}
-	return true
-}
-
-// Words splits a hook's command line into words (quotes as Quote writes
-// them, and double quotes without escapes).
+// Words splits a command line into words: quotes as Quote writes them,
+// double quotes without escapes, and backslashes.
 func Words(s string) []string {
 	var words []string
 	var w strings.Builder
-	in := false
+	in, quote := false, byte(0)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				j = len(s) - i - 1
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case c == '"':
-			j := strings.IndexByte(s[i+1:], '"')
-			if j < 0 {
-				j = len(s) - i - 1
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			in = true
+		switch c := s[i]; {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
 		case c == '\\' && i+1 < len(s):
-			w.WriteByte(s[i+1])
 			i++
+			w.WriteByte(s[i])
 			in = true
 		case c == ' ' || c == '\t':
 			if in {
-				words = append(words, w.String())
+				words, in = append(words, w.String()), false
 				w.Reset()
-				in = false
 			}
 		default:
 			w.WriteByte(c)
@@ -440,4 +247,12 @@ func Words(s string) []string {
 		words = append(words, w.String())
 	}
 	return words
+}
+
+// RunsTasksessiond reports whether a command line runs tasksessiond with
+// the given first arguments ("hook", "codex"): its first word's base name
+// is tasksessiond, or it is bin.
+func RunsTasksessiond(command []string, bin string, args ...string) bool {
+	return len(command) > len(args) && (filepath.Base(command[0]) == "tasksessiond" || command[0] == bin) &&
+		slices.Equal(command[1:1+len(args)], args)
 }

@@ -3,19 +3,26 @@ package host
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
-// The hooks of Claude Code, Codex CLI and Gemini CLI share one shape:
-// {"hooks": {EVENT: [{"matcher": ..., "hooks": [{"type": "command",
-// "command": ...}]}]}}. A group of setup's holds one hook, tasksessiond's.
+// Server is an MCP server's entry as setup writes it (Claude Code's
+// "type", Gemini CLI's "trust", Copilot CLI's "tools").
+type Server struct {
+	Type    string         `json:"type,omitempty"`
+	Command string         `json:"command"`
+	Args    []string       `json:"args"`
+	Env     map[string]any `json:"env,omitempty"`
+	Trust   bool           `json:"trust,omitempty"`
+	Tools   []string       `json:"tools,omitempty"`
+}
 
-// Group is a group of hooks as setup writes it: one command hook, with no
-// matcher (every source: startup, resume, clear, compact, fork).
+// Group is a group of hooks as Claude Code, Codex CLI and Gemini CLI
+// write it; setup's holds one command hook and no matcher (every source).
 type Group struct {
 	Hooks []Hook `json:"hooks"`
 }
@@ -32,119 +39,25 @@ func HookGroup(command, name string) Group {
 	return Group{Hooks: []Hook{{Type: "command", Command: command, Name: name}}}
 }
 
-// Server is an MCP server's entry as setup writes it (Claude Code's
-// "type", Gemini CLI's "trust", Copilot CLI's "tools").
-type Server struct {
-	Type    string         `json:"type,omitempty"`
-	Command string         `json:"command"`
-	Args    []string       `json:"args"`
-	Env     map[string]any `json:"env,omitempty"`
-	Trust   bool           `json:"trust,omitempty"`
-	Tools   []string       `json:"tools,omitempty"`
-}
-
-// hookGroup is a group as the hosts write it.
-type hookGroup struct {
-	Matcher *string `json:"matcher"`
-	Hooks   []struct {
-		Type    string `json:"type"`
-		Command string `json:"command"`
-	} `json:"hooks"`
-}
-
-// ours reports whether every hook of a group runs "tasksessiond hook NAME".
-func (g hookGroup) ours(bin, name string) bool {
-	if len(g.Hooks) == 0 {
-		return false
-	}
-	for _, h := range g.Hooks {
-		if !RunsTasksessiond(Words(h.Command), bin, "hook", name) {
-			return false
-		}
-	}
-	return true
-}
-
-// ownHook makes the hooks at e.Path (["hooks", EVENT]) hold setup's group
-// e.Value: a group of setup's that differs from it (an old binary's path,
-// other arguments, a matcher that leaves out a source) is replaced where
-// it is (a host may key the hook's trust by its index), saying what it
-// replaced. Uninstalling, or with --no-hook, it takes setup's groups out.
-func ownHook(p *Plan, doc *config.Doc, e Entry, had int) error {
-	event, ours := e.Path[len(e.Path)-1], ourGroup(p.o.Bin, p.Host.Name())
-	if p.o.Uninstall || p.o.NoHook {
-		if doc.RemoveIf(e.Path, p.kept(e.File, e.Path), ours) > 0 {
-			p.Step("remove the %s hook from %s", event, e.File)
-		}
-		return nil
-	}
-	group, before := e.Value.(Group), raw(doc, e.Path)
-	if doc.ReplaceFirst(e.Path, ours, group) > 0 {
-		if raw(doc, e.Path) != before {
-			p.Step("replace the stale %s hook in %s", event, e.File)
-		}
-		return nil
-	}
-	if err := doc.Append(e.Path, group); err != nil {
-		return err
-	}
-	if raw(doc, e.Path) != before {
-		p.under(e.File, e.Path, had)
-		p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
-	}
-	return nil
-}
-
-// ourGroup reports whether a group's bytes are setup's: every hook runs
+// OurGroup reports whether a group's bytes are setup's: every hook runs
 // "tasksessiond hook NAME".
-func ourGroup(bin, name string) func(raw []byte) bool {
+func OurGroup(bin, name string) func(raw []byte) bool {
 	return func(raw []byte) bool {
-		var g hookGroup
-		return json.Unmarshal(raw, &g) == nil && g.ours(bin, name)
-	}
-}
-
-// HookIndexes returns the indexes of setup's groups (every hook runs
-// "tasksessiond hook NAME") in event's hooks.
-func HookIndexes(doc *config.Doc, event, bin, name string) []int {
-	var out []int
-	var groups []json.RawMessage
-	doc.Get([]string{"hooks", event}, &groups)
-	for i, raw := range groups {
-		if ourGroup(bin, name)(raw) {
-			out = append(out, i)
+		var g Group
+		ours := json.Unmarshal(raw, &g) == nil && len(g.Hooks) > 0
+		for _, h := range g.Hooks {
+			ours = ours && RunsTasksessiond(Words(h.Command), bin, "hook", name)
 		}
+		return ours
 	}
-	return out
-}
-
-// HookIndex returns the index of the group equal to group in event's
-// hooks, or -1.
-func HookIndex(doc *config.Doc, event string, group Group) int {
-	want, _ := json.Marshal(group)
-	var wantV any
-	json.Unmarshal(want, &wantV)
-	for i, g := range hooksOf(doc, event) {
-		if reflect.DeepEqual(g, wantV) {
-			return i
-		}
-	}
-	return -1
-}
-
-func hooksOf(doc *config.Doc, event string) []any {
-	var groups []any
-	doc.Get([]string{"hooks", event}, &groups)
-	return groups
 }
 
 // SetupsServer reports whether an MCP server's entry is one setup wrote:
-// it runs tasksessiond mcp with only the arguments setup gives (MCPArgs),
-// and has no member but the ones setup writes (members) and environment
-// but the daemon's. Another, even one running tasksessiond mcp (the
-// user's own, bound to a session of theirs), is the user's.
+// tasksessiond mcp with only setup's arguments, members and environment.
+// Another, even one running tasksessiond mcp (bound to a session of the
+// user's), is the user's.
 func SetupsServer(entry map[string]any, bin string, members ...string) bool {
-	words := commandLine(entry["command"], toStrings(entry["args"]))
+	words := serverWords(entry)
 	if !RunsTasksessiond(words, bin, "mcp") {
 		return false
 	}
@@ -159,8 +72,7 @@ func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 			return false
 		}
 	}
-	args := words[2:]
-	for len(args) > 0 {
+	for args := words[2:]; len(args) > 0; {
 		switch {
 		case len(args) >= 2 && (args[0] == "--socket" || args[0] == "--db"):
 			args = args[2:]
@@ -173,111 +85,117 @@ func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 	return true
 }
 
-// members are the members setup writes in a server beside its command,
-// args and env: the host's shape (Claude Code's type, Gemini CLI's trust,
-// Copilot CLI's type and tools).
-func (s Server) members() []string {
-	b, _ := json.Marshal(s)
-	var m map[string]any
-	json.Unmarshal(b, &m)
-	var out []string
-	for k := range m {
-		if k != "command" && k != "args" && k != "env" {
-			out = append(out, k)
+// OtherServers is what a host's Check finds in its JSON file at path: each
+// server in the object at servers, other than name, that runs
+// tasksessiond mcp (the model gets the tools twice), said with why and
+// fixed by fix(its name).
+func OtherServers(h Host, o Options, path string, dl config.Dialect, servers []string, name, why string, fix func(string) string) []Finding {
+	b, err := config.Read(path)
+	if err != nil || b == nil {
+		return nil
+	}
+	d, err := config.ParseJSON(b, dl)
+	if err != nil {
+		return []Finding{{Problem: Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+	}
+	var all map[string]map[string]any
+	d.Get(servers, &all)
+	var out []Finding
+	for _, n := range d.Members(servers) {
+		if n != name && RunsTasksessiond(serverWords(all[n]), o.Bin, "mcp") {
+			out = append(out, Finding{Problem: "the MCP server " + n + " in " + path + " " + why, Fix: fix(n)})
 		}
 	}
 	return out
 }
 
-// ownServer makes the MCP server at e.Path (["mcpServers", "tasks"]) hold
-// e.Value, saying what it added or replaced; a server of the user's there
-// is refused by name. Uninstalling, it deletes it when setup wrote it (one
-// of the user's under that name is left alone).
-func ownServer(p *Plan, doc *config.Doc, e Entry, had int) error {
-	path, name := e.Path, e.Path[len(e.Path)-1]
-	var old map[string]any
-	there := doc.Get(path, &old)
-	runs := commandLine(old["command"], toStrings(old["args"]))
-	switch {
-	case p.o.Uninstall && !there:
-		return nil
-	case p.o.Uninstall && !SetupsServer(old, p.o.Bin, e.Value.(Server).members()...):
-		if p.find(e.File, path, isUnder) >= 0 && !RunsTasksessiond(runs, p.o.Bin, "mcp") {
-			p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(runs...))
+// serverWords is a server's command (a string, or an array) and arguments.
+func serverWords(s map[string]any) []string {
+	var words []string
+	for _, v := range []any{s["command"], s["args"]} {
+		switch v := v.(type) {
+		case string:
+			words = append(words, v)
+		case []any:
+			for _, x := range v {
+				if x, ok := x.(string); ok {
+					words = append(words, x)
+				}
+			}
 		}
-		return nil
-	case p.o.Uninstall:
-		doc.Delete(path, p.kept(e.File, path))
-		p.Step("remove the MCP server %q from %s", name, e.File)
-		return nil
-	case there && !SetupsServer(old, p.o.Bin, e.Value.(Server).members()...):
-		return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(runs...))
 	}
-	entry, before := e.Value.(Server), raw(doc, path)
-	if err := doc.Set(path, entry); err != nil {
-		return err
-	}
+	return words
+}
+
+// yours is the error for a server of the user's where setup puts its own.
+func yours(path []string, server map[string]any) error {
+	return fmt.Errorf("%s is a server of yours (it runs %s), not one setup wrote: setup leaves it; rename or remove it, then run setup again", strings.Join(path, "."), Command(serverWords(server)...))
+}
+
+// ownServer sets setup's MCP server at e.Path or, uninstalling, deletes it.
+func (p *Plan) ownServer(f *edit, e Entry) error {
+	path, name, want := e.Path, e.Path[len(e.Path)-1], e.Value.(Server)
+	var m map[string]any // what setup writes
+	b, _ := json.Marshal(want)
+	json.Unmarshal(b, &m)
+	members := slices.Collect(maps.Keys(m))
+	var old map[string]any
+	there := f.d.Get(path, &old)
+	setups := there && SetupsServer(old, p.o.Bin, members...)
+	f.setUp = f.setUp || setups
 	switch {
-	case raw(doc, path) == before:
-	case there:
-		p.Step("replace the MCP server %q in %s (it ran %v %v)", name, e.File, old["command"], old["args"])
+	case p.o.Uninstall && setups:
+		f.d.Delete(path, p.had(f.file, path, f.known))
+		p.Step("remove the MCP server %q from %s", name, e.File)
+	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path) && !RunsTasksessiond(serverWords(old), p.o.Bin, "mcp"):
+		p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
+	case p.o.Uninstall:
+	case there && !setups:
+		return yours(path, old)
 	default:
-		p.under(e.File, path, had)
-		p.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{entry.Command}, entry.Args...)...), e.File)
+		before := raw(f.d, path)
+		p.made(f.file, f.d, path)
+		if err := f.d.Set(path, want); err != nil {
+			return err
+		}
+		if !there {
+			p.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{want.Command}, want.Args...)...), e.File)
+		} else if raw(f.d, path) != before {
+			p.Step("replace the MCP server %q in %s (it ran %s)", name, e.File, Command(serverWords(old)...))
+		}
 	}
 	return nil
 }
 
-// OtherServers returns the names of the servers in the object at path
-// that run tasksessiond mcp, other than name.
-func OtherServers(doc *config.Doc, path []string, name, bin string) []string {
-	var servers map[string]struct {
-		Command any      `json:"command"`
-		Args    []string `json:"args"`
-	}
-	doc.Get(path, &servers)
-	var out []string
-	for _, n := range doc.Members(path) {
-		s := servers[n]
-		if n != name && RunsTasksessiond(commandLine(s.Command, s.Args), bin, "mcp") {
-			out = append(out, n)
+// ownHook adds setup's group to the hooks at e.Path, or replaces a stale
+// one of setup's where it is (Codex keys a hook's trust by its index);
+// uninstalling, or with --no-hook, it takes setup's groups out.
+func (p *Plan) ownHook(f *edit, e Entry) error {
+	event, ours := e.Path[len(e.Path)-1], OurGroup(p.o.Bin, p.Host.Name())
+	if p.o.Uninstall || p.o.NoHook {
+		if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), ours) > 0 {
+			f.setUp = true
+			p.Step("remove the %s hook from %s", event, e.File)
 		}
+		return nil
 	}
-	return out
+	group, before := e.Value.(Group), raw(f.d, e.Path)
+	if f.d.ReplaceFirst(e.Path, ours, group) > 0 {
+		f.setUp = true
+		if raw(f.d, e.Path) != before {
+			p.Step("replace the stale %s hook in %s", event, e.File)
+		}
+		return nil
+	}
+	p.made(f.file, f.d, e.Path)
+	p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
+	return f.d.Append(e.Path, group)
 }
 
-// raw is the value at path in doc as it is written ("" when there is
-// none): what an edit there changed, without the whole file's bytes.
+// raw is the value at path in doc, compact ("" none): what an edit there
+// changed, without the whole file's bytes.
 func raw(doc *config.Doc, path []string) string {
 	var r json.RawMessage
 	doc.Get(path, &r)
-	return string(r)
-}
-
-// commandLine is a server's command (a string, or OpenCode's array) and
-// its arguments, as words.
-func commandLine(command any, args []string) []string {
-	var words []string
-	switch c := command.(type) {
-	case string:
-		words = []string{c}
-	case []any:
-		words = toStrings(c)
-	}
-	return append(words, args...)
-}
-
-func toStrings(v any) []string {
-	var out []string
-	switch v := v.(type) {
-	case []string:
-		return v
-	case []any:
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return string(compact(r))
 }

@@ -80,24 +80,10 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	return p, err
 }
 
-// Check finds servers that run tasksessiond mcp under another name: the
-// hook's text names the tools mcp__tasks__….
+// Check finds servers that run tasksessiond mcp under another name.
 func (h Host) Check(o host.Options) []host.Finding {
-	var out []host.Finding
-	serversFile, _ := files(o)
-	b, err := config.Read(serversFile)
-	if err != nil || b == nil {
-		return nil
-	}
-	d, err := config.ParseJSON(b, config.JSON)
-	if err != nil {
-		return []host.Finding{{Problem: host.Refuse(serversFile, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	for _, n := range host.OtherServers(d, []string{"mcpServers"}, Server, o.Bin) {
-		out = append(out, host.Finding{
-			Problem: "the MCP server " + n + " in " + serversFile + " also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__" + Server + "__…",
-			Fix:     "claude mcp remove " + n,
-		})
-	}
-	return out
+	servers, _ := files(o)
+	return host.OtherServers(h, o, servers, config.JSON, []string{"mcpServers"}, Server,
+		"also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__"+Server+"__…",
+		func(n string) string { return "claude mcp remove " + n })
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
@@ -50,7 +49,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	} else if err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: group}}); err != nil {
 		return nil, err
 	}
-	index, found, moved := placed(p, f.hooks, o, h.Name(), group)
+	index, found, moved := placed(p, f.hooks, o, h.Name())
 	server := host.Block{Name: block, Body: serverTable(o), Server: []string{"mcp_servers", Server}, Members: serverMembers,
 		Holds: fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...))}
 	trust := host.Block{Name: projectBlock(f.owner), Body: trustTable(f.hooks, index, command), Tables: trustHeaders(f.hooks, append(found, index)), Rename: moved,
@@ -77,46 +76,46 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	return p, nil
 }
 
-// placed reads the plan's change of hooksPath: the index of group among
-// SessionStart's as planned (-1: none), the indexes of setup's groups as
-// found, and the trust tables to rename for the user's groups the edit
-// moved (their handler 0, as Codex keys a group's only hook).
-func placed(p *host.Plan, hooksPath string, o host.Options, name string, group host.Group) (index int, found []int, moved map[string]string) {
+// placed reads the plan's change of hooksPath: the index of setup's group
+// among SessionStart's as planned (-1: none), the indexes of setup's
+// groups as found, and the trust tables to rename for the user's groups
+// the edit moved (their handler 0, as Codex keys a group's only hook).
+func placed(p *host.Plan, hooksPath string, o host.Options, name string) (index int, found []int, moved map[string]string) {
 	var old, newb []byte
 	for _, c := range p.Changes {
 		if c.Path == hooksPath {
 			old, newb = c.Old, c.New
 		}
 	}
-	was, _ := config.ParseJSON(old, config.JSON) // read already
-	now, _ := config.ParseJSON(newb, config.JSON)
-	index = -1
-	if !o.Uninstall && !o.NoHook {
-		index = host.HookIndex(now, "SessionStart", group)
+	found, before := groups(old, o.Bin, name)
+	ours, after := groups(newb, o.Bin, name)
+	index, moved = -1, map[string]string{}
+	if len(ours) > 0 {
+		index = ours[0]
 	}
-	moved = map[string]string{}
-	before, after := usersGroups(was, o.Bin, name), usersGroups(now, o.Bin, name)
 	for k, i := range before {
 		if k < len(after) && after[k] != i {
 			moved[trustHeaders(hooksPath, []int{i})[0]] = trustHeaders(hooksPath, []int{after[k]})[0]
 		}
 	}
-	return index, host.HookIndexes(was, "SessionStart", o.Bin, name), moved
+	return index, found, moved
 }
 
-// usersGroups are the indexes of the SessionStart groups that are not
-// setup's, in order.
-func usersGroups(d *config.Doc, bin, name string) []int {
-	var groups []any
-	d.Get([]string{"hooks", "SessionStart"}, &groups)
-	ours := host.HookIndexes(d, "SessionStart", bin, name)
-	var out []int
-	for i := range groups {
-		if !slices.Contains(ours, i) {
-			out = append(out, i)
+// groups are the indexes of SessionStart's groups in the hooks file b:
+// setup's, and the user's.
+func groups(b []byte, bin, name string) (ours, users []int) {
+	var gs []json.RawMessage
+	if d, err := config.ParseJSON(b, config.JSON); err == nil {
+		d.Get([]string{"hooks", "SessionStart"}, &gs)
+	}
+	for i, g := range gs {
+		if host.OurGroup(bin, name)(g) {
+			ours = append(ours, i)
+		} else {
+			users = append(users, i)
 		}
 	}
-	return out
+	return ours, users
 }
 
 // serverMembers are the members setup writes in its server's table.

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,51 +11,19 @@ import (
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
-// A project's configuration, as Codex CLI reads it (openai/codex:
-// codex-rs/config/src/loader/mod.rs, load_project_layers,
-// decision_for_dir and root_checkout_hooks_folder_for_dir;
-// codex-rs/git-utils, resolve_root_git_project_for_trust;
-// codex-rs/hooks/src/engine/discovery.rs, discover_handlers;
-// codex-rs/hooks/src/config_rules.rs, hook_states_from_stack), each point
-// held for the pinned 0.169.0 by e2e/codex (TestSetupProject,
-// TestSetupProjectTrust, TestSetupProjectWorktree):
-//
-//   - DIR/.codex/config.toml and DIR/.codex/hooks.json are a project layer,
-//     for each DIR from the project's root (the nearest directory at or
-//     above the working directory holding one of the user's
-//     project_root_markers, by default .git; the working directory itself
-//     when there is none, or the list is empty) down to the working
-//     directory; a .codex that is $CODEX_HOME is skipped;
-//   - a project layer is loaded only when the project is trusted in the
-//     user's config.toml ([projects."DIR"] trust_level = "trusted"),
-//     looked up for DIR, then the project's root, then the git
-//     repository's root (a linked worktree's is its main checkout's), the
-//     first found deciding; otherwise it is kept disabled, its server and
-//     hooks with it;
-//   - in a linked git worktree (git worktree add: its .git a file
-//     "gitdir: <main>/.git/worktrees/<name>"), a layer's hooks are read
-//     from the main checkout's directory at the same place
-//     (<main>/<DIR relative to the worktree>/.codex/hooks.json), not from
-//     the worktree's .codex, which still gives the rest (the server); the
-//     worktree's DIR/.codex must exist for the layer to be there at all;
-//   - its mcp_servers are honoured (they are not among the keys a project
-//     layer may not set: model providers, notify, profiles, otel, …);
-//   - a hook runs only once trusted, and its trust ([hooks.state."<path of
-//     the hooks.json it was read from>:session_start:N:0"] trusted_hash)
-//     is read from the user's layers only: a project layer cannot trust
-//     its own hooks.
-//
-// So setup puts the server in the project's .codex/config.toml and the
-// hook in the hooks.json Codex reads for it (its .codex/hooks.json; in a
-// linked worktree, the main checkout's, which then runs the hook there
-// and in its other worktrees too: setup says so), and records the hook's
-// trust in the user's config.toml, in a block of its own named after the
-// directory whose .codex holds that hooks.json (a worktree and its main
-// checkout share it). project_root_markers is read from the user's
-// config.toml only (not /etc/codex/config.toml, a profile or -c). It does
-// not trust the project: that is the user's decision in Codex (it covers
-// everything in the project's .codex/, not only what setup wrote), and
-// setup says when it is missing.
+// A project's configuration as Codex CLI 0.169.0 reads it (docs/HOSTS.md,
+// "In a project", says it whole, with where in openai/codex it comes from;
+// e2e/codex holds each point): a project's .codex/ is loaded only when the
+// user trusts the project in their config.toml (looked up for the
+// directory, the project's root by project_root_markers, then the git
+// repository's root); a linked worktree's hooks are read from the main
+// checkout's .codex/ at the same place; a hook's trust is read from the
+// user's config.toml only. So setup puts the server in the project's
+// .codex/config.toml, the hook in the hooks.json Codex reads for it, and
+// the hook's trust in a block of the user's config.toml named after the
+// directory whose .codex holds that hooks.json. It leaves the project's
+// trust to the user (it covers all of .codex/), and says when it is
+// missing.
 
 // projectBlock names setup's block in the user's config.toml that holds
 // the trust of the hook in the project dir.
@@ -176,66 +145,54 @@ func trustLevel(path, dir string) (level, key string) {
 }
 
 // projectRoot is the project's root as Codex finds it for a working
-// directory dir: the nearest directory at or above dir that holds one of
-// markers (the user's project_root_markers, by default .git), else dir
-// (and dir when markers is empty).
+// directory dir: the nearest directory at or above it holding one of
+// markers (the user's project_root_markers, by default .git), else dir.
 func projectRoot(dir string, markers []string) string {
-	for d := dir; len(markers) > 0; {
-		for _, m := range markers {
-			if _, err := os.Stat(filepath.Join(d, m)); err == nil {
+	return cmp.Or(nearest(dir, markers...), dir)
+}
+
+// nearest is the nearest directory at or above dir holding one of names
+// ("" none).
+func nearest(dir string, names ...string) string {
+	for d := dir; len(names) > 0; d = filepath.Dir(d) {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(d, n)); err == nil {
 				return d
 			}
 		}
-		up := filepath.Dir(d)
-		if up == d {
+		if d == filepath.Dir(d) {
 			break
 		}
-		d = up
 	}
-	return dir
+	return ""
 }
 
-// gitRoots finds the git checkout dir is in: its root (the nearest
-// directory at or above dir with a .git) and its repository's root: the
-// checkout's own when .git is a directory, the main checkout's when it is
-// a linked worktree (its .git a file "gitdir: <main>/.git/worktrees/<name>"),
-// else "" (both "" outside git). This is how Codex finds them
-// (codex-rs/git-utils, resolve_root_git_project_for_trust), without
-// running git.
+// gitRoots finds, as Codex does (codex-rs/git-utils,
+// resolve_root_git_project_for_trust) without running git, the root of
+// the git checkout dir is in and its repository's root: the checkout's
+// own when .git is a directory, the main checkout's when it is a linked
+// worktree (.git a file "gitdir: <main>/.git/worktrees/<name>"), else "".
 func gitRoots(dir string) (checkout, repo string) {
-	for d := dir; ; {
-		dotGit := filepath.Join(d, ".git")
-		if fi, err := os.Stat(dotGit); err == nil {
-			if fi.IsDir() {
-				return d, d
-			}
-			b, err := os.ReadFile(dotGit)
-			if err != nil {
-				return d, ""
-			}
-			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-			gitdir = strings.TrimSpace(gitdir)
-			if !ok || gitdir == "" {
-				return d, ""
-			}
-			if !filepath.IsAbs(gitdir) {
-				gitdir = filepath.Join(d, gitdir)
-			}
-			if real, err := filepath.EvalSymlinks(gitdir); err == nil {
-				gitdir = real
-			}
-			worktrees := filepath.Dir(filepath.Clean(gitdir))
-			if filepath.Base(worktrees) != "worktrees" {
-				return d, "" // a submodule's, or another layout: not a linked worktree
-			}
-			return d, filepath.Dir(filepath.Dir(worktrees))
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			return "", ""
-		}
-		d = up
+	checkout = nearest(dir, ".git")
+	dotGit := filepath.Join(checkout, ".git")
+	if fi, err := os.Stat(dotGit); checkout == "" || err != nil || fi.IsDir() {
+		return checkout, checkout
 	}
+	b, _ := os.ReadFile(dotGit)
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if gitdir = strings.TrimSpace(gitdir); !ok || gitdir == "" {
+		return checkout, ""
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(checkout, gitdir)
+	}
+	if real, err := filepath.EvalSymlinks(gitdir); err == nil {
+		gitdir = real
+	}
+	if worktrees := filepath.Dir(filepath.Clean(gitdir)); filepath.Base(worktrees) == "worktrees" {
+		return checkout, filepath.Dir(filepath.Dir(worktrees))
+	}
+	return checkout, "" // a submodule's, or another layout: not a linked worktree
 }
 
 // hooksFolder is the .codex Codex reads dir's hooks from: dir's own, but
@@ -271,27 +228,7 @@ func trustNote(userTOML, dir string) string {
 
 // userHook reports whether the user's hooks.json runs the hook.
 func userHook(o host.Options, name string) bool {
-	path := filepath.Join(home(o), "hooks.json")
-	b, err := config.Read(path)
-	if err != nil || b == nil {
-		return false
-	}
-	d, err := config.ParseJSON(b, config.JSON)
-	if err != nil {
-		return false
-	}
-	var groups []struct {
-		Hooks []struct {
-			Command string `json:"command"`
-		} `json:"hooks"`
-	}
-	d.Get([]string{"hooks", "SessionStart"}, &groups)
-	for _, g := range groups {
-		for _, hk := range g.Hooks {
-			if host.RunsTasksessiond(host.Words(hk.Command), o.Bin, "hook", name) {
-				return true
-			}
-		}
-	}
-	return false
+	b, err := config.Read(filepath.Join(home(o), "hooks.json"))
+	ours, _ := groups(b, o.Bin, name)
+	return err == nil && len(ours) > 0
 }

@@ -59,10 +59,13 @@ func (h Host) entries(o host.Options) []host.Entry {
 		hooks.Hooks[ev] = []map[string]any{hook}
 	}
 	b, _ := json.MarshalIndent(hooks, "", "  ")
+	if b = append(b, '\n'); o.NoHook {
+		b = nil
+	}
 	return []host.Entry{
 		{File: mcpPath, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
 			Value: host.Server{Type: "local", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Tools: []string{"*"}}},
-		{File: hooksPath, Kind: host.OwnHookFile, Value: append(b, '\n')},
+		{File: hooksPath, Kind: host.OwnFile, Value: b},
 	}
 }
 
@@ -78,20 +81,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Check finds servers that run tasksessiond mcp under another name.
 func (h Host) Check(o host.Options) []host.Finding {
 	path, _ := files(o)
-	b, err := config.Read(path)
-	if err != nil || b == nil {
-		return nil
-	}
-	d, err := config.ParseJSON(b, config.JSONComments)
-	if err != nil {
-		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	var out []host.Finding
-	for _, n := range host.OtherServers(d, []string{"mcpServers"}, Server, o.Bin) {
-		out = append(out, host.Finding{
-			Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice, and the hooks name them " + Server + "-…",
-			Fix:     "remove mcpServers." + n + " from " + path,
-		})
-	}
-	return out
+	return host.OtherServers(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
+		"also runs tasksessiond mcp: the model gets the tools twice, and the hooks name them "+Server+"-…",
+		func(n string) string { return "remove mcpServers." + n + " from " + path })
 }

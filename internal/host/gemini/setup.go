@@ -57,20 +57,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Check finds servers that run tasksessiond mcp under another name.
 func (h Host) Check(o host.Options) []host.Finding {
 	path := settingsFile(o)
-	b, err := config.Read(path)
-	if err != nil || b == nil {
-		return nil
-	}
-	d, err := config.ParseJSON(b, config.JSONComments)
-	if err != nil {
-		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	var out []host.Finding
-	for _, n := range host.OtherServers(d, []string{"mcpServers"}, Server, o.Bin) {
-		out = append(out, host.Finding{
-			Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice, and the hooks name them mcp_" + Server + "_…",
-			Fix:     "remove mcpServers." + n + " from " + path,
-		})
-	}
-	return out
+	return host.OtherServers(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
+		"also runs tasksessiond mcp: the model gets the tools twice, and the hooks name them mcp_"+Server+"_…",
+		func(n string) string { return "remove mcpServers." + n + " from " + path })
 }

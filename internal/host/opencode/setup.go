@@ -56,20 +56,10 @@ func configFiles(o host.Options) []string {
 // OpenCode's own to-do tools off in its config (JSONC, as OpenCode reads
 // it; setting them off from the plugin does not remove them in 1.18.33).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
-	p, err := host.NewPlan(h, o)
-	if err != nil {
-		return nil, err
-	}
 	cfg, pluginPath := files(o)
-	// Uninstall takes back both of the config files setup may have
-	// edited (the user may have moved to opencode.jsonc since).
 	cfgs := []string{cfg}
-	if o.Uninstall {
-		for _, f := range configFiles(o) {
-			if f != cfg && p.Recorded(f) {
-				cfgs = append(cfgs, f)
-			}
-		}
+	if o.Uninstall { // both files setup may have edited: the user may have moved to opencode.jsonc since
+		cfgs = configFiles(o)
 	}
 	var es []host.Entry
 	for _, cfg := range cfgs {
@@ -77,7 +67,8 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			es = append(es, host.Entry{File: cfg, Dialect: config.JSONC, Kind: host.UserValue, Path: []string{"tools", t}, Value: false})
 		}
 	}
-	if err := p.Declare(append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin})); err != nil {
+	p, err := host.Declared(h, o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin}))
+	if err != nil {
 		return nil, err
 	}
 	if !o.Uninstall {
@@ -92,24 +83,10 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	return p, nil
 }
 
-// Check finds an MCP server in OpenCode's config that runs tasksessiond
-// mcp beside the plugin: the model would get the tools twice.
+// Check finds an MCP server that runs tasksessiond mcp beside the plugin.
 func (h Host) Check(o host.Options) []host.Finding {
 	cfg, _ := files(o)
-	b, err := config.Read(cfg)
-	if err != nil || b == nil {
-		return nil
-	}
-	d, err := config.ParseJSON(b, config.JSONC)
-	if err != nil {
-		return []host.Finding{{Problem: host.Refuse(cfg, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	var out []host.Finding
-	for _, n := range host.OtherServers(d, []string{"mcp"}, "", o.Bin) {
-		out = append(out, host.Finding{
-			Problem: "the MCP server " + n + " in " + cfg + " runs tasksessiond mcp beside the plugin: the model gets the tools twice",
-			Fix:     "remove mcp." + n + " from " + cfg,
-		})
-	}
-	return out
+	return host.OtherServers(h, o, cfg, config.JSONC, []string{"mcp"}, "",
+		"runs tasksessiond mcp beside the plugin: the model gets the tools twice",
+		func(n string) string { return "remove mcp." + n + " from " + cfg })
 }

@@ -50,23 +50,13 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Qwen Code's own to-do tool turned on.
 func (h Host) Check(o host.Options) []host.Finding {
 	path := settingsFile(o)
-	b, err := config.Read(path)
-	if err != nil || b == nil {
-		return nil
+	out := host.OtherServers(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
+		"also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__"+Server+"__…",
+		func(n string) string { return "remove mcpServers." + n + " from " + path })
+	var s struct {
+		Tools struct{ TodoWrite struct{ Enabled bool } }
 	}
-	d, err := config.ParseJSON(b, config.JSONComments)
-	if err != nil {
-		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	var out []host.Finding
-	for _, n := range host.OtherServers(d, []string{"mcpServers"}, Server, o.Bin) {
-		out = append(out, host.Finding{
-			Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice, and the hook names them mcp__" + Server + "__…",
-			Fix:     "remove mcpServers." + n + " from " + path,
-		})
-	}
-	var on bool
-	if d.Get([]string{"tools", "todoWrite", "enabled"}, &on) && on {
+	if ok, _ := host.ReadJSON(path, &s); ok && s.Tools.TodoWrite.Enabled {
 		out = append(out, host.Finding{
 			Problem: "Qwen Code's own todo_write is on (tools.todoWrite.enabled in " + path + "): the model sees two to-do lists",
 			Fix:     "set tools.todoWrite.enabled to false in " + path,
