@@ -3,6 +3,7 @@ package pgdb_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,4 +67,43 @@ func TestMigrationSnapshotTasks(t *testing.T) {
 	var doc string
 	require.NoError(t, raw.QueryRowContext(ctx, `SELECT snapshot FROM snapshots WHERE session_id = 'new'`).Scan(&doc))
 	assert.JSONEq(t, `{"tasks":[{"taskid":1,"status":"completed","subject":"a","description":"da"},{"taskid":2,"status":"pending","subject":"b","description":""}],"nextTaskid":3}`, doc)
+}
+
+func TestRefusesANewerSchema(t *testing.T) {
+	// Ensures a database a newer daemon migrated past this binary's
+	// migrations is refused at Open, naming both schemas and what to do,
+	// and is left as it is: no version row, lease, session or table more.
+	url := pgtest.NewDB(t)
+	ctx := context.Background()
+	d := openDB(t, url, 0)
+	require.NoError(t, d.Close())
+	raw, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer raw.Close()
+	p, err := pgdb.Migrations(raw)
+	require.NoError(t, err)
+	sources := p.ListSources()
+	next := sources[len(sources)-1].Version + 1
+	_, err = raw.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, next)
+	require.NoError(t, err)
+	state := func() string {
+		var s string
+		require.NoError(t, raw.QueryRowContext(ctx, `SELECT concat_ws(' | ',
+			(SELECT string_agg(id || ':' || version_id || ':' || is_applied, ',' ORDER BY id) FROM goose_db_version),
+			(SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'public'),
+			(SELECT count(*) FROM leases), (SELECT count(*) FROM sessions))`).Scan(&s))
+		return s
+	}
+	before := state()
+
+	d, err = pgdb.Open(ctx, url, pgdb.Options{})
+	if d != nil {
+		d.Close()
+	}
+	var newer *pgdb.NewerSchemaError
+	require.ErrorAs(t, err, &newer)
+	assert.Equal(t, pgdb.NewerSchemaError{Schema: next, Known: next - 1}, *newer)
+	assert.ErrorContains(t, err, fmt.Sprintf("the database is schema %d, this binary knows up to %d", next, next-1))
+	assert.ErrorContains(t, err, "upgrade this daemon to the fleet's version")
+	assert.Equal(t, before, state(), "left as it is")
 }

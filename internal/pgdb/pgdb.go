@@ -141,6 +141,9 @@ func migrateAt(ctx context.Context, dsn, where string, lease time.Duration) erro
 		return fmt.Errorf("connect to %s: %w", where, err)
 	}
 	if err := migrate(ctx, x); err != nil {
+		if _, ok := errors.AsType[*NewerSchemaError](err); ok {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		return fmt.Errorf("migrate %s: %w", where, err)
 	}
 	return nil
@@ -157,8 +160,31 @@ func migrate(ctx context.Context, x *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
+	// A database a newer daemon migrated is refused before anything is
+	// written: goose's Up would find nothing pending and let this daemon
+	// write rows the newer ones refuse (a chain or a column it does not
+	// know). GetVersions takes no lock and, on a database that has goose's
+	// table, writes nothing.
+	current, known, err := p.GetVersions(ctx)
+	if err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	if current > known {
+		return &NewerSchemaError{Schema: current, Known: known}
+	}
 	_, err = p.Up(ctx)
 	return err
+}
+
+// NewerSchemaError is a fleet database a newer daemon has migrated past
+// the schema this binary knows.
+type NewerSchemaError struct {
+	Schema int64 // the database's
+	Known  int64 // the newest this binary's migrations make
+}
+
+func (e *NewerSchemaError) Error() string {
+	return fmt.Sprintf("the database is schema %d, this binary knows up to %d: a newer tasksessiond migrated it; upgrade this daemon to the fleet's version (the database is left as it is)", e.Schema, e.Known)
 }
 
 // Migrations is goose's provider of fleet mode's schema on x: the SQL of
