@@ -80,12 +80,7 @@ func TestRefusesANewerSchema(t *testing.T) {
 	raw, err := sql.Open("pgx", url)
 	require.NoError(t, err)
 	defer raw.Close()
-	p, err := pgdb.Migrations(raw)
-	require.NoError(t, err)
-	sources := p.ListSources()
-	next := sources[len(sources)-1].Version + 1
-	_, err = raw.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, next)
-	require.NoError(t, err)
+	next := migrateNewer(t, raw)
 	state := func() string {
 		var s string
 		require.NoError(t, raw.QueryRowContext(ctx, `SELECT concat_ws(' | ',
@@ -106,4 +101,94 @@ func TestRefusesANewerSchema(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprintf("the database is schema %d, this binary knows up to %d", next, next-1))
 	assert.ErrorContains(t, err, "upgrade this daemon to the fleet's version")
 	assert.Equal(t, before, state(), "left as it is")
+}
+
+// migrateNewer records in goose's table, as a newer binary's migration
+// would, the schema after the newest this binary knows, and returns it.
+func migrateNewer(t *testing.T, raw *sql.DB) int64 {
+	t.Helper()
+	p, err := pgdb.Migrations(raw)
+	require.NoError(t, err)
+	sources := p.ListSources()
+	next := sources[len(sources)-1].Version + 1
+	_, err = raw.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, true)`, next)
+	require.NoError(t, err)
+	return next
+}
+
+func TestANewerMigrationUnderARunningDaemon(t *testing.T) {
+	ctx := context.Background()
+	row := func(id string, seq, prev int64) tasksessiond.Append {
+		return tasksessiond.Append{Call: tasksessiond.Call{SessionID: id, Seq: seq, Name: "TaskList", Arguments: []byte(`{}`), Result: []byte(`{}`)}, Prev: prev}
+	}
+	t.Run("WritesNothing", func(t *testing.T) {
+		// Ensures a daemon already running when a newer one migrates the
+		// database writes nothing more: an append, a batch and a new
+		// session are each refused by their own statement, naming both
+		// schemas, with no row written; no lease is taken after; and
+		// daemon/status says why.
+		url := pgtest.NewDB(t)
+		d := openDB(t, url, time.Minute)
+		raw, err := sql.Open("pgx", url)
+		require.NoError(t, err)
+		defer raw.Close()
+		for _, id := range []string{"s", "b"} {
+			require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: id}))
+			require.NoError(t, d.Acquire(ctx, id))
+		}
+		first := []tasksessiond.Append{row("s", 1, 0)}
+		require.NoError(t, d.AppendCalls(ctx, first))
+		assert.Empty(t, d.Problem())
+		state := func() string {
+			var s string
+			require.NoError(t, raw.QueryRowContext(ctx, `SELECT concat_ws(' | ',
+				(SELECT string_agg(session_id || ':' || seq, ',' ORDER BY session_id, seq) FROM tool_calls),
+				(SELECT string_agg(session_id || ':' || seq || ':' || checksum, ',' ORDER BY session_id) FROM log_heads),
+				(SELECT string_agg(id, ',' ORDER BY id) FROM sessions))`).Scan(&s))
+			return s
+		}
+		next := migrateNewer(t, raw)
+		before := state()
+		want := fmt.Sprintf("the database is schema %d, this binary knows up to %d: a newer tasksessiond migrated it; upgrade this daemon to the fleet's version", next, next-1)
+
+		var newer *pgdb.NewerSchemaError
+		err = d.AppendCalls(ctx, []tasksessiond.Append{row("s", 2, first[0].Call.Checksum)})
+		require.ErrorAs(t, err, &newer, "an append")
+		assert.ErrorContains(t, err, want)
+		err = d.AppendCalls(ctx, []tasksessiond.Append{row("b", 1, 0), row("b", 2, 0)})
+		assert.ErrorAs(t, err, &newer, "a batch")
+		err = d.CreateSession(ctx, &tasksessiond.Session{ID: "n"})
+		assert.ErrorAs(t, err, &newer, "a new session")
+		err = d.Acquire(ctx, "s")
+		assert.ErrorAs(t, err, &newer, "a lease")
+		assert.Equal(t, before, state(), "nothing written")
+		assert.Contains(t, d.Problem(), want)
+	})
+	t.Run("GivesUpItsSessions", func(t *testing.T) {
+		// Ensures the renewer of a daemon that writes nothing notices a
+		// newer daemon's migration within a lease, gives up the leases it
+		// holds (another daemon may serve those sessions at once) and
+		// tells the manager it lost them.
+		url := pgtest.NewDB(t)
+		d := openDB(t, url, 600*time.Millisecond)
+		lost := make(chan string, 1)
+		d.OnLost(func(id string) { lost <- id })
+		raw, err := sql.Open("pgx", url)
+		require.NoError(t, err)
+		defer raw.Close()
+		require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "r"}))
+		require.NoError(t, d.Acquire(ctx, "r"))
+		migrateNewer(t, raw)
+		select {
+		case id := <-lost:
+			assert.Equal(t, "r", id)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the lease was not given up")
+		}
+		var n int
+		require.NoError(t, raw.QueryRowContext(ctx, `SELECT count(*) FROM leases`).Scan(&n))
+		assert.Zero(t, n, "given up, not left to expire")
+		assert.Zero(t, d.Held())
+		assert.Contains(t, d.Problem(), "upgrade this daemon to the fleet's version")
+	})
 }
