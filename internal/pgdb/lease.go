@@ -101,7 +101,7 @@ func (d *DB) margin() time.Duration { return d.lease / 3 }
 // the lease was lost (tasksessiond.ErrLeaseExpired); the caller drops the session.
 func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 	if e := d.newer.Load(); e != nil {
-		d.unhold(sessionID)
+		// Still held: the renewer gives it up and reports it lost.
 		return fmt.Errorf("session %s: %w", sessionID, e)
 	}
 	if d.Valid(sessionID) {
@@ -137,8 +137,8 @@ func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 // daemon's own has expired.
 func (d *DB) fenced(ctx context.Context, sessionID string) error {
 	if e := d.newerSchema(ctx); e != nil {
-		// The statement wrote nothing for its schema check, not its lease.
-		d.unhold(sessionID)
+		// The statement wrote nothing for its schema check, not its
+		// lease, which the renewer gives up and reports lost.
 		return e
 	}
 	held, err := d.Holder(ctx, sessionID)

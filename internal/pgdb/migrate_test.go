@@ -3,6 +3,7 @@ package pgdb_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,8 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/pgdb"
 	"github.com/tasksessiond/tasksessiond/internal/pgtest"
+	"github.com/tasksessiond/tasksessiond/internal/testutil"
+	"github.com/tasksessiond/tasksessiond/wire"
 )
 
 func TestMigrationSnapshotTasks(t *testing.T) {
@@ -163,6 +167,36 @@ func TestANewerMigrationUnderARunningDaemon(t *testing.T) {
 		assert.ErrorAs(t, err, &newer, "a lease")
 		assert.Equal(t, before, state(), "nothing written")
 		assert.Contains(t, d.Problem(), want)
+	})
+	t.Run("ClientsAreToldWhy", func(t *testing.T) {
+		// Ensures a client of such a daemon gets -32004 saying which schema
+		// the database is, which the daemon knows, and to send the call to
+		// a daemon of the fleet's version: for a call that writes, and for
+		// the next, the session being given up (it is not loaded again).
+		url := pgtest.NewDB(t)
+		c := testutil.DialSocket(t, startFleetDaemon(t, url, time.Minute).Socket())
+		newSessionWith(t, c, "w", "a")
+		raw, err := sql.Open("pgx", url)
+		require.NoError(t, err)
+		defer raw.Close()
+		next := migrateNewer(t, raw)
+		want := fmt.Sprintf("the database is schema %d, this binary knows up to %d", next, next-1)
+		for _, a := range []struct{ tool, args string }{{"TaskCreate", `{"subject":"b"}`}, {"TaskUpdate", `{"taskid":1,"status":"completed"}`}} {
+			tool := a.tool
+			_, err = call(t, c, "w", tool, a.args, "")
+			var ce *client.Error
+			require.True(t, errors.As(err, &ce), "%s: %v", tool, err)
+			assert.Equal(t, wire.CodeStorageUnavailable, ce.Code, tool)
+			assert.Contains(t, ce.Message, want, tool)
+			assert.Contains(t, ce.Message, "nothing was changed: send the call to a daemon of the fleet's version", tool)
+		}
+		// A read is answered from the database, as at a daemon that does
+		// not hold the session, and logs nothing.
+		_, err = call(t, c, "w", "TaskList", `{}`, "")
+		require.NoError(t, err)
+		var n int
+		require.NoError(t, raw.QueryRowContext(ctx, `SELECT count(*) FROM tool_calls`).Scan(&n))
+		assert.Equal(t, 1, n, "nothing written")
 	})
 	t.Run("GivesUpItsSessions", func(t *testing.T) {
 		// Ensures the renewer of a daemon that writes nothing notices a

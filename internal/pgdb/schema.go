@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/tasksessiond/tasksessiond"
 )
 
 // A fleet's daemons share one schema. A daemon refuses to start on a
@@ -23,6 +25,9 @@ type NewerSchemaError struct {
 	Schema int64 // the database's
 	Known  int64 // the newest this binary's migrations make
 }
+
+// Unwrap makes it tasksessiond.ErrNewerSchema to errors.Is.
+func (e *NewerSchemaError) Unwrap() error { return tasksessiond.ErrNewerSchema }
 
 func (e *NewerSchemaError) Error() string {
 	return fmt.Sprintf("the database is schema %d, this binary knows up to %d: a newer tasksessiond migrated it; upgrade this daemon to the fleet's version (the database is left as it is)", e.Schema, e.Known)
