@@ -27,6 +27,10 @@ var (
 	// by hand, say): the session is not served, and fsck says what and
 	// what to do.
 	ErrDamaged = errors.New("the database is damaged")
+	// ErrNewerSchema means a newer tasksessiond has migrated a fleet's
+	// database past the schema this daemon knows: it writes nothing more
+	// and gives up its sessions, which the fleet's newer daemons serve.
+	ErrNewerSchema = errors.New("a newer tasksessiond migrated the database")
 )
 
 // LeaseHeldError is a session served by another daemon. Appends return

@@ -43,6 +43,7 @@ const insertFencedSQL = `WITH fence AS (
 		SELECT 1 FROM leases l JOIN sessions s ON s.id = l.session_id JOIN log_heads h ON h.session_id = l.session_id
 		WHERE l.session_id = $1 AND l.owner = $11 AND l.expires_at > clock_timestamp() AND s.status = 'active'
 			AND h.seq = $2::bigint - 1 AND h.checksum = $15::bigint
+			AND NOT EXISTS (SELECT 1 FROM goose_db_version WHERE version_id > $17::bigint)
 		FOR SHARE OF l FOR UPDATE OF h
 	), logged AS (
 		INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description, checksum)
@@ -52,12 +53,13 @@ const insertFencedSQL = `WITH fence AS (
 	UPDATE log_heads SET seq = $2::bigint, checksum = $16::bigint FROM logged WHERE log_heads.session_id = logged.session_id`
 
 // insertLeasedSQL is insertFencedSQL's row alone, fenced by the lease
-// only: a batch checks and moves each session's head once (appendBatch).
-// Parameters: as insertFencedSQL's, less the previous checksum: $15 is
-// the row's.
+// (and the schema) only: a batch checks and moves each session's head once
+// (appendBatch). Parameters: as insertFencedSQL's, less the previous
+// checksum: $15 is the row's, $16 the schema.
 const insertLeasedSQL = `WITH fence AS (
 		SELECT 1 FROM leases l JOIN sessions s ON s.id = l.session_id
 		WHERE l.session_id = $1 AND l.owner = $11 AND l.expires_at > clock_timestamp() AND s.status = 'active'
+			AND NOT EXISTS (SELECT 1 FROM goose_db_version WHERE version_id > $16::bigint)
 		FOR SHARE OF l
 	)
 	INSERT INTO tool_calls (` + callColumns + `, taskid, status, subject, description, checksum)
@@ -117,7 +119,7 @@ func (d *DB) appendBatch(ctx context.Context, tx *sqlx.Tx, appends []tasksession
 		c.Checksum = tasksessiond.Checksum(a.Prev, c)
 		ch := a.Columns()
 		res, err := tx.ExecContext(ctx, insertLeasedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
-			c.IsError, string(c.Result), c.Forced, now, ch[0], d.owner, ch[1], ch[2], ch[3], c.Checksum)
+			c.IsError, string(c.Result), c.Forced, now, ch[0], d.owner, ch[1], ch[2], ch[3], c.Checksum, d.known)
 		if pgCode(err) == uniqueViolation {
 			return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
 		}
@@ -152,7 +154,7 @@ func (d *DB) appendCall(ctx context.Context, x sqlx.ExtContext, a *tasksessiond.
 	}
 	c.Checksum = tasksessiond.Checksum(a.Prev, c)
 	res, err := x.ExecContext(ctx, insertFencedSQL, c.SessionID, c.Seq, nullString(c.CallID), c.Name, string(c.Arguments),
-		c.IsError, string(c.Result), c.Forced, now, ch[0], d.owner, ch[1], ch[2], ch[3], a.Prev, c.Checksum)
+		c.IsError, string(c.Result), c.Forced, now, ch[0], d.owner, ch[1], ch[2], ch[3], a.Prev, c.Checksum, d.known)
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("append call %s/%d (callId %q): %w", c.SessionID, c.Seq, c.CallID, tasksessiond.ErrExists)
 	}
@@ -325,7 +327,7 @@ func (d *DB) Compact(ctx context.Context, c tasksessiond.Compaction) error {
 		return fmt.Errorf("compact %s: lease: %w", c.Old, err)
 	}
 	now := d.now()
-	if err := createSession(ctx, tx, c.New, now); err != nil {
+	if err := d.createSession(ctx, tx, c.New, now); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, next_taskid) VALUES ($1, $2)`, c.New.ID, c.New.Snapshot.NextTaskid); err != nil {

@@ -34,6 +34,9 @@ const acquireSQL = `INSERT INTO leases (session_id, owner, owner_info, expires_a
 // locked must not hold up a takeover for longer (the statement's
 // lock_timeout and statement_timeout bound it on the server too).
 func (d *DB) Acquire(ctx context.Context, sessionID string) error {
+	if e := d.newer.Load(); e != nil {
+		return fmt.Errorf("lease session %s: %w", sessionID, e)
+	}
 	ctx, cancel := context.WithTimeout(ctx, d.wait(d.lease))
 	defer cancel()
 	for try := 0; ; try++ {
@@ -97,6 +100,10 @@ func (d *DB) margin() time.Duration { return d.lease / 3 }
 // held and the error says who holds it (*tasksessiond.LeaseHeldError) or that
 // the lease was lost (tasksessiond.ErrLeaseExpired); the caller drops the session.
 func (d *DB) Confirm(ctx context.Context, sessionID string) error {
+	if e := d.newer.Load(); e != nil {
+		// Still held: the renewer gives it up and reports it lost.
+		return fmt.Errorf("session %s: %w", sessionID, e)
+	}
 	if d.Valid(sessionID) {
 		return nil
 	}
@@ -125,9 +132,15 @@ func (d *DB) Confirm(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// fenced says why this daemon may not write a session: who holds its
-// lease, or that this daemon's own has expired.
+// fenced says why this daemon may not write a session: a newer daemon
+// migrated the database (schema.go), who holds its lease, or that this
+// daemon's own has expired.
 func (d *DB) fenced(ctx context.Context, sessionID string) error {
+	if e := d.newerSchema(ctx); e != nil {
+		// The statement wrote nothing for its schema check, not its
+		// lease, which the renewer gives up and reports lost.
+		return e
+	}
 	held, err := d.Holder(ctx, sessionID)
 	switch {
 	case err != nil:
@@ -259,7 +272,23 @@ const renewSQL = `WITH free AS (
 	UPDATE leases l SET expires_at = clock_timestamp() + $3::bigint * interval '1 microsecond'
 	FROM free WHERE l.session_id = free.session_id RETURNING l.session_id`
 
+// renew renews this daemon's leases and then, the database having
+// answered, reads its schema: once a newer daemon has migrated it (or a
+// write here found so), this daemon gives its sessions to the fleet.
 func (d *DB) renew() {
+	if err := d.renewLeases(); err != nil {
+		return // a read would wait as long again, delaying the next renewal
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
+	defer cancel()
+	if e := d.newerSchema(ctx); e != nil {
+		d.giveUpAll(ctx, e)
+	}
+}
+
+// renewLeases is renew's renewal; its error is the database's when it
+// could not be asked.
+func (d *DB) renewLeases() error {
 	d.mu.Lock()
 	ids := make([]string, 0, len(d.held))
 	for id := range d.held {
@@ -267,7 +296,7 @@ func (d *DB) renew() {
 	}
 	d.mu.Unlock()
 	if len(ids) == 0 {
-		return
+		return nil
 	}
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), d.wait(d.lease/3))
@@ -306,7 +335,7 @@ func (d *DB) renew() {
 					}
 				}
 				d.lose(gone, nil)
-				return
+				return nil
 			}
 		}
 	}
@@ -325,6 +354,7 @@ func (d *DB) renew() {
 	}
 	d.mu.Unlock()
 	d.lose(lost, err)
+	return err
 }
 
 // renewOne renews one lease whose row was locked at the last renewal,

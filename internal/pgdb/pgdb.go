@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,6 +65,12 @@ type DB struct {
 	owner, ownerInfo string
 	lease            time.Duration
 
+	// known is the newest schema this binary's migrations make; newer is
+	// set once a newer daemon is found to have migrated the database
+	// under this one (schema.go).
+	known int64
+	newer atomic.Pointer[NewerSchemaError]
+
 	mu sync.Mutex
 	// held: the leases this daemon holds, each with when the statement
 	// that last took or renewed it began, by this daemon's monotonic clock.
@@ -94,7 +101,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	where := Redact(dsn)
 	// Migrations first, on a pool of their own without the timeouts below
 	// (a migration may take longer than a lease).
-	if err := migrateAt(ctx, dsn, where, opts.Lease); err != nil {
+	known, err := migrateAt(ctx, dsn, where, opts.Lease)
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := pgx.ParseConfig(dsn)
@@ -119,17 +127,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	clock := opts.Now
 	d := &DB{x: x, where: where, log: opts.Logger,
 		now:   func() time.Time { return clock().UTC().Truncate(time.Microsecond) },
-		owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]time.Time{}, renewing: map[string]bool{},
+		known: known, owner: hex.EncodeToString(id), lease: opts.Lease, held: map[string]time.Time{}, renewing: map[string]bool{},
 		closed: make(chan struct{}), done: make(chan struct{})}
 	d.ownerInfo = fmt.Sprintf("daemon %s on %s, pid %d", d.owner, host, os.Getpid())
 	go d.renewer()
 	return d, nil
 }
 
-func migrateAt(ctx context.Context, dsn, where string, lease time.Duration) error {
+// migrateAt migrates the database and returns its schema (the newest
+// this binary knows).
+func migrateAt(ctx context.Context, dsn, where string, lease time.Duration) (int64, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", where, err)
+		return 0, fmt.Errorf("open %s: %w", where, err)
 	}
 	if cfg.ConnectTimeout <= 0 {
 		// A server that does not answer fails the start, not hangs it.
@@ -138,27 +148,43 @@ func migrateAt(ctx context.Context, dsn, where string, lease time.Duration) erro
 	x := stdlib.OpenDB(*cfg)
 	defer x.Close()
 	if err := x.PingContext(ctx); err != nil {
-		return fmt.Errorf("connect to %s: %w", where, err)
+		return 0, fmt.Errorf("connect to %s: %w", where, err)
 	}
-	if err := migrate(ctx, x); err != nil {
-		return fmt.Errorf("migrate %s: %w", where, err)
+	known, err := migrate(ctx, x)
+	if _, ok := errors.AsType[*NewerSchemaError](err); ok {
+		return 0, fmt.Errorf("%s: %w", where, err)
 	}
-	return nil
+	if err != nil {
+		return 0, fmt.Errorf("migrate %s: %w", where, err)
+	}
+	return known, nil
 }
 
-func migrate(ctx context.Context, x *sql.DB) error {
+func migrate(ctx context.Context, x *sql.DB) (int64, error) {
 	// Daemons of a fleet may start together: goose's session lock makes one
 	// of them migrate and the others wait for it.
 	locker, err := lock.NewPostgresSessionLocker()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	p, err := Migrations(x, goose.WithSessionLocker(locker))
 	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+		return 0, fmt.Errorf("load migrations: %w", err)
+	}
+	// A database a newer daemon migrated is refused before anything is
+	// written: goose's Up would find nothing pending and let this daemon
+	// write rows the newer ones refuse (a chain or a column it does not
+	// know). GetVersions takes no lock and, on a database that has goose's
+	// table, writes nothing.
+	current, known, err := p.GetVersions(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	if current > known {
+		return 0, &NewerSchemaError{Schema: current, Known: known}
 	}
 	_, err = p.Up(ctx)
-	return err
+	return known, err
 }
 
 // Migrations is goose's provider of fleet mode's schema on x: the SQL of
@@ -181,9 +207,15 @@ func (d *DB) Now() time.Time { return d.now() }
 // WAL is SQLite's; PostgreSQL's is its own business.
 func (d *DB) WAL() tasksessiond.WAL { return tasksessiond.WAL{} }
 
-// Problem is "": a fleet's database is reached over the network, and its
-// failures are each call's.
-func (d *DB) Problem() string { return "" }
+// Problem is what a newer daemon's migration under this one left it (it
+// writes nothing more), else "": a fleet's database is reached over the
+// network, and its failures are each call's.
+func (d *DB) Problem() string {
+	if e := d.newer.Load(); e != nil {
+		return e.Error()
+	}
+	return ""
+}
 
 // Close stops renewing, gives up every lease this daemon holds (so that
 // another daemon may serve its sessions at once) and closes the pool.

@@ -48,13 +48,14 @@ func (d *DB) CreateSession(ctx context.Context, s *tasksessiond.Session) error {
 	if s.Snapshot != nil {
 		return fmt.Errorf("create session %s: a session with a snapshot is made by compacting its parent", s.ID)
 	}
-	return createSession(ctx, d.x, s, d.now())
+	return d.createSession(ctx, d.x, s, d.now())
 }
 
 // createSession inserts s's row and its log's head (seq 0 and the chain's
 // start: its snapshot's, for a successor) in one statement, so that a
-// session without a head is damage, never an empty log.
-func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Session, now time.Time) error {
+// session without a head is damage, never an empty log; and only while
+// no newer daemon has migrated the database (schema.go).
+func (d *DB) createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Session, now time.Time) error {
 	s.CreatedAt, s.UpdatedAt = now, now
 	if s.Status == "" {
 		s.Status = tasksessiond.SessionActive
@@ -62,15 +63,21 @@ func createSession(ctx context.Context, x sqlx.ExecerContext, s *tasksessiond.Se
 	if len(s.Metadata) == 0 {
 		s.Metadata = json.RawMessage("{}")
 	}
-	_, err := x.ExecContext(ctx, `WITH s AS (INSERT INTO sessions (id, title, metadata, status, parent_id, successor_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id)
+	res, err := x.ExecContext(ctx, `WITH s AS (INSERT INTO sessions (id, title, metadata, status, parent_id, successor_id, created_at, updated_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $7 WHERE NOT EXISTS (SELECT 1 FROM goose_db_version WHERE version_id > $9::bigint) RETURNING id)
 		INSERT INTO log_heads (session_id, seq, checksum) SELECT id, 0, $8 FROM s`,
-		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), now, tasksessiond.ChainStart(s.Snapshot))
+		s.ID, s.Title, string(s.Metadata), s.Status, nullString(s.ParentID), nullString(s.SuccessorID), now, tasksessiond.ChainStart(s.Snapshot), d.known)
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("create session %s: %w", s.ID, tasksessiond.ErrExists)
 	}
 	if err != nil {
 		return fmt.Errorf("create session %s: %w", s.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if e := d.newerSchema(ctx); e != nil {
+			return fmt.Errorf("create session %s: %w", s.ID, e)
+		}
+		return fmt.Errorf("create session %s: not written (%d rows, %v)", s.ID, n, err)
 	}
 	return nil
 }

@@ -18,6 +18,10 @@ func unavailable(what string, err error) *tasksessiond.Error {
 		return &tasksessiond.Error{Kind: tasksessiond.KindUnavailable, Err: err,
 			Message: what + " failed: " + locked.Error() + "; nothing was changed: retry the call then"}
 	}
+	if errors.Is(err, tasksessiond.ErrNewerSchema) {
+		return &tasksessiond.Error{Kind: tasksessiond.KindUnavailable, Err: err,
+			Message: what + " failed: " + err.Error() + "; nothing was changed: send the call to a daemon of the fleet's version"}
+	}
 	if errors.Is(err, tasksessiond.ErrVanished) {
 		return &tasksessiond.Error{Kind: tasksessiond.KindUnavailable, Message: what + " failed: " + err.Error() + "; nothing was changed", Err: err}
 	}

@@ -10,10 +10,11 @@ import (
 )
 
 // isLeaseError reports whether err says this daemon no longer holds a
-// session's lease: whatever the call, its copy in memory must go.
+// session's lease (or, a newer daemon having migrated the database, is
+// giving it up): whatever the call, its copy in memory must go.
 func isLeaseError(err error) bool {
 	var held *tasksessiond.LeaseHeldError
-	return errors.As(err, &held) || errors.Is(err, tasksessiond.ErrLeaseExpired)
+	return errors.As(err, &held) || errors.Is(err, tasksessiond.ErrLeaseExpired) || errors.Is(err, tasksessiond.ErrNewerSchema)
 }
 
 // leaseTimeout bounds giving a lease up: a database that does not answer
