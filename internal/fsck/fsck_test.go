@@ -165,6 +165,7 @@ func TestFindsRowsLoggedAfterASeal(t *testing.T) {
 	// successor started without it, so the lineage lost it; the
 	// successor's list stays as it was.
 	path := filepath.Join(t.TempDir(), "seal.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	old, succ := populate(t, session.NewManager(d, nil))

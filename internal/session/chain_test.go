@@ -27,6 +27,7 @@ var lineageIDs = []string{"sa", "sb", "sb2", "sc", "sc2", "sc3"}
 func lineagesDB(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "l.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	m := session.NewManager(d, nil)
@@ -199,6 +200,7 @@ func TestRetryFromADamagedAncestorIsRefused(t *testing.T) {
 	// before a compaction) is checked against its row's checksum: an
 	// edited row is refused by name, not sent back as the recorded result.
 	path := filepath.Join(t.TempDir(), "r.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	m := session.NewManager(d, nil)
