@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	main "github.com/tasksessiond/tasksessiond/cmd/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -44,8 +46,34 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if fleetPG.srv != nil {
+		fleetPG.srv.Close()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// fleetPG is the PostgreSQL server the fleet tests share, each in a
+// database of its own: started by the first that asks (initdb takes some
+// seconds), stopped when the tests end.
+var fleetPG struct {
+	once sync.Once
+	srv  *pgtest.Server
+	err  error
+}
+
+// fleetServer returns the shared server, skipping the test when there is
+// none (failing it when pgtest.EnvRequired is set), as pgtest.StartFor.
+func fleetServer(t *testing.T) *pgtest.Server {
+	t.Helper()
+	fleetPG.once.Do(func() { fleetPG.srv, fleetPG.err = pgtest.Start(pgtest.Options{}) })
+	if fleetPG.err != nil {
+		if os.Getenv(pgtest.EnvRequired) == "1" {
+			t.Fatalf("PostgreSQL is required (%s=1) but cannot be had: %v", pgtest.EnvRequired, fleetPG.err)
+		}
+		t.Skipf("skipping: no PostgreSQL to test against: %v", fleetPG.err)
+	}
+	return fleetPG.srv
 }
 
 // proc is the daemon binary running as a child process.
