@@ -151,6 +151,7 @@ func TestDamagedLogRefusedByName(t *testing.T) {
 			map[string]string{"sa": "its log has rows past its recorded head (seq 0)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each its own copy and daemon
 			path := copyDB(t, fixture)
 			raw := testutil.RawDB(t, path)
 			_, err := raw.Exec(tc.edit)
