@@ -23,7 +23,7 @@ func TestFleetCrashHarness(t *testing.T) {
 	// there by callId, and every store and the tasks view equal to the
 	// model; four kills, each daemon killed in its turn.
 	// `go run ./cmd/crashtest --postgres URL --cycles 100` runs a long one.
-	srv := pgtest.StartFor(t, pgtest.Options{})
+	srv := fleetServer(t)
 	url, err := srv.CreateDB(context.Background(), "crash")
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("", "tsdf")
@@ -48,7 +48,7 @@ func TestFleetCrashHarnessPause(t *testing.T) {
 	// runs again, no read it answers (sent while it was stopped, after the
 	// takeover's writes were acknowledged) is stale; each daemon paused in
 	// its turn, three times.
-	srv := pgtest.StartFor(t, pgtest.Options{})
+	srv := fleetServer(t)
 	url, err := srv.CreateDB(context.Background(), "pause")
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("", "tsdp")

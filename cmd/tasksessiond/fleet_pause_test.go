@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tasksessiond/tasksessiond/client"
-	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -51,7 +50,7 @@ func TestFleetPausedHolderServesNoStaleRead(t *testing.T) {
 	// as it was before the takeover. Without a lease check before answering
 	// from memory, the paused daemon answers them from memory before its
 	// renewer notices the loss.
-	srv := pgtest.StartFor(t, pgtest.Options{})
+	srv := fleetServer(t)
 	url, err := srv.CreateDB(context.Background(), "pause")
 	require.NoError(t, err)
 	const lease = "1s"

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/client"
 	main "github.com/tasksessiond/tasksessiond/cmd/tasksessiond"
+	"github.com/tasksessiond/tasksessiond/internal/pgtest"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
@@ -44,8 +46,34 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if fleetPG.srv != nil {
+		fleetPG.srv.Close()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// fleetPG is the PostgreSQL server the fleet tests share, each in a
+// database of its own: started by the first that asks (initdb takes some
+// seconds), stopped when the tests end.
+var fleetPG struct {
+	once sync.Once
+	srv  *pgtest.Server
+	err  error
+}
+
+// fleetServer returns the shared server, skipping the test when there is
+// none (failing it when pgtest.EnvRequired is set), as pgtest.StartFor.
+func fleetServer(t *testing.T) *pgtest.Server {
+	t.Helper()
+	fleetPG.once.Do(func() { fleetPG.srv, fleetPG.err = pgtest.Start(pgtest.Options{}) })
+	if fleetPG.err != nil {
+		if os.Getenv(pgtest.EnvRequired) == "1" {
+			t.Fatalf("PostgreSQL is required (%s=1) but cannot be had: %v", pgtest.EnvRequired, fleetPG.err)
+		}
+		t.Skipf("skipping: no PostgreSQL to test against: %v", fleetPG.err)
+	}
+	return fleetPG.srv
 }
 
 // proc is the daemon binary running as a child process.
@@ -55,8 +83,15 @@ type proc struct {
 	stderr *bytes.Buffer
 }
 
+// startDaemon starts serve on dbPath and waits until it answers on socket.
+// A database file that does not exist yet is testutil.FreshDB's copy, not
+// migrated by the child (some 0.6 s of CPU under -race): a daemon that
+// creates its database is the crash harness's and the autostart tests'.
 func startDaemon(t *testing.T, dbPath, socket string, extra ...string) *proc {
 	t.Helper()
+	if _, err := os.Stat(dbPath); os.IsNotExist(err) && !strings.Contains(dbPath, "://") {
+		testutil.FreshDB(t, dbPath)
+	}
 	args := append([]string{"serve", "--db", dbPath, "--socket", socket}, extra...)
 	cmd := exec.Command(binary, args...)
 	var stderr bytes.Buffer

@@ -31,7 +31,9 @@ func TestOpen(t *testing.T) {
 	// Ensures the file is created 0600 in a 0700 directory, in WAL mode, with
 	// foreign keys on, and that reopening runs no migration twice.
 	path := filepath.Join(t.TempDir(), "state", "x.db")
-	d := testutil.MustOpenDBAt(t, path)
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal}) // creates it: not testutil's copy
+	require.NoError(t, err)
+	defer d.Close()
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
@@ -284,6 +286,7 @@ func TestPinnedWALIsReported(t *testing.T) {
 	// Ensures a reader that keeps the WAL from being checkpointed is logged
 	// (once), and that WAL reports the log's size and what is pinned.
 	path := filepath.Join(t.TempDir(), "w.db")
+	testutil.FreshDB(t, path)
 	var logs testutil.SyncBuffer
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, WALWarnBytes: 64 << 10,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -321,6 +324,7 @@ func TestWALStaysBounded(t *testing.T) {
 	// that a reader pinning it only defers that, with the writes going on.
 	path := filepath.Join(t.TempDir(), "b.db")
 	const limit = 128 << 10
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, WALLimit: limit})
 	require.NoError(t, err)
 	defer d.Close()
@@ -415,6 +419,7 @@ func TestOneWriterAtATime(t *testing.T) {
 	// (exactly-once by callId lives in that process's memory), that the
 	// lock goes with Close, and that readers open it beside the writer.
 	path := filepath.Join(t.TempDir(), "l.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	require.NoError(t, d.CreateSession(ctx, &tasksessiond.Session{ID: "s"}))
@@ -598,6 +603,7 @@ func TestCreatedAtIsTheFirstChange(t *testing.T) {
 	// and updated at its last, and a successor's snapshot keeps both.
 	path := filepath.Join(t.TempDir(), "t.db")
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, Now: func() time.Time {
 		clock = clock.Add(time.Second)
 		return clock
@@ -674,6 +680,7 @@ func TestATimeNotWrittenByTheDaemonIsReported(t *testing.T) {
 	// session's record it is read as the zero time, so that it blocks
 	// neither the session nor a listing (issue 52).
 	path := filepath.Join(t.TempDir(), "t.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
@@ -806,6 +813,7 @@ func TestAFileGoneFromUnderTheDaemonTakesNoWrites(t *testing.T) {
 	for _, how := range []string{"deleted", "replaced"} {
 		t.Run(how, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "v.db")
+			testutil.FreshDB(t, path)
 			d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 			require.NoError(t, err)
 			defer d.Close()

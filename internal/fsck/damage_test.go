@@ -2,8 +2,11 @@ package fsck_test
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +32,42 @@ const (
 )
 
 func lineageDB(t testing.TB) string {
+	t.Helper()
+	return fixture(t, "lineage", buildLineageDB)
+}
+
+// fixtures are the files fixture built, by name.
+var fixtures struct {
+	sync.Mutex
+	files map[string][]byte
+}
+
+// fixture returns a copy, in t's temp dir, of the database build made: it
+// is built once in this process (the first case to ask waits for it) and
+// each case damages a copy of its own. The builds are deterministic (the
+// clock is testutil's), so a copy is the file a build would have made.
+func fixture(t testing.TB, name string, build func(testing.TB) string) string {
+	t.Helper()
+	fixtures.Lock()
+	defer fixtures.Unlock()
+	b, ok := fixtures.files[name]
+	if !ok {
+		from := build(t)
+		_, err := os.Stat(from + "-wal")
+		require.ErrorIs(t, err, fs.ErrNotExist, "a closed fixture is its one file")
+		b, err = os.ReadFile(from)
+		require.NoError(t, err)
+		if fixtures.files == nil {
+			fixtures.files = map[string][]byte{}
+		}
+		fixtures.files[name] = b
+	}
+	path := filepath.Join(t.TempDir(), "t.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+func buildLineageDB(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.db")
 	d := testutil.MustOpenDBAt(t, path)

@@ -23,6 +23,11 @@ import (
 // compaction), each with a task or two.
 func chainsDB(t *testing.T) string {
 	t.Helper()
+	return fixture(t, "chains", buildChainsDB)
+}
+
+func buildChainsDB(t testing.TB) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.db")
 	d := testutil.MustOpenDBAt(t, path)
 	m := session.NewManager(d, nil)

@@ -27,6 +27,7 @@ var lineageIDs = []string{"sa", "sb", "sb2", "sc", "sc2", "sc3"}
 func lineagesDB(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "l.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	m := session.NewManager(d, nil)
@@ -152,6 +153,7 @@ func TestDamagedLogRefusedByName(t *testing.T) {
 			map[string]string{"sa": "session sa: its head (the log_heads row every session has from its creation) is missing, and so is every row of its log"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each its own copy and daemon
 			path := copyDB(t, fixture)
 			raw := testutil.RawDB(t, path)
 			_, err := raw.Exec(tc.edit)
@@ -201,6 +203,7 @@ func TestRetryFromADamagedAncestorIsRefused(t *testing.T) {
 	// before a compaction) is checked against its row's checksum: an
 	// edited row is refused by name, not sent back as the recorded result.
 	path := filepath.Join(t.TempDir(), "r.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	m := session.NewManager(d, nil)

@@ -307,7 +307,9 @@ func TestCompactCarriesEveryTaskAndItsTimes(t *testing.T) {
 	// Ensures the successor holds the old session's tasks as its store had
 	// them, through the tasks view and when it is loaded, each carried
 	// task keeping the time it was created.
-	d, err := db.Open(ctx, filepath.Join(t.TempDir(), "t.db"), db.Options{Sync: db.SyncNormal})
+	path := filepath.Join(t.TempDir(), "t.db")
+	testutil.FreshDB(t, path)
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
 	m := session.NewManager(d, nil)

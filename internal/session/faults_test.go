@@ -38,6 +38,7 @@ func TestDiskFull(t *testing.T) {
 	// writes with storage unavailable, leaves memory equal to the database,
 	// keeps reads working, and that writes resume when there is room again.
 	path := filepath.Join(t.TempDir(), "full.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, MaxBytes: 96 << 10})
 	require.NoError(t, err)
 	defer d.Close()
@@ -71,6 +72,7 @@ func TestDatabaseLockedByAnotherProcess(t *testing.T) {
 	// Ensures a write lock held elsewhere fails a write with storage
 	// unavailable after the busy timeout, and writes resume once it is released.
 	path := filepath.Join(t.TempDir(), "locked.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, BusyTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	defer d.Close()
@@ -102,6 +104,7 @@ func TestFileTurnsReadOnly(t *testing.T) {
 	// open descriptors), writes fail with storage unavailable and change
 	// nothing, reads go on, and writes resume once the files are writable.
 	path := filepath.Join(t.TempDir(), "ro.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
@@ -132,6 +135,7 @@ func TestUnloggedErrorResultRetriedAnswersSame(t *testing.T) {
 	// (the database locked elsewhere) is answered the same when retried
 	// with its callId, even once the call would now succeed.
 	path := filepath.Join(t.TempDir(), "unlogged.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal, BusyTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	defer d.Close()

@@ -33,6 +33,7 @@ func noPanic(f func()) (p any) {
 func editedDB(t *testing.T, seq int, arguments string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "p.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	m := session.NewManager(d, nil)
@@ -87,6 +88,7 @@ func TestSessionsReplayOfOddArgumentsKeepsMemoryWithTheLog(t *testing.T) {
 	// live call's are, and memory never gets ahead of the log.
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "r.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })

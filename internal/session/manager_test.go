@@ -106,6 +106,7 @@ func TestResumeSkipsPlantedRows(t *testing.T) {
 	// Ensures replay skips a row recorded as an error and a row whose
 	// arguments no longer decode, inserted directly, and reports both.
 	path := t.TempDir() + "/r.db"
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
@@ -335,7 +336,9 @@ func TestBadCursorIsInvalidParams(t *testing.T) {
 func TestTimesReadBackAsAnswered(t *testing.T) {
 	// Ensures the times sessions/create answers (on the real clock, with
 	// nanoseconds) are the ones a later sessions/get reads back.
-	d, err := db.Open(ctx, t.TempDir()+"/t.db", db.Options{Sync: db.SyncNormal})
+	path := t.TempDir() + "/t.db"
+	testutil.FreshDB(t, path)
+	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	defer d.Close()
 	m := session.NewManager(d, nil)

@@ -24,6 +24,7 @@ func TestLogStoresAChangeOnce(t *testing.T) {
 	// call got, byte for byte; and that the tasks view shows a long
 	// description whole (the result's echo shortens it).
 	path := filepath.Join(t.TempDir(), "s.db")
+	testutil.FreshDB(t, path)
 	d, err := db.Open(ctx, path, db.Options{Sync: db.SyncNormal})
 	require.NoError(t, err)
 	m := session.NewManager(d, nil)
