@@ -169,7 +169,7 @@ func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 		case e.Added != "" || e.Was != nil || value:
 			return p.o.Uninstall
 		}
-		if v := raw(d, e.Path); p.o.Uninstall && (v == "{}" || v == "[]") {
+		if p.o.Uninstall && d.Hollow(e.Path) {
 			d.Delete(e.Path, len(e.Path)-1)
 		}
 		return d.Depth(e.Path) < len(e.Path)

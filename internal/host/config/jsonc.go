@@ -148,6 +148,18 @@ func (d *Doc) Bytes() []byte {
 // all it added.
 func (d *Doc) IsEmpty() bool { return bare(d.root) == "{}" }
 
+// Hollow reports whether the value at path is an object or array that
+// holds nothing: no member, no element and no comment (a comment is the
+// user's, and keeps its container, inside it or beside it).
+func (d *Doc) Hollow(path []string) bool {
+	v, _, _ := d.at(path, false)
+	if v == nil {
+		return false
+	}
+	s := bare(*v) // with the comments before and after it
+	return s == "{}" || s == "[]"
+}
+
 // bare is v's text without white space.
 func bare(v hujson.Value) string { return string(bytes.Join(bytes.Fields(v.Pack()), nil)) }
 
@@ -371,11 +383,7 @@ func (d *Doc) matching(path []string, match func(raw []byte) bool) (*hujson.Arra
 // the first keep of path.
 func (d *Doc) prune(path []string, keep int) {
 	for ; len(path) > max(keep, 0); path = path[:len(path)-1] {
-		v, _, _ := d.at(path, false)
-		if v == nil {
-			return
-		}
-		if s := bare(hujson.Value{Value: v.Value}); s != "{}" && s != "[]" {
+		if !d.Hollow(path) {
 			return
 		}
 		parent, _, _ := d.object(path[:len(path)-1], false)

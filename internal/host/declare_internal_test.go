@@ -1,0 +1,65 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// homeOptions are options whose HOME is a fresh directory, and nothing
+// else of the environment.
+func homeOptions(t *testing.T) Options {
+	t.Helper()
+	home := t.TempDir()
+	return Options{Bin: "/bin/tasksessiond", Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+}
+
+// declare plans and applies the entries with o.
+func declare(t *testing.T, o Options, es []Entry) {
+	t.Helper()
+	p, err := NewPlan(nil, o)
+	require.NoError(t, err)
+	require.NoError(t, p.Declare(es))
+	require.NoError(t, p.Apply())
+}
+
+func TestUninstallKeepsAContainerHoldingAComment(t *testing.T) {
+	// Ensures a container setup made, into which the user has since
+	// written a comment, is left by uninstall with the comment: it holds
+	// something of the user's.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	require.NoError(t, os.WriteFile(file, []byte("{\n  \"model\": \"x\"\n}\n"), 0o600))
+	es := []Entry{
+		{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: []string{"mcp"}}},
+		{File: file, Dialect: config.JSONComments, Kind: UserValue, Path: []string{"tools", "todo"}, Value: false},
+	}
+	declare(t, o, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), "\"mcpServers\": {", "\"mcpServers\": {\n    // github goes here", 1)
+	edited = strings.Replace(edited, "\"tools\": {", "\"tools\": /* mine */ {", 1)
+	require.NotEqual(t, string(b), edited)
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o600))
+
+	o.Uninstall = true
+	declare(t, o, es)
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "// github goes here")
+	assert.Contains(t, string(b), "/* mine */")
+	assert.NotContains(t, string(b), "tasksessiond")
+	_, err = config.ParseJSON(b, config.JSONComments)
+	assert.NoError(t, err)
+}
