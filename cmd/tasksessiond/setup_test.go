@@ -664,6 +664,7 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		{"opencode", "OPENCODE_CONFIG_DIR", "opencode.json"},
 		{"opencode", "OPENCODE_CONFIG_DIR", "plugin/tasksessiond.ts"},
 		{"opencode", "XDG_CONFIG_HOME", "opencode/opencode.json"},
+		{"qwen", "QWEN_HOME", "settings.json"},
 	} {
 		e := newSetupEnv(t)
 		dir := t.TempDir()
