@@ -210,8 +210,24 @@ func (p *Plan) userString(f *edit, e Entry) error {
 		}
 		return nil
 	}
+	// the last of them, which setup appended: another is the user's
 	q, _ := json.Marshal(s)
-	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), func(raw []byte) bool { return bytes.Equal(raw, q) }) > 0 {
+	var elems []json.RawMessage
+	f.d.Get(e.Path, &elems)
+	n, seen := 0, 0
+	for _, x := range elems {
+		if bytes.Equal(compact(x), q) {
+			n++
+		}
+	}
+	last := func(raw []byte) bool {
+		if bytes.Equal(raw, q) {
+			seen++
+			return seen == n
+		}
+		return false
+	}
+	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), last) > 0 {
 		p.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil

@@ -63,3 +63,20 @@ func TestUninstallKeepsAContainerHoldingAComment(t *testing.T) {
 	_, err = config.ParseJSON(b, config.JSONComments)
 	assert.NoError(t, err)
 }
+
+func TestUninstallTakesOneOfAStringTheUserAddedAgain(t *testing.T) {
+	// Ensures uninstall takes out the one string setup added: the same
+	// string the user added beside it since is the user's, and stays.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"deny": ["Bash"]}`), 0o600))
+	es := []Entry{{File: file, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}}
+	declare(t, o, es)
+	require.NoError(t, os.WriteFile(file, []byte(`{"deny": ["Bash", "TodoWrite", "TodoWrite"]}`), 0o600))
+
+	o.Uninstall = true
+	declare(t, o, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, `{"deny": ["Bash", "TodoWrite"]}`, string(b))
+}
