@@ -26,12 +26,13 @@ func homeOptions(t *testing.T) Options {
 }
 
 // declare plans and applies the entries with o.
-func declare(t *testing.T, o Options, es []Entry) {
+func declare(t *testing.T, o Options, es []Entry) *Plan {
 	t.Helper()
 	p, err := NewPlan(nil, o)
 	require.NoError(t, err)
 	require.NoError(t, p.Declare(es))
 	require.NoError(t, p.Apply())
+	return p
 }
 
 func TestUninstallKeepsAContainerHoldingAComment(t *testing.T) {
@@ -79,4 +80,28 @@ func TestUninstallTakesOneOfAStringTheUserAddedAgain(t *testing.T) {
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, `{"deny": ["Bash", "TodoWrite"]}`, string(b))
+}
+
+func TestUninstallSaysItLeavesAServerTheUserChanged(t *testing.T) {
+	// Ensures a server setup added that the user has since changed (an
+	// argument, an environment variable of theirs) is left as theirs, and
+	// uninstall says so rather than nothing.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	es := []Entry{{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: []string{"mcp"}}}}
+	declare(t, o, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), `"mcp"`, `"mcp", "--verbose"`, 1)
+	require.NotEqual(t, string(b), edited)
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o600))
+
+	o.Uninstall = true
+	p := declare(t, o, es)
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, edited, string(b))
+	require.Len(t, p.Notes, 1)
+	assert.Contains(t, p.Notes[0], `"tasks"`)
+	assert.Contains(t, p.Notes[0], "--verbose")
 }

@@ -149,6 +149,8 @@ func (p *Plan) ownServer(f *edit, e Entry) error {
 		p.Step("remove the MCP server %q from %s", name, e.File)
 	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path) && !RunsTasksessiond(serverWords(old), p.o.Bin, "mcp"):
 		p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
+	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path):
+		p.Note("the MCP server %q in %s, which setup added, has been changed since (it runs %s, with %s): left as yours; remove it yourself if you want it gone", name, e.File, Command(serverWords(old)...), raw(f.d, path))
 	case p.o.Uninstall:
 	case there && !setups:
 		return yours(path, old)
