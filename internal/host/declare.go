@@ -305,6 +305,9 @@ func (p *Plan) ownBlock(e Entry) error {
 	if body != "" && server != nil && !setups {
 		return Refuse(path, yours(b.Server, server))
 	}
+	if server != nil && !setups {
+		p.Note("%s in %s is not as setup wrote it (it runs %s): left as yours; remove it yourself if you want it gone", strings.Join(b.Server, "."), path, Command(serverWords(server)...))
+	}
 	was := config.Block(old, b.Name)
 	ours := func(h string) bool {
 		s := strings.Join(b.Server, ".")
