@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -84,15 +85,27 @@ func (p *Plan) Declare(entries []Entry) error {
 }
 
 // ownFile plans a whole file of setup's: put there, updated or removed.
+// Setup's record says which it made; one it did not make that holds other
+// bytes than setup's is another's (a copy the user edited), which setup
+// refuses to replace and uninstall leaves.
 func (p *Plan) ownFile(e Entry) error {
+	key := recordKey(e.File)
 	old, err := config.Read(e.File)
 	if err != nil {
 		return Refuse(e.File, err)
 	}
 	newb, _ := e.Value.([]byte)
+	ours := old == nil || bytes.Equal(old, newb) || p.rec.find(key, []string{}, "") >= 0
+	gone := p.o.Uninstall || newb == nil
 	switch {
-	case p.o.Uninstall || newb == nil:
+	case !ours && gone:
+		p.Note("%s is not the file setup wrote (setup's record does not name it, and it holds other bytes): left as yours", e.File)
+		newb = old
+	case !ours:
+		return Refuse(e.File, errors.New("a file setup did not write is there (setup's record does not name it, and it holds other bytes): setup leaves it; move it aside (or remove it, if an earlier setup wrote it), then run setup again"))
+	case gone:
 		newb = nil
+		p.forget(key, nil)
 		if old != nil {
 			p.Step("remove setup's file %s", e.File)
 		}
@@ -100,6 +113,9 @@ func (p *Plan) ownFile(e Entry) error {
 		p.Step("write setup's file %s", e.File)
 	case !bytes.Equal(old, newb):
 		p.Step("update setup's file %s", e.File)
+	}
+	if !gone {
+		p.set(Edit{File: key, Path: []string{}})
 	}
 	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil

@@ -105,3 +105,35 @@ func TestUninstallSaysItLeavesAServerTheUserChanged(t *testing.T) {
 	assert.Contains(t, p.Notes[0], `"tasks"`)
 	assert.Contains(t, p.Notes[0], "--verbose")
 }
+
+func TestSetupLeavesAFileOfTheUsersWhereItsOwnGoes(t *testing.T) {
+	// Ensures a file at the path of a file of setup's that setup did not
+	// write, holding other bytes (the user's copy of the plugin, edited),
+	// is neither replaced by setup nor removed by uninstall; one setup
+	// wrote is updated and removed.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "plugin", "tasksessiond.ts")
+	es := []Entry{{File: file, Kind: OwnFile, Value: []byte("// setup's plugin\n")}}
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	require.NoError(t, os.WriteFile(file, []byte("// mine\n"), 0o644))
+	p, err := NewPlan(nil, o)
+	require.NoError(t, err)
+	assert.ErrorContains(t, p.Declare(es), "a file setup did not write is there")
+
+	u := o
+	u.Uninstall = true
+	p = declare(t, u, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "// mine\n", string(b))
+	assert.Len(t, p.Notes, 1)
+
+	require.NoError(t, os.Remove(file))
+	declare(t, o, es)
+	declare(t, o, []Entry{{File: file, Kind: OwnFile, Value: []byte("// setup's plugin, newer\n")}})
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "// setup's plugin, newer\n", string(b))
+	declare(t, u, es)
+	assert.NoFileExists(t, file)
+}
