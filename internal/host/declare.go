@@ -50,6 +50,10 @@ type Entry struct {
 	Kind    Kind
 	Path    []string // where in the file
 	Value   any
+	// Earlier reports, of an OwnFile, whether bytes found there are an
+	// earlier setup's (another version, another --bin), which setup
+	// replaces though its record does not name the file; nil: none are.
+	Earlier func(old []byte) bool
 }
 
 // Declared plans h's setup from its entries.
@@ -86,8 +90,9 @@ func (p *Plan) Declare(entries []Entry) error {
 
 // ownFile plans a whole file of setup's: put there, updated or removed.
 // Setup's record says which it made; one it did not make that holds other
-// bytes than setup's is another's (a copy the user edited), which setup
-// refuses to replace and uninstall leaves.
+// bytes than setup's, and not an earlier setup's (e.Earlier), is
+// another's (a copy the user edited), which setup refuses to replace and
+// uninstall leaves.
 func (p *Plan) ownFile(e Entry) error {
 	key := recordKey(e.File)
 	old, err := config.Read(e.File)
@@ -95,7 +100,7 @@ func (p *Plan) ownFile(e Entry) error {
 		return Refuse(e.File, err)
 	}
 	newb, _ := e.Value.([]byte)
-	ours := old == nil || bytes.Equal(old, newb) || p.rec.find(key, []string{}, "") >= 0
+	ours := old == nil || bytes.Equal(old, newb) || p.rec.find(key, []string{}, "") >= 0 || e.Earlier != nil && e.Earlier(old)
 	gone := p.o.Uninstall || newb == nil
 	switch {
 	case !ours && gone:
