@@ -184,9 +184,13 @@ func (p *Plan) editJSON(es []Entry) error {
 func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 	p.forget(file, func(e Edit) bool {
 		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
+		var layout string // of an empty container of the user's (made)
 		switch {
 		case len(e.Path) == 0:
 			return false // the file's own: change decides
+		case p.o.Uninstall && !value && e.Added == "" && json.Unmarshal(e.Was, &layout) == nil && d.Hollow(e.Path):
+			d.SetRaw(e.Path, []byte(layout)) // it parsed as it was found
+			return true
 		case e.Added != "" || e.Was != nil || value:
 			return p.o.Uninstall
 		}

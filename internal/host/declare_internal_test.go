@@ -137,3 +137,34 @@ func TestSetupLeavesAFileOfTheUsersWhereItsOwnGoes(t *testing.T) {
 	declare(t, u, es)
 	assert.NoFileExists(t, file)
 }
+
+func TestUninstallGivesBackAnEmptyContainersLayout(t *testing.T) {
+	// Ensures an empty object or array of the user's that setup put its
+	// own in is given back as the user wrote it, on lines of its own or
+	// on one: the file after setup is the same for both, so the record
+	// keeps the layout.
+	for _, text := range []string{
+		"{\n  \"mcpServers\": {\n  },\n  \"hooks\": {\n    \"SessionStart\": [\n    ]\n  },\n  \"deny\": [ ]\n}\n",
+		"{\r\n\t\"mcpServers\": {\r\n\t},\r\n\t\"hooks\": {\"SessionStart\": []}, \"deny\": [\r\n\r\n\t]\r\n}\r\n",
+		"{\"mcpServers\": {}, \"hooks\": {}, \"deny\": []}",
+	} {
+		o := homeOptions(t)
+		file := filepath.Join(o.Home(), "settings.json")
+		require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
+		es := []Entry{
+			{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: []string{"mcp"}}},
+			{File: file, Dialect: config.JSONComments, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"},
+		}
+		declare(t, o, es)
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.NotEqual(t, text, string(b))
+		declare(t, o, es) // a second run changes nothing
+
+		o.Uninstall = true
+		declare(t, o, es)
+		b, err = os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, text, string(b))
+	}
+}

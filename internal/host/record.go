@@ -128,8 +128,20 @@ func (p *Plan) had(file string, path []string, known bool) int {
 // made records, setting up, the first name of path that d lacks, which
 // setup is about to make (in a file it made too: while the name holds
 // something, the record of the file stays).
+//
+// An empty container of the user's that setup is about to put something
+// in is recorded too, when written other than as {} or []: its layout,
+// as a JSON string in Was, which the file once set up no longer shows
+// ("{\n  }" and "{}" then read alike), for uninstall to give back.
 func (p *Plan) made(file string, d *config.Doc, path []string) {
-	if n := d.Depth(path); n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
+	n := d.Depth(path)
+	if n > 0 && d.Hollow(path[:n]) && p.rec.find(file, path[:n], "") < 0 {
+		if raw := string(d.Raw(path[:n])); raw != "{}" && raw != "[]" {
+			was, _ := json.Marshal(raw)
+			p.rec = append(p.rec, Edit{File: file, Path: path[:n], Was: was})
+		}
+	}
+	if n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
 		p.rec = append(p.rec, Edit{File: file, Path: path[:n+1]})
 	}
 }

@@ -7,6 +7,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,6 +159,31 @@ func (d *Doc) Hollow(path []string) bool {
 	}
 	s := bare(*v) // with the comments before and after it
 	return s == "{}" || s == "[]"
+}
+
+// Raw is the value at path as it is written, with the white space and
+// comments within it (nil when there is none): for SetRaw to put back.
+func (d *Doc) Raw(path []string) []byte {
+	v, _, _ := d.at(path, false)
+	if v == nil {
+		return nil
+	}
+	return hujson.Value{Value: v.Value}.Pack()
+}
+
+// SetRaw puts raw, a value as Raw returned it, in place of the value at
+// path; the text around the value stays.
+func (d *Doc) SetRaw(path []string, raw []byte) error {
+	v, _, err := d.at(path, false)
+	if v == nil {
+		return cmp.Or(err, fmt.Errorf("%s is not there", strings.Join(path, ".")))
+	}
+	x, err := hujson.Parse(bytes.Clone(raw))
+	if err != nil {
+		return err
+	}
+	v.Value = x.Value
+	return nil
 }
 
 // bare is v's text without white space.
