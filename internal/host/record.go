@@ -20,8 +20,10 @@ type Record []Edit
 // Edit is one change setup made at Path in File: Added, the string it
 // appended to the array there, or else Was, what was there before (nil:
 // nothing). A file or container setup made is a value that was absent, at
-// the first name setup created ([] for the file); a file setup found empty
-// has Path [] and Was its bytes, as a JSON string.
+// the first name setup created ([] for the file, and for a whole file of
+// setup's own); a file setup found empty has Path [] and Was its bytes, as
+// a JSON string, and an empty container of the user's that setup put
+// something in has its Path and Was its layout, as a JSON string.
 type Edit struct {
 	File  string          `json:"file"`
 	Path  []string        `json:"path"`
