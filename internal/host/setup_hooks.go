@@ -189,6 +189,15 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 		}
 		return nil
 	}
+	var groups []Group // the user's: none is setup's
+	f.d.Get(e.Path, &groups)
+	for _, g := range groups {
+		for _, h := range g.Hooks {
+			if RunsTasksessiond(Words(h.Command), p.o.Bin, "hook", p.Host.Name()) {
+				p.Note("a group of your %s hooks in %s runs %s beside hooks of your own: with setup's too, it runs twice; take it out of that group", event, e.File, h.Command)
+			}
+		}
+	}
 	p.made(f.file, f.d, e.Path)
 	p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
 	return f.d.Append(e.Path, group)
