@@ -664,6 +664,7 @@ func TestSetupHonoursConfigDirs(t *testing.T) {
 		{"opencode", "OPENCODE_CONFIG_DIR", "opencode.json"},
 		{"opencode", "OPENCODE_CONFIG_DIR", "plugin/tasksessiond.ts"},
 		{"opencode", "XDG_CONFIG_HOME", "opencode/opencode.json"},
+		{"qwen", "QWEN_HOME", "settings.json"},
 	} {
 		e := newSetupEnv(t)
 		dir := t.TempDir()
@@ -716,5 +717,20 @@ func TestSetupLeavesAServerOfTheUsers(t *testing.T) {
 	_, stderr, code := e.run(t, "setup", "gemini", "--bin", e.bin)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "mcpServers.tasks is a server of yours (it runs my-own-tasks)")
+	assert.Equal(t, orig, e.snapshot(t))
+}
+
+func TestSetupSaysAGroupOfTheUsersRunsTheHook(t *testing.T) {
+	// Ensures setup says so when a hook group of the user's (with a hook
+	// of their own in it) already runs the hook: the host runs it twice.
+	t.Parallel()
+	e := newSetupEnv(t)
+	e.write(t, map[string]string{".claude/settings.json": `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "` + e.bin + ` hook claude-code"}, {"type": "command", "command": "my-hook"}]}]}}`})
+	orig := e.snapshot(t)
+	out, code := setupHost(t, e, "claude-code")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "runs twice")
+	out, code = setupHost(t, e, "claude-code", "--uninstall")
+	require.Equal(t, 0, code, out)
 	assert.Equal(t, orig, e.snapshot(t))
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,6 +50,10 @@ type Entry struct {
 	Kind    Kind
 	Path    []string // where in the file
 	Value   any
+	// Earlier reports, of an OwnFile, whether bytes found there are an
+	// earlier setup's (another version, another --bin), which setup
+	// replaces though its record does not name the file; nil: none are.
+	Earlier func(old []byte) bool
 }
 
 // Declared plans h's setup from its entries.
@@ -84,15 +89,28 @@ func (p *Plan) Declare(entries []Entry) error {
 }
 
 // ownFile plans a whole file of setup's: put there, updated or removed.
+// Setup's record says which it made; one it did not make that holds other
+// bytes than setup's, and not an earlier setup's (e.Earlier), is
+// another's (a copy the user edited), which setup refuses to replace and
+// uninstall leaves.
 func (p *Plan) ownFile(e Entry) error {
+	key := recordKey(e.File)
 	old, err := config.Read(e.File)
 	if err != nil {
 		return Refuse(e.File, err)
 	}
 	newb, _ := e.Value.([]byte)
+	ours := old == nil || bytes.Equal(old, newb) || p.rec.find(key, []string{}, "") >= 0 || e.Earlier != nil && e.Earlier(old)
+	gone := p.o.Uninstall || newb == nil
 	switch {
-	case p.o.Uninstall || newb == nil:
+	case !ours && gone:
+		p.Note("%s is not the file setup wrote (setup's record does not name it, and it holds other bytes): left as yours", e.File)
+		newb = old
+	case !ours:
+		return Refuse(e.File, errors.New("a file setup did not write is there (setup's record does not name it, and it holds other bytes): setup leaves it; move it aside (or remove it, if an earlier setup wrote it), then run setup again"))
+	case gone:
 		newb = nil
+		p.forget(key, nil)
 		if old != nil {
 			p.Step("remove setup's file %s", e.File)
 		}
@@ -100,6 +118,9 @@ func (p *Plan) ownFile(e Entry) error {
 		p.Step("write setup's file %s", e.File)
 	case !bytes.Equal(old, newb):
 		p.Step("update setup's file %s", e.File)
+	}
+	if !gone {
+		p.set(Edit{File: key, Path: []string{}})
 	}
 	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
@@ -163,13 +184,17 @@ func (p *Plan) editJSON(es []Entry) error {
 func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
 	p.forget(file, func(e Edit) bool {
 		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
+		var layout string // of an empty container of the user's (made)
 		switch {
 		case len(e.Path) == 0:
 			return false // the file's own: change decides
+		case p.o.Uninstall && !value && e.Added == "" && json.Unmarshal(e.Was, &layout) == nil && d.Hollow(e.Path):
+			d.SetRaw(e.Path, []byte(layout)) // it parsed as it was found
+			return true
 		case e.Added != "" || e.Was != nil || value:
 			return p.o.Uninstall
 		}
-		if v := raw(d, e.Path); p.o.Uninstall && (v == "{}" || v == "[]") {
+		if p.o.Uninstall && d.Hollow(e.Path) {
 			d.Delete(e.Path, len(e.Path)-1)
 		}
 		return d.Depth(e.Path) < len(e.Path)
@@ -210,8 +235,24 @@ func (p *Plan) userString(f *edit, e Entry) error {
 		}
 		return nil
 	}
+	// the last of them, which setup appended: another is the user's
 	q, _ := json.Marshal(s)
-	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), func(raw []byte) bool { return bytes.Equal(raw, q) }) > 0 {
+	var elems []json.RawMessage
+	f.d.Get(e.Path, &elems)
+	n, seen := 0, 0
+	for _, x := range elems {
+		if bytes.Equal(compact(x), q) {
+			n++
+		}
+	}
+	last := func(raw []byte) bool {
+		if bytes.Equal(raw, q) {
+			seen++
+			return seen == n
+		}
+		return false
+	}
+	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), last) > 0 {
 		p.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
@@ -288,6 +329,9 @@ func (p *Plan) ownBlock(e Entry) error {
 	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
 	if body != "" && server != nil && !setups {
 		return Refuse(path, yours(b.Server, server))
+	}
+	if server != nil && !setups {
+		p.Note("%s in %s is not as setup wrote it (it runs %s): left as yours; remove it yourself if you want it gone", strings.Join(b.Server, "."), path, Command(serverWords(server)...))
 	}
 	was := config.Block(old, b.Name)
 	ours := func(h string) bool {

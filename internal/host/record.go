@@ -20,8 +20,10 @@ type Record []Edit
 // Edit is one change setup made at Path in File: Added, the string it
 // appended to the array there, or else Was, what was there before (nil:
 // nothing). A file or container setup made is a value that was absent, at
-// the first name setup created ([] for the file); a file setup found empty
-// has Path [] and Was its bytes, as a JSON string.
+// the first name setup created ([] for the file, and for a whole file of
+// setup's own); a file setup found empty has Path [] and Was its bytes, as
+// a JSON string, and an empty container of the user's that setup put
+// something in has its Path and Was its layout, as a JSON string.
 type Edit struct {
 	File  string          `json:"file"`
 	Path  []string        `json:"path"`
@@ -128,8 +130,20 @@ func (p *Plan) had(file string, path []string, known bool) int {
 // made records, setting up, the first name of path that d lacks, which
 // setup is about to make (in a file it made too: while the name holds
 // something, the record of the file stays).
+//
+// An empty container of the user's that setup is about to put something
+// in is recorded too, when written other than as {} or []: its layout,
+// as a JSON string in Was, which the file once set up no longer shows
+// ("{\n  }" and "{}" then read alike), for uninstall to give back.
 func (p *Plan) made(file string, d *config.Doc, path []string) {
-	if n := d.Depth(path); n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
+	n := d.Depth(path)
+	if n > 0 && d.Hollow(path[:n]) && p.rec.find(file, path[:n], "") < 0 {
+		if raw := string(d.Raw(path[:n])); raw != "{}" && raw != "[]" {
+			was, _ := json.Marshal(raw)
+			p.rec = append(p.rec, Edit{File: file, Path: path[:n], Was: was})
+		}
+	}
+	if n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
 		p.rec = append(p.rec, Edit{File: file, Path: path[:n+1]})
 	}
 }

@@ -149,6 +149,8 @@ func (p *Plan) ownServer(f *edit, e Entry) error {
 		p.Step("remove the MCP server %q from %s", name, e.File)
 	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path) && !RunsTasksessiond(serverWords(old), p.o.Bin, "mcp"):
 		p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
+	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path):
+		p.Note("the MCP server %q in %s, which setup added, has been changed since (it runs %s, with %s): left as yours; remove it yourself if you want it gone", name, e.File, Command(serverWords(old)...), raw(f.d, path))
 	case p.o.Uninstall:
 	case there && !setups:
 		return yours(path, old)
@@ -186,6 +188,15 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 			p.Step("replace the stale %s hook in %s", event, e.File)
 		}
 		return nil
+	}
+	var groups []Group // the user's: none is setup's
+	f.d.Get(e.Path, &groups)
+	for _, g := range groups {
+		for _, h := range g.Hooks {
+			if RunsTasksessiond(Words(h.Command), p.o.Bin, "hook", p.Host.Name()) {
+				p.Note("a group of your %s hooks in %s runs %s beside hooks of your own: with setup's too, it runs twice; take it out of that group", event, e.File, h.Command)
+			}
+		}
 	}
 	p.made(f.file, f.d, e.Path)
 	p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)

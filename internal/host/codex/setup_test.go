@@ -351,3 +351,22 @@ func TestHookTrustHashKeepsShellCharacters(t *testing.T) {
 	want := sha256.Sum256([]byte(`{"event_name":"session_start","hooks":[{"async":false,"command":"echo a > b && c < d","timeout":600,"type":"command"}]}`))
 	assert.Equal(t, "sha256:"+hex.EncodeToString(want[:]), codex.HookTrustHash("session_start", "", "echo a > b && c < d", 600))
 }
+
+func TestUninstallSaysItLeavesAServerTheUserChanged(t *testing.T) {
+	// Ensures uninstall leaves the server setup wrote that the user has
+	// since changed (it is theirs now), and says so.
+	e := newProjectEnv(t)
+	o := e.options(func(o *host.Options) { o.Project = "" })
+	apply(t, o)
+	edited := strings.Replace(readFile(t, e.userTOML()), `args = ["mcp"`, `args = ["mcp", "--verbose"`, 1)
+	require.Contains(t, edited, "--verbose")
+	write(t, e.userTOML(), edited)
+
+	o.Uninstall = true
+	p := apply(t, o)
+	assert.Contains(t, readFile(t, e.userTOML()), `"--verbose"`)
+	assert.NotContains(t, readFile(t, e.userTOML()), "# >>> tasksessiond")
+	require.Len(t, p.Notes, 1, "%q", p.Notes)
+	assert.Contains(t, p.Notes[0], "mcp_servers.tasks")
+	assert.Contains(t, p.Notes[0], "--verbose")
+}

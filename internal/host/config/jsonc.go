@@ -7,6 +7,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -147,6 +148,43 @@ func (d *Doc) Bytes() []byte {
 // comments: what is left when setup made the file and uninstall took back
 // all it added.
 func (d *Doc) IsEmpty() bool { return bare(d.root) == "{}" }
+
+// Hollow reports whether the value at path is an object or array that
+// holds nothing: no member, no element and no comment (a comment is the
+// user's, and keeps its container, inside it or beside it).
+func (d *Doc) Hollow(path []string) bool {
+	v, _, _ := d.at(path, false)
+	if v == nil {
+		return false
+	}
+	s := bare(*v) // with the comments before and after it
+	return s == "{}" || s == "[]"
+}
+
+// Raw is the value at path as it is written, with the white space and
+// comments within it (nil when there is none): for SetRaw to put back.
+func (d *Doc) Raw(path []string) []byte {
+	v, _, _ := d.at(path, false)
+	if v == nil {
+		return nil
+	}
+	return hujson.Value{Value: v.Value}.Pack()
+}
+
+// SetRaw puts raw, a value as Raw returned it, in place of the value at
+// path; the text around the value stays.
+func (d *Doc) SetRaw(path []string, raw []byte) error {
+	v, _, err := d.at(path, false)
+	if v == nil {
+		return cmp.Or(err, fmt.Errorf("%s is not there", strings.Join(path, ".")))
+	}
+	x, err := hujson.Parse(bytes.Clone(raw))
+	if err != nil {
+		return err
+	}
+	v.Value = x.Value
+	return nil
+}
 
 // bare is v's text without white space.
 func bare(v hujson.Value) string { return string(bytes.Join(bytes.Fields(v.Pack()), nil)) }
@@ -371,11 +409,7 @@ func (d *Doc) matching(path []string, match func(raw []byte) bool) (*hujson.Arra
 // the first keep of path.
 func (d *Doc) prune(path []string, keep int) {
 	for ; len(path) > max(keep, 0); path = path[:len(path)-1] {
-		v, _, _ := d.at(path, false)
-		if v == nil {
-			return
-		}
-		if s := bare(hujson.Value{Value: v.Value}); s != "{}" && s != "[]" {
+		if !d.Hollow(path) {
 			return
 		}
 		parent, _, _ := d.object(path[:len(path)-1], false)

@@ -246,7 +246,8 @@ func dropStrays(b []byte, name string, ours func(header string) bool) []byte {
 }
 
 // foreign returns the tables in a block's text that ours does not claim
-// (each from its header line to the next), their lines as they are.
+// (each from its header line to the next), their lines as they are, and
+// the comment lines among setup's (which writes none: they are the user's).
 func foreign(body string, ours func(header string) bool) string {
 	var theirs strings.Builder
 	own := true
@@ -254,7 +255,7 @@ func foreign(body string, ours func(header string) bool) string {
 		if h, ok := tableHeader(line); ok {
 			own = ours(h)
 		}
-		if !own {
+		if !own || strings.HasPrefix(strings.TrimSpace(line), "#") {
 			theirs.WriteString(line)
 		}
 	}

@@ -109,3 +109,21 @@ func normalize(s string) string {
 	}
 	return string(out)
 }
+
+func TestTOMLBlockKeepsTheUsersComments(t *testing.T) {
+	// Ensures a comment the user wrote inside setup's block (setup's own
+	// tables hold none) is kept when setup writes its block again or
+	// takes it out.
+	body := "[mcp_servers.tasks]\ncommand = \"tasksessiond\"\n"
+	out, err := config.SetBlock([]byte("model = \"o3\"\n"), "tasksessiond", body, ours)
+	require.NoError(t, err)
+	withNote := strings.Replace(string(out), "[mcp_servers.tasks]", "# my note on tasks\n[mcp_servers.tasks]", 1)
+	require.NotEqual(t, string(out), withNote)
+
+	again, err := config.SetBlock([]byte(withNote), "tasksessiond", body, ours)
+	require.NoError(t, err)
+	assert.Contains(t, string(again), "# my note on tasks\n")
+	back, err := config.RemoveBlock([]byte(withNote), "tasksessiond", ours)
+	require.NoError(t, err)
+	assert.Equal(t, "model = \"o3\"\n\n# my note on tasks\n", string(back))
+}

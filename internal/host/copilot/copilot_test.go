@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -143,4 +144,29 @@ func TestSessionStartDeliversWhatIsOwed(t *testing.T) {
 	assert.Contains(t, got, "carried over")
 	assert.Contains(t, got, "#1 [pending] Alpha")
 	assert.Empty(t, f.context(t, `{"sessionId":"S3","source":"new"}`))
+}
+
+func TestSetupKnowsAnEarlierSetupsHooksFile(t *testing.T) {
+	// Ensures setup replaces a hooks file an earlier setup wrote (another
+	// --bin) though its record does not name it, and refuses one the
+	// user has put a hook of their own in.
+	home := t.TempDir()
+	o := host.Options{Bin: "/new/tasksessiond", Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	file := filepath.Join(home, ".copilot", "hooks", "tasksessiond.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	earlier := `{"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "/old/tasksessiond hook copilot", "timeoutSec": 30}]}}`
+	require.NoError(t, os.WriteFile(file, []byte(earlier), 0o644))
+	p, err := copilot.Host{}.Plan(o)
+	require.NoError(t, err)
+	assert.True(t, p.Changed())
+
+	mine := `{"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "/old/tasksessiond hook copilot"}, {"type": "command", "bash": "my-hook"}]}}`
+	require.NoError(t, os.WriteFile(file, []byte(mine), 0o644))
+	_, err = copilot.Host{}.Plan(o)
+	assert.ErrorContains(t, err, "a file setup did not write is there")
 }

@@ -65,8 +65,32 @@ func (h Host) entries(o host.Options) []host.Entry {
 	return []host.Entry{
 		{File: mcpPath, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
 			Value: host.Server{Type: "local", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Tools: []string{"*"}}},
-		{File: hooksPath, Kind: host.OwnFile, Value: b},
+		{File: hooksPath, Kind: host.OwnFile, Value: b, Earlier: func(old []byte) bool { return earlierHooks(old, o.Bin, h.Name()) }},
 	}
+}
+
+// earlierHooks reports whether a hooks file is an earlier setup's: every
+// hook in it a command hook that runs tasksessiond hook NAME (another
+// --bin, --socket or --session), and nothing else.
+func earlierHooks(b []byte, bin, name string) bool {
+	var f hooksFile
+	if json.Unmarshal(b, &f) != nil || f.Version != 1 || len(f.Hooks) == 0 {
+		return false
+	}
+	for _, hooks := range f.Hooks {
+		for _, h := range hooks {
+			command, _ := h["bash"].(string)
+			for k := range h {
+				if k != "type" && k != "bash" && k != "timeoutSec" {
+					return false
+				}
+			}
+			if h["type"] != "command" || !host.RunsTasksessiond(host.Words(command), bin, "hook", name) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Plan plans the entries.

@@ -2,7 +2,6 @@ package qwen
 
 import (
 	"cmp"
-	"path/filepath"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/gemini"
@@ -15,7 +14,7 @@ var _ host.Doctor = Host{}
 // $QWEN_CODE_SYSTEM_SETTINGS_PATH, else /etc/qwen-code/settings.json) and
 // where it differs (gemini.Dialect's Qwen).
 func (Host) Diagnose(o host.Options) host.Diagnosis {
-	return gemini.Dialect{Title: "Qwen Code", Name: name, Dir: cmp.Or(o.Dir("QWEN_HOME"), filepath.Join(o.Home(), ".qwen")),
+	return gemini.Dialect{Title: "Qwen Code", Name: name, Dir: home(o),
 		System:   cmp.Or(o.Env("QWEN_CODE_SYSTEM_SETTINGS_PATH"), "/etc/qwen-code/settings.json"),
 		Defaults: o.Env("QWEN_CODE_SYSTEM_DEFAULTS_PATH"), Trusted: o.Env("QWEN_CODE_TRUSTED_FOLDERS_PATH"), Qwen: true}.Diagnose(o)
 }

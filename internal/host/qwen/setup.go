@@ -2,6 +2,7 @@ package qwen
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -14,12 +15,26 @@ const Server = "tasks"
 // hookEvents are the events the hook serves.
 var hookEvents = []string{"SessionStart"}
 
-// settingsFile is Qwen Code's settings.json: ~/.qwen, or a project's .qwen.
+// home is Qwen Code's own directory, as its Storage.getGlobalQwenDir
+// (0.24.4) has it: $QWEN_HOME ("~/" in it the user's home), else ~/.qwen.
+func home(o host.Options) string {
+	d := o.Env("QWEN_HOME")
+	switch {
+	case d == "":
+		return filepath.Join(o.Home(), ".qwen")
+	case d == "~" || strings.HasPrefix(d, "~/"):
+		return filepath.Join(o.Home(), d[1:])
+	}
+	return o.Dir("QWEN_HOME")
+}
+
+// settingsFile is Qwen Code's settings.json: in its home, or a project's
+// .qwen.
 func settingsFile(o host.Options) string {
 	if o.Project != "" {
 		return filepath.Join(o.Project, ".qwen", "settings.json")
 	}
-	return filepath.Join(o.Home(), ".qwen", "settings.json")
+	return filepath.Join(home(o), "settings.json")
 }
 
 // entries are Qwen Code's setup, all in settings.json (comments

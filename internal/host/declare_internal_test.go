@@ -1,0 +1,170 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
+)
+
+// homeOptions are options whose HOME is a fresh directory, and nothing
+// else of the environment.
+func homeOptions(t *testing.T) Options {
+	t.Helper()
+	home := t.TempDir()
+	return Options{Bin: "/bin/tasksessiond", Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+}
+
+// declare plans and applies the entries with o.
+func declare(t *testing.T, o Options, es []Entry) *Plan {
+	t.Helper()
+	p, err := NewPlan(nil, o)
+	require.NoError(t, err)
+	require.NoError(t, p.Declare(es))
+	require.NoError(t, p.Apply())
+	return p
+}
+
+func TestUninstallKeepsAContainerHoldingAComment(t *testing.T) {
+	// Ensures a container setup made, into which the user has since
+	// written a comment, is left by uninstall with the comment: it holds
+	// something of the user's.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	require.NoError(t, os.WriteFile(file, []byte("{\n  \"model\": \"x\"\n}\n"), 0o600))
+	es := []Entry{
+		{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: []string{"mcp"}}},
+		{File: file, Dialect: config.JSONComments, Kind: UserValue, Path: []string{"tools", "todo"}, Value: false},
+	}
+	declare(t, o, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), "\"mcpServers\": {", "\"mcpServers\": {\n    // github goes here", 1)
+	edited = strings.Replace(edited, "\"tools\": {", "\"tools\": /* mine */ {", 1)
+	require.NotEqual(t, string(b), edited)
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o600))
+
+	o.Uninstall = true
+	declare(t, o, es)
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "// github goes here")
+	assert.Contains(t, string(b), "/* mine */")
+	assert.NotContains(t, string(b), "tasksessiond")
+	_, err = config.ParseJSON(b, config.JSONComments)
+	assert.NoError(t, err)
+}
+
+func TestUninstallTakesOneOfAStringTheUserAddedAgain(t *testing.T) {
+	// Ensures uninstall takes out the one string setup added: the same
+	// string the user added beside it since is the user's, and stays.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"deny": ["Bash"]}`), 0o600))
+	es := []Entry{{File: file, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}}
+	declare(t, o, es)
+	require.NoError(t, os.WriteFile(file, []byte(`{"deny": ["Bash", "TodoWrite", "TodoWrite"]}`), 0o600))
+
+	o.Uninstall = true
+	declare(t, o, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, `{"deny": ["Bash", "TodoWrite"]}`, string(b))
+}
+
+func TestUninstallSaysItLeavesAServerTheUserChanged(t *testing.T) {
+	// Ensures a server setup added that the user has since changed (an
+	// argument, an environment variable of theirs) is left as theirs, and
+	// uninstall says so rather than nothing.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	es := []Entry{{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: []string{"mcp"}}}}
+	declare(t, o, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	edited := strings.Replace(string(b), `"mcp"`, `"mcp", "--verbose"`, 1)
+	require.NotEqual(t, string(b), edited)
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o600))
+
+	o.Uninstall = true
+	p := declare(t, o, es)
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, edited, string(b))
+	require.Len(t, p.Notes, 1)
+	assert.Contains(t, p.Notes[0], `"tasks"`)
+	assert.Contains(t, p.Notes[0], "--verbose")
+}
+
+func TestSetupLeavesAFileOfTheUsersWhereItsOwnGoes(t *testing.T) {
+	// Ensures a file at the path of a file of setup's that setup did not
+	// write, holding other bytes (the user's copy of the plugin, edited),
+	// is neither replaced by setup nor removed by uninstall; one setup
+	// wrote is updated and removed.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "plugin", "tasksessiond.ts")
+	es := []Entry{{File: file, Kind: OwnFile, Value: []byte("// setup's plugin\n")}}
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	require.NoError(t, os.WriteFile(file, []byte("// mine\n"), 0o644))
+	p, err := NewPlan(nil, o)
+	require.NoError(t, err)
+	assert.ErrorContains(t, p.Declare(es), "a file setup did not write is there")
+
+	u := o
+	u.Uninstall = true
+	p = declare(t, u, es)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "// mine\n", string(b))
+	assert.Len(t, p.Notes, 1)
+
+	require.NoError(t, os.Remove(file))
+	declare(t, o, es)
+	declare(t, o, []Entry{{File: file, Kind: OwnFile, Value: []byte("// setup's plugin, newer\n")}})
+	b, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "// setup's plugin, newer\n", string(b))
+	declare(t, u, es)
+	assert.NoFileExists(t, file)
+}
+
+func TestUninstallGivesBackAnEmptyContainersLayout(t *testing.T) {
+	// Ensures an empty object or array of the user's that setup put its
+	// own in is given back as the user wrote it, on lines of its own or
+	// on one: the file after setup is the same for both, so the record
+	// keeps the layout.
+	for _, text := range []string{
+		"{\n  \"mcpServers\": {\n  },\n  \"hooks\": {\n    \"SessionStart\": [\n    ]\n  },\n  \"deny\": [ ]\n}\n",
+		"{\r\n\t\"mcpServers\": {\r\n\t},\r\n\t\"hooks\": {\"SessionStart\": []}, \"deny\": [\r\n\r\n\t]\r\n}\r\n",
+		"{\"mcpServers\": {}, \"hooks\": {}, \"deny\": []}",
+	} {
+		o := homeOptions(t)
+		file := filepath.Join(o.Home(), "settings.json")
+		require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
+		es := []Entry{
+			{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: []string{"mcp"}}},
+			{File: file, Dialect: config.JSONComments, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"},
+		}
+		declare(t, o, es)
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.NotEqual(t, text, string(b))
+		declare(t, o, es) // a second run changes nothing
+
+		o.Uninstall = true
+		declare(t, o, es)
+		b, err = os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, text, string(b))
+	}
+}
