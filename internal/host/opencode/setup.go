@@ -67,7 +67,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 			es = append(es, host.Entry{File: cfg, Dialect: config.JSONC, Kind: host.UserValue, Path: []string{"tools", t}, Value: false})
 		}
 	}
-	p, err := host.Declared(h, o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin, Earlier: plugin.Released}))
+	p, err := host.Declared(h, o, append(es, host.Entry{File: pluginPath, Kind: host.OwnFile, Value: plugin.Plugin}))
 	if err != nil {
 		return nil, err
 	}
