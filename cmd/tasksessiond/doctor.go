@@ -89,16 +89,9 @@ Examples:
   tasksessiond doctor --json | jq -r '.hosts[] | "\(.name): \(.status)"'
 `, host.Names()[0])
 	}
-	// flags may come after the hosts' names too, as setup takes them
-	var names []string
-	for {
-		if code, ok := parseFlags(fs, args, stdout); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	names, code, ok := parseNamesAndFlags(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	if err := resolve(&o, *project); err != nil {
 		fmt.Fprintf(stderr, "tasksessiond doctor: %v\n", err)

@@ -169,6 +169,20 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (code int, ok
 	return 0, true
 }
 
+// parseNamesAndFlags parses args whose hosts' names may stand before the
+// flags or after them (setup and doctor).
+func parseNamesAndFlags(fs *flag.FlagSet, args []string, stdout io.Writer) (names []string, code int, ok bool) {
+	for {
+		if code, ok := parseFlags(fs, args, stdout); !ok {
+			return nil, code, false
+		}
+		if fs.NArg() == 0 {
+			return names, 0, true
+		}
+		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	}
+}
+
 func firstLine(s string) string {
 	for i, r := range s {
 		if r == '\n' {

@@ -101,15 +101,9 @@ Flags:
 		fs.PrintDefaults()
 		fmt.Fprintf(fs.Output(), "\nExamples:\n  tasksessiond setup %[1]s --dry-run\n  tasksessiond setup %[1]s\n  tasksessiond setup %[1]s --uninstall\n", host.Names()[0])
 	}
-	var names []string // the host's name, before the flags or after
-	for {
-		if code, ok := parseFlags(fs, args, stdout); !ok {
-			return code
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	names, code, ok := parseNamesAndFlags(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	if len(names) != 1 {
 		fmt.Fprintf(stderr, "%s: name one host: %s\n", fs.Name(), strings.Join(host.Names(), ", "))
