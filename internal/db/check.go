@@ -228,12 +228,21 @@ func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
 	return n, nil
 }
 
+// UnreadTable is a table beside the log that SQLite could not read whole
+// (a malformed page): what StrayRows says of it is what it could read
+// before it stopped.
+type UnreadTable struct {
+	Table string
+	Err   error // SQLite's error
+}
+
 // StrayRows are the rows beside the log that name a session that does not
 // exist, by table, read from the tables themselves (not through an index,
 // which may still hold the key as it was): "snapshots: 1 row of session
-// \"s\\x8a3\"". Nil when there are none.
-func (d *DB) StrayRows(ctx context.Context) ([]string, error) {
-	var out []string
+// \"s\\x8a3\"". Nil when there are none. A table SQLite cannot read
+// whole (a malformed page) is not the end of the check: it is returned in
+// unread, and the next table is read.
+func (d *DB) StrayRows(ctx context.Context) (out []string, unread []UnreadTable, err error) {
 	for _, table := range []string{"snapshots", "snapshot_tasks", "messages", "log_heads"} {
 		var rows []struct {
 			ID string `db:"session_id"`
@@ -241,12 +250,18 @@ func (d *DB) StrayRows(ctx context.Context) ([]string, error) {
 		}
 		err := d.q.SelectContext(ctx, &rows, `SELECT session_id, count(*) AS n FROM `+table+` NOT INDEXED
 			WHERE session_id NOT IN (SELECT id FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
+		if isCorrupt(err) {
+			var se *sqlite.Error
+			errors.As(err, &se)
+			unread = append(unread, UnreadTable{Table: table, Err: se})
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", table, err)
+			return nil, nil, fmt.Errorf("read %s: %w", table, err)
 		}
 		for _, r := range rows {
 			out = append(out, fmt.Sprintf("%s: %d rows of session %q, which does not exist", table, r.N, r.ID))
 		}
 	}
-	return out, nil
+	return out, unread, nil
 }

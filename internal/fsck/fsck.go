@@ -60,8 +60,9 @@ type Report struct {
 	Foreign []string `json:"foreign,omitempty"`
 	// Orphans are log rows of sessions that do not exist.
 	Orphans []string `json:"orphans,omitempty"`
-	// Unreadable says which rows of the log SQLite could not read (a
-	// malformed page), and whose they were.
+	// Unreadable says which rows SQLite could not read (a malformed page
+	// of the log, of a snapshot's tables, of another table beside them),
+	// and whose they were.
 	Unreadable []string `json:"unreadable,omitempty"`
 	// Strays are, by table, rows beside the log naming sessions that do
 	// not exist (a snapshot whose session_id was edited, say).
@@ -70,6 +71,8 @@ type Report struct {
 	// fixes are, by session, the rows whose change columns disagree with
 	// their replay, as the replay gives them.
 	fixes map[string][]tasksessiond.Append
+	// unread are the tables beside the log named in Unreadable.
+	unread map[string]bool
 }
 
 // OK reports whether nothing was found.
@@ -118,11 +121,12 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		for _, f := range foreign {
 			r.Foreign = append(r.Foreign, f.String())
 		}
-		strays, err := view.StrayRows(ctx)
+		strays, unread, err := view.StrayRows(ctx)
 		if err != nil {
 			return err
 		}
 		r.Strays = strays
+		r.unreadTables(unread)
 		r.Problems += len(integrity) + len(indexes) + len(views) + len(foreign) + len(strays)
 		return nil
 	})
@@ -212,6 +216,8 @@ type checking struct {
 	checkers map[string]*checker
 	cycles   map[string][]string // the lineage's cycles, by session (see cycleOf)
 	heads    map[string]tasksessiond.LogHead
+	// snapUnread are the sessions whose snapshot SQLite could not read.
+	snapUnread map[string]*db.UnreadableSnapshotError
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
@@ -224,7 +230,8 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		return Report{}, err
 	}
 	c := &checking{lineage: make(map[string]db.Lineage, len(rows)), children: map[string][]string{}, named: map[string][]string{},
-		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}, heads: heads}
+		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}, unread: map[string]bool{}}, heads: heads,
+		snapUnread: map[string]*db.UnreadableSnapshotError{}}
 	for _, l := range rows {
 		c.lineage[l.ID] = l
 		if l.ParentID != "" {
@@ -300,6 +307,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		c.start(ctx, d, id).finish(ctx, d)
 	}
 	c.unreadable(unread, want)
+	c.unreadableSnapshots()
 	for id := range want {
 		if k, ok := c.checkers[id]; ok {
 			c.lineageOf(k)
@@ -493,13 +501,21 @@ func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
 	} else if s := c.lineage[id].SuccessorID; s != "" {
 		k.sealedAt = c.lineage[s].CreatedAt
 	}
-	if _, err := d.LoadSession(ctx, id); err != nil {
+	var unread *db.UnreadableSnapshotError
+	if _, err := d.LoadSession(ctx, id); err != nil && !errors.As(err, &unread) { // that one is said with its snapshot
 		k.problem(true, "its record does not read (%v): the daemon cannot load it", err)
 	}
 	snap, err := d.Snapshot(ctx, id)
 	if err != nil {
-		k.problem(true, "its snapshot does not read: %v", err)
-		k.broken = true
+		if errors.As(err, &unread) {
+			c.snapUnread[id] = unread
+			k.problem(true, "its snapshot does not read: %v: the tasks it started from are lost; the daemon cannot load it: restore a backup", err)
+		} else {
+			k.problem(true, "its snapshot does not read: %v", err)
+		}
+		// Its chain starts from its snapshot: it cannot be checked, and
+		// a break found without it would be no row's.
+		k.broken, k.chain = true, nil
 		return k
 	}
 	if snap != nil {
