@@ -101,13 +101,39 @@ type Lineage struct {
 	SuccessorID string
 	CreatedAt   string // as stored
 	Snapshot    bool
+	// SnapshotUnknown: a malformed page of snapshots stopped its read, so
+	// Snapshot is false for the sessions whose rows were not read.
+	SnapshotUnknown bool
 }
 
-// Lineages returns every session's Lineage, in id order.
+// Lineages returns every session's Lineage, in id order. Both tables are
+// read as they are, not through their keys: a malformed page of a key
+// (sessions' or snapshots') stops no check (SQLite's integrity check
+// names it), and a snapshot its key no longer finds is still seen.
 func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
-	rows, err := d.q.QueryContext(ctx, `SELECT s.id, s.status, s.parent_id, s.successor_id, s.created_at,
-		EXISTS (SELECT 1 FROM snapshots b WHERE b.session_id = s.id)
-		FROM sessions s ORDER BY s.id`)
+	snapshots := map[string]bool{}
+	ids, err := d.q.QueryContext(ctx, `SELECT session_id FROM snapshots NOT INDEXED`)
+	if err != nil {
+		return nil, fmt.Errorf("read the snapshots: %w", err)
+	}
+	for ids.Next() {
+		var id string
+		if err := ids.Scan(&id); err != nil {
+			ids.Close()
+			return nil, fmt.Errorf("read the snapshots: %w", err)
+		}
+		snapshots[id] = true
+	}
+	ids.Close()
+	err = ids.Err()
+	if err != nil && !isCorrupt(err) {
+		return nil, fmt.Errorf("read the snapshots: %w", err)
+	}
+	// A malformed page of snapshots: whose snapshots it held is told by
+	// reading each session's through its key (see Snapshot).
+	unknown := err != nil
+	rows, err := d.q.QueryContext(ctx, `SELECT id, status, parent_id, successor_id, created_at
+		FROM sessions NOT INDEXED ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read the sessions: %w", err)
 	}
@@ -116,10 +142,11 @@ func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
 	for rows.Next() {
 		var l Lineage
 		var status, parent, successor, created sql.NullString
-		if err := rows.Scan(&l.ID, &status, &parent, &successor, &created, &l.Snapshot); err != nil {
+		if err := rows.Scan(&l.ID, &status, &parent, &successor, &created); err != nil {
 			return nil, fmt.Errorf("read the sessions: %w", err)
 		}
 		l.Status, l.ParentID, l.SuccessorID, l.CreatedAt = status.String, parent.String, successor.String, created.String
+		l.Snapshot, l.SnapshotUnknown = snapshots[l.ID], unknown && !snapshots[l.ID]
 		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
@@ -132,6 +159,24 @@ func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
 // for a session without one), read without its record.
 func (d *DB) Snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, error) {
 	return d.snapshot(ctx, id)
+}
+
+// IndexRoots are the indexes of the file (the tables' keys too), by the
+// page their b-tree starts at, as SQLite's integrity check numbers them
+// ("Tree 12 page 40 ...").
+func (d *DB) IndexRoots(ctx context.Context) (map[int64]string, error) {
+	var rows []struct {
+		Name string `db:"name"`
+		Root int64  `db:"rootpage"`
+	}
+	if err := d.q.SelectContext(ctx, &rows, `SELECT name, rootpage FROM sqlite_master WHERE type = 'index'`); err != nil {
+		return nil, fmt.Errorf("read the indexes: %w", err)
+	}
+	out := make(map[int64]string, len(rows))
+	for _, r := range rows {
+		out[r.Root] = r.Name
+	}
+	return out, nil
 }
 
 // Index is an index the schema defines beside the tables' keys.
@@ -248,8 +293,10 @@ func (d *DB) StrayRows(ctx context.Context) (out []string, unread []UnreadTable,
 			ID string `db:"session_id"`
 			N  int    `db:"n"`
 		}
+		// id || '': an IN looks its right side up through an index on
+		// that column whatever NOT INDEXED says; an expression has none.
 		err := d.q.SelectContext(ctx, &rows, `SELECT session_id, count(*) AS n FROM `+table+` NOT INDEXED
-			WHERE session_id NOT IN (SELECT id FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
+			WHERE session_id NOT IN (SELECT id || '' FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
 		if isCorrupt(err) {
 			var se *sqlite.Error
 			errors.As(err, &se)

@@ -127,7 +127,13 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		}
 		r.Strays = strays
 		r.unreadTables(unread)
-		r.Problems += len(integrity) + len(indexes) + len(views) + len(foreign) + len(strays)
+		roots, err := view.IndexRoots(ctx)
+		if err != nil {
+			return err
+		}
+		damaged := r.damagedIndexes(integrity, roots)
+		r.Indexes = append(r.Indexes, damaged...)
+		r.Problems += len(integrity) + len(indexes) + len(damaged) + len(views) + len(foreign) + len(strays)
 		return nil
 	})
 	return r, err
@@ -367,7 +373,9 @@ func (c *checking) lineageOf(k *checker) {
 		if ok && p.Status != tasksessiond.SessionCompacted {
 			k.problem(false, "its parent %s has status %q though it was compacted into it (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", p.ID, p.Status, q(p.ID))
 		}
-		if !l.Snapshot {
+		if !l.Snapshot && l.SnapshotUnknown && c.snapUnread[l.ID] == nil {
+			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is not found by its key, and snapshots does not read whole: the daemon refuses to serve it; restore a backup", l.ParentID)
+		} else if !l.Snapshot && c.snapUnread[l.ID] == nil {
 			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is gone: the daemon refuses to serve it; restore a backup", l.ParentID)
 		}
 	} else if named := c.named[l.ID]; len(named) > 0 && l.Snapshot {
@@ -521,6 +529,19 @@ func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
 	if snap != nil {
 		l := digest(snap.Tasks, snap.NextTaskid)
 		k.snap = &l
+		if l := c.lineage[id]; l.SnapshotUnknown {
+			l.Snapshot = true // its key found it past the malformed page
+			c.lineage[id] = l
+		}
+	}
+	if snap == nil && c.lineage[id].Snapshot {
+		// Its row is in snapshots (read from the table), but the key
+		// does not find it: the daemon, which reads through the key,
+		// refuses it. Its log cannot be checked without it, so repair
+		// does not reindex from it.
+		k.problem(true, "its snapshot's row is in snapshots, but the table's key does not find it (an index is damaged: see the integrity check): the daemon cannot load it, and its log cannot be checked without it")
+		k.broken, k.chain = true, nil
+		return k
 	}
 	k.chain.Start = tasksessiond.ChainStart(snap)
 	switch {
