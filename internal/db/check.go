@@ -111,21 +111,7 @@ type Lineage struct {
 // (sessions' or snapshots') stops no check (SQLite's integrity check
 // names it), and a snapshot its key no longer finds is still seen.
 func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
-	snapshots := map[string]bool{}
-	ids, err := d.q.QueryContext(ctx, `SELECT session_id FROM snapshots NOT INDEXED`)
-	if err != nil {
-		return nil, fmt.Errorf("read the snapshots: %w", err)
-	}
-	for ids.Next() {
-		var id string
-		if err := ids.Scan(&id); err != nil {
-			ids.Close()
-			return nil, fmt.Errorf("read the snapshots: %w", err)
-		}
-		snapshots[id] = true
-	}
-	ids.Close()
-	err = ids.Err()
+	snapshots, err := d.snapshotIDs(ctx)
 	if err != nil && !isCorrupt(err) {
 		return nil, fmt.Errorf("read the snapshots: %w", err)
 	}
@@ -153,6 +139,25 @@ func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
 		return nil, fmt.Errorf("read the sessions: %w", err)
 	}
 	return out, nil
+}
+
+// snapshotIDs are the sessions snapshots has a row of, read from the
+// table: those read before an error, and the error.
+func (d *DB) snapshotIDs(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id FROM snapshots NOT INDEXED`)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return out, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
 }
 
 // Snapshot is a session's first tasks as its snapshot rows hold them (nil
