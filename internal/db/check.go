@@ -101,13 +101,25 @@ type Lineage struct {
 	SuccessorID string
 	CreatedAt   string // as stored
 	Snapshot    bool
+	// SnapshotUnknown: a malformed page of snapshots stopped its read, so
+	// Snapshot is false for the sessions whose rows were not read.
+	SnapshotUnknown bool
 }
 
-// Lineages returns every session's Lineage, in id order.
+// Lineages returns every session's Lineage, in id order. Both tables are
+// read as they are, not through their keys: a malformed page of a key
+// (sessions' or snapshots') stops no check (SQLite's integrity check
+// names it), and a snapshot its key no longer finds is still seen.
 func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
-	rows, err := d.q.QueryContext(ctx, `SELECT s.id, s.status, s.parent_id, s.successor_id, s.created_at,
-		EXISTS (SELECT 1 FROM snapshots b WHERE b.session_id = s.id)
-		FROM sessions s ORDER BY s.id`)
+	snapshots, err := d.snapshotIDs(ctx)
+	if err != nil && !isCorrupt(err) {
+		return nil, fmt.Errorf("read the snapshots: %w", err)
+	}
+	// A malformed page of snapshots: whose snapshots it held is told by
+	// reading each session's through its key (see Snapshot).
+	unknown := err != nil
+	rows, err := d.q.QueryContext(ctx, `SELECT id, status, parent_id, successor_id, created_at
+		FROM sessions NOT INDEXED ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read the sessions: %w", err)
 	}
@@ -116,10 +128,11 @@ func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
 	for rows.Next() {
 		var l Lineage
 		var status, parent, successor, created sql.NullString
-		if err := rows.Scan(&l.ID, &status, &parent, &successor, &created, &l.Snapshot); err != nil {
+		if err := rows.Scan(&l.ID, &status, &parent, &successor, &created); err != nil {
 			return nil, fmt.Errorf("read the sessions: %w", err)
 		}
 		l.Status, l.ParentID, l.SuccessorID, l.CreatedAt = status.String, parent.String, successor.String, created.String
+		l.Snapshot, l.SnapshotUnknown = snapshots[l.ID], unknown && !snapshots[l.ID]
 		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
@@ -128,10 +141,47 @@ func (d *DB) Lineages(ctx context.Context) ([]Lineage, error) {
 	return out, nil
 }
 
+// snapshotIDs are the sessions snapshots has a row of, read from the
+// table: those read before an error, and the error.
+func (d *DB) snapshotIDs(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	rows, err := d.q.QueryContext(ctx, `SELECT session_id FROM snapshots NOT INDEXED`)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return out, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
 // Snapshot is a session's first tasks as its snapshot rows hold them (nil
 // for a session without one), read without its record.
 func (d *DB) Snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, error) {
 	return d.snapshot(ctx, id)
+}
+
+// IndexRoots are the indexes of the file (the tables' keys too), by the
+// page their b-tree starts at, as SQLite's integrity check numbers them
+// ("Tree 12 page 40 ...").
+func (d *DB) IndexRoots(ctx context.Context) (map[int64]string, error) {
+	var rows []struct {
+		Name string `db:"name"`
+		Root int64  `db:"rootpage"`
+	}
+	if err := d.q.SelectContext(ctx, &rows, `SELECT name, rootpage FROM sqlite_master WHERE type = 'index'`); err != nil {
+		return nil, fmt.Errorf("read the indexes: %w", err)
+	}
+	out := make(map[int64]string, len(rows))
+	for _, r := range rows {
+		out[r.Root] = r.Name
+	}
+	return out, nil
 }
 
 // Index is an index the schema defines beside the tables' keys.
@@ -228,25 +278,42 @@ func (d *DB) CountCalls(ctx context.Context, sessionID string) (int, error) {
 	return n, nil
 }
 
+// UnreadTable is a table beside the log that SQLite could not read whole
+// (a malformed page): what StrayRows says of it is what it could read
+// before it stopped.
+type UnreadTable struct {
+	Table string
+	Err   error // SQLite's error
+}
+
 // StrayRows are the rows beside the log that name a session that does not
 // exist, by table, read from the tables themselves (not through an index,
 // which may still hold the key as it was): "snapshots: 1 row of session
-// \"s\\x8a3\"". Nil when there are none.
-func (d *DB) StrayRows(ctx context.Context) ([]string, error) {
-	var out []string
+// \"s\\x8a3\"". Nil when there are none. A table SQLite cannot read
+// whole (a malformed page) is not the end of the check: it is returned in
+// unread, and the next table is read.
+func (d *DB) StrayRows(ctx context.Context) (out []string, unread []UnreadTable, err error) {
 	for _, table := range []string{"snapshots", "snapshot_tasks", "messages", "log_heads"} {
 		var rows []struct {
 			ID string `db:"session_id"`
 			N  int    `db:"n"`
 		}
+		// id || '': an IN looks its right side up through an index on
+		// that column whatever NOT INDEXED says; an expression has none.
 		err := d.q.SelectContext(ctx, &rows, `SELECT session_id, count(*) AS n FROM `+table+` NOT INDEXED
-			WHERE session_id NOT IN (SELECT id FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
+			WHERE session_id NOT IN (SELECT id || '' FROM sessions NOT INDEXED) GROUP BY session_id ORDER BY session_id`)
+		if isCorrupt(err) {
+			var se *sqlite.Error
+			errors.As(err, &se)
+			unread = append(unread, UnreadTable{Table: table, Err: se})
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", table, err)
+			return nil, nil, fmt.Errorf("read %s: %w", table, err)
 		}
 		for _, r := range rows {
 			out = append(out, fmt.Sprintf("%s: %d rows of session %q, which does not exist", table, r.N, r.ID))
 		}
 	}
-	return out, nil
+	return out, unread, nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+
 	"github.com/tasksessiond/tasksessiond"
 	"github.com/tasksessiond/tasksessiond/internal/sqlscan"
 )
@@ -161,25 +163,48 @@ func (d *DB) snapshot(ctx context.Context, id string) (*tasksessiond.Snapshot, e
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+		return nil, snapshotError(id, "snapshots", err)
 	}
 	rows, err := d.q.QueryContext(ctx, `SELECT taskid, status, subject, description FROM snapshot_tasks
 		WHERE session_id = ? ORDER BY taskid`, id)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+		return nil, snapshotError(id, "snapshot_tasks", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var t tasksessiond.Task
 		if err := rows.Scan(&t.Taskid, &t.Status, &t.Subject, &t.Description); err != nil {
-			return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+			return nil, snapshotError(id, "snapshot_tasks", err)
 		}
 		snap.Tasks = append(snap.Tasks, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("snapshot of %s: %w", id, err)
+		return nil, snapshotError(id, "snapshot_tasks", err)
 	}
 	return snap, nil
+}
+
+// UnreadableSnapshotError is a session's snapshot that SQLite could not
+// read (a malformed page of one of its tables): the session cannot be
+// loaded, and every other session's snapshot still can.
+type UnreadableSnapshotError struct {
+	SessionID string
+	Table     string // snapshots or snapshot_tasks
+	Err       error  // SQLite's error
+}
+
+func (e *UnreadableSnapshotError) Error() string {
+	return fmt.Sprintf("snapshot of %s: read %s: %v", e.SessionID, e.Table, e.Err)
+}
+
+func (e *UnreadableSnapshotError) Unwrap() error { return e.Err }
+
+func snapshotError(id, table string, err error) error {
+	var se *sqlite.Error
+	if isCorrupt(err) && errors.As(err, &se) {
+		return &UnreadableSnapshotError{SessionID: id, Table: table, Err: se}
+	}
+	return fmt.Errorf("snapshot of %s: read %s: %w", id, table, err)
 }
 
 func (d *DB) getSession(ctx context.Context, id, columns string) (tasksessiond.Session, error) {

@@ -60,8 +60,9 @@ type Report struct {
 	Foreign []string `json:"foreign,omitempty"`
 	// Orphans are log rows of sessions that do not exist.
 	Orphans []string `json:"orphans,omitempty"`
-	// Unreadable says which rows of the log SQLite could not read (a
-	// malformed page), and whose they were.
+	// Unreadable says which rows SQLite could not read (a malformed page
+	// of the log, of a snapshot's tables, of another table beside them),
+	// and whose they were.
 	Unreadable []string `json:"unreadable,omitempty"`
 	// Strays are, by table, rows beside the log naming sessions that do
 	// not exist (a snapshot whose session_id was edited, say).
@@ -70,6 +71,8 @@ type Report struct {
 	// fixes are, by session, the rows whose change columns disagree with
 	// their replay, as the replay gives them.
 	fixes map[string][]tasksessiond.Append
+	// unread are the tables beside the log named in Unreadable.
+	unread map[string]bool
 }
 
 // OK reports whether nothing was found.
@@ -118,12 +121,19 @@ func Check(ctx context.Context, d *db.DB, ids ...string) (Report, error) {
 		for _, f := range foreign {
 			r.Foreign = append(r.Foreign, f.String())
 		}
-		strays, err := view.StrayRows(ctx)
+		strays, unread, err := view.StrayRows(ctx)
 		if err != nil {
 			return err
 		}
 		r.Strays = strays
-		r.Problems += len(integrity) + len(indexes) + len(views) + len(foreign) + len(strays)
+		r.unreadTables(unread)
+		roots, err := view.IndexRoots(ctx)
+		if err != nil {
+			return err
+		}
+		damaged := r.damagedIndexes(integrity, roots)
+		r.Indexes = append(r.Indexes, damaged...)
+		r.Problems += len(integrity) + len(indexes) + len(damaged) + len(views) + len(foreign) + len(strays)
 		return nil
 	})
 	return r, err
@@ -212,6 +222,8 @@ type checking struct {
 	checkers map[string]*checker
 	cycles   map[string][]string // the lineage's cycles, by session (see cycleOf)
 	heads    map[string]tasksessiond.LogHead
+	// snapUnread are the sessions whose snapshot SQLite could not read.
+	snapUnread map[string]*db.UnreadableSnapshotError
 }
 
 func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
@@ -224,7 +236,8 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		return Report{}, err
 	}
 	c := &checking{lineage: make(map[string]db.Lineage, len(rows)), children: map[string][]string{}, named: map[string][]string{},
-		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}}, heads: heads}
+		checkers: map[string]*checker{}, r: Report{fixes: map[string][]tasksessiond.Append{}, unread: map[string]bool{}}, heads: heads,
+		snapUnread: map[string]*db.UnreadableSnapshotError{}}
 	for _, l := range rows {
 		c.lineage[l.ID] = l
 		if l.ParentID != "" {
@@ -300,6 +313,7 @@ func check(ctx context.Context, d *db.DB, ids []string) (Report, error) {
 		c.start(ctx, d, id).finish(ctx, d)
 	}
 	c.unreadable(unread, want)
+	c.unreadableSnapshots()
 	for id := range want {
 		if k, ok := c.checkers[id]; ok {
 			c.lineageOf(k)
@@ -359,7 +373,9 @@ func (c *checking) lineageOf(k *checker) {
 		if ok && p.Status != tasksessiond.SessionCompacted {
 			k.problem(false, "its parent %s has status %q though it was compacted into it (sqlite3: UPDATE sessions SET status = 'compacted' WHERE id = %s)", p.ID, p.Status, q(p.ID))
 		}
-		if !l.Snapshot {
+		if !l.Snapshot && l.SnapshotUnknown && c.snapUnread[l.ID] == nil {
+			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is not found by its key, and snapshots does not read whole: the daemon refuses to serve it; restore a backup", l.ParentID)
+		} else if !l.Snapshot && c.snapUnread[l.ID] == nil {
 			k.problem(true, "it was compacted from %s but its snapshot (the tasks it started from) is gone: the daemon refuses to serve it; restore a backup", l.ParentID)
 		}
 	} else if named := c.named[l.ID]; len(named) > 0 && l.Snapshot {
@@ -493,18 +509,39 @@ func (c *checking) start(ctx context.Context, d *db.DB, id string) *checker {
 	} else if s := c.lineage[id].SuccessorID; s != "" {
 		k.sealedAt = c.lineage[s].CreatedAt
 	}
-	if _, err := d.LoadSession(ctx, id); err != nil {
+	var unread *db.UnreadableSnapshotError
+	if _, err := d.LoadSession(ctx, id); err != nil && !errors.As(err, &unread) { // that one is said with its snapshot
 		k.problem(true, "its record does not read (%v): the daemon cannot load it", err)
 	}
 	snap, err := d.Snapshot(ctx, id)
 	if err != nil {
-		k.problem(true, "its snapshot does not read: %v", err)
-		k.broken = true
+		if errors.As(err, &unread) {
+			c.snapUnread[id] = unread
+			k.problem(true, "its snapshot does not read: %v: the tasks it started from are lost; the daemon cannot load it: restore a backup", err)
+		} else {
+			k.problem(true, "its snapshot does not read: %v", err)
+		}
+		// Its chain starts from its snapshot: it cannot be checked, and
+		// a break found without it would be no row's.
+		k.broken, k.chain = true, nil
 		return k
 	}
 	if snap != nil {
 		l := digest(snap.Tasks, snap.NextTaskid)
 		k.snap = &l
+		if l := c.lineage[id]; l.SnapshotUnknown {
+			l.Snapshot = true // its key found it past the malformed page
+			c.lineage[id] = l
+		}
+	}
+	if snap == nil && c.lineage[id].Snapshot {
+		// Its row is in snapshots (read from the table), but the key
+		// does not find it: the daemon, which reads through the key,
+		// refuses it. Its log cannot be checked without it, so repair
+		// does not reindex from it.
+		k.problem(true, "its snapshot's row is in snapshots, but the table's key does not find it (an index is damaged: see the integrity check): the daemon cannot load it, and its log cannot be checked without it")
+		k.broken, k.chain = true, nil
+		return k
 	}
 	k.chain.Start = tasksessiond.ChainStart(snap)
 	switch {

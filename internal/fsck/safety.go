@@ -2,6 +2,9 @@ package fsck
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tasksessiond/tasksessiond"
@@ -45,4 +48,57 @@ func reindexUnsafe(r Report) string {
 		why = append(why[:5], "…")
 	}
 	return strings.Join(why, "; ")
+}
+
+// What SQLite's integrity check says of an index: a page of its b-tree
+// ("Tree 12 page 40 cell 0: ...", by the page its b-tree starts at), or
+// its entries against its table's rows.
+var (
+	integrityTree  = regexp.MustCompile(`Tree (\d+) page \d+`)
+	integrityIndex = regexp.MustCompile(`(?:missing from|non-unique entry in|wrong # of entries in) index (\S+)`)
+)
+
+// damagedIndexes names, from SQLite's integrity check, the indexes whose
+// b-tree is malformed or disagrees with its table, each with its REINDEX,
+// which repair runs only when it is safe (see reindexUnsafe): an index is
+// derived from its table, which must then read whole and check.
+func (r Report) damagedIndexes(integrity []string, roots map[int64]string) []string {
+	var names []string
+	for _, line := range integrity {
+		for _, m := range integrityTree.FindAllStringSubmatch(line, -1) {
+			root, _ := strconv.ParseInt(m[1], 10, 64)
+			if name, ok := roots[root]; ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		for _, m := range integrityIndex.FindAllStringSubmatch(line, -1) {
+			if _, ok := roots[rootOf(roots, m[1])]; ok && !slices.Contains(names, m[1]) {
+				names = append(names, m[1])
+			}
+		}
+	}
+	why := reindexUnsafe(r)
+	if len(r.Unreadable) > 0 {
+		why = "the file does not read whole"
+	}
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = fmt.Sprintf("index %s is damaged (a malformed page, or entries that disagree with its table: see the integrity check); it is derived from its table: ", name)
+		if why == "" {
+			out[i] += fmt.Sprintf("tasksessiond fsck --repair rebuilds it (sqlite3: REINDEX %s)", name)
+		} else {
+			out[i] += "repair does not rebuild it while " + why
+		}
+	}
+	return out
+}
+
+// rootOf is the root page of the index named name (0 when none is).
+func rootOf(roots map[int64]string, name string) int64 {
+	for root, n := range roots {
+		if n == name {
+			return root
+		}
+	}
+	return 0
 }

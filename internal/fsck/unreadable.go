@@ -55,3 +55,47 @@ func (c *checking) unreadable(u *db.UnreadableError, want map[string]bool) {
 			noun, strings.Join(s, ", "), u.Err, k.out.Rows, k.out.Tasks)
 	}
 }
+
+// unreadableSnapshots reports, by table, the snapshots SQLite could not
+// read (a malformed page of snapshots or snapshot_tasks), and whose they
+// were: each such session is damaged, and named at its own report too.
+func (c *checking) unreadableSnapshots() {
+	byTable := map[string][]string{}
+	errs := map[string]error{}
+	for id, u := range c.snapUnread {
+		byTable[u.Table] = append(byTable[u.Table], id)
+		errs[u.Table] = u.Err
+	}
+	for _, table := range []string{"snapshots", "snapshot_tasks"} {
+		whose := byTable[table]
+		if len(whose) == 0 {
+			continue
+		}
+		slices.Sort(whose)
+		c.r.Unreadable = append(c.r.Unreadable, fmt.Sprintf("%s could not be read whole (%v): the snapshots of %s (the tasks they started from) are lost, and the daemon refuses them; every other session's snapshot was read: restore a backup to get them back",
+			table, errs[table], strings.Join(whose, ", ")))
+		c.r.unread[table] = true
+		c.r.Problems++
+	}
+}
+
+// unreadTables reports the tables beside the log that SQLite could not
+// read whole while looking for rows of sessions that do not exist, unless
+// a session's snapshot already named the table.
+func (r *Report) unreadTables(unread []db.UnreadTable) {
+	for _, u := range unread {
+		if r.unread[u.Table] {
+			continue
+		}
+		line := fmt.Sprintf("%s could not be read whole (%v): its rows of sessions that do not exist could not be looked for", u.Table, u.Err)
+		switch u.Table {
+		case "snapshots", "snapshot_tasks":
+			line += "; the snapshot of every session checked was read"
+		default:
+			line += "; whose the unread rows were cannot be told"
+		}
+		r.Unreadable = append(r.Unreadable, line+": restore a backup")
+		r.unread[u.Table] = true
+		r.Problems++
+	}
+}
