@@ -720,16 +720,21 @@ func TestSetupLeavesAServerOfTheUsers(t *testing.T) {
 	assert.Equal(t, orig, e.snapshot(t))
 }
 
-func TestSetupSaysAGroupOfTheUsersRunsTheHook(t *testing.T) {
-	// Ensures setup says so when a hook group of the user's (with a hook
-	// of their own in it) already runs the hook: the host runs it twice.
+func TestSetupRefusesAGroupOfTheUsersThatRunsTheHook(t *testing.T) {
+	// Ensures a hook group of the user's (with a hook of their own in it)
+	// that already runs the hook is refused by name, every file left as
+	// it was: setup's own group beside it would run the hook twice. With
+	// --no-hook, setup goes on; uninstall then gives the bytes back.
 	t.Parallel()
 	e := newSetupEnv(t)
 	e.write(t, map[string]string{".claude/settings.json": `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "` + e.bin + ` hook claude-code"}, {"type": "command", "command": "my-hook"}]}]}}`})
 	orig := e.snapshot(t)
-	out, code := setupHost(t, e, "claude-code")
+	_, stderr, code := e.run(t, "setup", "claude-code", "--bin", e.bin)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "hooks.SessionStart[0] is a group of your hooks that runs")
+	assert.Equal(t, orig, e.snapshot(t))
+	out, code := setupHost(t, e, "claude-code", "--no-hook")
 	require.Equal(t, 0, code, out)
-	assert.Contains(t, out, "runs twice")
 	out, code = setupHost(t, e, "claude-code", "--uninstall")
 	require.Equal(t, 0, code, out)
 	assert.Equal(t, orig, e.snapshot(t))

@@ -189,12 +189,15 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 		}
 		return nil
 	}
-	var groups []Group // the user's: none is setup's
+	// A group of the user's that runs the hook beside their own is theirs,
+	// as a server of theirs under setup's name is: setup's beside it would
+	// run the hook twice, the list twice in the model's context.
+	var groups []Group
 	f.d.Get(e.Path, &groups)
-	for _, g := range groups {
+	for i, g := range groups {
 		for _, h := range g.Hooks {
 			if RunsTasksessiond(Words(h.Command), p.o.Bin, "hook", p.Host.Name()) {
-				p.Note("a group of your %s hooks in %s runs %s beside hooks of your own: with setup's too, it runs twice; take it out of that group", event, e.File, h.Command)
+				return fmt.Errorf("%s[%d] is a group of your hooks that runs %s beside hooks of your own: setup's would run it a second time; take it out of that group (or set up with --no-hook), then run setup again", strings.Join(e.Path, "."), i, h.Command)
 			}
 		}
 	}
