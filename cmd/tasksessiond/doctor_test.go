@@ -138,6 +138,18 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 			files:   map[string]string{"~/.copilot/mcp-config.json": `{"mcpServers": {"tasks": {"type": "local", "command": "{bin}", "args": ["mcp"], "tools": ["TaskList", "TaskGet"]}}}`},
 			problem: `"tools" of the MCP server tasks in ~/.copilot/mcp-config.json leaves out TaskCreate, TaskUpdate: Copilot CLI does not offer them`,
 			fix:     `set "tools" of the MCP server tasks to ["*"] in ~/.copilot/mcp-config.json`},
+		// in a folder it trusts, a workspace's .mcp.json (or
+		// .github/mcp.json) server of the same name is the one it starts
+		// ("copilot mcp get tasks": Source: Workspace)
+		{name: "CopilotWorkspaceServerOverrides", host: "copilot",
+			files: map[string]string{"~/.copilot/config.json": `{"trusted_folders": ["{project}"]}`,
+				".mcp.json": `{"mcpServers": {"tasks": {"command": "echo", "args": ["hi"]}}}`},
+			problem: `the MCP server tasks in {project}/.mcp.json, which does not run tasksessiond mcp, overrides setup's: Copilot CLI starts that one in this folder`,
+			fix:     `remove mcpServers.tasks from {project}/.mcp.json`},
+		{name: "CopilotWorkspaceServerToolsLeftOut", host: "copilot",
+			files: map[string]string{"~/.copilot/config.json": `{"trusted_folders": ["{project}"]}`,
+				".github/mcp.json": `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"], "tools": ["TaskList"]}}}`},
+			problem: `"tools" of the MCP server tasks in {project}/.github/mcp.json leaves out TaskCreate, TaskGet, TaskUpdate`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
