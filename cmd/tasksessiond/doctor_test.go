@@ -688,3 +688,30 @@ func TestDoctorQwenJoinsAllowedLists(t *testing.T) {
 	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "qwen")
 	assert.Equal(t, 0, code, out)
 }
+
+func TestDoctorCopilotProjectMCPConfigIsStrictJSON(t *testing.T) {
+	// Ensures doctor reads a project's .github/mcp.json as Copilot CLI
+	// (1.0.102) does, strict JSON: with a comment it skips the file
+	// ("malformed", "copilot mcp list": no server), where doctor once said
+	// "set up"; and that a workspace .mcp.json it skips so does not
+	// override setup's server.
+	t.Parallel()
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "--project", "copilot")
+	require.Equal(t, 0, code, out)
+	path := filepath.Join(project, ".github", "mcp.json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append([]byte("// ours\n"), b...), 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "--project", "copilot")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, path+": not strict JSON")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+
+	require.NoError(t, os.MkdirAll(filepath.Join(e.home, ".copilot"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.home, ".copilot", "config.json"), []byte(`{"trusted_folders": ["`+project+`"]}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(project, ".mcp.json"), []byte("// c\n"+`{"mcpServers": {"tasks": {"command": "echo"}}}`), 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "--project", "copilot")
+	assert.Equal(t, 0, code, out)
+}

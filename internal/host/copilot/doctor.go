@@ -1,6 +1,7 @@
 package copilot
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -93,7 +94,8 @@ func workspaceServer(o host.Options) (string, mcpConfig) {
 	for _, d := range dirs {
 		for _, p := range []string{filepath.Join(d, ".mcp.json"), filepath.Join(d, ".github", "mcp.json")} {
 			var cfg mcpConfig
-			if host.ReadJSON(p, &cfg); cfg.MCPServers != nil {
+			b, _ := os.ReadFile(p) // strict JSON: one it cannot parse it skips
+			if json.Unmarshal(b, &cfg); cfg.MCPServers != nil {
 				if _, ok := cfg.MCPServers[Server]; ok {
 					return p, cfg
 				}

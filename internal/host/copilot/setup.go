@@ -34,6 +34,16 @@ func files(o host.Options) (mcpConfig, hooks string) {
 	return filepath.Join(home(o), "mcp-config.json"), filepath.Join(home(o), "hooks", "tasksessiond.json")
 }
 
+// dialect is the MCP config's as Copilot CLI (1.0.102) reads it: the
+// user's with comments, a project's strict JSON (one with a comment or a
+// trailing comma it skips, "malformed", and starts none of its servers).
+func dialect(o host.Options) config.Dialect {
+	if o.Project != "" {
+		return config.JSON
+	}
+	return config.JSONComments
+}
+
 // ownTodos is what setup says of Copilot CLI's own to-do list.
 const ownTodos = "Copilot CLI's own to-do list is a todos table of its built-in sql tool, which no setting turns off: " +
 	"only starting it with --excluded-tools sql removes it (and the sql tool with it). For one list, ours: " +
@@ -63,7 +73,7 @@ func (h Host) entries(o host.Options) []host.Entry {
 		b = nil
 	}
 	return []host.Entry{
-		{File: mcpPath, Dialect: config.JSONComments, Kind: host.OwnServer, Path: []string{"mcpServers", Server},
+		{File: mcpPath, Dialect: dialect(o), Kind: host.OwnServer, Path: []string{"mcpServers", Server},
 			Value: host.Server{Type: "local", Command: o.Bin, Args: o.MCPArgs(), Env: o.MCPEnv(), Tools: []string{"*"}}},
 		{File: hooksPath, Kind: host.OwnFile, Value: b, Earlier: func(old []byte) bool { return earlierHooks(old, o.Bin, h.Name()) }},
 	}
@@ -105,7 +115,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 // Check finds servers that run tasksessiond mcp under another name.
 func (h Host) Check(o host.Options) []host.Finding {
 	path, _ := files(o)
-	return host.OtherServers(h, o, path, config.JSONComments, []string{"mcpServers"}, Server,
+	return host.OtherServers(h, o, path, dialect(o), []string{"mcpServers"}, Server,
 		"also runs tasksessiond mcp: the model gets the tools twice, and the hooks name them "+Server+"-…",
 		func(n string) string { return "remove mcpServers." + n + " from " + path })
 }
