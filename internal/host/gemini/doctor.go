@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,7 +115,10 @@ type settings struct {
 		Disabled []string `json:"disabled"`
 	} `json:"hooksConfig"`
 	DisableAllHooks bool `json:"disableAllHooks"`
-	Security        struct {
+	Tools           struct {
+		ApprovalMode string `json:"approvalMode"`
+	} `json:"tools"`
+	Security struct {
 		FolderTrust struct {
 			Enabled *bool `json:"enabled"`
 		} `json:"folderTrust"`
@@ -179,6 +183,9 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 		case ok && trusted:
 			ls = append(ls, s)
 		}
+	}
+	if g.Qwen {
+		g.projectServer(&d, o, ls, cwd)
 	}
 	server := Server
 	if enabledExtension(g.Dir, cwd) {
@@ -366,4 +373,111 @@ func globRegexp(glob string) *regexp.Regexp {
 	}
 	b.WriteString("$")
 	return regexp.MustCompile(b.String())
+}
+
+// projectServer finds, for Qwen Code (0.24.4), which server named Server
+// it starts in the folder cwd (the system's settings', else a trusted
+// workspace's, else the folder's .mcp.json's, else the user's) and keeps
+// it from: one that does not run tasksessiond mcp, or a workspace's or
+// .mcp.json's that the user has not approved ("qwen mcp approve", kept
+// in mcpApprovals.json for the folder, bound to a hash of the server's
+// settings): it skips that one, "pending approval".
+func (g Dialect) projectServer(d *host.Diagnosis, o host.Options, ls []settings, cwd string) {
+	if cwd == "" {
+		return
+	}
+	rank := []string{"", "user", "project", "workspace", "system"}
+	var path, scope string
+	for _, l := range ls {
+		if _, ok := l.MCPServers[Server]; ok {
+			sc := "user"
+			switch l.path {
+			case g.System:
+				sc = "system"
+			case filepath.Join(cwd, "."+g.Name, "settings.json"):
+				sc = "workspace"
+			}
+			if slices.Index(rank, sc) >= slices.Index(rank, scope) {
+				path, scope = l.path, sc
+			}
+		}
+	}
+	if mj := filepath.Join(cwd, ".mcp.json"); slices.Index(rank, scope) < slices.Index(rank, "project") {
+		var f struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		}
+		if host.ReadJSON(mj, &f); f.MCPServers[Server] != nil {
+			path, scope = mj, "project"
+		}
+	}
+	if scope == "" || scope == "user" {
+		return // setup's own file, which Check reads
+	}
+	var f struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	host.ReadJSON(path, &f)
+	raw := f.MCPServers[Server]
+	var s struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	json.Unmarshal(raw, &s)
+	if !host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
+		d.Block(fmt.Sprintf("the MCP server %s in %s, which does not run tasksessiond mcp, overrides setup's: %s starts that one in %s", Server, path, g.Title, cwd),
+			fmt.Sprintf("remove mcpServers.%s from %s, or rename it", Server, path))
+		return
+	}
+	var mode, system string // tools.approvalMode: the system's over the others' (the workspace's last)
+	for _, l := range ls {
+		if m := l.Tools.ApprovalMode; m != "" && l.path == g.System {
+			system = m
+		} else if m != "" {
+			mode = m
+		}
+	}
+	if scope != "workspace" && scope != "project" || cmp.Or(system, mode) == "yolo" {
+		return // in YOLO mode (tools.approvalMode, or --yolo) it asks no approval
+	}
+	file := cmp.Or(o.Env("QWEN_CODE_MCP_APPROVALS_PATH"), filepath.Join(g.Dir, "mcpApprovals.json"))
+	var approvals map[string]map[string]struct {
+		Hash   string `json:"hash"`
+		Status string `json:"status"`
+	}
+	host.ReadJSON(file, &approvals)
+	a, ok := approvals[host.RealPath(cwd)][Server]
+	// the hash is of the settings' server; .mcp.json's is first
+	// translated from Claude Code's form, which doctor does not redo
+	if ok && a.Status == "approved" && (scope == "project" || a.Hash == serverHash(raw)) {
+		return
+	}
+	state := "not approved for the folder"
+	switch {
+	case ok && a.Status == "rejected":
+		state = "rejected for the folder"
+	case ok:
+		state = "changed since it was approved"
+	}
+	d.Block(fmt.Sprintf("the MCP server %s in %s is %s (%s): %s skips it, \"pending approval\", until it is approved", Server, path, state, file, g.Title),
+		fmt.Sprintf("%s mcp approve %s (in %s), or approve it when %s asks at start", g.Name, Server, cwd, g.Title))
+}
+
+// serverHash is Qwen Code's hashMcpServerConfig: the SHA-256 of the
+// server's settings as JSON, keys sorted, without "scope",
+// "extensionName" and "description".
+func serverHash(raw json.RawMessage) string {
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return ""
+	}
+	delete(v, "scope")
+	delete(v, "extensionName")
+	delete(v, "description")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return fmt.Sprintf("%x", sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))
 }

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/tasksessiond/tasksessiond/internal/host"
 )
 
@@ -48,4 +51,49 @@ func TestDiagnoseReadsTheSystemDefaults(t *testing.T) {
 	if got := blocked(); got != "" {
 		t.Errorf("a file Gemini CLI skips as insecure: %q", got)
 	}
+}
+
+func TestDiagnoseQwenProjectServerApproval(t *testing.T) {
+	// Ensures doctor says, as "qwen mcp reconnect --all" does (Qwen Code
+	// 0.24.4), that a workspace's server "tasks" (setup --project's) is
+	// skipped, "pending approval", until "qwen mcp approve tasks" records
+	// it for the folder with the hash of its settings (the hash below is
+	// the one Qwen Code wrote); that a rejected or changed one is skipped
+	// too; that YOLO mode asks no approval; and that a workspace's or a
+	// .mcp.json's "tasks" that runs something else overrides setup's.
+	// Doctor once said "set up" of each.
+	home, project := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+	}
+	ws := filepath.Join(project, ".qwen", "settings.json")
+	write(ws, `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"], "trust": true}}}`)
+	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+	dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: filepath.Join(home, "none"), Qwen: true}
+	blocked := func() string {
+		var b strings.Builder
+		for _, f := range dialect.Diagnose(o).Blocked {
+			b.WriteString(f.Problem + "\n")
+		}
+		return b.String()
+	}
+	approvals := filepath.Join(home, ".qwen", "mcpApprovals.json")
+	assert.Contains(t, blocked(), "the MCP server tasks in "+ws+" is not approved for the folder")
+	const hash = "6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5"
+	write(approvals, `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "approved"}}}`)
+	assert.Empty(t, blocked())
+	write(approvals, `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "rejected"}}}`)
+	assert.Contains(t, blocked(), "is rejected for the folder")
+	write(approvals, `{"`+project+`": {"tasks": {"hash": "0`+hash[1:]+`", "status": "approved"}}}`)
+	assert.Contains(t, blocked(), "is changed since it was approved")
+	write(filepath.Join(home, ".qwen", "settings.json"), `{"tools": {"approvalMode": "yolo"}}`)
+	assert.Empty(t, blocked())
+
+	write(ws, `{"mcpServers": {"tasks": {"command": "echo"}}}`)
+	assert.Contains(t, blocked(), "the MCP server tasks in "+ws+", which does not run tasksessiond mcp, overrides setup's")
+	require.NoError(t, os.Remove(ws))
+	write(filepath.Join(project, ".mcp.json"), `{"mcpServers": {"tasks": {"command": "echo"}}}`)
+	assert.Contains(t, blocked(), "the MCP server tasks in "+filepath.Join(project, ".mcp.json")+", which does not run tasksessiond mcp")
 }
