@@ -53,3 +53,26 @@ func TestDoctorAgreesOnWhatTurnsTheServerOff(t *testing.T) {
 	assert.Error(t, err, out)
 	assert.Contains(t, out, `"tools" of the MCP server tasks in `+path+" leaves out TaskCreate, TaskUpdate")
 }
+
+// TestDoctorAgreesOnAWorkspaceServer ensures doctor says what the pinned
+// CLI does of a workspace's .mcp.json with a server "tasks" of its own:
+// in a folder it trusts, "copilot mcp get tasks" shows the workspace's,
+// and doctor names the file; untrusted, the user's, and doctor says "set
+// up".
+func TestDoctorAgreesOnAWorkspaceServer(t *testing.T) {
+	t.Parallel()
+	h := copilot.New(t, copilot.Options{Respond: modelapi.NewScript().Respond})
+	mcp := filepath.Join(h.Project, ".mcp.json")
+	h.WriteJSON(mcp, map[string]any{"mcpServers": map[string]any{"tasks": map[string]any{"command": "echo", "args": []string{"other"}}}})
+	cli := h.Command(t, 60*time.Second, "mcp", "get", "tasks")
+	assert.Contains(t, cli.Stdout, "Source: User")
+	out, err := h.Doctor("copilot")
+	assert.NoError(t, err, out)
+
+	h.WriteJSON(filepath.Join(h.CopilotHome, "config.json"), map[string]any{"trusted_folders": []string{h.Project}})
+	cli = h.Command(t, 60*time.Second, "mcp", "get", "tasks")
+	assert.Contains(t, cli.Stdout, "Command: echo other")
+	out, err = h.Doctor("copilot")
+	assert.Error(t, err, out)
+	assert.Contains(t, out, "the MCP server tasks in "+mcp+", which does not run tasksessiond mcp, overrides setup's")
+}

@@ -65,3 +65,33 @@ func TestDoctorAgreesOnHooksTurnedOff(t *testing.T) {
 	assert.Error(t, err, tsd)
 	assert.Contains(t, tsd, `"disableAllHooks": true in `+filepath.Join(h.Home, ".qwen", "settings.json")+": Qwen Code runs no hook")
 }
+
+// TestDoctorAgreesOnProjectServerApproval ensures doctor says what the
+// pinned CLI does of setup --project's server: "qwen mcp reconnect
+// --all" skips it, pending approval, and doctor says so with "qwen mcp
+// approve tasks"; once approved, it connects and doctor says "set up".
+func TestDoctorAgreesOnProjectServerApproval(t *testing.T) {
+	t.Parallel()
+	h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript().Respond, NoSetup: true})
+	h.Setup(t, "qwen", "--project")
+	out := h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
+	assert.Contains(t, out.Stdout, "tasks: Skipped - server is pending approval")
+	doctor := func() (string, error) { // as h.Doctor, with --project
+		args := []string{"doctor", "qwen", "--project", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB}
+		if h.Rec != nil {
+			args = append(args, "--bin", h.Rec.Bin)
+		}
+		return h.RunTSD(args)
+	}
+	tsd, err := doctor()
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, "is not approved for the folder")
+	assert.Contains(t, tsd, "qwen mcp approve tasks")
+
+	out = h.Command(t, 60*time.Second, "mcp", "approve", "tasks")
+	require.NoError(t, out.Err, "%s%s", out.Stdout, out.Stderr)
+	out = h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
+	assert.Contains(t, out.Stdout, "tasks: Reconnected successfully")
+	tsd, err = doctor()
+	assert.NoError(t, err, tsd)
+}
