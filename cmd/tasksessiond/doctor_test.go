@@ -73,6 +73,12 @@ func TestDoctorNamesWhatTurnsTheToolsOff(t *testing.T) {
 		{name: "GeminiNotAllowed", host: "gemini", env: trust,
 			files:   map[string]string{".gemini/settings.json": `{"mcp": {"allowed": ["other"]}}`},
 			problem: `mcp.allowed in {project}/.gemini/settings.json leaves out the server tasks`},
+		// a trusted workspace's server of the same name is the one it
+		// starts ("gemini mcp list": tasks: echo)
+		{name: "GeminiWorkspaceServerOverrides", host: "gemini", env: trust,
+			files:   map[string]string{".gemini/settings.json": `{"mcpServers": {"tasks": {"command": "echo"}}}`},
+			problem: `the MCP server tasks in {project}/.gemini/settings.json, which does not run tasksessiond mcp, overrides setup's: Gemini CLI starts that one in {project}`,
+			fix:     `remove mcpServers.tasks from {project}/.gemini/settings.json`},
 		{name: "GeminiUntrustedFolder", host: "gemini",
 			problem: `Gemini CLI does not trust the folder {project} (no rule for it in ~/.gemini/trustedFolders.json): it starts no MCP server there`,
 			fix:     `"{project}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json`},

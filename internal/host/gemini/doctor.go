@@ -184,7 +184,7 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 			ls = append(ls, s)
 		}
 	}
-	if g.Qwen {
+	if g.Qwen || !enabledExtension(g.Dir, cwd) { // Gemini CLI's extension's server has a name of its own
 		g.projectServer(&d, o, ls, cwd)
 	}
 	server := Server
@@ -375,10 +375,11 @@ func globRegexp(glob string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-// projectServer finds, for Qwen Code (0.24.4), which server named Server
-// it starts in the folder cwd (the system's settings', else a trusted
-// workspace's, else the folder's .mcp.json's, else the user's) and keeps
-// it from: one that does not run tasksessiond mcp, or a workspace's or
+// projectServer finds which server named Server the host starts in the
+// folder cwd (the system's settings', else a trusted workspace's, else,
+// Qwen Code's (0.24.4) only, the folder's .mcp.json's, else the user's)
+// and keeps it from: one that does not run tasksessiond mcp, or, Qwen
+// Code's, a workspace's or
 // .mcp.json's that the user has not approved ("qwen mcp approve", kept
 // in mcpApprovals.json for the folder, bound to a hash of the server's
 // settings): it skips that one, "pending approval".
@@ -402,7 +403,7 @@ func (g Dialect) projectServer(d *host.Diagnosis, o host.Options, ls []settings,
 			}
 		}
 	}
-	if mj := filepath.Join(cwd, ".mcp.json"); slices.Index(rank, scope) < slices.Index(rank, "project") {
+	if mj := filepath.Join(cwd, ".mcp.json"); g.Qwen && slices.Index(rank, scope) < slices.Index(rank, "project") {
 		var f struct {
 			MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		}
@@ -436,7 +437,7 @@ func (g Dialect) projectServer(d *host.Diagnosis, o host.Options, ls []settings,
 			mode = m
 		}
 	}
-	if scope != "workspace" && scope != "project" || cmp.Or(system, mode) == "yolo" {
+	if !g.Qwen || scope != "workspace" && scope != "project" || cmp.Or(system, mode) == "yolo" {
 		return // in YOLO mode (tools.approvalMode, or --yolo) it asks no approval
 	}
 	file := cmp.Or(o.Env("QWEN_CODE_MCP_APPROVALS_PATH"), filepath.Join(g.Dir, "mcpApprovals.json"))
