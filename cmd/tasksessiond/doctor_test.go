@@ -721,3 +721,22 @@ func TestDoctorCopilotProjectMCPConfigIsStrictJSON(t *testing.T) {
 	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "--project", "copilot")
 	assert.Equal(t, 0, code, out)
 }
+
+func TestDoctorCopilotUserMCPConfigTakesTrailingCommas(t *testing.T) {
+	// Ensures doctor reads the user's mcp-config.json as Copilot CLI
+	// (1.0.102) does, comments and trailing commas allowed ("copilot mcp
+	// list": tasks (local)), where doctor once called it a file the host
+	// does not read.
+	t.Parallel()
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "copilot")
+	require.Equal(t, 0, code, out)
+	path := filepath.Join(e.home, ".copilot", "mcp-config.json")
+	require.NoError(t, os.WriteFile(path, []byte(`// mine
+{"mcpServers": {"tasks": {"type": "local", "command": "`+e.bin+`", "args": ["mcp"], "tools": ["*"],},},}`), 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "copilot")
+	assert.Equal(t, 0, code, out)
+	out, code = e.runIn(t, project, nil, "setup", "--bin", e.bin, "copilot")
+	assert.Equal(t, 0, code, out)
+}

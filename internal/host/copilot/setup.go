@@ -35,13 +35,13 @@ func files(o host.Options) (mcpConfig, hooks string) {
 }
 
 // dialect is the MCP config's as Copilot CLI (1.0.102) reads it: the
-// user's with comments, a project's strict JSON (one with a comment or a
+// user's with comments and trailing commas, a project's strict JSON (one with a comment or a
 // trailing comma it skips, "malformed", and starts none of its servers).
 func dialect(o host.Options) config.Dialect {
 	if o.Project != "" {
 		return config.JSON
 	}
-	return config.JSONComments
+	return config.JSONC
 }
 
 // ownTodos is what setup says of Copilot CLI's own to-do list.
