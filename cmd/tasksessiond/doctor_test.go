@@ -740,3 +740,24 @@ func TestDoctorCopilotUserMCPConfigTakesTrailingCommas(t *testing.T) {
 	out, code = e.runIn(t, project, nil, "setup", "--bin", e.bin, "copilot")
 	assert.Equal(t, 0, code, out)
 }
+
+func TestDoctorCopilotProjectInAFolderItDoesNotTrust(t *testing.T) {
+	// Ensures doctor names a project Copilot CLI (1.0.102) does not trust:
+	// it reads a workspace's MCP config only where COPILOT_ALLOW_ALL is
+	// "true" or the folder is in trusted_folders ("copilot mcp get
+	// tasks" there: no server), where doctor once said "set up".
+	t.Parallel()
+	e := newSetupEnv(t)
+	project := t.TempDir()
+	out, code := e.runIn(t, project, nil, "setup", "--bin", e.bin, "--project", "copilot")
+	require.Equal(t, 0, code, out)
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "--project", "copilot")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "only in a folder it trusts")
+	out, code = e.runIn(t, project, []string{"COPILOT_ALLOW_ALL=true"}, "doctor", "--bin", e.bin, "--project", "copilot")
+	assert.Equal(t, 0, code, out)
+	require.NoError(t, os.MkdirAll(filepath.Join(e.home, ".copilot"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(e.home, ".copilot", "config.json"), []byte(`{"trusted_folders": ["`+filepath.Dir(project)+`"]}`), 0o600))
+	out, code = e.runIn(t, project, nil, "doctor", "--bin", e.bin, "--project", "copilot")
+	assert.Equal(t, 0, code, out)
+}

@@ -76,3 +76,28 @@ func TestDoctorAgreesOnAWorkspaceServer(t *testing.T) {
 	assert.Error(t, err, out)
 	assert.Contains(t, out, "the MCP server tasks in "+mcp+", which does not run tasksessiond mcp, overrides setup's")
 }
+
+// TestDoctorAgreesOnAnUntrustedProject ensures doctor says what the
+// pinned CLI does of "setup copilot --project" in a folder it does not
+// trust: "copilot mcp get tasks" finds no server there, and doctor names
+// the folder; trusted, the CLI shows the project's server and doctor
+// says "set up".
+func TestDoctorAgreesOnAnUntrustedProject(t *testing.T) {
+	t.Parallel()
+	h := copilot.New(t, copilot.Options{Respond: modelapi.NewScript().Respond, NoSetup: true})
+	h.Setup(t, "copilot", "--project")
+	doctor := func() (string, error) {
+		return h.RunTSD([]string{"doctor", "copilot", "--project", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB, "--bin", h.Rec.Bin})
+	}
+	cli := h.Command(t, 60*time.Second, "mcp", "get", "tasks")
+	assert.NotContains(t, cli.Stdout+cli.Stderr, "Source: Workspace")
+	out, err := doctor()
+	assert.Error(t, err, out)
+	assert.Contains(t, out, "only in a folder it trusts")
+
+	h.WriteJSON(filepath.Join(h.CopilotHome, "config.json"), map[string]any{"trusted_folders": []string{h.Project}})
+	cli = h.Command(t, 60*time.Second, "mcp", "get", "tasks")
+	assert.Contains(t, cli.Stdout, "Source: Workspace")
+	out, err = doctor()
+	assert.NoError(t, err, out)
+}

@@ -37,6 +37,11 @@ func (Host) Diagnose(o host.Options) host.Diagnosis {
 	path, _ := files(o)
 	var cfg mcpConfig
 	host.ReadJSON(path, &cfg) // Check names a file it cannot read
+	if dir := host.RealPath(host.ProjectDir(o)); o.Project != "" && !trusted(o, dir) {
+		trust := filepath.Join(home(o), "config.json")
+		d.Block(fmt.Sprintf("Copilot CLI reads %s only in a folder it trusts, and %s is not in trusted_folders of %s (nor is COPILOT_ALLOW_ALL true): it starts none of the project's servers or hooks there", path, dir, trust),
+			fmt.Sprintf("start copilot in %s and trust the folder when it asks", dir))
+	}
 	if ws, wcfg := workspaceServer(o); ws != "" && host.RealPath(ws) != host.RealPath(path) {
 		s := wcfg.MCPServers[Server]
 		if !host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
@@ -77,14 +82,7 @@ type mcpConfig struct {
 // .github/mcp.json. None: "".
 func workspaceServer(o host.Options) (string, mcpConfig) {
 	dir := host.RealPath(host.ProjectDir(o))
-	var c struct {
-		Trusted []string `json:"trusted_folders"`
-	}
-	host.ReadJSON(filepath.Join(home(o), "config.json"), &c)
-	if dir == "" || !slices.ContainsFunc(c.Trusted, func(t string) bool {
-		rel, err := filepath.Rel(host.RealPath(t), dir)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-	}) {
+	if dir == "" || !trusted(o, dir) {
 		return "", mcpConfig{}
 	}
 	dirs := host.Upward(dir, func(d string) bool { _, err := os.Stat(filepath.Join(d, ".git")); return err == nil })
@@ -103,4 +101,22 @@ func workspaceServer(o host.Options) (string, mcpConfig) {
 		}
 	}
 	return "", mcpConfig{}
+}
+
+// trusted reports whether Copilot CLI (1.0.102) reads the workspace's
+// files in dir: COPILOT_ALLOW_ALL is "true", or dir is, or is under, one of
+// "trusted_folders" in its config.json (where it keeps the folders the
+// user trusted when it asked).
+func trusted(o host.Options, dir string) bool {
+	if o.Env("COPILOT_ALLOW_ALL") == "true" {
+		return true
+	}
+	var c struct {
+		Trusted []string `json:"trusted_folders"`
+	}
+	host.ReadJSON(filepath.Join(home(o), "config.json"), &c)
+	return slices.ContainsFunc(c.Trusted, func(t string) bool {
+		rel, err := filepath.Rel(host.RealPath(t), dir)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	})
 }
