@@ -47,9 +47,11 @@ type watching struct {
 	id     string
 	json   bool
 	tty    bool
-	// last is the seq of the newest change of id that --json has printed
-	// or that the list it started from (or last resynchronised with)
-	// holds: an event of no greater seq is not printed again.
+	// last is the seq of the newest change of id that --json has printed,
+	// as an event or in a resync line's list: an event of no greater seq
+	// is not printed again. The list a watch starts from is not printed,
+	// so it sets no last: a change committed after the watch subscribed
+	// but before that list was read is printed as its event.
 	last int64
 	// started is set once the first list has been read: with --json,
 	// every later read prints the list (a resync line).
@@ -267,7 +269,9 @@ func (w *watching) sync(ctx context.Context, note string) error {
 			Tasks     []tasksessiond.Task `json:"tasks"`
 		}{"resync", w.id, r.LastSeq, note, r.Tasks})
 	}
-	w.last = max(w.last, r.LastSeq)
+	if !first {
+		w.last = max(w.last, r.LastSeq)
+	}
 	return nil
 }
 
