@@ -25,7 +25,12 @@ import (
 // spreadDB makes sessions sa, sb and sc, each of n tasks whose
 // descriptions name them ("sb-007"), logged one session after another,
 // so that each session's rows fill pages of their own.
-func spreadDB(t *testing.T, n int) string {
+func spreadDB(t *testing.T, n int) string { return buildSpread(t, n, false) }
+
+// buildSpread is spreadDB; with compact, each session is compacted into a
+// successor (sa2, sb2, sc2) that creates one task more, so that the
+// successors' snapshots fill pages of snapshot_tasks of their own.
+func buildSpread(t *testing.T, n int, compact bool) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "t.db")
 	d := testutil.MustOpenDBAt(t, path)
@@ -38,6 +43,13 @@ func spreadDB(t *testing.T, n int) string {
 			_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: []byte(args)})
 			require.NoError(t, err)
 		}
+		if !compact {
+			continue
+		}
+		_, err = m.Compact(ctx, wire.Compact{SessionID: id, NewSessionID: id + "2"})
+		require.NoError(t, err)
+		_, err = m.Call(ctx, wire.ToolCall{SessionID: id + "2", Name: tools.TaskCreate, Arguments: []byte(`{"subject":"after"}`)})
+		require.NoError(t, err)
 	}
 	require.NoError(t, d.Close())
 	return path

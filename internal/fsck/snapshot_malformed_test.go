@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,37 +13,13 @@ import (
 
 	"github.com/tasksessiond/tasksessiond/client"
 	"github.com/tasksessiond/tasksessiond/internal/fsck"
-	"github.com/tasksessiond/tasksessiond/internal/session"
 	"github.com/tasksessiond/tasksessiond/internal/testutil"
-	"github.com/tasksessiond/tasksessiond/internal/tools"
 	"github.com/tasksessiond/tasksessiond/wire"
 )
 
-// compactedSpreadDB makes sessions sa, sb and sc of n tasks each, whose
-// descriptions name them ("sb-007"), each compacted into a successor
-// (sa2, sb2, sc2) that creates one task more: the successors' snapshots
-// fill pages of snapshot_tasks of their own.
-func compactedSpreadDB(t *testing.T, n int) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "t.db")
-	d := testutil.MustOpenDBAt(t, path)
-	m := session.NewManager(d, nil)
-	for _, id := range []string{"sa", "sb", "sc"} {
-		_, err := m.Create(ctx, wire.CreateSession{SessionID: id})
-		require.NoError(t, err)
-		for i := range n {
-			args := fmt.Sprintf(`{"subject":"task %d","description":"%s-%03d %s"}`, i+1, id, i+1, strings.Repeat("x", 200))
-			_, err := m.Call(ctx, wire.ToolCall{SessionID: id, Name: tools.TaskCreate, Arguments: []byte(args)})
-			require.NoError(t, err)
-		}
-		_, err = m.Compact(ctx, wire.Compact{SessionID: id, NewSessionID: id + "2"})
-		require.NoError(t, err)
-		_, err = m.Call(ctx, wire.ToolCall{SessionID: id + "2", Name: tools.TaskCreate, Arguments: []byte(`{"subject":"after"}`)})
-		require.NoError(t, err)
-	}
-	require.NoError(t, d.Close())
-	return path
-}
+// compactedSpreadDB makes spreadDB's sessions, each compacted into a
+// successor whose snapshot fills pages of snapshot_tasks of its own.
+func compactedSpreadDB(t *testing.T, n int) string { return buildSpread(t, n, true) }
 
 // breakCellIn makes the cell holding marker in a leaf page of table's
 // b-tree unreadable: with pointer, its cell pointer points past the page
