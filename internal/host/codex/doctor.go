@@ -60,50 +60,42 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 		}
 		layers = append(layers, user.layers(dir, home(o))...)
 	}
-	// each key of the server's table takes the last layer's word (Codex
-	// merges them so), and the file that said it
-	type said struct {
-		v    []string
-		file string
-	}
-	var enabled, only, off *said
+	// Codex merges the layers, each key of the server's table taking the
+	// last one's word; said is the file that said it.
+	var merged server
+	var said struct{ enabled, only, off string }
 	for i, f := range layers {
 		s, err := readSettings(f)
 		if err != nil && i > 0 {
 			d.Block(fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err), "repair "+f)
 		}
-		c, ok := s.Servers[Server]
-		switch {
-		case err != nil, !ok:
-			continue
-		case c.Enabled != nil && !*c.Enabled:
-			enabled = &said{file: f}
-		case c.Enabled != nil:
-			enabled = nil
+		c := s.Servers[Server]
+		if c.Enabled != nil {
+			merged.Enabled, said.enabled = c.Enabled, f
 		}
 		if c.EnabledTools != nil {
-			only = &said{*c.EnabledTools, f}
+			merged.EnabledTools, said.only = c.EnabledTools, f
 		}
 		if c.DisabledTools != nil {
-			off = &said{*c.DisabledTools, f}
+			merged.DisabledTools, said.off = c.DisabledTools, f
 		}
 	}
-	if enabled != nil {
-		d.Block(fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, enabled.file),
-			fmt.Sprintf("remove enabled = false from [mcp_servers.%s] in %s", Server, enabled.file))
+	if merged.Enabled != nil && !*merged.Enabled {
+		d.Block(fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, said.enabled),
+			fmt.Sprintf("remove enabled = false from [mcp_servers.%s] in %s", Server, said.enabled))
 	}
 	for _, t := range tools {
-		var by *said
+		var by string
 		switch {
-		case off != nil && slices.Contains(off.v, t):
-			by = off
-		case only != nil && !slices.Contains(only.v, t):
-			by = only
+		case merged.DisabledTools != nil && slices.Contains(*merged.DisabledTools, t):
+			by = said.off
+		case merged.EnabledTools != nil && !slices.Contains(*merged.EnabledTools, t):
+			by = said.only
 		default:
 			continue
 		}
-		d.Block(fmt.Sprintf("%s is left out of the server %s's tools (enabled_tools or disabled_tools under [mcp_servers.%s] in %s)", t, Server, Server, by.file),
-			fmt.Sprintf("let %s through in [mcp_servers.%s] of %s", t, Server, by.file))
+		d.Block(fmt.Sprintf("%s is left out of the server %s's tools (enabled_tools or disabled_tools under [mcp_servers.%s] in %s)", t, Server, Server, by),
+			fmt.Sprintf("let %s through in [mcp_servers.%s] of %s", t, Server, by))
 	}
 	return d
 }

@@ -51,13 +51,16 @@ type settings struct {
 	Projects map[string]struct {
 		TrustLevel string `toml:"trust_level"`
 	} `toml:"projects"`
-	Servers map[string]struct {
-		Command       string    `toml:"command"`
-		Args          []string  `toml:"args"`
-		Enabled       *bool     `toml:"enabled"`
-		EnabledTools  *[]string `toml:"enabled_tools"`
-		DisabledTools *[]string `toml:"disabled_tools"`
-	} `toml:"mcp_servers"`
+	Servers map[string]server `toml:"mcp_servers"`
+}
+
+// server is an MCP server's table.
+type server struct {
+	Command       string    `toml:"command"`
+	Args          []string  `toml:"args"`
+	Enabled       *bool     `toml:"enabled"`
+	EnabledTools  *[]string `toml:"enabled_tools"`
+	DisabledTools *[]string `toml:"disabled_tools"`
 }
 
 // readSettings reads the config.toml at path (none: no settings); its

@@ -22,11 +22,14 @@ const block = "tasksessiond"
 // command, args and env.
 var serverMembers = []string{"default_tools_approval_mode", "startup_timeout_sec"}
 
-// Plan declares Codex's setup: the SessionStart hook in hooks.json
-// (strict JSON, as Codex reads it) and, in a block of setup's own in
-// config.toml (the rest of that file is the user's, comments and all),
-// the MCP server "tasks", its tools approved, and the hook's trust. With
-// --project, the three go where files says.
+// Plan declares Codex's setup, what goes where:
+//   - hooks.json (strict JSON, as Codex reads it): the SessionStart hook;
+//   - config.toml, in a block of setup's own (the rest of the file is the
+//     user's, comments and all): the MCP server "tasks", its tools
+//     approved, and the hook's trust.
+//
+// With --project, the server goes in the project's config.toml and the
+// hook's trust in a block of its own in the user's (files).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	f, err := files(o)
 	if err != nil {
@@ -50,13 +53,12 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		Holds: fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...))}
 	trust := host.Block{Name: block + " project " + f.owner, Body: trustTable(f.hooks, index, hook), Tables: tables, Rename: rename,
 		Holds: fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", f.owner)}
-	es := []host.Entry{{File: f.serverTOML, Dialect: config.TOML, Kind: host.OwnBlock, Value: server}}
-	switch {
-	case o.Project == "": // one file, so one block holds both
+	if o.Project == "" { // one file, so one block holds both
 		server.Body, server.Tables, server.Rename = server.Body+trust.Body, tables, rename
 		server.Holds += " and the hook's trust"
-		es[0].Value = server
-	case !f.shared:
+	}
+	es := []host.Entry{{File: f.serverTOML, Dialect: config.TOML, Kind: host.OwnBlock, Value: server}}
+	if o.Project != "" && !f.shared {
 		es = append(es, host.Entry{File: f.userTOML, Dialect: config.TOML, Kind: host.OwnBlock, Value: trust})
 	}
 	if err := p.Declare(es); err != nil {
