@@ -214,9 +214,3 @@ func HookTrustHash(event, matcher, command string, timeoutSec int) string {
 	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
-
-// tq quotes s as a TOML basic string.
-func tq(s string) string {
-	b, _ := json.Marshal(s) // JSON string escapes are valid TOML basic-string escapes
-	return string(b)
-}

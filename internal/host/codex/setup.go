@@ -102,6 +102,12 @@ trusted_hash = %s
 `, trustHeader(hooks, index), tq(HookTrustHash("session_start", "", command, 600)))
 }
 
+// tq quotes s as a TOML basic string.
+func tq(s string) string {
+	b, _ := json.Marshal(s) // JSON string escapes are valid TOML basic-string escapes
+	return string(b)
+}
+
 func tqList(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
@@ -110,16 +116,13 @@ func tqList(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// where are the files setup edits: for the user, hooks.json and
-// config.toml in home; for a project, the server in its own
-// .codex/config.toml, the hook in the hooks.json Codex reads for it, and
-// the hook's trust in the user's config.toml (Codex reads a hook's trust
-// there only), in a block named after owner, the directory whose .codex
-// holds that hooks.json: a linked worktree and its main checkout share
-// the hook, and one block keeps its trust.
+// where are the files setup edits, for the user or a project (Plan).
+// owner is the directory whose .codex holds the hooks.json Codex reads
+// for the project, which names the block of the hook's trust: a linked
+// worktree and its main checkout share that hook, and one block.
 type where struct {
 	hooks, serverTOML, userTOML string
-	dir, owner, main            string // the project's, owner, the main checkout of a linked worktree ("" none)
+	dir, owner, main            string // the project's; main: a linked worktree's main checkout ("" none)
 	shared                      bool   // --no-hook in a linked worktree: the hook is the main checkout's too, and stays
 }
 
