@@ -18,14 +18,13 @@ var tools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 // config.toml setup puts its server in: the model would get the tools
 // twice.
 func (h Host) Check(o host.Options) []host.Finding {
-	path := filepath.Join(home(o), "config.toml")
+	f, err := files(o)
+	if err != nil {
+		return nil // the plan says why
+	}
+	path := f.serverTOML
 	fix := func(n string) string { return "codex mcp remove " + n }
 	if o.Project != "" {
-		dir, err := projectDir(o.Project)
-		if err != nil {
-			return nil // the plan says why
-		}
-		path = filepath.Join(dir, ".codex", "config.toml")
 		fix = func(n string) string { return "remove [mcp_servers." + n + "] from " + path }
 	}
 	s, err := readSettings(path)

@@ -160,9 +160,6 @@ func gitRoots(dir string) (checkout, repo string) {
 // nearest is the nearest directory at or above dir holding one of names
 // ("" none).
 func nearest(dir string, names ...string) string {
-	if len(names) == 0 {
-		return ""
-	}
 	for _, d := range host.Upward(dir, nil) {
 		for _, n := range names {
 			if _, err := os.Stat(filepath.Join(d, n)); err == nil {
