@@ -28,8 +28,10 @@ var serverMembers = []string{"default_tools_approval_mode", "startup_timeout_sec
 //     user's, comments and all): the MCP server "tasks", its tools
 //     approved, and the hook's trust.
 //
-// With --project, the server goes in the project's config.toml and the
-// hook's trust in a block of its own in the user's (files).
+// With --project, the server and the hook go in the project's .codex/ (a
+// linked worktree's hook in its main checkout's, where Codex reads it),
+// and the hook's trust in a block of its own in the user's config.toml,
+// the only one Codex reads it from (files).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	f, err := files(o)
 	if err != nil {
