@@ -213,17 +213,17 @@ func (w where) notes(p *host.Plan, o host.Options, name string) {
 			f := distrust(w.userTOML, w.dir, level, key)
 			p.Note("%s; %s. Setup does not: that trust covers all of %s, not only what setup wrote", f.Problem, f.Fix, dotCodex)
 		}
-	}
-	switch {
-	case w.shared:
-		p.Note("%s is in a linked git worktree of %s, whose %s Codex reads its hooks from: --no-hook leaves the hook there, for it runs in %s too (setup --uninstall takes it out)", w.dir, w.main, w.hooks, w.owner)
-	case w.main != "" && !o.NoHook:
-		p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so setup puts the hook there, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", w.dir, w.main, w.hooks, filepath.Join(w.dir, ".codex", "hooks.json"), w.owner)
-	}
-	if o.Project != "" && !o.NoHook {
-		b, err := config.Read(filepath.Join(home(o), "hooks.json"))
-		if setups, _ := groups(b, host.OurGroup(o.Bin, name)); err == nil && len(setups) > 0 {
-			p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", filepath.Join(home(o), "hooks.json"))
+		if w.main != "" {
+			does := "setup puts the hook there"
+			if o.NoHook {
+				does = "--no-hook leaves the hook there"
+			}
+			p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so %s, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", w.dir, w.main, w.hooks, filepath.Join(dotCodex, "hooks.json"), does, w.owner)
+		}
+		userHooks := filepath.Join(home(o), "hooks.json")
+		b, err := config.Read(userHooks)
+		if setups, _ := groups(b, host.OurGroup(o.Bin, name)); err == nil && len(setups) > 0 && !o.NoHook {
+			p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", userHooks)
 		}
 	}
 	p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
