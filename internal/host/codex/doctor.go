@@ -2,11 +2,11 @@ package codex
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
-	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
 var _ host.Doctor = Host{}
@@ -14,98 +14,100 @@ var _ host.Doctor = Host{}
 // tools are the Task tools as the server names them.
 var tools = []string{"TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 
+// Check finds servers that run tasksessiond mcp under another name in the
+// config.toml setup puts its server in: the model would get the tools
+// twice.
+func (h Host) Check(o host.Options) []host.Finding {
+	f, err := files(o)
+	if err != nil {
+		return nil // the plan says why
+	}
+	path := f.serverTOML
+	fix := func(n string) string { return "codex mcp remove " + n }
+	if o.Project != "" {
+		fix = func(n string) string { return "remove [mcp_servers." + n + "] from " + path }
+	}
+	s, err := readSettings(path)
+	if err != nil {
+		return []host.Finding{{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+	}
+	var out []host.Finding
+	for _, n := range slices.Sorted(maps.Keys(s.Servers)) {
+		if c := s.Servers[n]; n != Server && host.RunsTasksessiond(append([]string{c.Command}, c.Args...), o.Bin, "mcp") {
+			out = append(out, host.Finding{Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice", Fix: fix(n)})
+		}
+	}
+	return out
+}
+
 // Diagnose finds what keeps Codex from offering the tools though they are
-// set up: the server disabled ("enabled = false", which "codex mcp list"
-// shows as disabled), or tools of it left out by disabled_tools or
-// enabled_tools.
+// set up: a project (--project) it does not trust, whose .codex/ it then
+// loads none of; the server disabled ("enabled = false", which "codex mcp
+// list" shows as disabled); or tools of it left out by disabled_tools or
+// enabled_tools. It reads the user's config.toml and the project's layers
+// over it in the working directory, as Codex does: doctor run in a
+// trusted project once missed the server disabled there.
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("codex") || host.Holds(home(o))}
-	user := filepath.Join(home(o), "config.toml")
-	// the layers in order, each key of the server's table taking the
-	// last file's word (Codex merges them so), and the file that said it
-	type said struct {
-		v    []string
-		file string
+	userTOML := filepath.Join(home(o), "config.toml")
+	user, _ := readSettings(userTOML) // one Codex cannot read: Check, or the plan, names it
+	layers := []string{userTOML}
+	if dir, err := projectDir(host.ProjectDir(o)); err == nil {
+		if level, key := user.trust(dir); o.Project != "" && level != "trusted" {
+			f := distrust(userTOML, dir, level, key)
+			d.Block(f.Problem, f.Fix)
+		}
+		layers = append(layers, user.layers(dir, home(o))...)
 	}
-	var enabled, only, off *said
-	for i, f := range append([]string{user}, projectLayers(o, user)...) {
-		var cfg struct {
-			Servers map[string]struct {
-				Enabled       *bool     `toml:"enabled"`
-				EnabledTools  *[]string `toml:"enabled_tools"`
-				DisabledTools *[]string `toml:"disabled_tools"`
-			} `toml:"mcp_servers"`
-		}
-		b, err := config.Read(f)
-		if err == nil && b != nil {
-			err = config.DecodeTOML(b, &cfg)
-		}
-		if err != nil && i > 0 { // the user's: Check names it
+	// Codex merges the layers, each key of the server's table taking the
+	// last one's word; said is the file that said it.
+	var merged server
+	var said struct{ enabled, only, off string }
+	for i, f := range layers {
+		s, err := readSettings(f)
+		if err != nil && i > 0 {
 			d.Block(fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err), "repair "+f)
 		}
-		s, ok := cfg.Servers[Server]
-		switch {
-		case err != nil, !ok:
-			continue
-		case s.Enabled != nil && !*s.Enabled:
-			enabled = &said{file: f}
-		case s.Enabled != nil:
-			enabled = nil
+		c := s.Servers[Server]
+		if c.Enabled != nil {
+			merged.Enabled, said.enabled = c.Enabled, f
 		}
-		if s.EnabledTools != nil {
-			only = &said{*s.EnabledTools, f}
+		if c.EnabledTools != nil {
+			merged.EnabledTools, said.only = c.EnabledTools, f
 		}
-		if s.DisabledTools != nil {
-			off = &said{*s.DisabledTools, f}
+		if c.DisabledTools != nil {
+			merged.DisabledTools, said.off = c.DisabledTools, f
 		}
 	}
-	if enabled != nil {
-		d.Block(fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, enabled.file),
-			fmt.Sprintf("remove enabled = false from [mcp_servers.%s] in %s", Server, enabled.file))
+	if merged.Enabled != nil && !*merged.Enabled {
+		d.Block(fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, said.enabled),
+			fmt.Sprintf("remove enabled = false from [mcp_servers.%s] in %s", Server, said.enabled))
 	}
 	for _, t := range tools {
-		var by *said
+		var by string
 		switch {
-		case off != nil && slices.Contains(off.v, t):
-			by = off
-		case only != nil && !slices.Contains(only.v, t):
-			by = only
+		case merged.DisabledTools != nil && slices.Contains(*merged.DisabledTools, t):
+			by = said.off
+		case merged.EnabledTools != nil && !slices.Contains(*merged.EnabledTools, t):
+			by = said.only
 		default:
 			continue
 		}
-		d.Block(fmt.Sprintf("%s is left out of the server %s's tools (enabled_tools or disabled_tools under [mcp_servers.%s] in %s)", t, Server, Server, by.file),
-			fmt.Sprintf("let %s through in [mcp_servers.%s] of %s", t, Server, by.file))
+		d.Block(fmt.Sprintf("%s is left out of the server %s's tools (enabled_tools or disabled_tools under [mcp_servers.%s] in %s)", t, Server, Server, by),
+			fmt.Sprintf("let %s through in [mcp_servers.%s] of %s", t, Server, by))
 	}
 	return d
 }
 
-// projectLayers are the project's config.toml files Codex (0.169.0)
-// reads over the user's (userTOML) in the working directory (o.Project,
-// else the current one), lowest first: the .codex/config.toml of each
-// directory from the project's root down to it, each only where Codex
-// trusts that directory. Doctor run in a trusted project once missed the
-// server disabled there.
-func projectLayers(o host.Options, userTOML string) []string {
-	dir, err := projectDir(host.ProjectDir(o))
-	if err != nil {
-		return nil
+// distrust is the finding for a project Codex does not trust (level
+// "untrusted" under key, or "" none): it loads none of its .codex/.
+func distrust(userTOML, dir, level, key string) host.Finding {
+	why := "no trust for it in " + userTOML
+	if level != "" {
+		why = fmt.Sprintf("it is marked %s in %s", level, userTOML)
 	}
-	markers := []string{".git"}
-	if b, err := config.Read(userTOML); err == nil && b != nil {
-		var cfg struct {
-			Markers *[]string `toml:"project_root_markers"`
-		}
-		if config.DecodeTOML(b, &cfg) == nil && cfg.Markers != nil {
-			markers = *cfg.Markers
-		}
+	return host.Finding{
+		Problem: fmt.Sprintf("Codex does not trust the project %s (%s): it loads nothing of %s, neither the server nor the hook, until you trust the project", key, why, filepath.Join(dir, ".codex")),
+		Fix:     fmt.Sprintf("start Codex in %s and trust the folder, or set trust_level = \"trusted\" under [projects.%s] in %s", dir, tq(key), userTOML),
 	}
-	root := projectRoot(dir, markers)
-	dirs := host.Upward(dir, func(d string) bool { return d == root })
-	var out []string
-	for _, d := range slices.Backward(dirs) {
-		if level, _ := trustLevel(userTOML, d); level == "trusted" && !same(filepath.Join(d, ".codex"), home(o)) {
-			out = append(out, filepath.Join(d, ".codex", "config.toml"))
-		}
-	}
-	return out
 }

@@ -14,206 +14,94 @@ import (
 // to the model as mcp__tasks__TaskCreate and so on.
 const Server = "tasks"
 
-// block names setup's block in config.toml.
+// block names setup's block in config.toml; the block that holds the
+// trust of a project's hook is named after the project too.
 const block = "tasksessiond"
 
-// home is $CODEX_HOME, else ~/.codex.
-func home(o host.Options) string {
-	if d := o.Dir("CODEX_HOME"); d != "" {
-		return d
-	}
-	return filepath.Join(o.Home(), ".codex")
-}
+// serverMembers are what setup writes in its server's table beside
+// command, args and env.
+var serverMembers = []string{"default_tools_approval_mode", "startup_timeout_sec"}
 
-// Plan declares Codex's setup: the SessionStart hook in hooks.json
-// (strict JSON, as Codex reads it), and, in a block of config.toml of
-// setup's own (the rest of that file is the user's, comments and all),
-// the MCP server "tasks" (its tools approved: no prompt per call) and the
-// hook's trust. Codex keys a hook's trust by the index of its group, so
-// the hook is planned first and its trust declared where it landed, the
-// user's own trust following the user's groups it moved. With o.Project,
-// the project's .codex/ (setup_project.go).
+// Plan declares Codex's setup, what goes where:
+//   - hooks.json (strict JSON, as Codex reads it): the SessionStart hook;
+//   - config.toml, in a block of setup's own (the rest of the file is the
+//     user's, comments and all): the MCP server "tasks", its tools
+//     approved, and the hook's trust.
+//
+// With --project, the server and the hook go in the project's .codex/ (a
+// linked worktree's hook in its main checkout's, where Codex reads it),
+// and the hook's trust in a block of its own in the user's config.toml,
+// the only one Codex reads it from (files).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	f, err := files(o)
 	if err != nil {
 		return nil, err
 	}
-	command := host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
-	group := host.HookGroup(command, "")
 	p, err := host.NewPlan(h, o)
 	if err != nil {
 		return nil, err
 	}
-	if f.shared {
-		p.Note("%s is in a linked git worktree of %s, whose %s Codex reads its hooks from: --no-hook leaves the hook there, for it runs in %s too (setup --uninstall takes it out)", f.dir, f.main, f.hooks, f.owner)
-	} else if err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: group}}); err != nil {
-		return nil, err
+	hook := host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
+	if !f.shared {
+		err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: host.HookGroup(hook, "")}})
+		if err != nil {
+			return nil, err
+		}
 	}
-	index, found, moved := placed(p, f.hooks, o, h.Name())
+	// Codex keys a hook's trust by its group's index: so the hook first,
+	// then its trust where it landed.
+	index, tables, rename := follow(p, f.hooks, host.OurGroup(o.Bin, h.Name()))
 	server := host.Block{Name: block, Body: serverTable(o), Server: []string{"mcp_servers", Server}, Members: serverMembers,
 		Holds: fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...))}
-	trust := host.Block{Name: projectBlock(f.owner), Body: trustTable(f.hooks, index, command), Tables: trustHeaders(f.hooks, append(found, index)), Rename: moved,
+	trust := host.Block{Name: block + " project " + f.owner, Body: trustTable(f.hooks, index, hook), Tables: tables, Rename: rename,
 		Holds: fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", f.owner)}
+	if o.Project == "" { // one file, so one block holds both
+		server.Body, server.Tables, server.Rename = server.Body+trust.Body, tables, rename
+		server.Holds += " and the hook's trust"
+	}
 	es := []host.Entry{{File: f.serverTOML, Dialect: config.TOML, Kind: host.OwnBlock, Value: server}}
-	switch {
-	case o.Project == "": // one block holds both
-		server.Body, server.Holds = server.Body+trust.Body, server.Holds+" and the hook's trust"
-		server.Tables, server.Rename = trust.Tables, trust.Rename
-		es[0].Value = server
-	case !f.shared:
+	if o.Project != "" && !f.shared {
 		es = append(es, host.Entry{File: f.userTOML, Dialect: config.TOML, Kind: host.OwnBlock, Value: trust})
 	}
 	if err := p.Declare(es); err != nil {
 		return nil, err
 	}
-	if o.Uninstall || f.shared {
-		return p, nil
+	if !o.Uninstall {
+		f.notes(p, o, h.Name())
 	}
-	if o.Project != "" {
-		projectNotes(p, o, f, h.Name())
-	}
-	p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
 	return p, nil
-}
-
-// placed reads the plan's change of hooksPath: the index of setup's group
-// among SessionStart's as planned (-1: none), the indexes of setup's
-// groups as found, and the trust tables to rename for the user's groups
-// the edit moved (their handler 0, as Codex keys a group's only hook).
-func placed(p *host.Plan, hooksPath string, o host.Options, name string) (index int, found []int, moved map[string]string) {
-	var old, newb []byte
-	for _, c := range p.Changes {
-		if c.Path == hooksPath {
-			old, newb = c.Old, c.New
-		}
-	}
-	found, before := groups(old, o.Bin, name)
-	ours, after := groups(newb, o.Bin, name)
-	index, moved = -1, map[string]string{}
-	if len(ours) > 0 {
-		index = ours[0]
-	}
-	for k, i := range before {
-		if k < len(after) && after[k] != i {
-			moved[trustHeaders(hooksPath, []int{i})[0]] = trustHeaders(hooksPath, []int{after[k]})[0]
-		}
-	}
-	return index, found, moved
-}
-
-// groups are the indexes of SessionStart's groups in the hooks file b:
-// setup's, and the user's.
-func groups(b []byte, bin, name string) (ours, users []int) {
-	var gs []json.RawMessage
-	if d, err := config.ParseJSON(b, config.JSON); err == nil {
-		d.Get([]string{"hooks", "SessionStart"}, &gs)
-	}
-	for i, g := range gs {
-		if host.OurGroup(bin, name)(g) {
-			ours = append(ours, i)
-		} else {
-			users = append(users, i)
-		}
-	}
-	return ours, users
-}
-
-// serverMembers are the members setup writes in its server's table.
-var serverMembers = []string{"default_tools_approval_mode", "startup_timeout_sec"}
-
-// trustHeaders are the headers of the trust tables of the SessionStart
-// groups at indexes in hooksPath.
-func trustHeaders(hooksPath string, indexes []int) []string {
-	var out []string
-	for _, i := range indexes {
-		if i >= 0 {
-			out = append(out, "hooks.state."+tq(trustKey(hooksPath, i)))
-		}
-	}
-	return out
-}
-
-func trustKey(hooksPath string, index int) string {
-	return fmt.Sprintf("%s:session_start:%d:0", hooksPath, index)
 }
 
 // serverTable is the MCP server's tables in setup's block.
 func serverTable(o host.Options) string {
-	var b strings.Builder
-	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	line("[mcp_servers.%s]", Server)
-	line("command = %s", tq(o.Bin))
-	line("args = [%s]", tqList(o.MCPArgs()))
-	line(`default_tools_approval_mode = "approve"`)
-	line("startup_timeout_sec = 30")
+	s := fmt.Sprintf(`[mcp_servers.%s]
+command = %s
+args = [%s]
+default_tools_approval_mode = "approve"
+startup_timeout_sec = 30
+`, Server, tq(o.Bin), tqList(o.MCPArgs()))
 	if env := o.MCPEnv(); env != nil {
-		line("[mcp_servers.%s.env]", Server)
+		s += "[mcp_servers." + Server + ".env]\n"
 		for _, k := range []string{"TASKSESSIOND_SOCKET", "TASKSESSIOND_DB"} {
 			if v, ok := env[k]; ok {
-				line("%s = %s", k, tq(v.(string)))
+				s += k + " = " + tq(v.(string)) + "\n"
 			}
 		}
 	}
-	return b.String()
+	return s
 }
 
 // trustTable is the trust of the hook at index of SessionStart's groups
-// in hooksPath ("" for index -1: none), as Codex records it when the user
-// trusts the hook.
-func trustTable(hooksPath string, index int, command string) string {
+// in hooks, as Codex records it when the user trusts the hook ("" for
+// index -1: no hook).
+func trustTable(hooks string, index int, command string) string {
 	if index < 0 {
 		return ""
 	}
-	return fmt.Sprintf("[hooks.state.%s]\nenabled = true\ntrusted_hash = %s\n",
-		tq(trustKey(hooksPath, index)),
-		tq(HookTrustHash("session_start", "", command, 600)))
-}
-
-// Check finds servers that run tasksessiond mcp under another name, and,
-// for a project, that Codex does not trust it (it then loads none of its
-// .codex/).
-func (h Host) Check(o host.Options) []host.Finding {
-	path := filepath.Join(home(o), "config.toml")
-	var out []host.Finding
-	if o.Project != "" {
-		dir, err := projectDir(o.Project)
-		if err != nil {
-			return nil
-		}
-		if level, key := trustLevel(path, dir); level != "trusted" {
-			out = append(out, host.Finding{
-				Problem: "Codex does not trust the project " + key + " (" + path + "): it loads none of " + filepath.Join(dir, ".codex"),
-				Fix:     "start Codex in " + dir + " and trust the folder, or set trust_level = \"trusted\" under [projects." + tq(key) + "] in " + path,
-			})
-		}
-		path = filepath.Join(dir, ".codex", "config.toml")
-	}
-	b, err := config.Read(path)
-	if err != nil || b == nil {
-		return out
-	}
-	var cfg struct {
-		Servers map[string]struct {
-			Command string   `toml:"command"`
-			Args    []string `toml:"args"`
-		} `toml:"mcp_servers"`
-	}
-	if err := config.DecodeTOML(b, &cfg); err != nil {
-		return append(out, host.Finding{Problem: host.Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()})
-	}
-	for n, s := range cfg.Servers {
-		if n != Server && host.RunsTasksessiond(append([]string{s.Command}, s.Args...), o.Bin, "mcp") {
-			fix := "codex mcp remove " + n
-			if o.Project != "" {
-				fix = "remove [mcp_servers." + n + "] from " + path
-			}
-			out = append(out, host.Finding{
-				Problem: "the MCP server " + n + " in " + path + " also runs tasksessiond mcp: the model gets the tools twice",
-				Fix:     fix,
-			})
-		}
-	}
-	return out
+	return fmt.Sprintf(`[%s]
+enabled = true
+trusted_hash = %s
+`, trustHeader(hooks, index), tq(HookTrustHash("session_start", "", command, 600)))
 }
 
 // tq quotes s as a TOML basic string.
@@ -228,4 +116,115 @@ func tqList(ss []string) string {
 		q[i] = tq(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// where are the files setup edits, for the user or a project (Plan).
+// owner is the directory whose .codex holds the hooks.json Codex reads
+// for the project, which names the block of the hook's trust: a linked
+// worktree and its main checkout share that hook, and one block.
+type where struct {
+	hooks, serverTOML, userTOML string
+	dir, owner, main            string // the project's; main: a linked worktree's main checkout ("" none)
+	shared                      bool   // --no-hook in a linked worktree: the hook is the main checkout's too, and stays
+}
+
+func files(o host.Options) (where, error) {
+	user := home(o)
+	w := where{hooks: filepath.Join(user, "hooks.json"), serverTOML: filepath.Join(user, "config.toml"), userTOML: filepath.Join(user, "config.toml")}
+	if o.Project == "" {
+		return w, nil
+	}
+	dir, err := projectDir(o.Project)
+	if err != nil {
+		return w, err
+	}
+	dotCodex := filepath.Join(dir, ".codex")
+	if same(dotCodex, user) {
+		return w, fmt.Errorf("codex: %s is $CODEX_HOME, which Codex reads as your user configuration, not a project's: run setup without --project", dotCodex)
+	}
+	hooks, main := hooksFolder(dir)
+	if same(hooks, user) {
+		return w, fmt.Errorf("codex: %s is a linked worktree of %s, whose .codex Codex reads its hooks from, and that is $CODEX_HOME, your user configuration: run setup without --project", dir, main)
+	}
+	w.hooks, w.serverTOML = filepath.Join(hooks, "hooks.json"), filepath.Join(dotCodex, "config.toml")
+	w.dir, w.owner, w.main = dir, filepath.Dir(hooks), main
+	w.shared = main != "" && o.NoHook && !o.Uninstall
+	return w, nil
+}
+
+// follow reads the plan's edit of the hooks file: the index setup's group
+// landed at (-1: none), the trust tables of setup's groups there and as
+// found (setup's wherever Codex moved them), and the renames that keep
+// the trust of the user's groups the edit moved.
+func follow(p *host.Plan, hooks string, ours func([]byte) bool) (index int, tables []string, rename map[string]string) {
+	var before, after []byte
+	for _, c := range p.Changes {
+		if c.Path == hooks {
+			before, after = c.Old, c.New
+		}
+	}
+	setups, users := groups(before, ours)
+	setupsNow, usersNow := groups(after, ours)
+	index = -1
+	if len(setupsNow) > 0 {
+		index = setupsNow[0]
+		setups = append(setups, index)
+	}
+	for _, i := range setups {
+		tables = append(tables, trustHeader(hooks, i))
+	}
+	rename = map[string]string{}
+	for k, i := range users { // groups are only replaced, added or taken out: the k-th stays the k-th
+		if k < len(usersNow) && usersNow[k] != i {
+			rename[trustHeader(hooks, i)] = trustHeader(hooks, usersNow[k])
+		}
+	}
+	return index, tables, rename
+}
+
+// groups are the indexes of SessionStart's groups in the hooks file b:
+// setup's (ours), and the user's.
+func groups(b []byte, ours func([]byte) bool) (setups, users []int) {
+	var gs []json.RawMessage
+	if d, err := config.ParseJSON(b, config.JSON); err == nil {
+		d.Get([]string{"hooks", "SessionStart"}, &gs)
+	}
+	for i, g := range gs {
+		if ours(g) {
+			setups = append(setups, i)
+		} else {
+			users = append(users, i)
+		}
+	}
+	return setups, users
+}
+
+// notes say what setup means for Codex beyond its files: whether Codex
+// trusts the project (setup leaves that to the user: it covers all of
+// .codex/, not only what setup wrote), where a linked worktree's hook is,
+// a hook of the user's that runs too.
+func (w where) notes(p *host.Plan, o host.Options, name string) {
+	if o.Project != "" {
+		dotCodex := filepath.Join(w.dir, ".codex")
+		user, _ := readSettings(w.userTOML) // one Codex cannot read trusts nothing
+		if level, key := user.trust(w.dir); level == "trusted" {
+			p.Note("Codex loads %s only in a trusted project: %s is trusted in %s", dotCodex, key, w.userTOML)
+		} else {
+			f := distrust(w.userTOML, w.dir, level, key)
+			p.Note("%s; %s. Setup does not: that trust covers all of %s, not only what setup wrote", f.Problem, f.Fix, dotCodex)
+		}
+		if w.main != "" {
+			does := "setup puts the hook there"
+			if o.NoHook {
+				does = "--no-hook leaves the hook there"
+			}
+			p.Note("%s is in a linked git worktree of %s: Codex reads its hooks from %s, not from %s, so %s, where it runs in %s too and in each worktree of it whose .codex/ Codex loads (setup --uninstall, here or there, takes it out of all of them)", w.dir, w.main, w.hooks, filepath.Join(dotCodex, "hooks.json"), does, w.owner)
+		}
+		userHooks := filepath.Join(home(o), "hooks.json")
+		b, err := config.Read(userHooks)
+		if setups, _ := groups(b, host.OurGroup(o.Bin, name)); err == nil && len(setups) > 0 && !o.NoHook {
+			p.Note("the SessionStart hook is in %s too: in this project Codex runs it twice, and the list comes twice into the conversation; keep one of the two (--no-hook here, or there)", userHooks)
+		}
+	}
+	p.Note("Codex CLI's own update_plan cannot be turned off in its configuration: the model has it beside ours")
 }

@@ -180,7 +180,7 @@ func TestSetupProjectNoHook(t *testing.T) {
 func TestSetupProjectTrustNotes(t *testing.T) {
 	// Ensures setup leaves the project's trust to the user and says what
 	// it means: not trusted (none, or untrusted) is a note that names the
-	// fix, and doctor's finding; a git root's trust counts for a
+	// fix, and doctor's finding (Diagnose); a git root's trust counts for a
 	// directory under it.
 	t.Parallel()
 	for _, c := range []struct {
@@ -207,7 +207,7 @@ func TestSetupProjectTrustNotes(t *testing.T) {
 			notes := strings.Join(p.Notes, "\n")
 			assert.Contains(t, notes, c.want)
 			assert.True(t, strings.HasPrefix(readFile(t, e.userTOML()), user), "setup changed the user's trust")
-			findings := codex.Host{}.Check(e.options())
+			findings := codex.Host{}.Diagnose(e.options()).Blocked
 			if c.trusted {
 				assert.Empty(t, findings)
 			} else {
@@ -284,6 +284,7 @@ func TestSetupProjectWorktree(t *testing.T) {
 			assert.Contains(t, got, "# >>> tasksessiond project "+owner+" >>>")
 			assert.Contains(t, got, `[hooks.state."`+hooks+`:session_start:0:0"]`)
 			assert.Empty(t, codex.Host{}.Check(e.options()))
+			assert.Empty(t, codex.Host{}.Diagnose(e.options()).Blocked)
 
 			// Setup in the main checkout there writes the same block.
 			main := e.options(func(o *host.Options) { o.Project = owner })
@@ -334,10 +335,10 @@ func TestSetupProjectRootMarkers(t *testing.T) {
 			notes := strings.Join(p.Notes, "\n")
 			if c.trusted {
 				assert.Contains(t, notes, root+" is trusted in")
-				assert.Empty(t, codex.Host{}.Check(e.options()))
+				assert.Empty(t, codex.Host{}.Diagnose(e.options()).Blocked)
 			} else {
 				assert.Contains(t, notes, "until you trust the project")
-				assert.Len(t, codex.Host{}.Check(e.options()), 1)
+				assert.Len(t, codex.Host{}.Diagnose(e.options()).Blocked, 1)
 			}
 		})
 	}
