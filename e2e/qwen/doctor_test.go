@@ -137,3 +137,24 @@ func TestDoctorAgreesOnAnEditedMCPJSONServer(t *testing.T) {
 	assert.Contains(t, tsd, "the MCP server tasks in "+mcpJSON+" is changed since it was approved")
 	assert.Contains(t, tsd, "qwen mcp approve tasks (in "+h.Project+")")
 }
+
+// TestDoctorAgreesOnQWEN_HOMEFromDotEnv ensures setup and doctor find
+// Qwen Code's directory where the pinned CLI does when the environment
+// has no QWEN_HOME and ~/.env names one: setup writes the server there,
+// "qwen mcp reconnect --all" connects it, and doctor says "set up". Setup
+// once wrote ~/.qwen, which Qwen Code then did not read, and doctor read
+// the same and said "set up".
+func TestDoctorAgreesOnQWEN_HOMEFromDotEnv(t *testing.T) {
+	t.Parallel()
+	h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript().Respond, NoSetup: true})
+	dir := filepath.Join(h.Root, "qwen-home")
+	h.Mkdir(dir)
+	h.WriteJSON(filepath.Join(dir, "settings.json"), qwen.UserSettings(nil))
+	h.WriteFile(filepath.Join(h.Home, ".env"), "QWEN_HOME="+dir+"\n", 0o600)
+	h.Setup(t, "qwen")
+	out := h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
+	assert.Contains(t, out.Stdout, "tasks: Reconnected successfully")
+	tsd, err := h.Doctor("qwen")
+	assert.NoError(t, err, tsd)
+	assert.Contains(t, tsd, "Qwen Code: set up")
+}
