@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 
@@ -529,7 +530,8 @@ func claudeServer(s map[string]any) map[string]any {
 
 // stringify writes v, a JSON value as encoding/json decodes it, as
 // JavaScript's JSON.stringify does with the keys of each object sorted
-// (by UTF-16 code units, as Array.prototype.sort): no space, numbers in
+// (by UTF-16 code units, as Array.prototype.sort, into an object that
+// lists its array index keys first, "9" before "10"): no space, numbers in
 // ECMAScript's form, only the quote, the backslash and control
 // characters escaped.
 func stringify(b *strings.Builder, v any) {
@@ -537,6 +539,17 @@ func stringify(b *strings.Builder, v any) {
 	case map[string]any:
 		keys := slices.Collect(maps.Keys(v))
 		slices.SortFunc(keys, func(x, y string) int {
+			// an object lists its array index keys first, by value
+			ix, xok := arrayIndex(x)
+			iy, yok := arrayIndex(y)
+			switch {
+			case xok && yok:
+				return cmp.Compare(ix, iy)
+			case xok:
+				return -1
+			case yok:
+				return 1
+			}
 			return slices.Compare(utf16.Encode([]rune(x)), utf16.Encode([]rune(y)))
 		})
 		b.WriteByte('{')
@@ -588,4 +601,11 @@ func stringify(b *strings.Builder, v any) {
 		j, _ := json.Marshal(v)
 		b.Write(j)
 	}
+}
+
+// arrayIndex is the value of k if it is an array index as JavaScript's
+// objects order their keys: a canonical integer below 2^32-1.
+func arrayIndex(k string) (uint64, bool) {
+	n, err := strconv.ParseUint(k, 10, 32)
+	return n, err == nil && n < 1<<32-1 && strconv.FormatUint(n, 10) == k
 }

@@ -142,7 +142,8 @@ func TestServerHashIsQwenCodes(t *testing.T) {
 	// in Qwen Code's form (no "type"; a "url" of type "http" as
 	// "httpUrl"), keys sorted at every depth, numbers and strings as
 	// JSON.stringify writes them (1.50 as 1.5; "<", "é" and U+2028 as
-	// they are; U+0001 as \u0001), "description" left out.
+	// they are; U+0001 as \u0001; keys that are array indexes first, "9"
+	// before "10"), "description" left out.
 	for _, c := range []struct {
 		name, raw string
 		claude    bool
@@ -152,6 +153,8 @@ func TestServerHashIsQwenCodes(t *testing.T) {
 			"e6980269869d55a334ba1dbe8dc43611962b701cc64b6f01509ae1848a6d8825"},
 		{"HTTP", `{"type": "http", "url": "https://example.com/mcp", "headers": {"b": "1", "a": "2"}}`, true,
 			"9c992893aed64e46f3449a23be026c50098baf43ef7b05fbec67004d6539a45d"},
+		{"IndexKeys", `{"command": "tasksessiond", "args": ["mcp"], "env": {"b": "1", "10": "2", "9": "3", "01": "4", "4294967295": "5"}}`, true,
+			"c59ad1260074f913ec45ef7d4d3ba39f8c38e8dfbcdf61df006475cda9bc5b25"},
 		{"Settings", `{"command": "tasksessiond", "args": ["mcp"], "trust": true}`, false,
 			"6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5"},
 	} {
