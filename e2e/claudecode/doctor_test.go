@@ -104,3 +104,33 @@ func TestDoctorAgreesOnTheProjectFilesOfASubfolder(t *testing.T) {
 	assert.Error(t, err, out)
 	assert.Contains(t, out, `the deny rule "mcp__tasks" in `+local)
 }
+
+// TestDoctorAgreesOnTheLocalSettingsOfARootItDoesNotOwn ensures doctor,
+// run in a subfolder of a repository whose .git another user owns, does
+// not read the git root's .claude/settings.local.json, as the pinned CLI
+// does not (it reads it only when the user owns the root, its .git and
+// its .claude): a deny rule there leaves the tools offered, and doctor
+// says "set up". Doctor once named the rule. Only root can give .git to
+// another user.
+func TestDoctorAgreesOnTheLocalSettingsOfARootItDoesNotOwn(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("giving .git to another user takes root")
+	}
+	script := modelapi.NewScript(modelapi.Text("Hello."))
+	h := claudecode.New(t, claudecode.Options{Respond: script.Respond})
+	root := h.Project
+	sub := filepath.Join(root, "sub")
+	h.Mkdir(filepath.Join(root, ".git"), filepath.Join(root, ".claude"), sub)
+	h.WriteJSON(filepath.Join(root, ".claude", "settings.local.json"), map[string]any{"permissions": map[string]any{"deny": []string{"mcp__tasks"}}})
+	require.NoError(t, os.Lchown(filepath.Join(root, ".git"), 4242, 4242))
+	h.Project = sub
+
+	h.Print(t, "Hello.", "--session-id", uuid.NewString())
+	main := h.API.Main()
+	require.NotEmpty(t, main, h.API.Dump())
+	assert.True(t, strings.Contains(main[len(main)-1].AllText(), "mcp__tasks__TaskCreate"), "the settings.local.json of a root another user owns denied the tools")
+	out, err := h.Doctor("claude-code")
+	assert.NoError(t, err, out)
+	assert.Contains(t, out, "Claude Code: set up")
+}

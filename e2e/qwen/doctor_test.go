@@ -95,3 +95,66 @@ func TestDoctorAgreesOnProjectServerApproval(t *testing.T) {
 	tsd, err = doctor()
 	assert.NoError(t, err, tsd)
 }
+
+// TestDoctorAgreesOnAnEditedMCPJSONServer ensures doctor holds a project's
+// .mcp.json server "tasks" (which overrides setup's) to the approval the
+// pinned CLI holds it to: pending until "qwen mcp approve tasks"; then
+// connected, doctor "set up" (the approval's hash is of the server in Qwen
+// Code's form, "type" left out); edited since, pending again, and doctor
+// says it changed, with "qwen mcp approve tasks". Doctor once said "set
+// up" of an approved server whatever was edited since.
+func TestDoctorAgreesOnAnEditedMCPJSONServer(t *testing.T) {
+	t.Parallel()
+	h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript().Respond})
+	bin := h.TSD
+	if h.Rec != nil {
+		bin = h.Rec.Bin
+	}
+	server := map[string]any{"type": "stdio", "command": bin, "args": []string{"mcp", "--socket", h.Daemon.Socket, "--db", h.Daemon.DB}}
+	mcpJSON := filepath.Join(h.Project, ".mcp.json")
+	h.WriteJSON(mcpJSON, map[string]any{"mcpServers": map[string]any{"tasks": server}})
+	reconnect := func() string {
+		out := h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
+		return out.Stdout
+	}
+	assert.Contains(t, reconnect(), "tasks: Skipped - server is pending approval")
+	tsd, err := h.Doctor("qwen")
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, "the MCP server tasks in "+mcpJSON+" is not approved for the folder")
+
+	out := h.Command(t, 60*time.Second, "mcp", "approve", "tasks")
+	require.NoError(t, out.Err, "%s%s", out.Stdout, out.Stderr)
+	assert.Contains(t, reconnect(), "tasks: Reconnected successfully")
+	tsd, err = h.Doctor("qwen")
+	assert.NoError(t, err, tsd)
+	assert.Contains(t, tsd, "Qwen Code: set up")
+
+	server["env"] = map[string]string{"TASKSESSIOND_E2E_EDITED": "1"}
+	h.WriteJSON(mcpJSON, map[string]any{"mcpServers": map[string]any{"tasks": server}})
+	assert.Contains(t, reconnect(), "tasks: Skipped - server is pending approval")
+	tsd, err = h.Doctor("qwen")
+	assert.Error(t, err, tsd)
+	assert.Contains(t, tsd, "the MCP server tasks in "+mcpJSON+" is changed since it was approved")
+	assert.Contains(t, tsd, "qwen mcp approve tasks (in "+h.Project+")")
+}
+
+// TestDoctorAgreesOnQWEN_HOMEFromDotEnv ensures setup and doctor find
+// Qwen Code's directory where the pinned CLI does when the environment
+// has no QWEN_HOME and ~/.env names one: setup writes the server there,
+// "qwen mcp reconnect --all" connects it, and doctor says "set up". Setup
+// once wrote ~/.qwen, which Qwen Code then did not read, and doctor read
+// the same and said "set up".
+func TestDoctorAgreesOnQWEN_HOMEFromDotEnv(t *testing.T) {
+	t.Parallel()
+	h := qwen.New(t, qwen.Options{Respond: modelapi.NewScript().Respond, NoSetup: true})
+	dir := filepath.Join(h.Root, "qwen-home")
+	h.Mkdir(dir)
+	h.WriteJSON(filepath.Join(dir, "settings.json"), qwen.UserSettings(nil))
+	h.WriteFile(filepath.Join(h.Home, ".env"), "QWEN_HOME="+dir+"\n", 0o600)
+	h.Setup(t, "qwen")
+	out := h.Command(t, 60*time.Second, "mcp", "reconnect", "--all")
+	assert.Contains(t, out.Stdout, "tasks: Reconnected successfully")
+	tsd, err := h.Doctor("qwen")
+	assert.NoError(t, err, tsd)
+	assert.Contains(t, tsd, "Qwen Code: set up")
+}

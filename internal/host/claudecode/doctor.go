@@ -1,12 +1,15 @@
 package claudecode
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 )
@@ -107,7 +110,7 @@ func layers(o host.Options, dir string, d *host.Diagnosis) []settingsLayer {
 	paths := []string{filepath.Join(configDir(o), "settings.json")}
 	if dir != "" && filepath.Join(dir, ".claude") != configDir(o) {
 		paths = append(paths, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
-		if root := projectKey(dir); root != projectKey(o.Home()) && root != host.RealPath(dir) {
+		if root := projectKey(dir); root != projectKey(o.Home()) && root != host.RealPath(dir) && ownsRoot(root, euid()) {
 			paths = append(paths, filepath.Join(root, ".claude", "settings.local.json"))
 		}
 	}
@@ -121,6 +124,32 @@ func layers(o host.Options, dir string, d *host.Diagnosis) []settingsLayer {
 		}
 	}
 	return out
+}
+
+// euid is the user Claude Code runs as, as it takes it (process.geteuid).
+var euid = os.Geteuid
+
+// ownsRoot reports whether Claude Code (2.1.328, its jvl) reads the
+// settings.local.json of the git root root from a folder below it: only
+// if the user uid owns root, root/.git (not followed), and root/.claude
+// (not followed) when there is one. Else it warns "not canonicalizing the
+// consent store" and reads the folder's own only, so that another user's
+// repository cannot give it settings. A .git that is not there, or a
+// .claude it cannot look at for another reason than its absence, counts
+// as not owned.
+func ownsRoot(root string, uid int) bool {
+	owned := func(fi fs.FileInfo, err error) bool {
+		if err != nil {
+			return false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		return ok && int(st.Uid) == uid
+	}
+	if !owned(os.Stat(root)) || !owned(os.Lstat(filepath.Join(root, ".git"))) {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(root, ".claude"))
+	return errors.Is(err, fs.ErrNotExist) || owned(fi, err)
 }
 
 // mcpFiles are the .mcp.json files Claude Code reads in the folder dir

@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -447,38 +450,162 @@ func (g Dialect) projectServer(d *host.Diagnosis, o host.Options, ls []settings,
 	}
 	host.ReadJSON(file, &approvals)
 	a, ok := approvals[host.RealPath(cwd)][Server]
-	// the hash is of the settings' server; .mcp.json's is first
-	// translated from Claude Code's form, which doctor does not redo
-	if ok && a.Status == "approved" && (scope == "project" || a.Hash == serverHash(raw)) {
+	// as its getState: a decision counts only while the hash it was
+	// bound to is the server's now; an edit since makes it pending again
+	hash := serverHash(raw, scope == "project")
+	if ok && a.Status == "approved" && a.Hash == hash {
 		return
 	}
 	state := "not approved for the folder"
 	switch {
+	case ok && a.Hash != hash && a.Status == "rejected":
+		state = "changed since it was rejected"
+	case ok && a.Hash != hash:
+		state = "changed since it was approved"
 	case ok && a.Status == "rejected":
 		state = "rejected for the folder"
-	case ok:
-		state = "changed since it was approved"
 	}
 	d.Block(fmt.Sprintf("the MCP server %s in %s is %s (%s): %s skips it, \"pending approval\", until it is approved", Server, path, state, file, g.Title),
 		fmt.Sprintf("%s mcp approve %s (in %s), or approve it when %s asks at start", g.Name, Server, cwd, g.Title))
 }
 
-// serverHash is Qwen Code's hashMcpServerConfig: the SHA-256 of the
-// server's settings as JSON, keys sorted, without "scope",
-// "extensionName" and "description".
-func serverHash(raw json.RawMessage) string {
+// serverHash is Qwen Code's hashMcpServerConfig (0.24.4): the SHA-256
+// of the server's settings as JSON.stringify writes them, keys sorted,
+// without "scope", "extensionName" and "description". A .mcp.json's
+// server (claude) is hashed as Qwen Code reads it: in its own form.
+func serverHash(raw json.RawMessage, claude bool) string {
 	var v map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
+	if json.Unmarshal(raw, &v) != nil {
 		return ""
+	}
+	if claude {
+		v = claudeServer(v)
 	}
 	delete(v, "scope")
 	delete(v, "extensionName")
 	delete(v, "description")
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return fmt.Sprintf("%x", sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n"))))
+	var b strings.Builder
+	stringify(&b, v)
+	return fmt.Sprintf("%x", sha256.Sum256([]byte(b.String())))
+}
+
+// claudeServer is Qwen Code's normalizeClaudeMcpServer: a server of a
+// .mcp.json, written for Claude Code, in Qwen Code's form. One that runs
+// a command loses "type" (but "sdk"); one with a "url" gets it as
+// "httpUrl" if its type is "http", else as "url".
+func claudeServer(s map[string]any) map[string]any {
+	truthy := func(k string) bool { // JavaScript's truth, of a JSON value
+		switch v := s[k].(type) {
+		case nil:
+			return false
+		case bool:
+			return v
+		case float64:
+			return v != 0
+		case string:
+			return v != ""
+		}
+		return true
+	}
+	typ, typed := s["type"]
+	out := maps.Clone(s)
+	switch url, isURL := s["url"].(string); {
+	case truthy("command") || truthy("httpUrl") || truthy("tcp"):
+		if typed && typ != "sdk" {
+			delete(out, "type")
+		}
+	case isURL:
+		delete(out, "url")
+		if typ != "sdk" {
+			delete(out, "type")
+		}
+		if typ == "http" {
+			out["httpUrl"] = url
+		} else {
+			out["url"] = url
+		}
+	}
+	return out
+}
+
+// stringify writes v, a JSON value as encoding/json decodes it, as
+// JavaScript's JSON.stringify does with the keys of each object sorted
+// (by UTF-16 code units, as Array.prototype.sort, into an object that
+// lists its array index keys first, "9" before "10"): no space, numbers in
+// ECMAScript's form, only the quote, the backslash and control
+// characters escaped.
+func stringify(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := slices.Collect(maps.Keys(v))
+		slices.SortFunc(keys, func(x, y string) int {
+			// an object lists its array index keys first, by value
+			ix, xok := arrayIndex(x)
+			iy, yok := arrayIndex(y)
+			switch {
+			case xok && yok:
+				return cmp.Compare(ix, iy)
+			case xok:
+				return -1
+			case yok:
+				return 1
+			}
+			return slices.Compare(utf16.Encode([]rune(x)), utf16.Encode([]rune(y)))
+		})
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			stringify(b, k)
+			b.WriteByte(':')
+			stringify(b, v[k])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			stringify(b, e)
+		}
+		b.WriteByte(']')
+	case string:
+		b.WriteByte('"')
+		for _, r := range v {
+			switch r {
+			case '"', '\\':
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case '\b':
+				b.WriteString(`\b`)
+			case '\t':
+				b.WriteString(`\t`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\f':
+				b.WriteString(`\f`)
+			case '\r':
+				b.WriteString(`\r`)
+			default:
+				if r < 0x20 {
+					fmt.Fprintf(b, `\u%04x`, r)
+				} else {
+					b.WriteRune(r)
+				}
+			}
+		}
+		b.WriteByte('"')
+	default: // a number (encoding/json writes ECMAScript's form), a bool, null
+		j, _ := json.Marshal(v)
+		b.Write(j)
+	}
+}
+
+// arrayIndex is the value of k if it is an array index as JavaScript's
+// objects order their keys: a canonical integer below 2^32-1.
+func arrayIndex(k string) (uint64, bool) {
+	n, err := strconv.ParseUint(k, 10, 32)
+	return n, err == nil && n < 1<<32-1 && strconv.FormatUint(n, 10) == k
 }

@@ -97,3 +97,69 @@ func TestDiagnoseQwenProjectServerApproval(t *testing.T) {
 	write(filepath.Join(project, ".mcp.json"), `{"mcpServers": {"tasks": {"command": "echo"}}}`)
 	assert.Contains(t, blocked(), "the MCP server tasks in "+filepath.Join(project, ".mcp.json")+", which does not run tasksessiond mcp")
 }
+
+func TestDiagnoseQwenMCPJSONApprovalIsBoundToItsHash(t *testing.T) {
+	// Ensures doctor holds a .mcp.json's server "tasks" to the hash its
+	// approval was bound to, as Qwen Code 0.24.4 does (getState: another
+	// hash is "pending"): approved as it is, it is set up; edited since, it
+	// is skipped until approved again, where doctor once said "set up"
+	// whatever the hash. The hashes below are the ones "qwen mcp approve
+	// --all" wrote for these servers.
+	home, project := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+	}
+	mcpJSON := filepath.Join(project, ".mcp.json")
+	const server = `{"type": "stdio", "command": "tasksessiond", "args": ["mcp"], "env": {"Z": "1", "A": "é<>&\u2028\u0001"}, "timeout": 1.50, "description": "x"}`
+	write(mcpJSON, `{
+  // comment
+  "mcpServers": {"tasks": `+server+`}
+}`)
+	const hash = "e6980269869d55a334ba1dbe8dc43611962b701cc64b6f01509ae1848a6d8825"
+	write(filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "approved"}}}`)
+	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+	dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: filepath.Join(home, "none"), Qwen: true}
+	find := func() []host.Finding { return dialect.Diagnose(o).Blocked }
+	assert.Empty(t, find(), "approved as it is")
+
+	write(mcpJSON, `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp", "--db", "/tmp/other.db"]}}}`)
+	got := find()
+	require.Len(t, got, 1, "edited since")
+	assert.Contains(t, got[0].Problem, "the MCP server tasks in "+mcpJSON+" is changed since it was approved")
+	assert.Contains(t, got[0].Fix, "qwen mcp approve tasks (in "+project+")")
+
+	write(filepath.Join(home, ".qwen", "mcpApprovals.json"), `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "rejected"}}}`)
+	got = find()
+	require.Len(t, got, 1, "edited since it was rejected")
+	assert.Contains(t, got[0].Problem, "is changed since it was rejected")
+}
+
+func TestServerHashIsQwenCodes(t *testing.T) {
+	// Ensures serverHash is the hash Qwen Code 0.24.4 writes to
+	// mcpApprovals.json ("qwen mcp approve --all"): a .mcp.json's server
+	// in Qwen Code's form (no "type"; a "url" of type "http" as
+	// "httpUrl"), keys sorted at every depth, numbers and strings as
+	// JSON.stringify writes them (1.50 as 1.5; "<", "é" and U+2028 as
+	// they are; U+0001 as \u0001; keys that are array indexes first, "9"
+	// before "10"), "description" left out.
+	for _, c := range []struct {
+		name, raw string
+		claude    bool
+		hash      string
+	}{
+		{"Stdio", `{"type": "stdio", "command": "tasksessiond", "args": ["mcp"], "env": {"Z": "1", "A": "é<>&\u2028\u0001"}, "timeout": 1.50, "description": "x"}`, true,
+			"e6980269869d55a334ba1dbe8dc43611962b701cc64b6f01509ae1848a6d8825"},
+		{"HTTP", `{"type": "http", "url": "https://example.com/mcp", "headers": {"b": "1", "a": "2"}}`, true,
+			"9c992893aed64e46f3449a23be026c50098baf43ef7b05fbec67004d6539a45d"},
+		{"IndexKeys", `{"command": "tasksessiond", "args": ["mcp"], "env": {"b": "1", "10": "2", "9": "3", "01": "4", "4294967295": "5"}}`, true,
+			"c59ad1260074f913ec45ef7d4d3ba39f8c38e8dfbcdf61df006475cda9bc5b25"},
+		{"Settings", `{"command": "tasksessiond", "args": ["mcp"], "trust": true}`, false,
+			"6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.hash, serverHash([]byte(c.raw), c.claude))
+		})
+	}
+}

@@ -10,7 +10,8 @@ import (
 var _ host.Doctor = Host{}
 
 // Diagnose reads Qwen Code (0.24.4), a Gemini CLI fork, as Gemini CLI's
-// doctor does, in its own files ($QWEN_HOME, else ~/.qwen;
+// doctor does, in its own files (home: $QWEN_HOME, or the one a .env in
+// the home names, else ~/.qwen;
 // $QWEN_CODE_SYSTEM_SETTINGS_PATH, else /etc/qwen-code/settings.json) and
 // where it differs (gemini.Dialect's Qwen).
 func (Host) Diagnose(o host.Options) host.Diagnosis {

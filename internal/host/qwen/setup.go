@@ -2,7 +2,6 @@ package qwen
 
 import (
 	"path/filepath"
-	"strings"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
 	"github.com/tasksessiond/tasksessiond/internal/host/config"
@@ -14,19 +13,6 @@ const Server = "tasks"
 
 // hookEvents are the events the hook serves.
 var hookEvents = []string{"SessionStart"}
-
-// home is Qwen Code's own directory, as its Storage.getGlobalQwenDir
-// (0.24.4) has it: $QWEN_HOME ("~/" in it the user's home), else ~/.qwen.
-func home(o host.Options) string {
-	d := o.Env("QWEN_HOME")
-	switch {
-	case d == "":
-		return filepath.Join(o.Home(), ".qwen")
-	case d == "~" || strings.HasPrefix(d, "~/"):
-		return filepath.Join(o.Home(), d[1:])
-	}
-	return o.Dir("QWEN_HOME")
-}
 
 // settingsFile is Qwen Code's settings.json: in its home, or a project's
 // .qwen.
@@ -55,6 +41,9 @@ func (h Host) entries(o host.Options) []host.Entry {
 // tools.todoWrite.enabled: setup leaves it so and says so.
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	p, err := host.Declared(h, o, h.entries(o))
+	if d := configured(o); err == nil && !o.Uninstall && o.Project == "" && d != "" && !tilde(d) && !filepath.IsAbs(d) {
+		p.Note("QWEN_HOME (%s) is relative: Qwen Code takes it from the folder each session starts in, so it reads %s only when started in %s; set QWEN_HOME to an absolute path", d, home(o), host.ProjectDir(o))
+	}
 	if err == nil && !o.Uninstall {
 		p.Note("Qwen Code's own todo_write stays off (it is unless tools.todoWrite.enabled is true in %s): leave it so, and the model sees one list, ours", settingsFile(o))
 	}
