@@ -410,7 +410,7 @@ func (g Dialect) projectServer(d *host.Diagnosis, o host.Options, ls []settings,
 		var f struct {
 			MCPServers map[string]json.RawMessage `json:"mcpServers"`
 		}
-		if host.ReadJSON(mj, &f); f.MCPServers[Server] != nil {
+		if qwenFile(mj, &f) && f.MCPServers[Server] != nil {
 			path, scope = mj, "project"
 		}
 	}
@@ -448,7 +448,7 @@ func (g Dialect) projectServer(d *host.Diagnosis, o host.Options, ls []settings,
 		Hash   string `json:"hash"`
 		Status string `json:"status"`
 	}
-	host.ReadJSON(file, &approvals)
+	qwenFile(file, &approvals)
 	a, ok := approvals[host.RealPath(cwd)][Server]
 	// as its getState: a decision counts only while the hash it was
 	// bound to is the server's now; an edit since makes it pending again
@@ -608,4 +608,20 @@ func stringify(b *strings.Builder, v any) {
 func arrayIndex(k string) (uint64, bool) {
 	n, err := strconv.ParseUint(k, 10, 32)
 	return n, err == nil && n < 1<<32-1 && strconv.FormatUint(n, 10) == k
+}
+
+// qwenFile reads a file Qwen Code reads with strip-json-comments and
+// JSON.parse, no byte order mark skipped (.mcp.json, mcpApprovals.json),
+// into out: false when it is not there or Qwen Code cannot parse it (a
+// trailing comma, an empty file), which Qwen Code then reads as holding
+// nothing.
+func qwenFile(p string, out any) bool {
+	b, err := os.ReadFile(p)
+	if err != nil || bytes.HasPrefix(b, []byte("\ufeff")) || len(bytes.TrimSpace(b)) == 0 {
+		return false
+	}
+	if _, err := config.ParseJSON(b, config.JSONComments); err != nil {
+		return false
+	}
+	return host.DecodeJSON(b, out) == nil
 }

@@ -136,6 +136,43 @@ func TestDiagnoseQwenMCPJSONApprovalIsBoundToItsHash(t *testing.T) {
 	assert.Contains(t, got[0].Problem, "is changed since it was rejected")
 }
 
+func TestDiagnoseQwenReadsItsApprovalsAsQwenCodeParsesThem(t *testing.T) {
+	// Ensures doctor reads mcpApprovals.json and .mcp.json as Qwen Code
+	// 0.24.4 does (strip-json-comments, then JSON.parse): an approval in a
+	// file with a trailing comma, which Qwen Code cannot parse and so
+	// reads as none, leaves the server pending, where doctor once read
+	// the file leniently and said "set up"; and a .mcp.json it cannot
+	// parse starts no server, so nothing of it is judged.
+	home, project := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+	}
+	ws := filepath.Join(project, ".qwen", "settings.json")
+	write(ws, `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"], "trust": true}}}`)
+	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+	dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: filepath.Join(home, "none"), Qwen: true}
+	blocked := func() string {
+		var b strings.Builder
+		for _, f := range dialect.Diagnose(o).Blocked {
+			b.WriteString(f.Problem + "\n")
+		}
+		return b.String()
+	}
+	const hash = "6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5" // as in TestDiagnoseQwenProjectServerApproval
+	approvals := filepath.Join(home, ".qwen", "mcpApprovals.json")
+	write(approvals, `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "approved"}}} // approved
+`)
+	assert.Empty(t, blocked(), "comments are read")
+	write(approvals, `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "approved"},},}`)
+	assert.Contains(t, blocked(), "is not approved for the folder", "a trailing comma: Qwen Code reads no approval")
+
+	require.NoError(t, os.Remove(ws))
+	write(filepath.Join(project, ".mcp.json"), `{"mcpServers": {"tasks": {"command": "echo"},},}`)
+	assert.Empty(t, blocked(), "a .mcp.json Qwen Code cannot parse starts nothing")
+}
+
 func TestServerHashIsQwenCodes(t *testing.T) {
 	// Ensures serverHash is the hash Qwen Code 0.24.4 writes to
 	// mcpApprovals.json ("qwen mcp approve --all"): a .mcp.json's server
