@@ -251,7 +251,7 @@ func (d *Doc) at(path []string, make bool) (*hujson.Value, string, error) {
 			d.addMember(obj, indent, name, map[string]any{})
 			i = len(obj.Members) - 1
 		}
-		indent = members(obj).inner(indent, d.unit())
+		indent, _ = members(obj).layout(d, indent)
 		v = &obj.Members[i].Value
 	}
 	return v, indent, nil
@@ -293,8 +293,8 @@ func (d *Doc) Set(path []string, v any) error {
 	if i < 0 {
 		d.addMember(obj, indent, path[len(path)-1], v)
 	} else if m := &obj.Members[i].Value; !equal(*m, v) {
-		l := members(obj)
-		m.Value = d.render(v, l.inner(indent, d.unit()), l.multi(d.root))
+		inner, multi := members(obj).layout(d, indent)
+		m.Value = d.render(v, inner, multi)
 	}
 	return nil
 }
@@ -302,22 +302,20 @@ func (d *Doc) Set(path []string, v any) error {
 // Append adds v as the last element of the array at path (making it, and
 // the objects on the way), unless an equal element is there already.
 func (d *Doc) Append(path []string, v any) error {
-	parent, indent, err := d.object(path[:len(path)-1], true)
+	x, indent, err := d.at(path, false)
 	if err != nil {
 		return err
 	}
-	i := d.find(parent, path[len(path)-1])
-	if i < 0 {
-		d.addMember(parent, indent, path[len(path)-1], []any{v})
-		return nil
+	if x == nil {
+		return d.Set(path, []any{v})
 	}
-	arr, ok := parent.Members[i].Value.Value.(*hujson.Array)
+	arr, ok := x.Value.(*hujson.Array)
 	if !ok {
 		return fmt.Errorf("%s is not an array", strings.Join(path, "."))
 	}
 	if !slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return equal(e, v) }) {
-		l, indent := elements(arr), members(parent).inner(indent, d.unit())
-		multi, inner := l.multi(d.root), l.inner(indent, d.unit())
+		l := elements(arr)
+		inner, multi := l.layout(d, indent)
 		l.add(hujson.Value{Value: d.render(v, inner, multi)}, indent, inner, multi)
 	}
 	return nil
@@ -325,7 +323,7 @@ func (d *Doc) Append(path []string, v any) error {
 
 func (d *Doc) addMember(obj *hujson.Object, indent, name string, v any) {
 	l := members(obj)
-	multi, inner := l.multi(d.root), l.inner(indent, d.unit())
+	inner, multi := l.layout(d, indent)
 	l.add(hujson.ObjectMember{
 		Name:  hujson.Value{Value: hujson.String(name)},
 		Value: hujson.Value{BeforeExtra: []byte(" "), Value: d.render(v, inner, multi)},
@@ -490,27 +488,23 @@ func elements(arr *hujson.Array) list[hujson.Value] {
 	return list[hujson.Value]{&arr.Elements, &arr.AfterExtra, self, self}
 }
 
-// multi reports whether a new item goes on a line of its own: as the
-// first item is, else as the root's first member is, else yes.
-func (l list[T]) multi(root hujson.Value) bool {
-	if len(*l.items) > 0 {
-		return bytes.ContainsRune(l.before(&(*l.items)[0]).BeforeExtra, '\n')
-	}
-	if r := root.Value.(*hujson.Object); len(r.Members) > 0 {
-		return bytes.ContainsRune(r.Members[0].Name.BeforeExtra, '\n')
-	}
-	return true
-}
-
-// inner is the indent of the items' lines, the container being on a line
-// indented by indent.
-func (l list[T]) inner(indent, unit string) string {
+// layout returns the indent of the items' lines, the container being on
+// a line indented by indent, and whether a new item goes on a line of its
+// own: as the first item is, else as the root's first member is, else yes.
+func (l list[T]) layout(d *Doc, indent string) (inner string, multi bool) {
+	inner, multi = indent+d.unit(), true
 	for i := range *l.items {
 		if s, ok := lastLine(l.before(&(*l.items)[i]).BeforeExtra); ok {
-			return s
+			inner = s
+			break
 		}
 	}
-	return indent + unit
+	if len(*l.items) > 0 {
+		multi = bytes.ContainsRune(l.before(&(*l.items)[0]).BeforeExtra, '\n')
+	} else if r := d.root.Value.(*hujson.Object); len(r.Members) > 0 {
+		multi = bytes.ContainsRune(r.Members[0].Name.BeforeExtra, '\n')
+	}
+	return inner, multi
 }
 
 // add puts x after the last item, on a line of its own indented by inner
