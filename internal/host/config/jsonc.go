@@ -539,23 +539,34 @@ func (l list[T]) add(x T, indent, inner string, multi bool) {
 	*l.items = append(*l.items, x)
 }
 
-// remove takes item i out, putting back on the line before it the comment
-// add moved off that line, passing a trailing comma on to the item before
-// it, and giving an emptied container the white space it had.
+// remove takes item i out, keeping the comments before it, passing a
+// trailing comma on to the item before it, and giving an emptied
+// container the white space it had.
 func (l list[T]) remove(i int) {
+	b := l.before(&(*l.items)[i]).BeforeExtra
+	last, trailing := i == len(*l.items)-1, l.value(&(*l.items)[i]).AfterExtra != nil
+	*l.items = slices.Delete(*l.items, i, i+1)
 	s := *l.items
-	b := l.before(&s[i]).BeforeExtra
-	head, _, _ := splitLine(b)
-	if head == nil && !isSpace(b) {
-		// a comment on lines of its own before it: keep it
-		head = slices.Concat(b[:bytes.LastIndexByte(b, '\n')])
+	if !last {
+		next := l.before(&s[i])
+		if !bytes.ContainsRune(next.BeforeExtra, '\n') {
+			// on the removed one's line: the next takes its place
+			next.BeforeExtra = slices.Concat(b, bytes.TrimLeft(next.BeforeExtra, " \t"))
+		} else {
+			next.BeforeExtra = slices.Concat(comments(b, false), next.BeforeExtra)
+		}
+		return
 	}
-	last := i == len(s)-1
-	trailing := l.value(&s[i]).AfterExtra != nil
-	s = append(s[:i], s[i+1:]...)
-	*l.items = s
-	switch {
-	case last && len(s) > 0:
+	kept := comments(b, !bytes.ContainsRune(*l.after, '\n'))
+	if len(s) == 0 && kept == nil && isSpace(*l.after) {
+		// emptied: the white space before the item's first newline
+		if j := bytes.IndexByte(b, '\n'); j >= 0 {
+			b = bytes.TrimSuffix(b[:j], []byte("\r"))
+		}
+		*l.after = slices.Concat(b)
+		return
+	}
+	if len(s) > 0 {
 		prev := l.value(&s[len(s)-1])
 		switch {
 		case !trailing && prev.AfterExtra != nil:
@@ -564,26 +575,51 @@ func (l list[T]) remove(i int) {
 		case trailing && prev.AfterExtra == nil:
 			prev.AfterExtra = []byte{}
 		}
-		*l.after = slices.Concat(head, *l.after)
-	case last && head == nil && isSpace(*l.after):
-		// emptied: the white space before the item's first newline
-		if j := bytes.IndexByte(b, '\n'); j >= 0 {
-			b = bytes.TrimSuffix(b[:j], []byte("\r"))
-		}
-		*l.after = slices.Concat(b)
-	case last:
-		*l.after = slices.Concat(head, *l.after)
-	case sameLine(b) && sameLine(l.before(&s[i]).BeforeExtra):
-		// on one line: the next takes the removed one's place
-		l.before(&s[i]).BeforeExtra = slices.Concat(b)
-	default:
-		next := l.before(&s[i])
-		next.BeforeExtra = slices.Concat(head, next.BeforeExtra)
 	}
+	*l.after = slices.Concat(kept, *l.after)
 }
 
-// sameLine reports whether b is white space within a line.
-func sameLine(b []byte) bool { return isSpace(b) && !bytes.ContainsAny(b, "\r\n") }
+// comments is what of extra, the text before an item taken out, stays:
+// its comments (nil when it holds none), up to the end of the line before
+// the item's, that line end included when end (what follows is on the
+// item's line, and a // comment must end).
+func comments(extra []byte, end bool) []byte {
+	i := lastLineEnd(extra)
+	switch {
+	case isSpace(extra):
+		return nil
+	case i < 0:
+		return slices.Concat(extra)
+	case end:
+		return slices.Concat(extra[:i+1])
+	}
+	return slices.Concat(bytes.TrimSuffix(extra[:i], []byte("\r")))
+}
+
+// lastLineEnd is the index of the last newline in extra that is not
+// within a /* comment */, or -1.
+func lastLineEnd(extra []byte) int {
+	last := -1
+	for i := 0; i < len(extra); i++ {
+		switch {
+		case extra[i] == '\n':
+			last = i
+		case bytes.HasPrefix(extra[i:], []byte("//")):
+			j := bytes.IndexByte(extra[i:], '\n')
+			if j < 0 {
+				return last
+			}
+			i += j - 1 // the newline that ends it is a line end
+		case bytes.HasPrefix(extra[i:], []byte("/*")):
+			j := bytes.Index(extra[i+2:], []byte("*/"))
+			if j < 0 {
+				return last
+			}
+			i += j + 3
+		}
+	}
+	return last
+}
 
 // splitLine splits extra (white space and comments) at its first newline
 // outside a comment: what is on the line before it (nil when that is only
