@@ -584,73 +584,57 @@ func (l list[T]) remove(i int) {
 // the item's, that line end included when end (what follows is on the
 // item's line, and a // comment must end).
 func comments(extra []byte, end bool) []byte {
-	i := lastLineEnd(extra)
+	ends, _ := lineEnds(extra)
 	switch {
 	case isSpace(extra):
 		return nil
-	case i < 0:
+	case len(ends) == 0:
 		return slices.Concat(extra)
 	case end:
-		return slices.Concat(extra[:i+1])
+		return slices.Concat(extra[:ends[len(ends)-1]+1])
 	}
-	return slices.Concat(bytes.TrimSuffix(extra[:i], []byte("\r")))
+	return slices.Concat(bytes.TrimSuffix(extra[:ends[len(ends)-1]], []byte("\r")))
 }
 
-// lastLineEnd is the index of the last newline in extra that is not
-// within a /* comment */, or -1.
-func lastLineEnd(extra []byte) int {
-	last := -1
-	for i := 0; i < len(extra); i++ {
-		switch {
-		case extra[i] == '\n':
-			last = i
-		case bytes.HasPrefix(extra[i:], []byte("//")):
-			j := bytes.IndexByte(extra[i:], '\n')
-			if j < 0 {
-				return last
-			}
-			i += j - 1 // the newline that ends it is a line end
-		case bytes.HasPrefix(extra[i:], []byte("/*")):
-			j := bytes.Index(extra[i+2:], []byte("*/"))
-			if j < 0 {
-				return last
-			}
-			i += j + 3
-		}
-	}
-	return last
-}
-
-// splitLine splits extra (white space and comments) at its first newline
-// outside a comment: what is on the line before it (nil when that is only
-// white space), the rest, and whether the line ends in a // comment.
+// splitLine splits extra (white space and comments) at its first line
+// end: what is on the line before it (nil when that is only white space),
+// the rest, and whether the line ends in a // comment.
 func splitLine(extra []byte) (head, tail []byte, comment bool) {
+	ends, comment := lineEnds(extra)
+	switch {
+	case len(ends) == 0 && isSpace(extra), len(ends) > 0 && isSpace(extra[:ends[0]]):
+		return nil, extra, false
+	case len(ends) == 0:
+		return slices.Concat(extra), nil, false
+	}
+	i := ends[0]
+	if extra[i-1] == '\r' {
+		i-- // a CRLF stays whole
+	}
+	return slices.Concat(extra[:i]), slices.Concat(extra[i:]), comment
+}
+
+// lineEnds returns the indexes of the newlines in extra that are not
+// within a /* comment */, and whether the first line ends in a // comment.
+func lineEnds(extra []byte) (ends []int, comment bool) {
 	for i := 0; i < len(extra); i++ {
 		switch {
 		case extra[i] == '\n':
-			if isSpace(extra[:i]) {
-				return nil, extra, false
-			}
-			if i > 0 && extra[i-1] == '\r' {
-				i-- // a CRLF stays whole
-			}
-			return slices.Concat(extra[:i]), slices.Concat(extra[i:]), comment
+			ends = append(ends, i)
 		case bytes.HasPrefix(extra[i:], []byte("//")):
+			comment = comment || len(ends) == 0
 			j := bytes.IndexByte(extra[i:], '\n')
 			if j < 0 {
-				return slices.Concat(extra), []byte("\n"), true
+				return ends, comment
 			}
-			i, comment = i+j-1, true
+			i += j - 1 // the newline that ends it ends its line
 		case bytes.HasPrefix(extra[i:], []byte("/*")):
 			j := bytes.Index(extra[i+2:], []byte("*/"))
 			if j < 0 {
-				return nil, extra, false
+				return ends, comment
 			}
 			i += j + 3
 		}
 	}
-	if isSpace(extra) {
-		return nil, extra, false
-	}
-	return slices.Concat(extra), nil, false
+	return ends, comment
 }
