@@ -586,7 +586,7 @@ func (l list[T]) remove(i int) {
 func comments(extra []byte, end bool) []byte {
 	ends, _ := lineEnds(extra)
 	switch {
-	case isSpace(extra):
+	case len(ends) == 0 && isSpace(extra), len(ends) > 0 && isSpace(extra[:ends[len(ends)-1]]):
 		return nil
 	case len(ends) == 0:
 		return slices.Concat(extra)
