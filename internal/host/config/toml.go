@@ -44,20 +44,21 @@ func CheckTOML(b []byte) error {
 // are the tables md knows that no header defines.
 func extendsInline(s string, md toml.MetaData) error {
 	var headers []string
+	var keys []toml.Key // of headers
 	defined := map[string]bool{}
 	for _, line := range strings.Split(s, "\n") {
 		if h, ok := tableHeader(line); ok {
-			headers = append(headers, h)
-			defined[toml.Key(keyParts(h)).String()] = true
+			headers, keys = append(headers, h), append(keys, keyParts(h))
+			defined[keys[len(keys)-1].String()] = true
 		}
 	}
-	for _, k := range md.Keys() {
-		if md.Type(k...) != "Hash" || defined[k.String()] {
+	for _, in := range md.Keys() {
+		if md.Type(in...) != "Hash" || defined[in.String()] {
 			continue
 		}
-		for _, h := range headers {
-			if parts := keyParts(h); len(k) < len(parts) && slices.Equal(k, parts[:len(k)]) {
-				return fmt.Errorf("%s is an inline table (%s = { … }), which Codex cannot extend with [%s]: write it as [%s] tables, then run setup again", k, k, h, k)
+		for i, k := range keys {
+			if len(in) < len(k) && slices.Equal(in, k[:len(in)]) {
+				return fmt.Errorf("%s is an inline table (%s = { … }), which Codex cannot extend with [%s]: write it as [%s] tables, then run setup again", in, in, headers[i], in)
 			}
 		}
 	}
