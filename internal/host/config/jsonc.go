@@ -374,9 +374,9 @@ func (d *Doc) ReplaceFirst(path []string, match func(raw []byte) bool, v any) in
 		elements(arr).remove(i)
 	}
 	if e := &arr.Elements[at[0]]; !equal(*e, v) {
-		inner, multi := indent+d.unit(), bytes.ContainsRune(e.BeforeExtra, '\n')
-		if s, ok := lastLine(e.BeforeExtra); ok {
-			inner = s
+		inner, multi := lastLine(e.BeforeExtra) // laid out as the element it replaces
+		if !multi {
+			inner = indent + d.unit()
 		}
 		e.Value = d.render(v, inner, multi)
 	}
