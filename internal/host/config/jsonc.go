@@ -251,7 +251,7 @@ func (d *Doc) at(path []string, make bool) (*hujson.Value, string, error) {
 			d.addMember(obj, indent, name, map[string]any{})
 			i = len(obj.Members) - 1
 		}
-		indent = members(obj).inner(indent, d.unit())
+		indent, _ = members(obj).layout(d, indent)
 		v = &obj.Members[i].Value
 	}
 	return v, indent, nil
@@ -293,8 +293,8 @@ func (d *Doc) Set(path []string, v any) error {
 	if i < 0 {
 		d.addMember(obj, indent, path[len(path)-1], v)
 	} else if m := &obj.Members[i].Value; !equal(*m, v) {
-		l := members(obj)
-		m.Value = d.render(v, l.inner(indent, d.unit()), l.multi(d.root))
+		inner, multi := members(obj).layout(d, indent)
+		m.Value = d.render(v, inner, multi)
 	}
 	return nil
 }
@@ -302,22 +302,20 @@ func (d *Doc) Set(path []string, v any) error {
 // Append adds v as the last element of the array at path (making it, and
 // the objects on the way), unless an equal element is there already.
 func (d *Doc) Append(path []string, v any) error {
-	parent, indent, err := d.object(path[:len(path)-1], true)
+	x, indent, err := d.at(path, false)
 	if err != nil {
 		return err
 	}
-	i := d.find(parent, path[len(path)-1])
-	if i < 0 {
-		d.addMember(parent, indent, path[len(path)-1], []any{v})
-		return nil
+	if x == nil {
+		return d.Set(path, []any{v})
 	}
-	arr, ok := parent.Members[i].Value.Value.(*hujson.Array)
+	arr, ok := x.Value.(*hujson.Array)
 	if !ok {
 		return fmt.Errorf("%s is not an array", strings.Join(path, "."))
 	}
 	if !slices.ContainsFunc(arr.Elements, func(e hujson.Value) bool { return equal(e, v) }) {
-		l, indent := elements(arr), members(parent).inner(indent, d.unit())
-		multi, inner := l.multi(d.root), l.inner(indent, d.unit())
+		l := elements(arr)
+		inner, multi := l.layout(d, indent)
 		l.add(hujson.Value{Value: d.render(v, inner, multi)}, indent, inner, multi)
 	}
 	return nil
@@ -325,7 +323,7 @@ func (d *Doc) Append(path []string, v any) error {
 
 func (d *Doc) addMember(obj *hujson.Object, indent, name string, v any) {
 	l := members(obj)
-	multi, inner := l.multi(d.root), l.inner(indent, d.unit())
+	inner, multi := l.layout(d, indent)
 	l.add(hujson.ObjectMember{
 		Name:  hujson.Value{Value: hujson.String(name)},
 		Value: hujson.Value{BeforeExtra: []byte(" "), Value: d.render(v, inner, multi)},
@@ -376,9 +374,9 @@ func (d *Doc) ReplaceFirst(path []string, match func(raw []byte) bool, v any) in
 		elements(arr).remove(i)
 	}
 	if e := &arr.Elements[at[0]]; !equal(*e, v) {
-		inner, multi := indent+d.unit(), bytes.ContainsRune(e.BeforeExtra, '\n')
-		if s, ok := lastLine(e.BeforeExtra); ok {
-			inner = s
+		inner, multi := lastLine(e.BeforeExtra) // laid out as the element it replaces
+		if !multi {
+			inner = indent + d.unit()
 		}
 		e.Value = d.render(v, inner, multi)
 	}
@@ -490,27 +488,23 @@ func elements(arr *hujson.Array) list[hujson.Value] {
 	return list[hujson.Value]{&arr.Elements, &arr.AfterExtra, self, self}
 }
 
-// multi reports whether a new item goes on a line of its own: as the
-// first item is, else as the root's first member is, else yes.
-func (l list[T]) multi(root hujson.Value) bool {
-	if len(*l.items) > 0 {
-		return bytes.ContainsRune(l.before(&(*l.items)[0]).BeforeExtra, '\n')
-	}
-	if r := root.Value.(*hujson.Object); len(r.Members) > 0 {
-		return bytes.ContainsRune(r.Members[0].Name.BeforeExtra, '\n')
-	}
-	return true
-}
-
-// inner is the indent of the items' lines, the container being on a line
-// indented by indent.
-func (l list[T]) inner(indent, unit string) string {
+// layout returns the indent of the items' lines, the container being on
+// a line indented by indent, and whether a new item goes on a line of its
+// own: as the first item is, else as the root's first member is, else yes.
+func (l list[T]) layout(d *Doc, indent string) (inner string, multi bool) {
+	inner, multi = indent+d.unit(), true
 	for i := range *l.items {
 		if s, ok := lastLine(l.before(&(*l.items)[i]).BeforeExtra); ok {
-			return s
+			inner = s
+			break
 		}
 	}
-	return indent + unit
+	if len(*l.items) > 0 {
+		multi = bytes.ContainsRune(l.before(&(*l.items)[0]).BeforeExtra, '\n')
+	} else if r := d.root.Value.(*hujson.Object); len(r.Members) > 0 {
+		multi = bytes.ContainsRune(r.Members[0].Name.BeforeExtra, '\n')
+	}
+	return inner, multi
 }
 
 // add puts x after the last item, on a line of its own indented by inner
@@ -545,23 +539,34 @@ func (l list[T]) add(x T, indent, inner string, multi bool) {
 	*l.items = append(*l.items, x)
 }
 
-// remove takes item i out, putting back on the line before it the comment
-// add moved off that line, passing a trailing comma on to the item before
-// it, and giving an emptied container the white space it had.
+// remove takes item i out, keeping the comments before it, passing a
+// trailing comma on to the item before it, and giving an emptied
+// container the white space it had.
 func (l list[T]) remove(i int) {
+	b := l.before(&(*l.items)[i]).BeforeExtra
+	last, trailing := i == len(*l.items)-1, l.value(&(*l.items)[i]).AfterExtra != nil
+	*l.items = slices.Delete(*l.items, i, i+1)
 	s := *l.items
-	b := l.before(&s[i]).BeforeExtra
-	head, _, _ := splitLine(b)
-	if head == nil && !isSpace(b) {
-		// a comment on lines of its own before it: keep it
-		head = slices.Concat(b[:bytes.LastIndexByte(b, '\n')])
+	if !last {
+		next := l.before(&s[i])
+		if !bytes.ContainsRune(next.BeforeExtra, '\n') {
+			// on the removed one's line: the next takes its place
+			next.BeforeExtra = slices.Concat(b, bytes.TrimLeft(next.BeforeExtra, " \t"))
+		} else {
+			next.BeforeExtra = slices.Concat(comments(b, false), next.BeforeExtra)
+		}
+		return
 	}
-	last := i == len(s)-1
-	trailing := l.value(&s[i]).AfterExtra != nil
-	s = append(s[:i], s[i+1:]...)
-	*l.items = s
-	switch {
-	case last && len(s) > 0:
+	kept := comments(b, !bytes.ContainsRune(*l.after, '\n'))
+	if len(s) == 0 && kept == nil && isSpace(*l.after) {
+		// emptied: the white space before the item's first newline
+		if j := bytes.IndexByte(b, '\n'); j >= 0 {
+			b = bytes.TrimSuffix(b[:j], []byte("\r"))
+		}
+		*l.after = slices.Concat(b)
+		return
+	}
+	if len(s) > 0 {
 		prev := l.value(&s[len(s)-1])
 		switch {
 		case !trailing && prev.AfterExtra != nil:
@@ -570,57 +575,66 @@ func (l list[T]) remove(i int) {
 		case trailing && prev.AfterExtra == nil:
 			prev.AfterExtra = []byte{}
 		}
-		*l.after = slices.Concat(head, *l.after)
-	case last && head == nil && isSpace(*l.after):
-		// emptied: the white space before the item's first newline
-		if j := bytes.IndexByte(b, '\n'); j >= 0 {
-			b = bytes.TrimSuffix(b[:j], []byte("\r"))
-		}
-		*l.after = slices.Concat(b)
-	case last:
-		*l.after = slices.Concat(head, *l.after)
-	case sameLine(b) && sameLine(l.before(&s[i]).BeforeExtra):
-		// on one line: the next takes the removed one's place
-		l.before(&s[i]).BeforeExtra = slices.Concat(b)
-	default:
-		next := l.before(&s[i])
-		next.BeforeExtra = slices.Concat(head, next.BeforeExtra)
 	}
+	*l.after = slices.Concat(kept, *l.after)
 }
 
-// sameLine reports whether b is white space within a line.
-func sameLine(b []byte) bool { return isSpace(b) && !bytes.ContainsAny(b, "\r\n") }
+// comments is what of extra, the text before an item taken out, stays:
+// its comments (nil when it holds none), up to the end of the line before
+// the item's, that line end included when end (what follows is on the
+// item's line, and a // comment must end).
+func comments(extra []byte, end bool) []byte {
+	ends, _ := lineEnds(extra)
+	switch {
+	case len(ends) == 0 && isSpace(extra), len(ends) > 0 && isSpace(extra[:ends[len(ends)-1]]):
+		return nil
+	case len(ends) == 0:
+		return slices.Concat(extra)
+	case end:
+		return slices.Concat(extra[:ends[len(ends)-1]+1])
+	}
+	return slices.Concat(bytes.TrimSuffix(extra[:ends[len(ends)-1]], []byte("\r")))
+}
 
-// splitLine splits extra (white space and comments) at its first newline
-// outside a comment: what is on the line before it (nil when that is only
-// white space), the rest, and whether the line ends in a // comment.
+// splitLine splits extra (white space and comments) at its first line
+// end: what is on the line before it (nil when that is only white space),
+// the rest, and whether the line ends in a // comment.
 func splitLine(extra []byte) (head, tail []byte, comment bool) {
+	ends, comment := lineEnds(extra)
+	switch {
+	case len(ends) == 0 && isSpace(extra), len(ends) > 0 && isSpace(extra[:ends[0]]):
+		return nil, extra, false
+	case len(ends) == 0:
+		return slices.Concat(extra), nil, false
+	}
+	i := ends[0]
+	if extra[i-1] == '\r' {
+		i-- // a CRLF stays whole
+	}
+	return slices.Concat(extra[:i]), slices.Concat(extra[i:]), comment
+}
+
+// lineEnds returns the indexes of the newlines in extra that are not
+// within a /* comment */, and whether the first line ends in a // comment.
+func lineEnds(extra []byte) (ends []int, comment bool) {
 	for i := 0; i < len(extra); i++ {
 		switch {
 		case extra[i] == '\n':
-			if isSpace(extra[:i]) {
-				return nil, extra, false
-			}
-			if i > 0 && extra[i-1] == '\r' {
-				i-- // a CRLF stays whole
-			}
-			return slices.Concat(extra[:i]), slices.Concat(extra[i:]), comment
+			ends = append(ends, i)
 		case bytes.HasPrefix(extra[i:], []byte("//")):
+			comment = comment || len(ends) == 0
 			j := bytes.IndexByte(extra[i:], '\n')
 			if j < 0 {
-				return slices.Concat(extra), []byte("\n"), true
+				return ends, comment
 			}
-			i, comment = i+j-1, true
+			i += j - 1 // the newline that ends it ends its line
 		case bytes.HasPrefix(extra[i:], []byte("/*")):
 			j := bytes.Index(extra[i+2:], []byte("*/"))
 			if j < 0 {
-				return nil, extra, false
+				return ends, comment
 			}
 			i += j + 3
 		}
 	}
-	if isSpace(extra) {
-		return nil, extra, false
-	}
-	return slices.Concat(extra), nil, false
+	return ends, comment
 }

@@ -141,3 +141,37 @@ func TestRemoveFirstOnALine(t *testing.T) {
 		assert.Equal(t, want, string(d.Bytes()), in)
 	}
 }
+
+func TestRemoveAfterALineComment(t *testing.T) {
+	// Ensures an item taken out after a // comment (on the line before it,
+	// or on lines of its own) leaves a file that parses, the comment kept:
+	// the next item on the removed one's line, or the closing bracket, does
+	// not end up inside the comment, nor is a /* comment */ cut at a newline
+	// within it. A comment on the item's own line goes with it.
+	for in, want := range map[string]string{
+		"{\"a\": 1, // c\n  \"b\": 2, \"c\": 3}": "{\"a\": 1, // c\n  \"c\": 3}",
+		"{\"x\": [1, // c\n  2, 3]}":             "{\"x\": [1, // c\n  3]}",
+		"{\"x\": [1, // c\n  2, /* k */ 3]}":     "{\"x\": [1, // c\n  /* k */ 3]}",
+		"{\"x\": [1, // c\n  2]}":                "{\"x\": [1 // c\n]}",
+		"{\"x\": [ // c\n  2]}":                  "{\"x\": [ // c\n]}",
+		"{\"x\": [1,\n  2, 3]}":                  "{\"x\": [1,\n  3]}",
+		"{\"x\": [1, 2, 3]}":                     "{\"x\": [1, 3]}",
+		"{\"x\": [\n  1,\n  2, // two\n  3\n]}":  "{\"x\": [\n  1, // two\n  3\n]}",
+		"{\"x\": [1,\n  // mine\n  2]}":          "{\"x\": [1\n  // mine\n]}",
+		"{\"x\": [1, // c\n  // mine\n  2\n]}":   "{\"x\": [1 // c\n  // mine\n]}",
+		"{\"x\": [1,\n  /* a\n  b */ 2\n]}":      "{\"x\": [1\n]}",
+		"{\"x\": [\n  /* x */ 2]}":               "{\"x\": []}",
+	} {
+		d, err := config.ParseJSON([]byte(in), config.JSONC)
+		require.NoError(t, err)
+		if len(d.Members(nil)) == 3 {
+			d.Delete([]string{"b"}, 0)
+		} else {
+			d.RemoveIf([]string{"x"}, 1, func(raw []byte) bool { return string(raw) == "2" })
+		}
+		out := d.Bytes()
+		_, err = config.ParseJSON(out, config.JSONC)
+		require.NoError(t, err, "%q -> %q", in, out)
+		assert.Equal(t, want, string(out), in)
+	}
+}

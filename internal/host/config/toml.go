@@ -40,29 +40,25 @@ func CheckTOML(b []byte) error {
 }
 
 // extendsInline is an error when a table header in s names a table
-// inside an inline table ("a = { … }", then "[a.b]").
+// inside an inline table ("a = { … }", then "[a.b]"). The inline tables
+// are the tables md knows that no header defines.
 func extendsInline(s string, md toml.MetaData) error {
-	var inline [][]string
-	var table []string
+	var headers []string
+	var keys []toml.Key // of headers
+	defined := map[string]bool{}
 	for _, line := range strings.Split(s, "\n") {
 		if h, ok := tableHeader(line); ok {
-			table = keyParts(h)
-			for _, in := range inline {
-				if len(in) <= len(table) && slices.Equal(in, table[:len(in)]) {
-					return fmt.Errorf("%s is an inline table (%s = { … }), which Codex cannot extend with [%s]: write it as [%s] tables, then run setup again",
-						strings.Join(in, "."), strings.Join(in, "."), h, strings.Join(in, "."))
-				}
-			}
+			headers, keys = append(headers, h), append(keys, keyParts(h))
+			defined[keys[len(keys)-1].String()] = true
+		}
+	}
+	for _, in := range md.Keys() {
+		if md.Type(in...) != "Hash" || defined[in.String()] {
 			continue
 		}
-		key, value, ok := strings.Cut(line, "=")
-		if !ok || !strings.HasPrefix(strings.TrimSpace(value), "{") {
-			continue
-		}
-		if parts := keyParts(key); parts != nil {
-			path := append(slices.Clone(table), parts...)
-			if md.Type(path...) == "Hash" { // not a line of a multi-line string
-				inline = append(inline, path)
+		for i, k := range keys {
+			if len(in) < len(k) && slices.Equal(in, k[:len(in)]) {
+				return fmt.Errorf("%s is an inline table (%s = { … }), which Codex cannot extend with [%s]: write it as [%s] tables, then run setup again", in, in, headers[i], in)
 			}
 		}
 	}
@@ -105,29 +101,24 @@ func SetBlock(b []byte, name, body string, ours func(header string) bool) ([]byt
 	if err := CheckTOML(b); err != nil {
 		return nil, err
 	}
-	b = dropStrays(b, name, ours)
-	s, nl := string(b), newline(b)
+	nl := newline(b)
 	begin, end := blockMarkers(name)
 	block := begin + nl + strings.ReplaceAll(body, "\n", nl) + end
+	before, theirs, after, found := cut(b, name, ours)
 	var out string
-	if i, j, ok := findBlock(s, name); ok {
-		switch theirs := foreign(Block(b, name), ours); {
-		case theirs == "":
-			out = s[:i] + block + s[j:]
-		case strings.HasPrefix(s[j:], nl):
-			out = s[:i] + block + nl + theirs + s[j+len(nl):]
-		default:
-			out = s[:i] + block + nl + strings.TrimSuffix(theirs, nl) + s[j:]
-		}
-	} else {
-		switch {
-		case s == "":
-			out = block + nl
-		case strings.HasSuffix(s, "\n"):
-			out = s + nl + block + nl
-		default:
-			out = s + nl + nl + block // the file had no final newline: nor does it now
-		}
+	switch {
+	case !found && before == "":
+		out = block + nl
+	case !found && strings.HasSuffix(before, "\n"):
+		out = before + nl + block + nl
+	case !found:
+		out = before + nl + nl + block // the file had no final newline: nor does it now
+	case theirs == "":
+		out = before + block + after
+	case strings.HasPrefix(after, nl):
+		out = before + block + nl + theirs + after[len(nl):]
+	default:
+		out = before + block + nl + strings.TrimSuffix(theirs, nl) + after
 	}
 	if err := CheckTOML([]byte(out)); err != nil {
 		return nil, fmt.Errorf("with setup's tables it would not be read (%v): does it define them already?", err)
@@ -138,31 +129,24 @@ func SetBlock(b []byte, name, body string, ours func(header string) bool) ([]byt
 // RemoveBlock returns b without the block called name and the blank line
 // SetBlock put before it; tables in it that ours does not claim stay.
 func RemoveBlock(b []byte, name string, ours func(header string) bool) ([]byte, error) {
-	if stray := dropStrays(b, name, ours); !bytes.Equal(stray, b) {
-		if err := CheckTOML(stray); err != nil {
-			return nil, err
+	nl := newline(b)
+	before, theirs, after, found := cut(b, name, ours)
+	switch {
+	case !found:
+	case theirs != "":
+		before, after = before+theirs, strings.TrimPrefix(after, nl)
+	case strings.HasPrefix(after, nl):
+		after = after[len(nl):]
+		if strings.HasSuffix(before, nl+nl) {
+			before = before[:len(before)-len(nl)]
 		}
-		b = stray
+	default:
+		before = strings.TrimSuffix(before, nl+nl) // the file had no final newline
 	}
-	s, nl := string(b), newline(b)
-	i, j, ok := findBlock(s, name)
-	if !ok {
+	out := []byte(before + after)
+	if bytes.Equal(out, b) {
 		return b, nil
 	}
-	head, tail := s[:i], s[j:]
-	if theirs := foreign(Block(b, name), ours); theirs != "" {
-		out := []byte(head + theirs + strings.TrimPrefix(tail, nl))
-		return out, CheckTOML(out)
-	}
-	if strings.HasPrefix(tail, nl) {
-		tail = tail[len(nl):]
-		if strings.HasSuffix(head, nl+nl) {
-			head = head[:len(head)-len(nl)]
-		}
-	} else {
-		head = strings.TrimSuffix(head, nl+nl) // the file had no final newline
-	}
-	out := []byte(head + tail)
 	if err := CheckTOML(out); err != nil {
 		return nil, err
 	}
@@ -208,58 +192,42 @@ func findBlock(s, name string) (i, j int, ok bool) {
 	return i, i + k + len(end), true
 }
 
-// dropStrays returns b without the tables of setup's (ours) outside its
-// block called name, and without a marker line of the block's that lacks
-// its pair. Comments and blank lines in a dropped table stay (setup
-// writes none).
-func dropStrays(b []byte, name string, ours func(header string) bool) []byte {
+// cut splits b around its block called name: the text before the block
+// and after it, without the tables of setup's (ours) there, and the lines
+// in the block that are not setup's. Without a block (found false),
+// before is the whole file without setup's tables.
+func cut(b []byte, name string, ours func(header string) bool) (before, theirs, after string, found bool) {
 	s := string(b)
+	i, j, found := findBlock(s, name)
+	if !found {
+		return notOurs(s, name, false, ours), "", "", false
+	}
 	begin, end := blockMarkers(name)
-	i, j, whole := findBlock(s, name)
-	var out strings.Builder
-	drop := false
-	pos := 0
-	for _, line := range strings.SplitAfter(s, "\n") {
-		at := pos
-		pos += len(line)
-		if whole && at >= i && at < j {
-			out.WriteString(line)
-			drop = false // a table of setup's before the block ends at it
-			continue
-		}
-		t := strings.TrimSpace(line)
-		if t == begin || t == end {
-			continue // its pair is gone
-		}
-		if h, ok := tableHeader(line); ok {
-			drop = ours(h)
-		}
-		if drop && t != "" && !strings.HasPrefix(t, "#") {
-			continue
-		}
-		out.WriteString(line)
-	}
-	if out.Len() == len(s) {
-		return b
-	}
-	return []byte(out.String())
+	return notOurs(s[:i], name, false, ours), notOurs(s[i+len(begin):j-len(end)], name, true, ours), notOurs(s[j:], name, false, ours), true
 }
 
-// foreign returns the tables in a block's text that ours does not claim
-// (each from its header line to the next), their lines as they are, and
-// the comment lines among setup's (which writes none: they are the user's).
-func foreign(body string, ours func(header string) bool) string {
-	var theirs strings.Builder
-	own := true
-	for _, line := range strings.SplitAfter(body, "\n") {
+// notOurs returns the lines of s that are not setup's: those of tables
+// ours does not claim, and comment lines (setup writes none: they are the
+// user's). Inside the block (inBlock) the lines before the first header
+// are setup's; outside it they are the user's, and so are the blank lines
+// among setup's tables. A marker line of the block is dropped: outside
+// the block it lacks its pair.
+func notOurs(s, name string, inBlock bool, ours func(header string) bool) string {
+	begin, end := blockMarkers(name)
+	var out strings.Builder
+	own := inBlock
+	for _, line := range strings.SplitAfter(s, "\n") {
 		if h, ok := tableHeader(line); ok {
 			own = ours(h)
 		}
-		if !own || strings.HasPrefix(strings.TrimSpace(line), "#") {
-			theirs.WriteString(line)
+		t := strings.TrimSpace(line)
+		switch {
+		case t == begin || t == end:
+		case !own || strings.HasPrefix(t, "#") || t == "" && !inBlock:
+			out.WriteString(line)
 		}
 	}
-	return theirs.String()
+	return out.String()
 }
 
 // tableHeader returns the key of a table's header line ("[a.b]",

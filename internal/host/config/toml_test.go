@@ -127,3 +127,28 @@ func TestTOMLBlockKeepsTheUsersComments(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "model = \"o3\"\n\n# my note on tasks\n", string(back))
 }
+
+func TestCheckTOMLInlineTables(t *testing.T) {
+	// Ensures a [table] header that extends an inline table is refused
+	// (Codex's TOML crate refuses it, the Go parser does not), and that
+	// what only looks like one is not.
+	for _, bad := range []string{
+		"mcp_servers = { gh = { command = \"npx\" } }\n[mcp_servers.tasks]\ncommand = \"x\"\n",
+		"[hooks]\nstate = {}\n[hooks.state.x]\n",
+		"a = { b = { c = 1 } }\n[a.b.d]\n",
+		"a.b = { c = 1 }\n[[a.b.d]]\n",
+		"[t] # a table\n\"q.r\" = {}\n[ t . \"q.r\" . s ] # c\n",
+	} {
+		err := config.CheckTOML([]byte(bad))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "inline table", bad)
+	}
+	for _, good := range []string{
+		"a = { b = 1 }\n[c]\n[a2.b]\n",
+		"[a]\nb = 1\n[a.c]\n",
+		"s = \"\"\"\nx = {\n[x.y]\n\"\"\"\n",
+		"[a]\nb = {}\n[c.a.b.d]\n",
+	} {
+		assert.NoError(t, config.CheckTOML([]byte(good)), good)
+	}
+}
