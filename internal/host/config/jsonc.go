@@ -45,6 +45,10 @@ var bom = []byte("\xef\xbb\xbf")
 type Doc struct {
 	bom  bool // the file starts with a byte order mark (kept)
 	crlf bool // the file's lines end in CRLF (new lines do too)
+	// open: the file ends in a // comment without a newline, which the
+	// hosts' readers take and hujson does not: parsed with one, written
+	// without it.
+	open bool
 	root hujson.Value
 	held map[string][]byte // large members' bytes, by placeholder (held.go)
 }
@@ -71,6 +75,11 @@ func ParseJSON(b []byte, d Dialect) (*Doc, error) {
 		}
 	}
 	v, err := hujson.Parse(bytes.Clone(parse))
+	if err != nil && d != JSON && !bytes.HasSuffix(parse, []byte("\n")) {
+		if w, werr := hujson.Parse(append(bytes.Clone(parse), '\n')); werr == nil {
+			v, err, doc.open = w, nil, true
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("not %s: %w", d, err)
 	}
@@ -136,6 +145,12 @@ func (d *Doc) Bytes() []byte {
 	b := d.root.Pack()
 	if d.crlf {
 		b = bytes.ReplaceAll(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
+	}
+	if d.open {
+		b = bytes.TrimSuffix(b, []byte("\n"))
+		if d.crlf {
+			b = bytes.TrimSuffix(b, []byte("\r"))
+		}
 	}
 	b = d.unhold(b)
 	if d.bom {

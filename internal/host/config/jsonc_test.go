@@ -46,6 +46,9 @@ func TestEditKeepsTheFile(t *testing.T) {
 		"OneLine":           {config.JSON, `{"a": 1, "permissions": {"allow": ["Bash"]}}`, ""},
 		"ExistingHooks":     {config.JSON, "{\n    \"hooks\": {\n        \"SessionStart\": [\n            {\"hooks\": [{\"type\": \"command\", \"command\": \"other\"}]}\n        ]\n    }\n}", ""},
 		"CommentOnlyObject": {config.JSONC, "{\n  \"tools\": {\n    // none yet\n  }\n}\n", ""},
+		// a // comment may end the file: the hosts' readers take it without a newline
+		"LineCommentAtTheEnd":     {config.JSONComments, "{\n  \"a\": 1\n} // mine", ""},
+		"LineCommentAtTheEndCRLF": {config.JSONC, "{\r\n  \"a\": 1\r\n}\r\n// mine", ""},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
