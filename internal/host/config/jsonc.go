@@ -543,6 +543,12 @@ func (l list[T]) add(x T, indent, inner string, multi bool) {
 		if comment && !multi {
 			sep = "\n" + inner // not on the line a // comment takes to its end
 		}
+		if tail == nil && !multi {
+			// a /* */ comment ends the line: the white space after it
+			// stays before the bracket, for remove to give back
+			h := bytes.TrimRight(head, " \t")
+			head, tail = h, slices.Concat(head[len(h):])
+		}
 		if multi && !bytes.ContainsRune(tail, '\n') {
 			tail = slices.Concat([]byte("\n"+indent), tail)
 		}
@@ -604,7 +610,7 @@ func comments(extra []byte, end bool) []byte {
 	case len(ends) == 0 && isSpace(extra), len(ends) > 0 && isSpace(extra[:ends[len(ends)-1]]):
 		return nil
 	case len(ends) == 0:
-		return slices.Concat(extra)
+		return slices.Concat(bytes.TrimRight(extra, " \t")) // without add's space before the item
 	case end:
 		return slices.Concat(extra[:ends[len(ends)-1]+1])
 	}
