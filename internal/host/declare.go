@@ -68,18 +68,20 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 // Declare plans the entries, each file edited once, in the order first
 // declared.
 func (p *Plan) Declare(entries []Entry) error {
-	for entries = slices.Clone(entries); len(entries) > 0; {
-		file := entries[0].File
-		mine := slices.DeleteFunc(slices.Clone(entries), func(e Entry) bool { return e.File != file })
-		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.File == file })
+	planned := map[string]bool{}
+	for _, e := range entries {
+		if planned[e.File] {
+			continue
+		}
+		planned[e.File] = true
 		var err error
-		switch mine[0].Kind {
+		switch e.Kind {
 		case OwnFile:
-			err = p.ownFile(mine[0])
+			err = p.ownFile(e)
 		case OwnBlock:
-			err = p.ownBlock(mine[0])
+			err = p.ownBlock(e)
 		default:
-			err = p.editJSON(mine)
+			err = p.editJSON(slices.DeleteFunc(slices.Clone(entries), func(x Entry) bool { return x.File != e.File }))
 		}
 		if err != nil {
 			return err
