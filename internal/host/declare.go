@@ -169,7 +169,7 @@ func (p *Plan) editJSON(es []Entry) error {
 			return Refuse(path, err)
 		}
 	}
-	p.settle(f.d, f.file, es)
+	p.settle(f.d, f.file)
 	newb := []byte("{}\n")
 	if f.d.IsEmpty() {
 		newb = p.emptied(f.file, newb)
@@ -180,26 +180,21 @@ func (p *Plan) editJSON(es []Entry) error {
 	return nil
 }
 
-// settle drops the record's edits of file that no longer hold: a name
-// setup made that is gone and, uninstalling, each value taken back. A
-// container setup made that uninstall left holding nothing goes.
-func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
+// settle drops the record's edits of file that no longer hold: a
+// container setup made that the user removed, and, uninstalling, one that
+// holds nothing again, which gets back what was there (its layout, or
+// nothing). The values and strings are their planners'.
+func (p *Plan) settle(d *config.Doc, file string) {
 	p.forget(file, func(e Edit) bool {
-		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
-		var layout string // of an empty container of the user's (made)
 		switch {
-		case len(e.Path) == 0:
-			return false // the file's own: change decides
-		case p.o.Uninstall && !value && e.Added == "" && json.Unmarshal(e.Was, &layout) == nil && d.Hollow(e.Path):
-			d.SetRaw(e.Path, []byte(layout)) // it parsed as it was found
-			return true
-		case e.Added != "" || e.Was != nil || value:
-			return p.o.Uninstall
-		}
-		if p.o.Uninstall && d.Hollow(e.Path) {
+		case len(e.Path) == 0 || e.Added != "":
+			return false
+		case p.o.Uninstall && d.Hollow(e.Path) && e.Was != nil:
+			d.SetRaw(e.Path, []byte(*e.Was))
+		case p.o.Uninstall && d.Hollow(e.Path):
 			d.Delete(e.Path, len(e.Path)-1)
 		}
-		return d.Depth(e.Path) < len(e.Path)
+		return d.Depth(e.Path) < len(e.Path) || p.o.Uninstall && e.Was != nil
 	})
 }
 
@@ -231,24 +226,23 @@ func (p *Plan) userString(f *edit, e Entry) error {
 		p.set(Edit{File: f.file, Path: e.Path, Added: s})
 		p.Step("add %q to %s in %s", s, where, e.File)
 		return f.d.Append(e.Path, s)
-	case p.rec.find(f.file, e.Path, s) < 0:
+	}
+	if _, ok := p.take(f.file, e.Path, s); !ok {
 		if slices.Contains(have, s) {
 			p.unrecorded(f, fmt.Sprintf("%q in %s", s, where), e.File)
 		}
 		return nil
 	}
 	// the last of them, which setup appended: another is the user's
-	q, _ := json.Marshal(s)
-	var elems []json.RawMessage
-	f.d.Get(e.Path, &elems)
 	n, seen := 0, 0
-	for _, x := range elems {
-		if bytes.Equal(compact(x), q) {
+	for _, x := range have {
+		if x == s {
 			n++
 		}
 	}
 	last := func(raw []byte) bool {
-		if bytes.Equal(raw, q) {
+		var x string
+		if json.Unmarshal(raw, &x) == nil && x == s {
 			seen++
 			return seen == n
 		}
@@ -269,31 +263,34 @@ func (p *Plan) userValue(f *edit, e Entry) error {
 		return err
 	}
 	where, now := strings.Join(e.Path, "."), raw(f.d, e.Path)
-	i := p.rec.find(f.file, e.Path, "")
-	switch {
-	case !p.o.Uninstall && now == string(want):
-		return nil // the user's own, or set already
-	case !p.o.Uninstall:
+	if !p.o.Uninstall {
+		if now == string(want) {
+			return nil // the user's own, or set already
+		}
 		r := Edit{File: f.file, Path: e.Path}
 		if now != "" {
-			r.Was = json.RawMessage(now)
+			was := string(f.d.Raw(e.Path))
+			r.Was = &was
 		}
 		p.made(f.file, f.d, e.Path[:len(e.Path)-1])
 		p.set(r)
 		p.Step("set %s: %s in %s", where, want, e.File)
 		return f.d.Set(e.Path, e.Value)
+	}
+	r, ok := p.take(f.file, e.Path, "")
+	switch {
 	case now != string(want):
 		return nil // not there, or changed since: the user's
-	case i < 0:
+	case !ok:
 		p.unrecorded(f, fmt.Sprintf("%s: %s", where, want), e.File)
 		return nil
-	case p.rec[i].Was == nil:
+	case r.Was == nil:
 		f.d.Delete(e.Path, p.had(f.file, e.Path, f.known))
 		p.Step("remove %s from %s", where, e.File)
 		return nil
 	}
-	p.Step("set %s back to %s in %s", where, p.rec[i].Was, e.File)
-	return f.d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
+	p.Step("set %s back to %s in %s", where, *r.Was, e.File)
+	return f.d.SetRaw(e.Path, []byte(*r.Was)) // as the user wrote it (1.0 stays 1.0)
 }
 
 // unrecorded notes a value like setup's left, for the record says nothing

@@ -17,18 +17,17 @@ import (
 // and blocks are not in it: they are known by what they run.
 type Record []Edit
 
-// Edit is one change setup made at Path in File: Added, the string it
-// appended to the array there, or else Was, what was there before (nil:
-// nothing). A file or container setup made is a value that was absent, at
-// the first name setup created ([] for the file, and for a whole file of
-// setup's own); a file setup found empty has Path [] and Was its bytes, as
-// a JSON string, and an empty container of the user's that setup put
-// something in has its Path and Was its layout, as a JSON string.
+// Edit is one change setup made at Path in File (Path [] is the file
+// itself): Added, the string it appended to the array there, or else Was,
+// the text that was there as the user wrote it (nil: nothing, for a file,
+// a container or a value setup made). A file setup found empty keeps its
+// bytes in Was, and so does an empty container of the user's that setup
+// put something in: set up, nothing else shows how they were laid out.
 type Edit struct {
-	File  string          `json:"file"`
-	Path  []string        `json:"path"`
-	Added string          `json:"added,omitempty"`
-	Was   json.RawMessage `json:"was,omitempty"`
+	File  string   `json:"file"`
+	Path  []string `json:"path"`
+	Added string   `json:"added,omitempty"`
+	Was   *string  `json:"was,omitempty"`
 }
 
 // ErrRecord wraps a record that cannot be read.
@@ -106,6 +105,18 @@ func (p *Plan) set(e Edit) {
 	}
 }
 
+// take removes file's edit at path that added added ("": a value's) from
+// the record and returns it; false when there is none.
+func (p *Plan) take(file string, path []string, added string) (Edit, bool) {
+	i := p.rec.find(file, path, added)
+	if i < 0 {
+		return Edit{}, false
+	}
+	e := p.rec[i]
+	p.rec = slices.Delete(p.rec, i, i+1)
+	return e, true
+}
+
 // forget drops file's edits that match (all, for nil).
 func (p *Plan) forget(file string, match func(Edit) bool) {
 	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool { return e.File == file && (match == nil || match(e)) })
@@ -129,27 +140,31 @@ func (p *Plan) had(file string, path []string, known bool) int {
 
 // made records, setting up, the first name of path that d lacks, which
 // setup is about to make (in a file it made too: while the name holds
-// something, the record of the file stays).
-//
-// An empty container of the user's that setup is about to put something
-// in is recorded too, when written other than as {} or []: its layout,
-// as a JSON string in Was, which the file once set up no longer shows
-// ("{\n  }" and "{}" then read alike), for uninstall to give back.
+// something, the record of the file stays), and an empty container of
+// the user's that setup is about to put something in, when written other
+// than as {} or [], for uninstall to give back its layout.
 func (p *Plan) made(file string, d *config.Doc, path []string) {
 	n := d.Depth(path)
-	if n > 0 && d.Hollow(path[:n]) && p.rec.find(file, path[:n], "") < 0 {
+	if n > 0 && d.Hollow(path[:n]) {
 		if raw := string(d.Raw(path[:n])); raw != "{}" && raw != "[]" {
-			was, _ := json.Marshal(raw)
-			p.rec = append(p.rec, Edit{File: file, Path: path[:n], Was: was})
+			p.first(Edit{File: file, Path: path[:n], Was: &raw})
 		}
 	}
-	if n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
-		p.rec = append(p.rec, Edit{File: file, Path: path[:n+1]})
+	if n < len(path) {
+		p.first(Edit{File: file, Path: path[:n+1]})
 	}
 }
 
-// found notes, setting up, a file setup found not there (old nil) or
-// empty: what the record said of it before is no longer so.
+// first records e unless the record has file's value at its path already:
+// what was there before the first setup is what uninstall gives back.
+func (p *Plan) first(e Edit) {
+	if p.rec.find(e.File, e.Path, "") < 0 {
+		p.rec = append(p.rec, e)
+	}
+}
+
+// found records, setting up, a file setup found not there (old nil) or
+// empty, in place of what the record said of it before.
 func (p *Plan) found(file string, old []byte, empty bool) {
 	if p.o.Uninstall || old != nil && !empty {
 		return
@@ -157,7 +172,8 @@ func (p *Plan) found(file string, old []byte, empty bool) {
 	p.forget(file, nil)
 	e := Edit{File: file, Path: []string{}}
 	if old != nil {
-		e.Was, _ = json.Marshal(string(old))
+		e.Was = new(string)
+		*e.Was = string(old)
 	}
 	p.rec = append(p.rec, e)
 }
@@ -170,8 +186,7 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 	if i < 0 {
 		return empty
 	}
-	var was *string
-	json.Unmarshal(p.rec[i].Was, &was)
+	was := p.rec[i].Was
 	p.forget(file, nil)
 	if was == nil {
 		return nil
