@@ -74,17 +74,18 @@ func (p *Plan) Declare(entries []Entry) error {
 			continue
 		}
 		planned[e.File] = true
-		var err error
-		switch e.Kind {
-		case OwnFile:
-			err = p.ownFile(e)
-		case OwnBlock:
-			err = p.ownBlock(e)
+		old, err := config.Read(e.File)
+		switch {
+		case err != nil:
+		case e.Kind == OwnFile:
+			err = p.ownFile(e, old)
+		case e.Kind == OwnBlock:
+			err = p.ownBlock(e, old)
 		default:
-			err = p.editJSON(slices.DeleteFunc(slices.Clone(entries), func(x Entry) bool { return x.File != e.File }))
+			err = p.editJSON(slices.DeleteFunc(slices.Clone(entries), func(x Entry) bool { return x.File != e.File }), old)
 		}
 		if err != nil {
-			return err
+			return Refuse(e.File, err)
 		}
 	}
 	return nil
@@ -95,12 +96,8 @@ func (p *Plan) Declare(entries []Entry) error {
 // bytes than setup's, and not an earlier setup's (e.Earlier), is
 // another's (a copy the user edited), which setup refuses to replace and
 // uninstall leaves.
-func (p *Plan) ownFile(e Entry) error {
+func (p *Plan) ownFile(e Entry, old []byte) error {
 	key := recordKey(e.File)
-	old, err := config.Read(e.File)
-	if err != nil {
-		return Refuse(e.File, err)
-	}
 	newb, _ := e.Value.([]byte)
 	ours := old == nil || bytes.Equal(old, newb) || p.rec.find(key, []string{}, "") >= 0 || e.Earlier != nil && e.Earlier(old)
 	gone := p.o.Uninstall || newb == nil
@@ -109,7 +106,7 @@ func (p *Plan) ownFile(e Entry) error {
 		p.Note("%s is not the file setup wrote (setup's record does not name it, and it holds other bytes): left as yours", e.File)
 		newb = old
 	case !ours:
-		return Refuse(e.File, errors.New("a file setup did not write is there (setup's record does not name it, and it holds other bytes): setup leaves it; move it aside (or remove it, if an earlier setup wrote it), then run setup again"))
+		return errors.New("a file setup did not write is there (setup's record does not name it, and it holds other bytes): setup leaves it; move it aside (or remove it, if an earlier setup wrote it), then run setup again")
 	case gone:
 		newb = nil
 		p.forget(key, nil)
@@ -122,7 +119,7 @@ func (p *Plan) ownFile(e Entry) error {
 		p.Step("update setup's file %s", e.File)
 	}
 	if !gone {
-		p.set(Edit{File: key, Path: []string{}})
+		p.first(Edit{File: key, Path: []string{}})
 	}
 	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
@@ -136,21 +133,18 @@ type edit struct {
 	known, setUp bool
 }
 
-// editJSON plans the entries of one JSON file, read in the host's dialect
-// (an empty document for a file that is not there).
-func (p *Plan) editJSON(es []Entry) error {
+// editJSON plans the entries of one JSON file, its bytes old read in the
+// host's dialect (an empty document for a file that is not there).
+func (p *Plan) editJSON(es []Entry, old []byte) error {
 	path, dl := es[0].File, es[0].Dialect
 	f := &edit{file: recordKey(path)}
-	old, err := config.Read(path)
-	if err == nil && old == nil && p.o.Uninstall {
+	if old == nil && p.o.Uninstall {
 		p.forget(f.file, nil) // gone, and what setup did in it
 		return nil
 	}
-	if err == nil {
-		f.d, err = config.ParseJSON(old, dl)
-	}
-	if err != nil {
-		return Refuse(path, err)
+	var err error
+	if f.d, err = config.ParseJSON(old, dl); err != nil {
+		return err
 	}
 	f.known = slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file })
 	p.found(f.file, old, f.d.IsEmpty())
@@ -166,7 +160,7 @@ func (p *Plan) editJSON(es []Entry) error {
 			err = p.userValue(f, e)
 		}
 		if err != nil {
-			return Refuse(path, err)
+			return err
 		}
 	}
 	p.settle(f.d, f.file)
@@ -206,9 +200,6 @@ func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, che
 	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
 		p.forget(file, nil)
 	}
-	if bytes.Equal(newb, old) && (newb == nil) == (old == nil) {
-		newb = old
-	}
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
 }
 
@@ -223,7 +214,7 @@ func (p *Plan) userString(f *edit, e Entry) error {
 		return nil // the user's own, or added already
 	case !p.o.Uninstall:
 		p.made(f.file, f.d, e.Path)
-		p.set(Edit{File: f.file, Path: e.Path, Added: s})
+		p.first(Edit{File: f.file, Path: e.Path, Added: s})
 		p.Step("add %q to %s in %s", s, where, e.File)
 		return f.d.Append(e.Path, s)
 	}
@@ -273,7 +264,8 @@ func (p *Plan) userValue(f *edit, e Entry) error {
 			r.Was = &was
 		}
 		p.made(f.file, f.d, e.Path[:len(e.Path)-1])
-		p.set(r)
+		p.take(f.file, e.Path, "") // the user's since
+		p.rec = append(p.rec, r)
 		p.Step("set %s: %s in %s", where, want, e.File)
 		return f.d.Set(e.Path, e.Value)
 	}
@@ -303,18 +295,16 @@ func (p *Plan) unrecorded(f *edit, what, file string) {
 
 // ownBlock sets setup's block in a TOML file or, uninstalling, takes it
 // out, with setup's tables a host's rewrite left outside it.
-func (p *Plan) ownBlock(e Entry) error {
+func (p *Plan) ownBlock(e Entry, old []byte) error {
 	path, b, key := e.File, e.Value.(Block), recordKey(e.File)
 	body := b.Body
 	if p.o.Uninstall {
 		body = ""
 	}
-	old, err := config.Read(path)
-	if err == nil && old != nil {
-		err = config.CheckTOML(old)
-	}
-	if err != nil {
-		return Refuse(path, err)
+	if old != nil {
+		if err := config.CheckTOML(old); err != nil {
+			return err
+		}
 	}
 	var v any // the server at b.Server, if any
 	if b.Server != nil {
@@ -327,7 +317,7 @@ func (p *Plan) ownBlock(e Entry) error {
 	server, _ := v.(map[string]any)
 	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
 	if body != "" && server != nil && !setups {
-		return Refuse(path, yours(b.Server, server))
+		return yours(b.Server, server)
 	}
 	if server != nil && !setups {
 		p.Note("%s in %s is not as setup wrote it (it runs %s): left as yours; remove it yourself if you want it gone", strings.Join(b.Server, "."), path, Command(serverWords(server)...))
@@ -343,7 +333,7 @@ func (p *Plan) ownBlock(e Entry) error {
 		newb, err = config.SetBlock(old, b.Name, body, ours)
 	}
 	if err != nil {
-		return Refuse(path, err)
+		return err
 	}
 	switch {
 	case bytes.Equal(newb, old):

@@ -96,15 +96,6 @@ func recordKey(file string) string {
 	return abs
 }
 
-// set records e in place of the edit at its path, or beside them.
-func (p *Plan) set(e Edit) {
-	if i := p.rec.find(e.File, e.Path, e.Added); i >= 0 {
-		p.rec[i] = e
-	} else {
-		p.rec = append(p.rec, e)
-	}
-}
-
 // take removes file's edit at path that added added ("": a value's) from
 // the record and returns it; false when there is none.
 func (p *Plan) take(file string, path []string, added string) (Edit, bool) {
@@ -155,10 +146,10 @@ func (p *Plan) made(file string, d *config.Doc, path []string) {
 	}
 }
 
-// first records e unless the record has file's value at its path already:
-// what was there before the first setup is what uninstall gives back.
+// first records e unless the record has its edit already: what was there
+// before the first setup is what uninstall gives back.
 func (p *Plan) first(e Edit) {
-	if p.rec.find(e.File, e.Path, "") < 0 {
+	if p.rec.find(e.File, e.Path, e.Added) < 0 {
 		p.rec = append(p.rec, e)
 	}
 }
