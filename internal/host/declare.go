@@ -125,9 +125,11 @@ func (p *Plan) ownFile(e Entry, old []byte) error {
 	return nil
 }
 
-// edit is a JSON file being edited: its document, its record key,
-// whether the record knew it, and whether it held setup's own as found.
-type edit struct {
+// jsonFile plans the entries of one JSON file: its document, its record
+// key, whether the record knew it, and whether it held setup's own as
+// found.
+type jsonFile struct {
+	*Plan
 	d            *config.Doc
 	file         string
 	known, setUp bool
@@ -137,7 +139,7 @@ type edit struct {
 // host's dialect (an empty document for a file that is not there).
 func (p *Plan) editJSON(es []Entry, old []byte) error {
 	path, dl := es[0].File, es[0].Dialect
-	f := &edit{file: recordKey(path)}
+	f := &jsonFile{Plan: p, file: recordKey(path)}
 	if old == nil && p.o.Uninstall {
 		p.forget(f.file, nil) // gone, and what setup did in it
 		return nil
@@ -151,19 +153,19 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	for _, e := range es {
 		switch e.Kind {
 		case OwnServer:
-			err = p.ownServer(f, e)
+			err = f.ownServer(e)
 		case OwnHook:
-			err = p.ownHook(f, e)
+			err = f.ownHook(e)
 		case UserString:
-			err = p.userString(f, e)
+			err = f.userString(e)
 		default:
-			err = p.userValue(f, e)
+			err = f.userValue(e)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	p.settle(f.d, f.file)
+	f.settle()
 	newb := []byte("{}\n")
 	if f.d.IsEmpty() {
 		newb = p.emptied(f.file, newb)
@@ -174,21 +176,21 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	return nil
 }
 
-// settle drops the record's edits of file that no longer hold: a
+// settle drops the record's edits of the file that no longer hold: a
 // container setup made that the user removed, and, uninstalling, one that
 // holds nothing again, which gets back what was there (its layout, or
 // nothing). The values and strings are their planners'.
-func (p *Plan) settle(d *config.Doc, file string) {
-	p.forget(file, func(e Edit) bool {
+func (f *jsonFile) settle() {
+	f.forget(f.file, func(e Edit) bool {
 		switch {
 		case len(e.Path) == 0 || e.Added != "":
 			return false
-		case p.o.Uninstall && d.Hollow(e.Path) && e.Was != nil:
-			d.SetRaw(e.Path, []byte(*e.Was))
-		case p.o.Uninstall && d.Hollow(e.Path):
-			d.Delete(e.Path, len(e.Path)-1)
+		case f.o.Uninstall && f.d.Hollow(e.Path) && e.Was != nil:
+			f.d.SetRaw(e.Path, []byte(*e.Was))
+		case f.o.Uninstall && f.d.Hollow(e.Path):
+			f.d.Delete(e.Path, len(e.Path)-1)
 		}
-		return d.Depth(e.Path) < len(e.Path) || p.o.Uninstall && e.Was != nil
+		return f.d.Depth(e.Path) < len(e.Path) || f.o.Uninstall && e.Was != nil
 	})
 }
 
@@ -205,22 +207,22 @@ func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, che
 
 // userString adds the string e.Value to the user's array at e.Path,
 // recording it, or, uninstalling, takes out what the record says it added.
-func (p *Plan) userString(f *edit, e Entry) error {
+func (f *jsonFile) userString(e Entry) error {
 	s, where := e.Value.(string), strings.Join(e.Path, ".")
 	var have []string
 	f.d.Get(e.Path, &have)
 	switch {
-	case !p.o.Uninstall && slices.Contains(have, s):
+	case !f.o.Uninstall && slices.Contains(have, s):
 		return nil // the user's own, or added already
-	case !p.o.Uninstall:
-		p.made(f.file, f.d, e.Path)
-		p.first(Edit{File: f.file, Path: e.Path, Added: s})
-		p.Step("add %q to %s in %s", s, where, e.File)
+	case !f.o.Uninstall:
+		f.made(e.Path)
+		f.first(Edit{File: f.file, Path: e.Path, Added: s})
+		f.Step("add %q to %s in %s", s, where, e.File)
 		return f.d.Append(e.Path, s)
 	}
-	if _, ok := p.take(f.file, e.Path, s); !ok {
+	if _, ok := f.take(e.Path, s); !ok {
 		if slices.Contains(have, s) {
-			p.unrecorded(f, fmt.Sprintf("%q in %s", s, where), e.File)
+			f.unrecorded(fmt.Sprintf("%q in %s", s, where), e.File)
 		}
 		return nil
 	}
@@ -239,8 +241,8 @@ func (p *Plan) userString(f *edit, e Entry) error {
 		}
 		return false
 	}
-	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), last) > 0 {
-		p.Step("remove %q from %s in %s", s, where, e.File)
+	if f.d.RemoveIf(e.Path, f.had(e.Path), last) > 0 {
+		f.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
 }
@@ -248,13 +250,13 @@ func (p *Plan) userString(f *edit, e Entry) error {
 // userValue sets the user's member at e.Path to e.Value, recording what
 // it was; uninstalling, it puts that back where the member still holds
 // e.Value (another value is the user's since).
-func (p *Plan) userValue(f *edit, e Entry) error {
+func (f *jsonFile) userValue(e Entry) error {
 	want, err := json.Marshal(e.Value)
 	if err != nil {
 		return err
 	}
 	where, now := strings.Join(e.Path, "."), raw(f.d, e.Path)
-	if !p.o.Uninstall {
+	if !f.o.Uninstall {
 		if now == string(want) {
 			return nil // the user's own, or set already
 		}
@@ -263,33 +265,33 @@ func (p *Plan) userValue(f *edit, e Entry) error {
 			was := string(f.d.Raw(e.Path))
 			r.Was = &was
 		}
-		p.made(f.file, f.d, e.Path[:len(e.Path)-1])
-		p.take(f.file, e.Path, "") // the user's since
-		p.rec = append(p.rec, r)
-		p.Step("set %s: %s in %s", where, want, e.File)
+		f.made(e.Path[:len(e.Path)-1])
+		f.take(e.Path, "") // the user's since
+		f.rec = append(f.rec, r)
+		f.Step("set %s: %s in %s", where, want, e.File)
 		return f.d.Set(e.Path, e.Value)
 	}
-	r, ok := p.take(f.file, e.Path, "")
+	r, ok := f.take(e.Path, "")
 	switch {
 	case now != string(want):
 		return nil // not there, or changed since: the user's
 	case !ok:
-		p.unrecorded(f, fmt.Sprintf("%s: %s", where, want), e.File)
+		f.unrecorded(fmt.Sprintf("%s: %s", where, want), e.File)
 		return nil
 	case r.Was == nil:
-		f.d.Delete(e.Path, p.had(f.file, e.Path, f.known))
-		p.Step("remove %s from %s", where, e.File)
+		f.d.Delete(e.Path, f.had(e.Path))
+		f.Step("remove %s from %s", where, e.File)
 		return nil
 	}
-	p.Step("set %s back to %s in %s", where, *r.Was, e.File)
+	f.Step("set %s back to %s in %s", where, *r.Was, e.File)
 	return f.d.SetRaw(e.Path, []byte(*r.Was)) // as the user wrote it (1.0 stays 1.0)
 }
 
 // unrecorded notes a value like setup's left, for the record says nothing
 // of its file (moved aside, another HOME): it may be the user's.
-func (p *Plan) unrecorded(f *edit, what, file string) {
+func (f *jsonFile) unrecorded(what, file string) {
 	if !f.known {
-		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
+		f.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, f.o.RecordFile())
 	}
 }
 

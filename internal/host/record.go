@@ -96,15 +96,15 @@ func recordKey(file string) string {
 	return abs
 }
 
-// take removes file's edit at path that added added ("": a value's) from
-// the record and returns it; false when there is none.
-func (p *Plan) take(file string, path []string, added string) (Edit, bool) {
-	i := p.rec.find(file, path, added)
+// take removes the file's edit at path that added added ("": a value's)
+// from the record and returns it; false when there is none.
+func (f *jsonFile) take(path []string, added string) (Edit, bool) {
+	i := f.rec.find(f.file, path, added)
 	if i < 0 {
 		return Edit{}, false
 	}
-	e := p.rec[i]
-	p.rec = slices.Delete(p.rec, i, i+1)
+	e := f.rec[i]
+	f.rec = slices.Delete(f.rec, i, i+1)
 	return e, true
 }
 
@@ -117,12 +117,12 @@ func (p *Plan) forget(file string, match func(Edit) bool) {
 // uninstall leaves though empty: those before the first the record says
 // setup made; all when it made none; none in a file the record does not
 // know (setup's own were likely all it held there).
-func (p *Plan) had(file string, path []string, known bool) int {
-	if !known {
+func (f *jsonFile) had(path []string) int {
+	if !f.known {
 		return 0
 	}
 	for n := range len(path) + 1 {
-		if i := p.rec.find(file, path[:n], ""); i >= 0 && (n == 0 || p.rec[i].Was == nil) {
+		if i := f.rec.find(f.file, path[:n], ""); i >= 0 && (n == 0 || f.rec[i].Was == nil) {
 			return max(n-1, 0)
 		}
 	}
@@ -134,15 +134,15 @@ func (p *Plan) had(file string, path []string, known bool) int {
 // something, the record of the file stays), and an empty container of
 // the user's that setup is about to put something in, when written other
 // than as {} or [], for uninstall to give back its layout.
-func (p *Plan) made(file string, d *config.Doc, path []string) {
-	n := d.Depth(path)
-	if n > 0 && d.Hollow(path[:n]) {
-		if raw := string(d.Raw(path[:n])); raw != "{}" && raw != "[]" {
-			p.first(Edit{File: file, Path: path[:n], Was: &raw})
+func (f *jsonFile) made(path []string) {
+	n := f.d.Depth(path)
+	if n > 0 && f.d.Hollow(path[:n]) {
+		if raw := string(f.d.Raw(path[:n])); raw != "{}" && raw != "[]" {
+			f.first(Edit{File: f.file, Path: path[:n], Was: &raw})
 		}
 	}
 	if n < len(path) {
-		p.first(Edit{File: file, Path: path[:n+1]})
+		f.first(Edit{File: f.file, Path: path[:n+1]})
 	}
 }
 
