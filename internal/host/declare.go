@@ -88,6 +88,7 @@ func (p *Plan) Declare(entries []Entry) error {
 			return Refuse(e.File, err)
 		}
 	}
+	p.dirs()
 	return nil
 }
 
@@ -142,6 +143,7 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	f := &jsonFile{Plan: p, file: recordKey(path)}
 	if old == nil && p.o.Uninstall {
 		p.forget(f.file, nil) // gone, and what setup did in it
+		p.Changes = append(p.Changes, config.Change{Path: path})
 		return nil
 	}
 	var err error

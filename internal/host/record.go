@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,11 +25,13 @@ type Record []Edit
 // a container or a value setup made). A file setup found empty keeps its
 // bytes in Was, and so does an empty container of the user's that setup
 // put something in: set up, nothing else shows how they were laid out.
+// Dir marks a directory setup made for a file it wrote (File).
 type Edit struct {
 	File  string   `json:"file"`
 	Path  []string `json:"path"`
 	Added string   `json:"added,omitempty"`
 	Was   *string  `json:"was,omitempty"`
+	Dir   bool     `json:"dir,omitempty"`
 }
 
 // ErrRecord wraps a record that cannot be read.
@@ -183,6 +187,49 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 		return nil
 	}
 	return []byte(*was)
+}
+
+// dirs records, setting up, the directories setup is about to make for
+// the files it writes. Uninstalling, it plans to remove those on the way
+// of the plan's files that its changes leave empty, deepest first, and
+// forgets them; one that holds something else stays, and stays recorded.
+func (p *Plan) dirs() {
+	gone := map[string]bool{} // what is not there once the changes are made
+	var names []string
+	for _, c := range p.Changes {
+		dir := recordKey(filepath.Dir(c.Path))
+		name := filepath.Join(dir, filepath.Base(c.Path))
+		names = append(names, name)
+		for d := dir; !p.o.Uninstall && c.Old == nil && c.New != nil && notThere(d); d = filepath.Dir(d) {
+			p.first(Edit{File: d, Path: []string{}, Dir: true})
+		}
+		if c.New == nil {
+			gone[name], gone[name+config.BackupSuffix] = true, true
+		}
+	}
+	var made []string
+	for _, e := range p.rec {
+		if p.o.Uninstall && e.Dir && slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, e.File+string(filepath.Separator)) }) {
+			made = append(made, e.File)
+		}
+	}
+	slices.SortFunc(made, func(a, b string) int { return len(b) - len(a) })
+	for _, d := range made {
+		entries, err := os.ReadDir(d)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) || slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return !gone[filepath.Join(d, e.Name())] }) {
+			continue
+		}
+		gone[d] = true
+		p.forget(d, nil)
+		p.emptyDirs = append(p.emptyDirs, d)
+		p.Step("remove the directory %s, which setup made", d)
+	}
+}
+
+// notThere reports whether nothing is at path.
+func notThere(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func compact(raw []byte) json.RawMessage {

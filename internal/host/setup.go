@@ -110,9 +110,10 @@ type Plan struct {
 	Steps   []string        // what the changes do, for people
 	Notes   []string        // what setup did beside the files, or could not do
 
-	o      Options
-	rec    Record // setup's record (record.go)
-	recOld []byte // the record file's bytes as read
+	o         Options
+	rec       Record   // setup's record (record.go)
+	recOld    []byte   // the record file's bytes as read
+	emptyDirs []string // directories setup made that uninstall leaves empty
 }
 
 // NewPlan starts h's plan for o with setup's record.
@@ -159,6 +160,9 @@ func (p *Plan) Apply() error {
 	var written []string
 	for i, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
+			for _, e := range p.emptyDirs {
+				p.first(Edit{File: e, Path: []string{}, Dir: true}) // not removed
+			}
 			if len(written) > 0 {
 				err = fmt.Errorf("%w; already changed: %s (run setup again, or --uninstall, to finish)", err, strings.Join(written, ", "))
 			}
@@ -182,6 +186,9 @@ func (p *Plan) Apply() error {
 		if c.Changed() {
 			written = append(written, c.Path)
 		}
+	}
+	for _, d := range p.emptyDirs {
+		os.Remove(d) // empty, as planned; one written in since stays
 	}
 	return nil
 }
