@@ -168,11 +168,9 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 		}
 	}
 	f.settle()
-	newb := []byte("{}\n")
+	newb := f.d.Bytes()
 	if f.d.IsEmpty() {
-		newb = p.emptied(f.file, newb)
-	} else {
-		newb = f.d.Bytes()
+		newb = p.emptied(f.file, []byte("{}\n"))
 	}
 	p.change(f.file, path, old, newb, false, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
 	return nil
@@ -305,10 +303,8 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if p.o.Uninstall {
 		body = ""
 	}
-	if old != nil {
-		if err := config.CheckTOML(old); err != nil {
-			return err
-		}
+	if err := config.CheckTOML(old); err != nil {
+		return err
 	}
 	var v any // the server at b.Server, if any
 	if b.Server != nil {

@@ -25,13 +25,13 @@ type Record []Edit
 // a container or a value setup made). A file setup found empty keeps its
 // bytes in Was, and so does an empty container of the user's that setup
 // put something in: set up, nothing else shows how they were laid out.
-// Dir marks a directory setup made for a file it wrote (File).
+// A directory setup made for a file it wrote is recorded as a file it
+// made.
 type Edit struct {
 	File  string   `json:"file"`
 	Path  []string `json:"path"`
 	Added string   `json:"added,omitempty"`
 	Was   *string  `json:"was,omitempty"`
-	Dir   bool     `json:"dir,omitempty"`
 }
 
 // ErrRecord wraps a record that cannot be read.
@@ -190,27 +190,32 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 }
 
 // dirs records, setting up, the directories setup is about to make for
-// the files it writes. Uninstalling, it plans to remove those on the way
-// of the plan's files that its changes leave empty, deepest first, and
-// forgets them; one that holds something else stays, and stays recorded.
+// the files it writes, as files it made. Uninstalling, it plans to remove
+// those on the way to the files the plan takes away that it leaves empty,
+// deepest first; one that holds something else stays recorded.
 func (p *Plan) dirs() {
-	gone := map[string]bool{} // what is not there once the changes are made
-	var names []string
-	for _, c := range p.Changes {
-		dir := recordKey(filepath.Dir(c.Path))
-		name := filepath.Join(dir, filepath.Base(c.Path))
-		names = append(names, name)
-		for d := dir; !p.o.Uninstall && c.Old == nil && c.New != nil && notThere(d); d = filepath.Dir(d) {
-			p.first(Edit{File: d, Path: []string{}, Dir: true})
+	if !p.o.Uninstall {
+		for _, c := range p.Changes {
+			for d := recordKey(filepath.Dir(c.Path)); c.Old == nil && c.New != nil && notThere(d); d = filepath.Dir(d) {
+				p.first(Edit{File: d, Path: []string{}})
+			}
 		}
+		return
+	}
+	gone := map[string]bool{} // what is not there once the changes are made
+	for _, c := range p.Changes {
 		if c.New == nil {
+			name := filepath.Join(recordKey(filepath.Dir(c.Path)), filepath.Base(c.Path))
 			gone[name], gone[name+config.BackupSuffix] = true, true
 		}
 	}
 	var made []string
 	for _, e := range p.rec {
-		if p.o.Uninstall && e.Dir && slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, e.File+string(filepath.Separator)) }) {
-			made = append(made, e.File)
+		for name := range gone {
+			if len(e.Path) == 0 && strings.HasPrefix(name, e.File+string(filepath.Separator)) {
+				made = append(made, e.File)
+				break
+			}
 		}
 	}
 	slices.SortFunc(made, func(a, b string) int { return len(b) - len(a) })
