@@ -172,7 +172,12 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	if f.d.IsEmpty() {
 		newb = p.emptied(f.file, []byte("{}\n"))
 	}
-	p.change(f.file, path, old, newb, false, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
+	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
+		p.forget(f.file, nil) // no container of setup's holds the user's
+	}
+	// A file that held setup's own as found is no original to back up.
+	check := func(b []byte) error { return config.CheckJSON(b, dl) }
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp})
 	return nil
 }
 
@@ -192,17 +197,6 @@ func (f *jsonFile) settle() {
 		}
 		return f.d.Depth(e.Path) < len(e.Path) || f.o.Uninstall && e.Was != nil
 	})
-}
-
-// change plans the file's change from old to newb; uninstalling, the
-// record of the file goes unless something of setup's is left (a block,
-// a name it made). A file that held setup's own as found (setUp) is no
-// original of the user's to back up.
-func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
-	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
-		p.forget(file, nil)
-	}
-	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
 }
 
 // userString adds the string e.Value to the user's array at e.Path,
@@ -351,6 +345,10 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if len(bytes.TrimSpace(newb)) == 0 {
 		newb = p.emptied(key, newb)
 	}
-	p.change(key, path, old, newb, bytes.Contains(newb, []byte("# >>> tasksessiond")), was != "" || !bytes.Equal(stripped, old), config.CheckTOML)
+	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) {
+		p.forget(key, nil) // no other block of setup's is left
+	}
+	setUp := was != "" || !bytes.Equal(stripped, old)
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})
 	return nil
 }
