@@ -182,9 +182,10 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 }
 
 // settle drops the record's edits of the file that no longer hold: a
-// container setup made that the user removed, and, uninstalling, one that
-// holds nothing again, which gets back what was there (its layout, or
-// nothing). The values and strings are their planners'.
+// container setup made that the user removed since and, uninstalling, one
+// setup made or filled that holds nothing again, which gets back what was
+// there (its layout, or nothing), and one of the user's setup filled. The
+// values and strings are their planners'.
 func (f *jsonFile) settle() {
 	f.forget(f.file, func(e Edit) bool {
 		switch {

@@ -167,8 +167,8 @@ func (p *Plan) found(file string, old []byte, empty bool) {
 	p.forget(file, nil)
 	e := Edit{File: file, Path: []string{}}
 	if old != nil {
-		e.Was = new(string)
-		*e.Was = string(old)
+		was := string(old)
+		e.Was = &was
 	}
 	p.rec = append(p.rec, e)
 }
