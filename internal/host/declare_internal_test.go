@@ -173,7 +173,8 @@ func TestUninstallRemovesTheDirectoriesSetupMade(t *testing.T) {
 	// Ensures uninstall removes each directory setup made for its files
 	// once they leave it empty, deepest first, and leaves a directory the
 	// user had, though empty, and one setup made that holds a file of the
-	// user's, until a later uninstall finds it empty.
+	// user's, until a later uninstall finds it empty; the directories of
+	// setup's record go with the record's last edit.
 	o := homeOptions(t)
 	home := o.Home()
 	require.NoError(t, os.Mkdir(filepath.Join(home, ".mine"), 0o755))
@@ -197,9 +198,11 @@ func TestUninstallRemovesTheDirectoriesSetupMade(t *testing.T) {
 	assert.DirExists(t, filepath.Join(home, ".mine"))
 	assert.NoDirExists(t, filepath.Join(home, ".other", "deep"))
 	assert.FileExists(t, notes)
+	assert.FileExists(t, o.RecordFile(), "the record still names .other")
 
 	require.NoError(t, os.Remove(notes))
 	declare(t, o, es)
 	assert.NoDirExists(t, filepath.Join(home, ".other"))
 	assert.DirExists(t, filepath.Join(home, ".mine"))
+	assert.NoDirExists(t, filepath.Join(home, ".local"))
 }

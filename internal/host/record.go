@@ -190,16 +190,24 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 }
 
 // dirs records, setting up, the directories setup is about to make for
-// the files it writes, as files it made. Uninstalling, it plans to remove
-// those on the way to the files the plan takes away that it leaves empty,
-// deepest first; one that holds something else stays recorded.
+// the files it writes, its record's too, as files it made. Uninstalling,
+// it plans to remove those on the way to the files the plan takes away
+// that it leaves empty, deepest first; one that holds something else
+// stays recorded.
 func (p *Plan) dirs() {
+	sep, record := string(filepath.Separator), recordKey(p.o.RecordFile())
 	if !p.o.Uninstall {
-		for _, c := range p.Changes {
-			for d := recordKey(filepath.Dir(c.Path)); c.Old == nil && c.New != nil && notThere(d); d = filepath.Dir(d) {
+		made := func(file string) {
+			for d := filepath.Dir(file); notThere(d); d = filepath.Dir(d) {
 				p.first(Edit{File: d, Path: []string{}})
 			}
 		}
+		for _, c := range p.Changes {
+			if c.Old == nil && c.New != nil {
+				made(recordKey(c.Path))
+			}
+		}
+		made(record)
 		return
 	}
 	gone := map[string]bool{} // what is not there once the changes are made
@@ -209,6 +217,17 @@ func (p *Plan) dirs() {
 			gone[name], gone[name+config.BackupSuffix] = true, true
 		}
 	}
+	p.emptyDirs(gone)
+	// The record goes when it holds nothing but its own directories.
+	if !slices.ContainsFunc(p.rec, func(e Edit) bool { return !strings.HasPrefix(record, e.File+sep) }) {
+		gone[record] = true
+		p.emptyDirs(gone)
+	}
+}
+
+// emptyDirs plans to remove the directories setup made on the way to what
+// is gone that hold nothing else, deepest first, and forgets them.
+func (p *Plan) emptyDirs(gone map[string]bool) {
 	var made []string
 	for _, e := range p.rec {
 		for name := range gone {
@@ -226,7 +245,7 @@ func (p *Plan) dirs() {
 		}
 		gone[d] = true
 		p.forget(d, nil)
-		p.emptyDirs = append(p.emptyDirs, d)
+		p.rmdirs = append(p.rmdirs, d)
 		p.Step("remove the directory %s, which setup made", d)
 	}
 }

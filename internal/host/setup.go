@@ -110,10 +110,10 @@ type Plan struct {
 	Steps   []string        // what the changes do, for people
 	Notes   []string        // what setup did beside the files, or could not do
 
-	o         Options
-	rec       Record   // setup's record (record.go)
-	recOld    []byte   // the record file's bytes as read
-	emptyDirs []string // directories setup made that uninstall leaves empty
+	o      Options
+	rec    Record   // setup's record (record.go)
+	recOld []byte   // the record file's bytes as read
+	rmdirs []string // directories setup made that uninstall leaves empty
 }
 
 // NewPlan starts h's plan for o with setup's record.
@@ -159,7 +159,7 @@ func (p *Plan) Apply() error {
 			return p.stopped(i, rc, err)
 		}
 	}
-	for _, d := range p.emptyDirs {
+	for _, d := range p.rmdirs {
 		os.Remove(d) // empty, as planned; one written in since stays
 	}
 	return nil
@@ -185,7 +185,7 @@ func (p *Plan) stopped(i int, rc config.Change, err error) error {
 		p.forget(key, nil)
 		p.rec = append(p.rec, slices.DeleteFunc(slices.Clone(was), func(e Edit) bool { return e.File != key })...)
 	}
-	for _, d := range p.emptyDirs {
+	for _, d := range p.rmdirs {
 		p.first(Edit{File: d, Path: []string{}})
 	}
 	if rerr := config.Apply(config.Change{Path: rc.Path, Old: rc.New, New: p.rec.encode(), Mode: 0o600, NoBackup: true}); rerr != nil {
