@@ -181,19 +181,21 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	return nil
 }
 
-// settle drops the record's edits of the file that no longer hold: a
-// container setup made that the user removed since and, uninstalling, one
-// setup made or filled that holds nothing again, which gets back what was
-// there (its layout, or nothing), and one of the user's setup filled. The
+// settle drops the record's edits of the file that no longer hold,
+// deepest first: a container setup made goes once it holds nothing (an
+// uninstall or --no-hook took setup's own out) and is forgotten once gone;
+// uninstalling, a container of the user's that setup filled gets back its
+// layout when it holds nothing again, and is forgotten either way. The
 // values and strings are their planners'.
 func (f *jsonFile) settle() {
+	slices.SortStableFunc(f.rec, func(a, b Edit) int { return len(b.Path) - len(a.Path) }) // deepest first
 	f.forget(f.file, func(e Edit) bool {
 		switch {
 		case len(e.Path) == 0 || e.Added != "":
 			return false
 		case f.o.Uninstall && f.d.Hollow(e.Path) && e.Was != nil:
 			f.d.SetRaw(e.Path, []byte(*e.Was))
-		case f.o.Uninstall && f.d.Hollow(e.Path):
+		case f.d.Hollow(e.Path) && e.Was == nil: // with --no-hook too
 			f.d.Delete(e.Path, len(e.Path)-1)
 		}
 		return f.d.Depth(e.Path) < len(e.Path) || f.o.Uninstall && e.Was != nil
@@ -236,7 +238,7 @@ func (f *jsonFile) userString(e Entry) error {
 		}
 		return false
 	}
-	if f.d.RemoveIf(e.Path, f.had(e.Path), last) > 0 {
+	if f.d.RemoveIf(e.Path, f.keep(e.Path), last) > 0 {
 		f.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
@@ -274,7 +276,7 @@ func (f *jsonFile) userValue(e Entry) error {
 		f.unrecorded(fmt.Sprintf("%s: %s", where, want), e.File)
 		return nil
 	case r.Was == nil:
-		f.d.Delete(e.Path, f.had(e.Path))
+		f.d.Delete(e.Path, f.keep(e.Path))
 		f.Step("remove %s from %s", where, e.File)
 		return nil
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,13 +63,15 @@ func readRecord(o Options) (Record, []byte, error) {
 	return rec, b, nil
 }
 
-// encode writes r an edit a line, by file; nil (no record file) when empty.
+// encode writes r an edit a line, by file and path; nil (no record file) when empty.
 func (r Record) encode() []byte {
 	if len(r) == 0 {
 		return nil
 	}
 	r = slices.Clone(r)
-	slices.SortStableFunc(r, func(a, b Edit) int { return strings.Compare(a.File, b.File) })
+	slices.SortFunc(r, func(a, b Edit) int {
+		return cmp.Or(strings.Compare(a.File, b.File), slices.Compare(a.Path, b.Path), strings.Compare(a.Added, b.Added))
+	})
 	lines := make([]string, len(r))
 	for i, e := range r {
 		e.Path = append([]string{}, e.Path...) // [], not null
@@ -117,24 +120,19 @@ func (p *Plan) forget(file string, match func(Edit) bool) {
 	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool { return e.File == file && (match == nil || match(e)) })
 }
 
-// had is how many of path's names in file were the user's, which
-// uninstall leaves though empty: those before the first the record says
-// setup made; all when it made none; none in a file the record does not
-// know (setup's own were likely all it held there).
-func (f *jsonFile) had(path []string) int {
-	if !f.known {
-		return 0
+// keep is how many of path's names uninstall leaves though what it takes
+// out empties them: all, for each container setup made is recorded and
+// goes once empty (settle); none in a file the record does not know
+// (setup's own were likely all it held there).
+func (f *jsonFile) keep(path []string) int {
+	if f.known {
+		return len(path)
 	}
-	for n := range len(path) + 1 {
-		if i := f.rec.find(f.file, path[:n], ""); i >= 0 && (n == 0 || f.rec[i].Was == nil) {
-			return max(n-1, 0)
-		}
-	}
-	return len(path)
+	return 0
 }
 
-// made records, setting up, the first name of path that d lacks, which
-// setup is about to make (in a file it made too: while the name holds
+// made records, setting up, each name of path that d lacks, which setup
+// is about to make (in a file it made too: while the name holds
 // something, the record of the file stays), and an empty container of
 // the user's that setup is about to put something in, when written other
 // than as {} or [], for uninstall to give back its layout.
@@ -145,8 +143,8 @@ func (f *jsonFile) made(path []string) {
 			f.first(Edit{File: f.file, Path: path[:n], Was: &raw})
 		}
 	}
-	if n < len(path) {
-		f.first(Edit{File: f.file, Path: path[:n+1]})
+	for n++; n <= len(path); n++ {
+		f.first(Edit{File: f.file, Path: path[:n]})
 	}
 }
 

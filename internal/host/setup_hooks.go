@@ -121,11 +121,11 @@ func (f *jsonFile) ownServer(e Entry) error {
 	f.setUp = f.setUp || setups
 	switch {
 	case f.o.Uninstall && setups:
-		f.d.Delete(path, f.had(path))
+		f.d.Delete(path, f.keep(path))
 		f.Step("remove the MCP server %q from %s", name, e.File)
-	case f.o.Uninstall && there && f.known && f.had(path) < len(path) && !RunsTasksessiond(serverWords(old), f.o.Bin, "mcp"):
+	case f.o.Uninstall && there && f.rec.find(f.file, path, "") >= 0 && !RunsTasksessiond(serverWords(old), f.o.Bin, "mcp"):
 		f.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
-	case f.o.Uninstall && there && f.known && f.had(path) < len(path):
+	case f.o.Uninstall && there && f.rec.find(f.file, path, "") >= 0:
 		f.Note("the MCP server %q in %s, which setup added, has been changed since (it runs %s, with %s): left as yours; remove it yourself if you want it gone", name, e.File, Command(serverWords(old)...), raw(f.d, path))
 	case f.o.Uninstall:
 	case there && !setups:
@@ -151,7 +151,7 @@ func (f *jsonFile) ownServer(e Entry) error {
 func (f *jsonFile) ownHook(e Entry) error {
 	event, ours := e.Path[len(e.Path)-1], OurGroup(f.o.Bin, f.Host.Name())
 	if f.o.Uninstall || f.o.NoHook {
-		if f.d.RemoveIf(e.Path, f.had(e.Path), ours) > 0 {
+		if f.d.RemoveIf(e.Path, f.keep(e.Path), ours) > 0 {
 			f.setUp = true
 			f.Step("remove the %s hook from %s", event, e.File)
 		}
