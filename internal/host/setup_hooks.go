@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -187,5 +188,9 @@ func (f *jsonFile) ownHook(e Entry) error {
 func raw(doc *config.Doc, path []string) string {
 	var r json.RawMessage
 	doc.Get(path, &r)
-	return string(compact(r))
+	var b bytes.Buffer
+	if json.Compact(&b, r) != nil {
+		return string(r)
+	}
+	return b.String()
 }
