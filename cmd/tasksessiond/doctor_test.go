@@ -304,7 +304,8 @@ func TestDoctorPluginRoute(t *testing.T) {
 func TestDoctorHostNotInstalled(t *testing.T) {
 	// Ensures a host that is not on this machine is reported as not
 	// found, never as wrong: setup and uninstall of each host where it is
-	// not installed leave its directory (an empty ~/.codex, say), and
+	// not installed take back the directory setup made (~/.codex, say),
+	// an empty one as an earlier setup left it is no sign of the host, and
 	// doctor still exits 0.
 	t.Parallel()
 	e := newSetupEnv(t)
@@ -316,7 +317,10 @@ func TestDoctorHostNotInstalled(t *testing.T) {
 		out, code = e.runIn(t, dir, trust, "setup", "--bin", e.bin, name, "--uninstall")
 		require.Equal(t, 0, code, out)
 	}
-	require.DirExists(t, filepath.Join(e.home, ".codex"))
+	require.NoDirExists(t, filepath.Join(e.home, ".codex"))
+	for _, d := range []string{".codex", ".claude", ".gemini", ".config/opencode/plugin"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(e.home, d), 0o755))
+	}
 	out, code := e.runIn(t, dir, trust, "doctor", "--bin", e.bin)
 	assert.Equal(t, 0, code, out)
 	for _, title := range titles {

@@ -68,23 +68,27 @@ func Declared(h Host, o Options, entries []Entry) (*Plan, error) {
 // Declare plans the entries, each file edited once, in the order first
 // declared.
 func (p *Plan) Declare(entries []Entry) error {
-	for entries = slices.Clone(entries); len(entries) > 0; {
-		file := entries[0].File
-		mine := slices.DeleteFunc(slices.Clone(entries), func(e Entry) bool { return e.File != file })
-		entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.File == file })
-		var err error
-		switch mine[0].Kind {
-		case OwnFile:
-			err = p.ownFile(mine[0])
-		case OwnBlock:
-			err = p.ownBlock(mine[0])
+	planned := map[string]bool{}
+	for _, e := range entries {
+		if planned[e.File] {
+			continue
+		}
+		planned[e.File] = true
+		old, err := config.Read(e.File)
+		switch {
+		case err != nil:
+		case e.Kind == OwnFile:
+			err = p.ownFile(e, old)
+		case e.Kind == OwnBlock:
+			err = p.ownBlock(e, old)
 		default:
-			err = p.editJSON(mine)
+			err = p.editJSON(slices.DeleteFunc(slices.Clone(entries), func(x Entry) bool { return x.File != e.File }), old)
 		}
 		if err != nil {
-			return err
+			return Refuse(e.File, err)
 		}
 	}
+	p.dirs()
 	return nil
 }
 
@@ -93,12 +97,8 @@ func (p *Plan) Declare(entries []Entry) error {
 // bytes than setup's, and not an earlier setup's (e.Earlier), is
 // another's (a copy the user edited), which setup refuses to replace and
 // uninstall leaves.
-func (p *Plan) ownFile(e Entry) error {
+func (p *Plan) ownFile(e Entry, old []byte) error {
 	key := recordKey(e.File)
-	old, err := config.Read(e.File)
-	if err != nil {
-		return Refuse(e.File, err)
-	}
 	newb, _ := e.Value.([]byte)
 	ours := old == nil || bytes.Equal(old, newb) || p.rec.find(key, []string{}, "") >= 0 || e.Earlier != nil && e.Earlier(old)
 	gone := p.o.Uninstall || newb == nil
@@ -107,7 +107,7 @@ func (p *Plan) ownFile(e Entry) error {
 		p.Note("%s is not the file setup wrote (setup's record does not name it, and it holds other bytes): left as yours", e.File)
 		newb = old
 	case !ours:
-		return Refuse(e.File, errors.New("a file setup did not write is there (setup's record does not name it, and it holds other bytes): setup leaves it; move it aside (or remove it, if an earlier setup wrote it), then run setup again"))
+		return errors.New("a file setup did not write is there (setup's record does not name it, and it holds other bytes): setup leaves it; move it aside (or remove it, if an earlier setup wrote it), then run setup again")
 	case gone:
 		newb = nil
 		p.forget(key, nil)
@@ -120,140 +120,126 @@ func (p *Plan) ownFile(e Entry) error {
 		p.Step("update setup's file %s", e.File)
 	}
 	if !gone {
-		p.set(Edit{File: key, Path: []string{}})
+		p.first(Edit{File: key, Path: []string{}})
 	}
 	p.Changes = append(p.Changes, config.Change{Path: e.File, Old: old, New: newb, Mode: 0o644, NoBackup: true})
 	return nil
 }
 
-// edit is a JSON file being edited: its document, its record key,
-// whether the record knew it, and whether it held setup's own as found.
-type edit struct {
+// jsonFile plans the entries of one JSON file: its document, its record
+// key, whether the record knew it, and whether it held setup's own as
+// found.
+type jsonFile struct {
+	*Plan
 	d            *config.Doc
 	file         string
 	known, setUp bool
 }
 
-// editJSON plans the entries of one JSON file, read in the host's dialect
-// (an empty document for a file that is not there).
-func (p *Plan) editJSON(es []Entry) error {
+// editJSON plans the entries of one JSON file, its bytes old read in the
+// host's dialect (an empty document for a file that is not there).
+func (p *Plan) editJSON(es []Entry, old []byte) error {
 	path, dl := es[0].File, es[0].Dialect
-	f := &edit{file: recordKey(path)}
-	old, err := config.Read(path)
-	if err == nil && old == nil && p.o.Uninstall {
+	f := &jsonFile{Plan: p, file: recordKey(path)}
+	if old == nil && p.o.Uninstall {
 		p.forget(f.file, nil) // gone, and what setup did in it
+		p.Changes = append(p.Changes, config.Change{Path: path})
 		return nil
 	}
-	if err == nil {
-		f.d, err = config.ParseJSON(old, dl)
-	}
-	if err != nil {
-		return Refuse(path, err)
+	var err error
+	if f.d, err = config.ParseJSON(old, dl); err != nil {
+		return err
 	}
 	f.known = slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file })
 	p.found(f.file, old, f.d.IsEmpty())
 	for _, e := range es {
 		switch e.Kind {
 		case OwnServer:
-			err = p.ownServer(f, e)
+			err = f.ownServer(e)
 		case OwnHook:
-			err = p.ownHook(f, e)
+			err = f.ownHook(e)
 		case UserString:
-			err = p.userString(f, e)
+			err = f.userString(e)
 		default:
-			err = p.userValue(f, e)
+			err = f.userValue(e)
 		}
 		if err != nil {
-			return Refuse(path, err)
+			return err
 		}
 	}
-	p.settle(f.d, f.file, es)
-	newb := []byte("{}\n")
+	f.settle()
+	newb := f.d.Bytes()
 	if f.d.IsEmpty() {
-		newb = p.emptied(f.file, newb)
-	} else {
-		newb = f.d.Bytes()
+		newb = p.emptied(f.file, []byte("{}\n"))
 	}
-	p.change(f.file, path, old, newb, false, f.setUp, func(b []byte) error { return config.CheckJSON(b, dl) })
+	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
+		p.forget(f.file, nil) // no container of setup's holds the user's
+	}
+	// A file that held setup's own as found is no original to back up.
+	check := func(b []byte) error { return config.CheckJSON(b, dl) }
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp})
 	return nil
 }
 
-// settle drops the record's edits of file that no longer hold: a name
-// setup made that is gone and, uninstalling, each value taken back. A
-// container setup made that uninstall left holding nothing goes.
-func (p *Plan) settle(d *config.Doc, file string, es []Entry) {
-	p.forget(file, func(e Edit) bool {
-		value := slices.ContainsFunc(es, func(x Entry) bool { return x.Kind == UserValue && slices.Equal(x.Path, e.Path) })
-		var layout string // of an empty container of the user's (made)
+// settle drops the record's edits of the file that no longer hold,
+// deepest first: a container setup made goes once it holds nothing (an
+// uninstall or --no-hook took setup's own out) and is forgotten once gone;
+// uninstalling, a container of the user's that setup filled gets back its
+// layout when it holds nothing again, and is forgotten either way. The
+// values and strings are their planners'.
+func (f *jsonFile) settle() {
+	slices.SortStableFunc(f.rec, func(a, b Edit) int { return len(b.Path) - len(a.Path) }) // deepest first
+	f.forget(f.file, func(e Edit) bool {
 		switch {
-		case len(e.Path) == 0:
-			return false // the file's own: change decides
-		case p.o.Uninstall && !value && e.Added == "" && json.Unmarshal(e.Was, &layout) == nil && d.Hollow(e.Path):
-			d.SetRaw(e.Path, []byte(layout)) // it parsed as it was found
-			return true
-		case e.Added != "" || e.Was != nil || value:
-			return p.o.Uninstall
+		case len(e.Path) == 0 || e.Added != "":
+			return false
+		case f.o.Uninstall && f.d.Hollow(e.Path) && e.Was != nil:
+			f.d.SetRaw(e.Path, []byte(*e.Was))
+		case f.d.Hollow(e.Path) && e.Was == nil: // with --no-hook too
+			f.d.Delete(e.Path, len(e.Path)-1)
 		}
-		if p.o.Uninstall && d.Hollow(e.Path) {
-			d.Delete(e.Path, len(e.Path)-1)
-		}
-		return d.Depth(e.Path) < len(e.Path)
+		return f.d.Depth(e.Path) < len(e.Path) || f.o.Uninstall && e.Was != nil
 	})
-}
-
-// change plans the file's change from old to newb; uninstalling, the
-// record of the file goes unless something of setup's is left (a block,
-// a name it made). A file that held setup's own as found (setUp) is no
-// original of the user's to back up.
-func (p *Plan) change(file, path string, old, newb []byte, left, setUp bool, check func([]byte) error) {
-	if p.o.Uninstall && !left && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == file && len(e.Path) > 0 }) {
-		p.forget(file, nil)
-	}
-	if bytes.Equal(newb, old) && (newb == nil) == (old == nil) {
-		newb = old
-	}
-	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || setUp})
 }
 
 // userString adds the string e.Value to the user's array at e.Path,
 // recording it, or, uninstalling, takes out what the record says it added.
-func (p *Plan) userString(f *edit, e Entry) error {
+func (f *jsonFile) userString(e Entry) error {
 	s, where := e.Value.(string), strings.Join(e.Path, ".")
 	var have []string
 	f.d.Get(e.Path, &have)
 	switch {
-	case !p.o.Uninstall && slices.Contains(have, s):
+	case !f.o.Uninstall && slices.Contains(have, s):
 		return nil // the user's own, or added already
-	case !p.o.Uninstall:
-		p.made(f.file, f.d, e.Path)
-		p.set(Edit{File: f.file, Path: e.Path, Added: s})
-		p.Step("add %q to %s in %s", s, where, e.File)
+	case !f.o.Uninstall:
+		f.made(e.Path)
+		f.first(Edit{File: f.file, Path: e.Path, Added: s})
+		f.Step("add %q to %s in %s", s, where, e.File)
 		return f.d.Append(e.Path, s)
-	case p.rec.find(f.file, e.Path, s) < 0:
+	}
+	if _, ok := f.take(e.Path, s); !ok {
 		if slices.Contains(have, s) {
-			p.unrecorded(f, fmt.Sprintf("%q in %s", s, where), e.File)
+			f.unrecorded(fmt.Sprintf("%q in %s", s, where), e.File)
 		}
 		return nil
 	}
 	// the last of them, which setup appended: another is the user's
-	q, _ := json.Marshal(s)
-	var elems []json.RawMessage
-	f.d.Get(e.Path, &elems)
 	n, seen := 0, 0
-	for _, x := range elems {
-		if bytes.Equal(compact(x), q) {
+	for _, x := range have {
+		if x == s {
 			n++
 		}
 	}
 	last := func(raw []byte) bool {
-		if bytes.Equal(raw, q) {
+		var x string
+		if json.Unmarshal(raw, &x) == nil && x == s {
 			seen++
 			return seen == n
 		}
 		return false
 	}
-	if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), last) > 0 {
-		p.Step("remove %q from %s in %s", s, where, e.File)
+	if f.d.RemoveIf(e.Path, f.keep(e.Path), last) > 0 {
+		f.Step("remove %q from %s in %s", s, where, e.File)
 	}
 	return nil
 }
@@ -261,61 +247,61 @@ func (p *Plan) userString(f *edit, e Entry) error {
 // userValue sets the user's member at e.Path to e.Value, recording what
 // it was; uninstalling, it puts that back where the member still holds
 // e.Value (another value is the user's since).
-func (p *Plan) userValue(f *edit, e Entry) error {
+func (f *jsonFile) userValue(e Entry) error {
 	want, err := json.Marshal(e.Value)
 	if err != nil {
 		return err
 	}
 	where, now := strings.Join(e.Path, "."), raw(f.d, e.Path)
-	i := p.rec.find(f.file, e.Path, "")
-	switch {
-	case !p.o.Uninstall && now == string(want):
-		return nil // the user's own, or set already
-	case !p.o.Uninstall:
+	if !f.o.Uninstall {
+		if now == string(want) {
+			return nil // the user's own, or set already
+		}
 		r := Edit{File: f.file, Path: e.Path}
 		if now != "" {
-			r.Was = json.RawMessage(now)
+			was := string(f.d.Raw(e.Path))
+			r.Was = &was
 		}
-		p.made(f.file, f.d, e.Path[:len(e.Path)-1])
-		p.set(r)
-		p.Step("set %s: %s in %s", where, want, e.File)
+		f.made(e.Path[:len(e.Path)-1])
+		f.take(e.Path, "") // the user's since
+		f.rec = append(f.rec, r)
+		f.Step("set %s: %s in %s", where, want, e.File)
 		return f.d.Set(e.Path, e.Value)
+	}
+	r, ok := f.take(e.Path, "")
+	switch {
 	case now != string(want):
 		return nil // not there, or changed since: the user's
-	case i < 0:
-		p.unrecorded(f, fmt.Sprintf("%s: %s", where, want), e.File)
+	case !ok:
+		f.unrecorded(fmt.Sprintf("%s: %s", where, want), e.File)
 		return nil
-	case p.rec[i].Was == nil:
-		f.d.Delete(e.Path, p.had(f.file, e.Path, f.known))
-		p.Step("remove %s from %s", where, e.File)
+	case r.Was == nil:
+		f.d.Delete(e.Path, f.keep(e.Path))
+		f.Step("remove %s from %s", where, e.File)
 		return nil
 	}
-	p.Step("set %s back to %s in %s", where, p.rec[i].Was, e.File)
-	return f.d.Set(e.Path, p.rec[i].Was) // as the user wrote it (1.0 stays 1.0)
+	f.Step("set %s back to %s in %s", where, *r.Was, e.File)
+	return f.d.SetRaw(e.Path, []byte(*r.Was)) // as the user wrote it (1.0 stays 1.0)
 }
 
 // unrecorded notes a value like setup's left, for the record says nothing
 // of its file (moved aside, another HOME): it may be the user's.
-func (p *Plan) unrecorded(f *edit, what, file string) {
+func (f *jsonFile) unrecorded(what, file string) {
 	if !f.known {
-		p.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, p.o.RecordFile())
+		f.Note("%s in %s: setup's record (%s) says nothing of that file, so it is left as yours", what, file, f.o.RecordFile())
 	}
 }
 
 // ownBlock sets setup's block in a TOML file or, uninstalling, takes it
 // out, with setup's tables a host's rewrite left outside it.
-func (p *Plan) ownBlock(e Entry) error {
+func (p *Plan) ownBlock(e Entry, old []byte) error {
 	path, b, key := e.File, e.Value.(Block), recordKey(e.File)
 	body := b.Body
 	if p.o.Uninstall {
 		body = ""
 	}
-	old, err := config.Read(path)
-	if err == nil && old != nil {
-		err = config.CheckTOML(old)
-	}
-	if err != nil {
-		return Refuse(path, err)
+	if err := config.CheckTOML(old); err != nil {
+		return err
 	}
 	var v any // the server at b.Server, if any
 	if b.Server != nil {
@@ -328,7 +314,7 @@ func (p *Plan) ownBlock(e Entry) error {
 	server, _ := v.(map[string]any)
 	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
 	if body != "" && server != nil && !setups {
-		return Refuse(path, yours(b.Server, server))
+		return yours(b.Server, server)
 	}
 	if server != nil && !setups {
 		p.Note("%s in %s is not as setup wrote it (it runs %s): left as yours; remove it yourself if you want it gone", strings.Join(b.Server, "."), path, Command(serverWords(server)...))
@@ -344,7 +330,7 @@ func (p *Plan) ownBlock(e Entry) error {
 		newb, err = config.SetBlock(old, b.Name, body, ours)
 	}
 	if err != nil {
-		return Refuse(path, err)
+		return err
 	}
 	switch {
 	case bytes.Equal(newb, old):
@@ -362,6 +348,10 @@ func (p *Plan) ownBlock(e Entry) error {
 	if len(bytes.TrimSpace(newb)) == 0 {
 		newb = p.emptied(key, newb)
 	}
-	p.change(key, path, old, newb, bytes.Contains(newb, []byte("# >>> tasksessiond")), was != "" || !bytes.Equal(stripped, old), config.CheckTOML)
+	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) {
+		p.forget(key, nil) // no other block of setup's is left
+	}
+	setUp := was != "" || !bytes.Equal(stripped, old)
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})
 	return nil
 }

@@ -168,3 +168,41 @@ func TestUninstallGivesBackAnEmptyContainersLayout(t *testing.T) {
 		assert.Equal(t, text, string(b))
 	}
 }
+
+func TestUninstallRemovesTheDirectoriesSetupMade(t *testing.T) {
+	// Ensures uninstall removes each directory setup made for its files
+	// once they leave it empty, deepest first, and leaves a directory the
+	// user had, though empty, and one setup made that holds a file of the
+	// user's, until a later uninstall finds it empty; the directories of
+	// setup's record go with the record's last edit.
+	o := homeOptions(t)
+	home := o.Home()
+	require.NoError(t, os.Mkdir(filepath.Join(home, ".mine"), 0o755))
+	deny := func(file string) Entry {
+		return Entry{File: file, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}
+	}
+	es := []Entry{
+		{File: filepath.Join(home, ".host", "plugin", "tasksessiond.ts"), Kind: OwnFile, Value: []byte("// setup's plugin\n")},
+		deny(filepath.Join(home, ".host", "settings.json")),
+		deny(filepath.Join(home, ".mine", "settings.json")),
+		deny(filepath.Join(home, ".other", "deep", "settings.json")),
+	}
+	declare(t, o, es)
+	require.DirExists(t, filepath.Join(home, ".host", "plugin"))
+	notes := filepath.Join(home, ".other", "notes.txt")
+	require.NoError(t, os.WriteFile(notes, []byte("mine\n"), 0o600))
+
+	o.Uninstall = true
+	declare(t, o, es)
+	assert.NoDirExists(t, filepath.Join(home, ".host"))
+	assert.DirExists(t, filepath.Join(home, ".mine"))
+	assert.NoDirExists(t, filepath.Join(home, ".other", "deep"))
+	assert.FileExists(t, notes)
+	assert.FileExists(t, o.RecordFile(), "the record still names .other")
+
+	require.NoError(t, os.Remove(notes))
+	declare(t, o, es)
+	assert.NoDirExists(t, filepath.Join(home, ".other"))
+	assert.DirExists(t, filepath.Join(home, ".mine"))
+	assert.NoDirExists(t, filepath.Join(home, ".local"))
+}

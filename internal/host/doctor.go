@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
 // Doctor is a host's word, beyond setup's own files, on whether it will
@@ -174,4 +176,28 @@ func DecodeJSON(b []byte, out any) error {
 		return err
 	}
 	return json.Unmarshal(std, out)
+}
+
+// OtherServers is what a host's Check finds in its JSON file at path: each
+// server in the object at servers, other than name, that runs
+// tasksessiond mcp (the model gets the tools twice), said with why and
+// fixed by fix(its name).
+func OtherServers(h Host, o Options, path string, dl config.Dialect, servers []string, name, why string, fix func(string) string) []Finding {
+	b, err := config.Read(path)
+	if err != nil || b == nil {
+		return nil
+	}
+	d, err := config.ParseJSON(b, dl)
+	if err != nil {
+		return []Finding{{Problem: Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
+	}
+	var all map[string]map[string]any
+	d.Get(servers, &all)
+	var out []Finding
+	for _, n := range d.Members(servers) {
+		if n != name && RunsTasksessiond(serverWords(all[n]), o.Bin, "mcp") {
+			out = append(out, Finding{Problem: "the MCP server " + n + " in " + path + " " + why, Fix: fix(n)})
+		}
+	}
+	return out
 }

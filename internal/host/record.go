@@ -1,7 +1,7 @@
 package host
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,18 +17,19 @@ import (
 // and blocks are not in it: they are known by what they run.
 type Record []Edit
 
-// Edit is one change setup made at Path in File: Added, the string it
-// appended to the array there, or else Was, what was there before (nil:
-// nothing). A file or container setup made is a value that was absent, at
-// the first name setup created ([] for the file, and for a whole file of
-// setup's own); a file setup found empty has Path [] and Was its bytes, as
-// a JSON string, and an empty container of the user's that setup put
-// something in has its Path and Was its layout, as a JSON string.
+// Edit is one change setup made at Path in File (Path [] is the file
+// itself): Added, the string it appended to the array there, or else Was,
+// the text that was there as the user wrote it (nil: nothing, for a file,
+// a container or a value setup made). A file setup found empty keeps its
+// bytes in Was, and so does an empty container of the user's that setup
+// put something in: set up, nothing else shows how they were laid out.
+// A directory setup made for a file it wrote is recorded as a file it
+// made.
 type Edit struct {
-	File  string          `json:"file"`
-	Path  []string        `json:"path"`
-	Added string          `json:"added,omitempty"`
-	Was   json.RawMessage `json:"was,omitempty"`
+	File  string   `json:"file"`
+	Path  []string `json:"path"`
+	Added string   `json:"added,omitempty"`
+	Was   *string  `json:"was,omitempty"`
 }
 
 // ErrRecord wraps a record that cannot be read.
@@ -59,13 +60,15 @@ func readRecord(o Options) (Record, []byte, error) {
 	return rec, b, nil
 }
 
-// encode writes r an edit a line, by file; nil (no record file) when empty.
+// encode writes r an edit a line, by file and path; nil (no record file) when empty.
 func (r Record) encode() []byte {
 	if len(r) == 0 {
 		return nil
 	}
 	r = slices.Clone(r)
-	slices.SortStableFunc(r, func(a, b Edit) int { return strings.Compare(a.File, b.File) })
+	slices.SortFunc(r, func(a, b Edit) int {
+		return cmp.Or(strings.Compare(a.File, b.File), slices.Compare(a.Path, b.Path), strings.Compare(a.Added, b.Added))
+	})
 	lines := make([]string, len(r))
 	for i, e := range r {
 		e.Path = append([]string{}, e.Path...) // [], not null
@@ -97,13 +100,16 @@ func recordKey(file string) string {
 	return abs
 }
 
-// set records e in place of the edit at its path, or beside them.
-func (p *Plan) set(e Edit) {
-	if i := p.rec.find(e.File, e.Path, e.Added); i >= 0 {
-		p.rec[i] = e
-	} else {
-		p.rec = append(p.rec, e)
+// take removes the file's edit at path that added added ("": a value's)
+// from the record and returns it; false when there is none.
+func (f *jsonFile) take(path []string, added string) (Edit, bool) {
+	i := f.rec.find(f.file, path, added)
+	if i < 0 {
+		return Edit{}, false
 	}
+	e := f.rec[i]
+	f.rec = slices.Delete(f.rec, i, i+1)
+	return e, true
 }
 
 // forget drops file's edits that match (all, for nil).
@@ -111,45 +117,44 @@ func (p *Plan) forget(file string, match func(Edit) bool) {
 	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool { return e.File == file && (match == nil || match(e)) })
 }
 
-// had is how many of path's names in file were the user's, which
-// uninstall leaves though empty: those before the first the record says
-// setup made; all when it made none; none in a file the record does not
-// know (setup's own were likely all it held there).
-func (p *Plan) had(file string, path []string, known bool) int {
-	if !known {
-		return 0
+// keep is how many of path's names uninstall leaves though what it takes
+// out empties them: all, for each container setup made is recorded and
+// goes once empty (settle); none in a file the record does not know
+// (setup's own were likely all it held there).
+func (f *jsonFile) keep(path []string) int {
+	if f.known {
+		return len(path)
 	}
-	for n := range len(path) + 1 {
-		if i := p.rec.find(file, path[:n], ""); i >= 0 && (n == 0 || p.rec[i].Was == nil) {
-			return max(n-1, 0)
-		}
-	}
-	return len(path)
+	return 0
 }
 
-// made records, setting up, the first name of path that d lacks, which
-// setup is about to make (in a file it made too: while the name holds
-// something, the record of the file stays).
-//
-// An empty container of the user's that setup is about to put something
-// in is recorded too, when written other than as {} or []: its layout,
-// as a JSON string in Was, which the file once set up no longer shows
-// ("{\n  }" and "{}" then read alike), for uninstall to give back.
-func (p *Plan) made(file string, d *config.Doc, path []string) {
-	n := d.Depth(path)
-	if n > 0 && d.Hollow(path[:n]) && p.rec.find(file, path[:n], "") < 0 {
-		if raw := string(d.Raw(path[:n])); raw != "{}" && raw != "[]" {
-			was, _ := json.Marshal(raw)
-			p.rec = append(p.rec, Edit{File: file, Path: path[:n], Was: was})
+// made records, setting up, each name of path that d lacks, which setup
+// is about to make (in a file it made too: while the name holds
+// something, the record of the file stays), and an empty container of
+// the user's that setup is about to put something in, when written other
+// than as {} or [], for uninstall to give back its layout.
+func (f *jsonFile) made(path []string) {
+	n := f.d.Depth(path)
+	if n > 0 && f.d.Hollow(path[:n]) {
+		if raw := string(f.d.Raw(path[:n])); raw != "{}" && raw != "[]" {
+			f.first(Edit{File: f.file, Path: path[:n], Was: &raw})
 		}
 	}
-	if n < len(path) && p.rec.find(file, path[:n+1], "") < 0 {
-		p.rec = append(p.rec, Edit{File: file, Path: path[:n+1]})
+	for n++; n <= len(path); n++ {
+		f.first(Edit{File: f.file, Path: path[:n]})
 	}
 }
 
-// found notes, setting up, a file setup found not there (old nil) or
-// empty: what the record said of it before is no longer so.
+// first records e unless the record has its edit already: what was there
+// before the first setup is what uninstall gives back.
+func (p *Plan) first(e Edit) {
+	if p.rec.find(e.File, e.Path, e.Added) < 0 {
+		p.rec = append(p.rec, e)
+	}
+}
+
+// found records, setting up, a file setup found not there (old nil) or
+// empty, in place of what the record said of it before.
 func (p *Plan) found(file string, old []byte, empty bool) {
 	if p.o.Uninstall || old != nil && !empty {
 		return
@@ -157,7 +162,8 @@ func (p *Plan) found(file string, old []byte, empty bool) {
 	p.forget(file, nil)
 	e := Edit{File: file, Path: []string{}}
 	if old != nil {
-		e.Was, _ = json.Marshal(string(old))
+		was := string(old)
+		e.Was = &was
 	}
 	p.rec = append(p.rec, e)
 }
@@ -170,19 +176,10 @@ func (p *Plan) emptied(file string, empty []byte) []byte {
 	if i < 0 {
 		return empty
 	}
-	var was *string
-	json.Unmarshal(p.rec[i].Was, &was)
+	was := p.rec[i].Was
 	p.forget(file, nil)
 	if was == nil {
 		return nil
 	}
 	return []byte(*was)
-}
-
-func compact(raw []byte) json.RawMessage {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }

@@ -111,8 +111,9 @@ type Plan struct {
 	Notes   []string        // what setup did beside the files, or could not do
 
 	o      Options
-	rec    Record // setup's record (record.go)
-	recOld []byte // the record file's bytes as read
+	rec    Record   // setup's record (record.go)
+	recOld []byte   // the record file's bytes as read
+	rmdirs []string // directories setup made that uninstall leaves empty
 }
 
 // NewPlan starts h's plan for o with setup's record.
@@ -145,45 +146,52 @@ func (p *Plan) Apply() error {
 	// The record first: one that did not land stops setup before a file
 	// of the user's changes.
 	rc := config.Change{Path: p.o.RecordFile(), Old: p.recOld, New: p.rec.encode(), Mode: 0o600, NoBackup: true}
-	for i, c := range append([]config.Change{rc}, p.Changes...) {
+	for _, c := range append([]config.Change{rc}, p.Changes...) {
 		if err := config.Ready(c); err != nil {
 			return fmt.Errorf("%w; nothing was changed", err)
-		}
-		if i > 0 {
-			p.Changes[i-1].Check = nil // checked: Apply holds the bytes written to these
 		}
 	}
 	if err := config.Apply(rc); err != nil {
 		return fmt.Errorf("setup's record: %w; nothing else was changed", err)
 	}
-	var written []string
 	for i, c := range p.Changes {
 		if err := config.Apply(c); err != nil {
-			if len(written) > 0 {
-				err = fmt.Errorf("%w; already changed: %s (run setup again, or --uninstall, to finish)", err, strings.Join(written, ", "))
-			}
-			// The files not written keep what the record said of them.
-			var was Record
-			json.Unmarshal(p.recOld, &was) // read once already
-			for _, c := range p.Changes[i:] {
-				k := recordKey(c.Path)
-				p.forget(k, nil)
-				for _, e := range was {
-					if e.File == k {
-						p.rec = append(p.rec, e)
-					}
-				}
-			}
-			if rerr := config.Apply(config.Change{Path: rc.Path, Old: rc.New, New: p.rec.encode(), Mode: 0o600, NoBackup: true}); rerr != nil {
-				return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
-			}
-			return err
+			return p.stopped(i, rc, err)
 		}
+	}
+	for _, d := range p.rmdirs {
+		os.Remove(d) // empty, as planned; one written in since stays
+	}
+	return nil
+}
+
+// stopped is Apply's error when change i failed, which names the files
+// changed before it; the record is set back to what it said of the files
+// not written, and of the directories not removed.
+func (p *Plan) stopped(i int, rc config.Change, err error) error {
+	var written []string
+	for _, c := range p.Changes[:i] {
 		if c.Changed() {
 			written = append(written, c.Path)
 		}
 	}
-	return nil
+	if len(written) > 0 {
+		err = fmt.Errorf("%w; already changed: %s (run setup again, or --uninstall, to finish)", err, strings.Join(written, ", "))
+	}
+	var was Record
+	json.Unmarshal(p.recOld, &was) // read once already
+	for _, c := range p.Changes[i:] {
+		key := recordKey(c.Path)
+		p.forget(key, nil)
+		p.rec = append(p.rec, slices.DeleteFunc(slices.Clone(was), func(e Edit) bool { return e.File != key })...)
+	}
+	for _, d := range p.rmdirs {
+		p.first(Edit{File: d, Path: []string{}})
+	}
+	if rerr := config.Apply(config.Change{Path: rc.Path, Old: rc.New, New: p.rec.encode(), Mode: 0o600, NoBackup: true}); rerr != nil {
+		return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
+	}
+	return err
 }
 
 // Finding is one thing doctor found wrong.

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -85,30 +86,6 @@ func SetupsServer(entry map[string]any, bin string, members ...string) bool {
 	return true
 }
 
-// OtherServers is what a host's Check finds in its JSON file at path: each
-// server in the object at servers, other than name, that runs
-// tasksessiond mcp (the model gets the tools twice), said with why and
-// fixed by fix(its name).
-func OtherServers(h Host, o Options, path string, dl config.Dialect, servers []string, name, why string, fix func(string) string) []Finding {
-	b, err := config.Read(path)
-	if err != nil || b == nil {
-		return nil
-	}
-	d, err := config.ParseJSON(b, dl)
-	if err != nil {
-		return []Finding{{Problem: Refuse(path, err).Error(), Fix: "repair the file, then: tasksessiond setup " + h.Name()}}
-	}
-	var all map[string]map[string]any
-	d.Get(servers, &all)
-	var out []Finding
-	for _, n := range d.Members(servers) {
-		if n != name && RunsTasksessiond(serverWords(all[n]), o.Bin, "mcp") {
-			out = append(out, Finding{Problem: "the MCP server " + n + " in " + path + " " + why, Fix: fix(n)})
-		}
-	}
-	return out
-}
-
 // serverWords is a server's command (a string, or an array) and arguments.
 func serverWords(s map[string]any) []string {
 	var words []string
@@ -133,7 +110,7 @@ func yours(path []string, server map[string]any) error {
 }
 
 // ownServer sets setup's MCP server at e.Path or, uninstalling, deletes it.
-func (p *Plan) ownServer(f *edit, e Entry) error {
+func (f *jsonFile) ownServer(e Entry) error {
 	path, name, want := e.Path, e.Path[len(e.Path)-1], e.Value.(Server)
 	var m map[string]any // what setup writes
 	b, _ := json.Marshal(want)
@@ -141,29 +118,29 @@ func (p *Plan) ownServer(f *edit, e Entry) error {
 	members := slices.Collect(maps.Keys(m))
 	var old map[string]any
 	there := f.d.Get(path, &old)
-	setups := there && SetupsServer(old, p.o.Bin, members...)
+	setups := there && SetupsServer(old, f.o.Bin, members...)
 	f.setUp = f.setUp || setups
 	switch {
-	case p.o.Uninstall && setups:
-		f.d.Delete(path, p.had(f.file, path, f.known))
-		p.Step("remove the MCP server %q from %s", name, e.File)
-	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path) && !RunsTasksessiond(serverWords(old), p.o.Bin, "mcp"):
-		p.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
-	case p.o.Uninstall && there && f.known && p.had(f.file, path, true) < len(path):
-		p.Note("the MCP server %q in %s, which setup added, has been changed since (it runs %s, with %s): left as yours; remove it yourself if you want it gone", name, e.File, Command(serverWords(old)...), raw(f.d, path))
-	case p.o.Uninstall:
+	case f.o.Uninstall && setups:
+		f.d.Delete(path, f.keep(path))
+		f.Step("remove the MCP server %q from %s", name, e.File)
+	case f.o.Uninstall && there && f.rec.find(f.file, path, "") >= 0 && !RunsTasksessiond(serverWords(old), f.o.Bin, "mcp"):
+		f.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
+	case f.o.Uninstall && there && f.rec.find(f.file, path, "") >= 0:
+		f.Note("the MCP server %q in %s, which setup added, has been changed since (it runs %s, with %s): left as yours; remove it yourself if you want it gone", name, e.File, Command(serverWords(old)...), raw(f.d, path))
+	case f.o.Uninstall:
 	case there && !setups:
 		return yours(path, old)
 	default:
 		before := raw(f.d, path)
-		p.made(f.file, f.d, path)
+		f.made(path)
 		if err := f.d.Set(path, want); err != nil {
 			return err
 		}
 		if !there {
-			p.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{want.Command}, want.Args...)...), e.File)
+			f.Step("add the MCP server %q (%s) to %s", name, Command(append([]string{want.Command}, want.Args...)...), e.File)
 		} else if raw(f.d, path) != before {
-			p.Step("replace the MCP server %q in %s (it ran %s)", name, e.File, Command(serverWords(old)...))
+			f.Step("replace the MCP server %q in %s (it ran %s)", name, e.File, Command(serverWords(old)...))
 		}
 	}
 	return nil
@@ -172,12 +149,12 @@ func (p *Plan) ownServer(f *edit, e Entry) error {
 // ownHook adds setup's group to the hooks at e.Path, or replaces a stale
 // one of setup's where it is (Codex keys a hook's trust by its index);
 // uninstalling, or with --no-hook, it takes setup's groups out.
-func (p *Plan) ownHook(f *edit, e Entry) error {
-	event, ours := e.Path[len(e.Path)-1], OurGroup(p.o.Bin, p.Host.Name())
-	if p.o.Uninstall || p.o.NoHook {
-		if f.d.RemoveIf(e.Path, p.had(f.file, e.Path, f.known), ours) > 0 {
+func (f *jsonFile) ownHook(e Entry) error {
+	event, ours := e.Path[len(e.Path)-1], OurGroup(f.o.Bin, f.Host.Name())
+	if f.o.Uninstall || f.o.NoHook {
+		if f.d.RemoveIf(e.Path, f.keep(e.Path), ours) > 0 {
 			f.setUp = true
-			p.Step("remove the %s hook from %s", event, e.File)
+			f.Step("remove the %s hook from %s", event, e.File)
 		}
 		return nil
 	}
@@ -185,7 +162,7 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 	if f.d.ReplaceFirst(e.Path, ours, group) > 0 {
 		f.setUp = true
 		if raw(f.d, e.Path) != before {
-			p.Step("replace the stale %s hook in %s", event, e.File)
+			f.Step("replace the stale %s hook in %s", event, e.File)
 		}
 		return nil
 	}
@@ -196,13 +173,13 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 	f.d.Get(e.Path, &groups)
 	for i, g := range groups {
 		for _, h := range g.Hooks {
-			if RunsTasksessiond(Words(h.Command), p.o.Bin, "hook", p.Host.Name()) {
+			if RunsTasksessiond(Words(h.Command), f.o.Bin, "hook", f.Host.Name()) {
 				return fmt.Errorf("%s[%d] is a group of your hooks that runs %s beside hooks of your own: setup's would run it a second time; take it out of that group (or set up with --no-hook), then run setup again", strings.Join(e.Path, "."), i, h.Command)
 			}
 		}
 	}
-	p.made(f.file, f.d, e.Path)
-	p.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
+	f.made(e.Path)
+	f.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
 	return f.d.Append(e.Path, group)
 }
 
@@ -211,5 +188,9 @@ func (p *Plan) ownHook(f *edit, e Entry) error {
 func raw(doc *config.Doc, path []string) string {
 	var r json.RawMessage
 	doc.Get(path, &r)
-	return string(compact(r))
+	var b bytes.Buffer
+	if json.Compact(&b, r) != nil {
+		return string(r)
+	}
+	return b.String()
 }
