@@ -169,9 +169,15 @@ func ReadJSON(path string, out any) (bool, error) {
 }
 
 // DecodeJSON decodes b, JSON with comments and trailing commas allowed,
-// into out.
+// into out. A // comment may end b without a newline, as the hosts'
+// readers take it (hujson wants one).
 func DecodeJSON(b []byte, out any) error {
 	std, err := hujson.Standardize(append([]byte(nil), b...))
+	if err != nil && !bytes.HasSuffix(b, []byte("\n")) {
+		if s, serr := hujson.Standardize(append(bytes.Clone(b), '\n')); serr == nil {
+			std, err = s, nil
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -41,3 +41,19 @@ func TestOptionsArgs(t *testing.T) {
 	assert.Equal(t, map[string]any{"TASKSESSIOND_SOCKET": "/s", "TASKSESSIOND_DB": "/d"}, o.MCPEnv())
 	assert.Nil(t, host.Options{}.MCPEnv())
 }
+
+func TestDecodeJSONTakesALineCommentAtTheEnd(t *testing.T) {
+	// Ensures doctor reads a settings file that ends in a // comment
+	// without a newline, as strip-json-comments and jsonc-parser read it
+	// (hujson wants the newline): doctor once called it unreadable.
+	var v struct{ A int }
+	for _, in := range []string{"{\"a\": 1} // mine", "{\"a\": 1,}\n// mine", "// mine\n{\"a\": 1}\n"} {
+		v.A = 0
+		if err := host.DecodeJSON([]byte(in), &v); err != nil || v.A != 1 {
+			t.Errorf("%q: %v, a = %d", in, err, v.A)
+		}
+	}
+	if err := host.DecodeJSON([]byte("{\"a\": 1} /* open"), &v); err == nil {
+		t.Error("an unclosed block comment was read")
+	}
+}
