@@ -20,10 +20,12 @@ import (
 // doctor both follow. docs/HOSTS.md ("In a project") says where in
 // openai/codex each comes from; e2e/codex holds each against the CLI.
 
-// home is $CODEX_HOME, else ~/.codex: the user's configuration.
+// home is $CODEX_HOME, else ~/.codex: the user's configuration. Codex
+// canonicalizes CODEX_HOME (find_codex_home), symbolic links resolved,
+// and keys a hook's trust under that path; ~/.codex it takes as it is.
 func home(o host.Options) string {
 	if d := o.Dir("CODEX_HOME"); d != "" {
-		return d
+		return host.RealPath(d)
 	}
 	return filepath.Join(o.Home(), ".codex")
 }

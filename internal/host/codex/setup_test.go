@@ -371,3 +371,25 @@ func TestUninstallSaysItLeavesAServerTheUserChanged(t *testing.T) {
 	assert.Contains(t, p.Notes[0], "mcp_servers.tasks")
 	assert.Contains(t, p.Notes[0], "--verbose")
 }
+
+func TestSetupSymlinkedCodexHome(t *testing.T) {
+	// Ensures the hook's trust is keyed by the hooks.json under the real
+	// path of a $CODEX_HOME that is a symbolic link: Codex 0.169.0
+	// canonicalizes CODEX_HOME and reads the trust under that path, so a
+	// trust keyed by the link's path left the hook untrusted, skipped
+	// silently (seen with codex exec), while doctor said set up.
+	e := newProjectEnv(t)
+	link := filepath.Join(filepath.Dir(e.home), "codex-link")
+	require.NoError(t, os.Symlink(e.codexHome, link))
+	o := e.options(func(o *host.Options) {
+		o.Project = ""
+		o.Getenv = func(k string) string {
+			return map[string]string{"HOME": e.home, "CODEX_HOME": link}[k]
+		}
+	})
+	apply(t, o)
+	cfg := readFile(t, e.userTOML())
+	assert.Contains(t, cfg, `[hooks.state."`+filepath.Join(e.codexHome, "hooks.json")+`:session_start:0:0"]`)
+	assert.NotContains(t, cfg, link)
+	assert.FileExists(t, filepath.Join(e.codexHome, "hooks.json"))
+}
