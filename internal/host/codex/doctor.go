@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
 var _ host.Doctor = Host{}
@@ -50,7 +51,15 @@ func (h Host) Check(o host.Options) []host.Finding {
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("codex") || host.Holds(home(o))}
 	userTOML := filepath.Join(home(o), "config.toml")
-	user, _ := readSettings(userTOML) // one Codex cannot read: Check, or the plan, names it
+	// One Codex cannot read: the plan names it when it is not TOML, Check
+	// (without --project) when Codex refuses a value in it.
+	user, err := readSettings(userTOML)
+	if err != nil && o.Project != "" {
+		if isTOML(userTOML) {
+			d.Block(fmt.Sprintf("Codex cannot read %s (%v): it does not start", userTOML, err), "repair "+userTOML)
+		}
+		return d
+	}
 	layers := []string{userTOML}
 	if dir, err := projectDir(host.ProjectDir(o)); err == nil {
 		if level, key := user.trust(dir); o.Project != "" && level != "trusted" {
@@ -110,4 +119,11 @@ func distrust(userTOML, dir, level, key string) host.Finding {
 		Problem: fmt.Sprintf("Codex does not trust the project %s (%s): it loads nothing of %s, neither the server nor the hook, until you trust the project", key, why, filepath.Join(dir, ".codex")),
 		Fix:     fmt.Sprintf("start Codex in %s and trust the folder, or set trust_level = \"trusted\" under [projects.%s] in %s", dir, tq(key), userTOML),
 	}
+}
+
+// isTOML reports whether the file at path is TOML, whatever its values.
+func isTOML(path string) bool {
+	b, err := config.Read(path)
+	var any map[string]any
+	return err == nil && config.DecodeTOML(b, &any) == nil
 }

@@ -51,9 +51,22 @@ func projectDir(project string) (string, error) {
 type settings struct {
 	Markers  *[]string `toml:"project_root_markers"`
 	Projects map[string]struct {
-		TrustLevel string `toml:"trust_level"`
+		TrustLevel trustLevel `toml:"trust_level"`
 	} `toml:"projects"`
 	Servers map[string]server `toml:"mcp_servers"`
+}
+
+// trustLevel is a project's trust_level: Codex refuses a config.toml
+// that holds another word than these two (its TrustLevel enum), and
+// starts nothing.
+type trustLevel string
+
+func (l *trustLevel) UnmarshalText(b []byte) error {
+	if s := string(b); s != "trusted" && s != "untrusted" {
+		return fmt.Errorf("trust_level %q: Codex knows only \"trusted\" and \"untrusted\"", s)
+	}
+	*l = trustLevel(b)
+	return nil
 }
 
 // server is an MCP server's table.
@@ -99,7 +112,7 @@ func (s settings) trust(dir string) (level, key string) {
 	}
 	for _, k := range keys {
 		if p, ok := s.Projects[k]; ok && p.TrustLevel != "" {
-			return p.TrustLevel, k
+			return string(p.TrustLevel), k
 		}
 	}
 	return "", dir

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -392,4 +393,30 @@ func TestSetupSymlinkedCodexHome(t *testing.T) {
 	assert.Contains(t, cfg, `[hooks.state."`+filepath.Join(e.codexHome, "hooks.json")+`:session_start:0:0"]`)
 	assert.NotContains(t, cfg, link)
 	assert.FileExists(t, filepath.Join(e.codexHome, "hooks.json"))
+}
+
+func TestDoctorTrustLevelCodexCannotRead(t *testing.T) {
+	// Ensures doctor does not say set up over a config.toml whose
+	// trust_level is neither "trusted" nor "untrusted" ("Trusted"):
+	// Codex 0.169.0 refuses the whole file ("unknown variant `Trusted`,
+	// expected `trusted` or `untrusted`"), starting nothing, where doctor
+	// read it as no trust at all and found the user's setup right.
+	e := newProjectEnv(t)
+	bad := "[projects.\"/elsewhere\"]\ntrust_level = \"Trusted\"\n"
+	write(t, e.userTOML(), bad)
+	user := e.options(func(o *host.Options) { o.Project = "" })
+	apply(t, user)
+	problems := codex.Host{}.Check(user)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0].Problem, e.userTOML())
+	assert.Contains(t, problems[0].Problem, "Trusted")
+
+	// With --project, the project's config.toml is fine, but Codex
+	// reads the user's first and stops there.
+	write(t, e.userTOML(), "[projects."+strconv.Quote(e.project)+"]\ntrust_level = \"Trusted\"\n")
+	apply(t, e.options())
+	blocked := codex.Host{}.Diagnose(e.options()).Blocked
+	require.NotEmpty(t, blocked)
+	assert.Contains(t, blocked[0].Problem, "cannot read")
+	assert.Contains(t, blocked[0].Problem, e.userTOML())
 }
