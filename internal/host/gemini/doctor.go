@@ -532,7 +532,7 @@ func claudeServer(s map[string]any) map[string]any {
 // JavaScript's JSON.stringify does with the keys of each object sorted
 // (by UTF-16 code units, as Array.prototype.sort, into an object that
 // lists its array index keys first, "9" before "10"): no space, numbers in
-// ECMAScript's form, only the quote, the backslash and control
+// ECMAScript's form (-0 as 0), only the quote, the backslash and control
 // characters escaped.
 func stringify(b *strings.Builder, v any) {
 	switch v := v.(type) {
@@ -597,7 +597,13 @@ func stringify(b *strings.Builder, v any) {
 			}
 		}
 		b.WriteByte('"')
-	default: // a number (encoding/json writes ECMAScript's form), a bool, null
+	case float64:
+		if v == 0 { // -0 too, which JSON.stringify writes as 0
+			v = 0
+		}
+		j, _ := json.Marshal(v) // ECMAScript's form
+		b.Write(j)
+	default: // a bool, null
 		j, _ := json.Marshal(v)
 		b.Write(j)
 	}

@@ -194,6 +194,10 @@ func TestServerHashIsQwenCodes(t *testing.T) {
 			"c59ad1260074f913ec45ef7d4d3ba39f8c38e8dfbcdf61df006475cda9bc5b25"},
 		{"Settings", `{"command": "tasksessiond", "args": ["mcp"], "trust": true}`, false,
 			"6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5"},
+		// -0 as 0: doctor once wrote "-0" and said an approved server
+		// had changed (qwen mcp list: Connected)
+		{"NegativeZero", `{"command": "tasksessiond", "args": ["mcp"], "timeout": -0}`, true,
+			"3fe4fe52f11e160ea93834ce5c6cba7a224da4417875b259e5d8328c3e6c8d29"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.hash, serverHash([]byte(c.raw), c.claude))
