@@ -53,7 +53,11 @@ type settings struct {
 	Projects map[string]struct {
 		TrustLevel trustLevel `toml:"trust_level"`
 	} `toml:"projects"`
-	Servers map[string]server `toml:"mcp_servers"`
+	Servers  map[string]server `toml:"mcp_servers"`
+	Features struct {
+		Hooks      *bool `toml:"hooks"`
+		CodexHooks *bool `toml:"codex_hooks"` // hooks' old name, which hooks overrides
+	} `toml:"features"`
 }
 
 // trustLevel is a project's trust_level: Codex refuses a config.toml

@@ -420,3 +420,41 @@ func TestDoctorTrustLevelCodexCannotRead(t *testing.T) {
 	assert.Contains(t, blocked[0].Problem, "cannot read")
 	assert.Contains(t, blocked[0].Problem, e.userTOML())
 }
+
+func TestDoctorHooksFeatureOff(t *testing.T) {
+	// Ensures doctor names "hooks = false" under [features] (or its old
+	// name codex_hooks, which "hooks" overrides), in the user's config.toml
+	// or a trusted project's layer over it: Codex 0.169.0 then runs no
+	// hook ("codex features list": hooks false), and doctor said set up.
+	// With --no-hook there is no hook to miss.
+	for _, c := range []struct {
+		name, user, layer string
+		blocked           bool
+	}{
+		{"Off", "features.hooks = false\n", "", true},
+		{"OldNameOff", "[features]\ncodex_hooks = false\n", "", true},
+		{"NewNameWins", "features.codex_hooks = false\nfeatures.hooks = true\n", "", false},
+		{"LayerTurnsItOn", "features.hooks = false\n", "features.hooks = true\n", false},
+		{"LayerTurnsItOff", "", "features.hooks = false\n", true},
+		{"LayerOldNameUnderNewName", "features.hooks = false\n", "features.codex_hooks = true\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newProjectEnv(t)
+			write(t, e.userTOML(), c.user+"[projects."+strconv.Quote(e.project)+"]\ntrust_level = \"trusted\"\n")
+			o := e.options()
+			apply(t, o)
+			if c.layer != "" {
+				write(t, e.projectTOML(), c.layer+readFile(t, e.projectTOML()))
+			}
+			blocked := codex.Host{}.Diagnose(o).Blocked
+			if !c.blocked {
+				assert.Empty(t, blocked)
+				return
+			}
+			require.Len(t, blocked, 1)
+			assert.Contains(t, blocked[0].Problem, "runs no hook")
+			o.NoHook = true
+			assert.Empty(t, codex.Host{}.Diagnose(o).Blocked)
+		})
+	}
+}
