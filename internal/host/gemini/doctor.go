@@ -117,7 +117,7 @@ type settings struct {
 		Enabled  *bool    `json:"enabled"`
 		Disabled []string `json:"disabled"`
 	} `json:"hooksConfig"`
-	DisableAllHooks bool `json:"disableAllHooks"`
+	DisableAllHooks *bool `json:"disableAllHooks"`
 	Tools           struct {
 		ApprovalMode string `json:"approvalMode"`
 	} `json:"tools"`
@@ -217,6 +217,21 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 	// server lets it through (Gemini CLI checks each)
 	joined := g.Qwen && slices.ContainsFunc(ls, func(l settings) bool { return slices.ContainsFunc(l.MCP.Allowed, names) })
 	hooksOn := !o.NoHook || d.Route != ""
+	// Qwen Code keeps one "disableAllHooks", the last word of the files
+	// as it merges them: the workspace's over the user's, the system's
+	// over both; offIn is the file that said true ("" none)
+	var offIn string
+	var said *bool
+	for _, system := range []bool{false, true} {
+		for _, l := range ls {
+			if v := l.DisableAllHooks; v != nil && (l.path == g.System) == system {
+				said, offIn = v, l.path
+			}
+		}
+	}
+	if said == nil || !*said {
+		offIn = ""
+	}
 	for _, l := range ls {
 		if l.Admin.MCP.Enabled != nil && !*l.Admin.MCP.Enabled {
 			d.Block(fmt.Sprintf(`"admin": {"mcp": {"enabled": false}} in %s: %s starts no MCP server`, l.path, g.Title), "ask whoever keeps "+l.path+" to allow MCP servers")
@@ -231,7 +246,7 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 		}
 		switch off := fmt.Sprintf(" in %s: %s runs no hook, so the list is not given back after resume or compression", l.path, g.Title); {
 		case !hooksOn:
-		case g.Qwen && l.DisableAllHooks:
+		case g.Qwen && l.path == offIn:
 			d.Block(`"disableAllHooks": true`+off, fmt.Sprintf(`remove "disableAllHooks" from %s`, l.path))
 		case g.Qwen:
 		case l.HooksConfig.Enabled != nil && !*l.HooksConfig.Enabled:

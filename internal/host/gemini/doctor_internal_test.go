@@ -204,3 +204,49 @@ func TestServerHashIsQwenCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestDiagnoseQwenDisableAllHooksLastWord(t *testing.T) {
+	// Ensures doctor holds "disableAllHooks" to the word Qwen Code 0.24.4
+	// keeps of it, the workspace's over the user's and the system's over
+	// both: the user's true under a workspace's false left the hook
+	// running (a session ran it), where doctor named the user's true.
+	for _, c := range []struct {
+		name, user, workspace, system string
+		off                           string // the file named, "" none
+	}{
+		{"UserOff", `{"disableAllHooks": true}`, `{}`, ``, "user"},
+		{"WorkspaceTurnsItOn", `{"disableAllHooks": true}`, `{"disableAllHooks": false}`, ``, ""},
+		{"WorkspaceOff", `{}`, `{"disableAllHooks": true}`, ``, "workspace"},
+		{"SystemOverWorkspace", `{}`, `{"disableAllHooks": false}`, `{"disableAllHooks": true}`, "system"},
+		{"SystemTurnsItOn", `{"disableAllHooks": true}`, `{"disableAllHooks": true}`, `{"disableAllHooks": false}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, project := t.TempDir(), t.TempDir()
+			files := map[string]string{
+				"user":      filepath.Join(home, ".qwen", "settings.json"),
+				"workspace": filepath.Join(project, ".qwen", "settings.json"),
+				"system":    filepath.Join(home, "system.json"),
+			}
+			for k, s := range map[string]string{"user": c.user, "workspace": c.workspace, "system": c.system} {
+				if s != "" {
+					require.NoError(t, os.MkdirAll(filepath.Dir(files[k]), 0o755))
+					require.NoError(t, os.WriteFile(files[k], []byte(s), 0o600))
+				}
+			}
+			o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+			dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: files["system"], Qwen: true}
+			var off []string
+			for _, f := range dialect.Diagnose(o).Blocked {
+				if strings.Contains(f.Problem, "disableAllHooks") {
+					off = append(off, f.Problem)
+				}
+			}
+			if c.off == "" {
+				assert.Empty(t, off)
+				return
+			}
+			require.Len(t, off, 1)
+			assert.Contains(t, off[0], `"disableAllHooks": true in `+files[c.off])
+		})
+	}
+}
