@@ -103,13 +103,17 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 // layers are the settings files Claude Code (2.1.328) reads in the
 // folder dir it runs in, lowest first: the user's, the folder's
 // .claude/settings.json and settings.local.json (those of the folder
-// itself, not of the git root above it), the git root's
+// itself, not of the git root above it; in the home folder, whose
+// .claude/settings.json is the user's, its settings.local.json still), the git root's
 // settings.local.json (the repository's main folder's, unless that is
 // the home folder), the managed ones.
 func layers(o host.Options, dir string, d *host.Diagnosis) []settingsLayer {
 	paths := []string{filepath.Join(configDir(o), "settings.json")}
-	if dir != "" && filepath.Join(dir, ".claude") != configDir(o) {
-		paths = append(paths, filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"))
+	if dir != "" {
+		if filepath.Join(dir, ".claude") != configDir(o) { // else it is the user's, read above
+			paths = append(paths, filepath.Join(dir, ".claude", "settings.json"))
+		}
+		paths = append(paths, filepath.Join(dir, ".claude", "settings.local.json"))
 		if root := projectKey(dir); root != projectKey(o.Home()) && root != host.RealPath(dir) && ownsRoot(root, euid()) {
 			paths = append(paths, filepath.Join(root, ".claude", "settings.local.json"))
 		}

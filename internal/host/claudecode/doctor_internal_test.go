@@ -103,3 +103,27 @@ func TestOwnsRoot(t *testing.T) {
 		assert.True(t, ownsRoot(root, me))
 	})
 }
+
+func TestDiagnoseReadsTheHomeFoldersLocalSettingsThere(t *testing.T) {
+	// Ensures doctor run in the home folder, whose .claude is the user's
+	// own configuration, reads its .claude/settings.local.json as the
+	// folder's local settings: Claude Code 2.1.328 started there (a git
+	// repository or not) honours a deny rule in it (the model was offered
+	// none of the tools), where doctor skipped the folder's files and said
+	// set up. Elsewhere that file is not read (the tools were offered).
+	home := host.RealPath(t.TempDir())
+	local := filepath.Join(home, ".claude", "settings.local.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(local), 0o755))
+	require.NoError(t, os.WriteFile(local, []byte(`{"permissions": {"deny": ["mcp__tasks"]}}`), 0o600))
+	blocked := func(dir string) string {
+		o := host.Options{Project: dir, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+		var b strings.Builder
+		for _, f := range (Host{}).Diagnose(o).Blocked {
+			b.WriteString(f.Problem + "\n")
+		}
+		return b.String()
+	}
+	assert.Contains(t, blocked(home), `the deny rule "mcp__tasks" in `+local)
+	assert.Equal(t, 1, strings.Count(blocked(home), "deny rule"), "read once")
+	assert.Empty(t, blocked(host.RealPath(t.TempDir())), "elsewhere")
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tasksessiond/tasksessiond/internal/host"
+	"github.com/tasksessiond/tasksessiond/internal/host/config"
 )
 
 var _ host.Doctor = Host{}
@@ -42,7 +43,8 @@ func (h Host) Check(o host.Options) []host.Finding {
 
 // Diagnose finds what keeps Codex from offering the tools though they are
 // set up: a project (--project) it does not trust, whose .codex/ it then
-// loads none of; the server disabled ("enabled = false", which "codex mcp
+// loads none of; hooks turned off under [features], so that the hook
+// never runs; the server disabled ("enabled = false", which "codex mcp
 // list" shows as disabled); or tools of it left out by disabled_tools or
 // enabled_tools. It reads the user's config.toml and the project's layers
 // over it in the working directory, as Codex does: doctor run in a
@@ -50,7 +52,15 @@ func (h Host) Check(o host.Options) []host.Finding {
 func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	d := host.Diagnosis{Installed: host.OnPath("codex") || host.Holds(home(o))}
 	userTOML := filepath.Join(home(o), "config.toml")
-	user, _ := readSettings(userTOML) // one Codex cannot read: Check, or the plan, names it
+	// One Codex cannot read: the plan names it when it is not TOML, Check
+	// (without --project) when Codex refuses a value in it.
+	user, err := readSettings(userTOML)
+	if err != nil && o.Project != "" {
+		if isTOML(userTOML) {
+			d.Block(fmt.Sprintf("Codex cannot read %s (%v): it does not start", userTOML, err), "repair "+userTOML)
+		}
+		return d
+	}
 	layers := []string{userTOML}
 	if dir, err := projectDir(host.ProjectDir(o)); err == nil {
 		if level, key := user.trust(dir); o.Project != "" && level != "trusted" {
@@ -63,10 +73,18 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	// last one's word; said is the file that said it.
 	var merged server
 	var said struct{ enabled, only, off string }
+	var hooks, oldHooks *bool // features.hooks, features.codex_hooks
+	var saidHooks, saidOld string
 	for i, f := range layers {
 		s, err := readSettings(f)
 		if err != nil && i > 0 {
 			d.Block(fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err), "repair "+f)
+		}
+		if h := s.Features.Hooks; h != nil {
+			hooks, saidHooks = h, f
+		}
+		if h := s.Features.CodexHooks; h != nil {
+			oldHooks, saidOld = h, f
 		}
 		c := s.Servers[Server]
 		if c.Enabled != nil {
@@ -78,6 +96,13 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 		if c.DisabledTools != nil {
 			merged.DisabledTools, said.off = c.DisabledTools, f
 		}
+	}
+	if hooks == nil {
+		hooks, saidHooks = oldHooks, saidOld
+	}
+	if hooks != nil && !*hooks && !o.NoHook {
+		d.Block(fmt.Sprintf("hooks are turned off (hooks = false under [features] in %s): Codex runs no hook, so the list is not given back after resume or compaction", saidHooks),
+			fmt.Sprintf("remove hooks = false (or codex_hooks = false) from [features] in %s", saidHooks))
 	}
 	if merged.Enabled != nil && !*merged.Enabled {
 		d.Block(fmt.Sprintf("the MCP server %s is disabled (enabled = false under [mcp_servers.%s] in %s): Codex does not start it", Server, Server, said.enabled),
@@ -110,4 +135,11 @@ func distrust(userTOML, dir, level, key string) host.Finding {
 		Problem: fmt.Sprintf("Codex does not trust the project %s (%s): it loads nothing of %s, neither the server nor the hook, until you trust the project", key, why, filepath.Join(dir, ".codex")),
 		Fix:     fmt.Sprintf("start Codex in %s and trust the folder, or set trust_level = \"trusted\" under [projects.%s] in %s", dir, tq(key), userTOML),
 	}
+}
+
+// isTOML reports whether the file at path is TOML, whatever its values.
+func isTOML(path string) bool {
+	b, err := config.Read(path)
+	var any map[string]any
+	return err == nil && config.DecodeTOML(b, &any) == nil
 }

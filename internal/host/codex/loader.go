@@ -20,10 +20,12 @@ import (
 // doctor both follow. docs/HOSTS.md ("In a project") says where in
 // openai/codex each comes from; e2e/codex holds each against the CLI.
 
-// home is $CODEX_HOME, else ~/.codex: the user's configuration.
+// home is $CODEX_HOME, else ~/.codex: the user's configuration. Codex
+// canonicalizes CODEX_HOME (find_codex_home), symbolic links resolved,
+// and keys a hook's trust under that path; ~/.codex it takes as it is.
 func home(o host.Options) string {
 	if d := o.Dir("CODEX_HOME"); d != "" {
-		return d
+		return host.RealPath(d)
 	}
 	return filepath.Join(o.Home(), ".codex")
 }
@@ -49,9 +51,26 @@ func projectDir(project string) (string, error) {
 type settings struct {
 	Markers  *[]string `toml:"project_root_markers"`
 	Projects map[string]struct {
-		TrustLevel string `toml:"trust_level"`
+		TrustLevel trustLevel `toml:"trust_level"`
 	} `toml:"projects"`
-	Servers map[string]server `toml:"mcp_servers"`
+	Servers  map[string]server `toml:"mcp_servers"`
+	Features struct {
+		Hooks      *bool `toml:"hooks"`
+		CodexHooks *bool `toml:"codex_hooks"` // hooks' old name, which hooks overrides
+	} `toml:"features"`
+}
+
+// trustLevel is a project's trust_level: Codex refuses a config.toml
+// that holds another word than these two (its TrustLevel enum), and
+// starts nothing.
+type trustLevel string
+
+func (l *trustLevel) UnmarshalText(b []byte) error {
+	if s := string(b); s != "trusted" && s != "untrusted" {
+		return fmt.Errorf("trust_level %q: Codex knows only \"trusted\" and \"untrusted\"", s)
+	}
+	*l = trustLevel(b)
+	return nil
 }
 
 // server is an MCP server's table.
@@ -97,7 +116,7 @@ func (s settings) trust(dir string) (level, key string) {
 	}
 	for _, k := range keys {
 		if p, ok := s.Projects[k]; ok && p.TrustLevel != "" {
-			return p.TrustLevel, k
+			return string(p.TrustLevel), k
 		}
 	}
 	return "", dir

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -370,4 +371,90 @@ func TestUninstallSaysItLeavesAServerTheUserChanged(t *testing.T) {
 	require.Len(t, p.Notes, 1, "%q", p.Notes)
 	assert.Contains(t, p.Notes[0], "mcp_servers.tasks")
 	assert.Contains(t, p.Notes[0], "--verbose")
+}
+
+func TestSetupSymlinkedCodexHome(t *testing.T) {
+	// Ensures the hook's trust is keyed by the hooks.json under the real
+	// path of a $CODEX_HOME that is a symbolic link: Codex 0.169.0
+	// canonicalizes CODEX_HOME and reads the trust under that path, so a
+	// trust keyed by the link's path left the hook untrusted, skipped
+	// silently (seen with codex exec), while doctor said set up.
+	e := newProjectEnv(t)
+	link := filepath.Join(filepath.Dir(e.home), "codex-link")
+	require.NoError(t, os.Symlink(e.codexHome, link))
+	o := e.options(func(o *host.Options) {
+		o.Project = ""
+		o.Getenv = func(k string) string {
+			return map[string]string{"HOME": e.home, "CODEX_HOME": link}[k]
+		}
+	})
+	apply(t, o)
+	cfg := readFile(t, e.userTOML())
+	assert.Contains(t, cfg, `[hooks.state."`+filepath.Join(e.codexHome, "hooks.json")+`:session_start:0:0"]`)
+	assert.NotContains(t, cfg, link)
+	assert.FileExists(t, filepath.Join(e.codexHome, "hooks.json"))
+}
+
+func TestDoctorTrustLevelCodexCannotRead(t *testing.T) {
+	// Ensures doctor does not say set up over a config.toml whose
+	// trust_level is neither "trusted" nor "untrusted" ("Trusted"):
+	// Codex 0.169.0 refuses the whole file ("unknown variant `Trusted`,
+	// expected `trusted` or `untrusted`"), starting nothing, where doctor
+	// read it as no trust at all and found the user's setup right.
+	e := newProjectEnv(t)
+	bad := "[projects.\"/elsewhere\"]\ntrust_level = \"Trusted\"\n"
+	write(t, e.userTOML(), bad)
+	user := e.options(func(o *host.Options) { o.Project = "" })
+	apply(t, user)
+	problems := codex.Host{}.Check(user)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0].Problem, e.userTOML())
+	assert.Contains(t, problems[0].Problem, "Trusted")
+
+	// With --project, the project's config.toml is fine, but Codex
+	// reads the user's first and stops there.
+	write(t, e.userTOML(), "[projects."+strconv.Quote(e.project)+"]\ntrust_level = \"Trusted\"\n")
+	apply(t, e.options())
+	blocked := codex.Host{}.Diagnose(e.options()).Blocked
+	require.NotEmpty(t, blocked)
+	assert.Contains(t, blocked[0].Problem, "cannot read")
+	assert.Contains(t, blocked[0].Problem, e.userTOML())
+}
+
+func TestDoctorHooksFeatureOff(t *testing.T) {
+	// Ensures doctor names "hooks = false" under [features] (or its old
+	// name codex_hooks, which "hooks" overrides), in the user's config.toml
+	// or a trusted project's layer over it: Codex 0.169.0 then runs no
+	// hook ("codex features list": hooks false), and doctor said set up.
+	// With --no-hook there is no hook to miss.
+	for _, c := range []struct {
+		name, user, layer string
+		blocked           bool
+	}{
+		{"Off", "features.hooks = false\n", "", true},
+		{"OldNameOff", "[features]\ncodex_hooks = false\n", "", true},
+		{"NewNameWins", "features.codex_hooks = false\nfeatures.hooks = true\n", "", false},
+		{"LayerTurnsItOn", "features.hooks = false\n", "features.hooks = true\n", false},
+		{"LayerTurnsItOff", "", "features.hooks = false\n", true},
+		{"LayerOldNameUnderNewName", "features.hooks = false\n", "features.codex_hooks = true\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newProjectEnv(t)
+			write(t, e.userTOML(), c.user+"[projects."+strconv.Quote(e.project)+"]\ntrust_level = \"trusted\"\n")
+			o := e.options()
+			apply(t, o)
+			if c.layer != "" {
+				write(t, e.projectTOML(), c.layer+readFile(t, e.projectTOML()))
+			}
+			blocked := codex.Host{}.Diagnose(o).Blocked
+			if !c.blocked {
+				assert.Empty(t, blocked)
+				return
+			}
+			require.Len(t, blocked, 1)
+			assert.Contains(t, blocked[0].Problem, "runs no hook")
+			o.NoHook = true
+			assert.Empty(t, codex.Host{}.Diagnose(o).Blocked)
+		})
+	}
 }

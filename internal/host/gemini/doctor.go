@@ -117,7 +117,7 @@ type settings struct {
 		Enabled  *bool    `json:"enabled"`
 		Disabled []string `json:"disabled"`
 	} `json:"hooksConfig"`
-	DisableAllHooks bool `json:"disableAllHooks"`
+	DisableAllHooks *bool `json:"disableAllHooks"`
 	Tools           struct {
 		ApprovalMode string `json:"approvalMode"`
 	} `json:"tools"`
@@ -217,6 +217,21 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 	// server lets it through (Gemini CLI checks each)
 	joined := g.Qwen && slices.ContainsFunc(ls, func(l settings) bool { return slices.ContainsFunc(l.MCP.Allowed, names) })
 	hooksOn := !o.NoHook || d.Route != ""
+	// Qwen Code keeps one "disableAllHooks", the last word of the files
+	// as it merges them: the workspace's over the user's, the system's
+	// over both; offIn is the file that said true ("" none)
+	var offIn string
+	var said *bool
+	for _, system := range []bool{false, true} {
+		for _, l := range ls {
+			if v := l.DisableAllHooks; v != nil && (l.path == g.System) == system {
+				said, offIn = v, l.path
+			}
+		}
+	}
+	if said == nil || !*said {
+		offIn = ""
+	}
 	for _, l := range ls {
 		if l.Admin.MCP.Enabled != nil && !*l.Admin.MCP.Enabled {
 			d.Block(fmt.Sprintf(`"admin": {"mcp": {"enabled": false}} in %s: %s starts no MCP server`, l.path, g.Title), "ask whoever keeps "+l.path+" to allow MCP servers")
@@ -231,7 +246,7 @@ func (g Dialect) Diagnose(o host.Options) host.Diagnosis {
 		}
 		switch off := fmt.Sprintf(" in %s: %s runs no hook, so the list is not given back after resume or compression", l.path, g.Title); {
 		case !hooksOn:
-		case g.Qwen && l.DisableAllHooks:
+		case g.Qwen && l.path == offIn:
 			d.Block(`"disableAllHooks": true`+off, fmt.Sprintf(`remove "disableAllHooks" from %s`, l.path))
 		case g.Qwen:
 		case l.HooksConfig.Enabled != nil && !*l.HooksConfig.Enabled:
@@ -532,7 +547,7 @@ func claudeServer(s map[string]any) map[string]any {
 // JavaScript's JSON.stringify does with the keys of each object sorted
 // (by UTF-16 code units, as Array.prototype.sort, into an object that
 // lists its array index keys first, "9" before "10"): no space, numbers in
-// ECMAScript's form, only the quote, the backslash and control
+// ECMAScript's form (-0 as 0), only the quote, the backslash and control
 // characters escaped.
 func stringify(b *strings.Builder, v any) {
 	switch v := v.(type) {
@@ -597,7 +612,13 @@ func stringify(b *strings.Builder, v any) {
 			}
 		}
 		b.WriteByte('"')
-	default: // a number (encoding/json writes ECMAScript's form), a bool, null
+	case float64:
+		if v == 0 { // -0 too, which JSON.stringify writes as 0
+			v = 0
+		}
+		j, _ := json.Marshal(v) // ECMAScript's form
+		b.Write(j)
+	default: // a bool, null
 		j, _ := json.Marshal(v)
 		b.Write(j)
 	}

@@ -194,9 +194,59 @@ func TestServerHashIsQwenCodes(t *testing.T) {
 			"c59ad1260074f913ec45ef7d4d3ba39f8c38e8dfbcdf61df006475cda9bc5b25"},
 		{"Settings", `{"command": "tasksessiond", "args": ["mcp"], "trust": true}`, false,
 			"6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5"},
+		// -0 as 0: doctor once wrote "-0" and said an approved server
+		// had changed (qwen mcp list: Connected)
+		{"NegativeZero", `{"command": "tasksessiond", "args": ["mcp"], "timeout": -0}`, true,
+			"3fe4fe52f11e160ea93834ce5c6cba7a224da4417875b259e5d8328c3e6c8d29"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.hash, serverHash([]byte(c.raw), c.claude))
+		})
+	}
+}
+
+func TestDiagnoseQwenDisableAllHooksLastWord(t *testing.T) {
+	// Ensures doctor holds "disableAllHooks" to the word Qwen Code 0.24.4
+	// keeps of it, the workspace's over the user's and the system's over
+	// both: the user's true under a workspace's false left the hook
+	// running (a session ran it), where doctor named the user's true.
+	for _, c := range []struct {
+		name, user, workspace, system string
+		off                           string // the file named, "" none
+	}{
+		{"UserOff", `{"disableAllHooks": true}`, `{}`, ``, "user"},
+		{"WorkspaceTurnsItOn", `{"disableAllHooks": true}`, `{"disableAllHooks": false}`, ``, ""},
+		{"WorkspaceOff", `{}`, `{"disableAllHooks": true}`, ``, "workspace"},
+		{"SystemOverWorkspace", `{}`, `{"disableAllHooks": false}`, `{"disableAllHooks": true}`, "system"},
+		{"SystemTurnsItOn", `{"disableAllHooks": true}`, `{"disableAllHooks": true}`, `{"disableAllHooks": false}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, project := t.TempDir(), t.TempDir()
+			files := map[string]string{
+				"user":      filepath.Join(home, ".qwen", "settings.json"),
+				"workspace": filepath.Join(project, ".qwen", "settings.json"),
+				"system":    filepath.Join(home, "system.json"),
+			}
+			for k, s := range map[string]string{"user": c.user, "workspace": c.workspace, "system": c.system} {
+				if s != "" {
+					require.NoError(t, os.MkdirAll(filepath.Dir(files[k]), 0o755))
+					require.NoError(t, os.WriteFile(files[k], []byte(s), 0o600))
+				}
+			}
+			o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+			dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: files["system"], Qwen: true}
+			var off []string
+			for _, f := range dialect.Diagnose(o).Blocked {
+				if strings.Contains(f.Problem, "disableAllHooks") {
+					off = append(off, f.Problem)
+				}
+			}
+			if c.off == "" {
+				assert.Empty(t, off)
+				return
+			}
+			require.Len(t, off, 1)
+			assert.Contains(t, off[0], `"disableAllHooks": true in `+files[c.off])
 		})
 	}
 }

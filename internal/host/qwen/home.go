@@ -31,12 +31,15 @@ func home(o host.Options) string {
 
 // configured is the QWEN_HOME Qwen Code 0.24.4 takes (cli-entry.js's
 // preResolveQwenHome): the environment's, else the one ~/.qwen/.env or
-// else ~/.env names; "" for none. (Qwen Code reads the files only where
-// the variable is not set at all; doctor cannot tell unset from empty.)
+// else ~/.env names; "" for none. Qwen Code reads the files only where
+// the variable is not set at all: set and empty, it is ~/.qwen.
 func configured(o host.Options) string {
-	d := o.Env("QWEN_HOME")
+	d, set := o.Env("QWEN_HOME"), false
+	if o.Getenv == nil { // the process's environment tells unset from empty
+		d, set = os.LookupEnv("QWEN_HOME")
+	}
 	for _, f := range []string{filepath.Join(o.Home(), ".qwen", ".env"), filepath.Join(o.Home(), ".env")} {
-		if d != "" {
+		if d != "" || set {
 			break
 		}
 		d = envFileValue(f)
@@ -68,7 +71,7 @@ func envFileValue(f string) string {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		k, val, ok := strings.Cut(line, "=")
-		if k = strings.TrimSpace(k); !ok || strings.TrimSpace(strings.TrimPrefix(k, "export ")) != "QWEN_HOME" {
+		if !ok || exportPrefix.ReplaceAllString(strings.TrimSpace(k), "") != "QWEN_HOME" {
 			continue
 		}
 		val = strings.TrimSpace(val)
@@ -86,6 +89,9 @@ func envFileValue(f string) string {
 	}
 	return v
 }
+
+// exportPrefix is "export" and the blanks after it, before a key.
+var exportPrefix = regexp.MustCompile(`^export\s+`)
 
 // colonForm is "QWEN_HOME: value", which Qwen Code reads as
 // "QWEN_HOME=value".

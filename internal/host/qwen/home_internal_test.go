@@ -72,3 +72,29 @@ func TestPlanSaysQWEN_HOMEIsRelative(t *testing.T) {
 		assert.NotContains(t, strings.Join(p.Notes, "\n"), "is relative", d)
 	}
 }
+
+func TestHomeEmptyInTheEnvironment(t *testing.T) {
+	// Ensures a QWEN_HOME set but empty in the environment leaves Qwen
+	// Code's directory at ~/.qwen, whatever ~/.env names: 0.24.4 reads
+	// the .env files only when the variable is not set at all ("qwen mcp
+	// list" with QWEN_HOME= listed ~/.qwen's servers), where doctor read
+	// ~/.env's and said set up over a directory Qwen Code did not read.
+	h := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(h, ".env"), []byte("QWEN_HOME=/from/home-env\n"), 0o600))
+	t.Setenv("HOME", h)
+	t.Setenv("QWEN_HOME", "")
+	o := host.Options{Project: t.TempDir()}
+	assert.Equal(t, filepath.Join(h, ".qwen"), home(o))
+	os.Unsetenv("QWEN_HOME")
+	assert.Equal(t, "/from/home-env", home(o))
+}
+
+func TestHomeExportWithATab(t *testing.T) {
+	// Ensures "export<tab>QWEN_HOME=..." in ~/.env is read as Qwen Code
+	// 0.24.4 reads it ("qwen mcp list" listed that directory's servers),
+	// where doctor and setup took ~/.qwen.
+	h, project := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(h, ".env"), []byte("export\tQWEN_HOME=/from/home-env\n"), 0o600))
+	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": h}[k] }}
+	assert.Equal(t, "/from/home-env", home(o))
+}
