@@ -313,6 +313,16 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	}
 	server, _ := v.(map[string]any)
 	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
+	if setups && config.Block(old, b.Name) == "" && p.rec.find(key, b.Server, "") < 0 {
+		// like setup's, but neither in its block nor in its record: the
+		// user's own ("codex mcp add tasks -- tasksessiond mcp", by hand)
+		if body != "" {
+			return fmt.Errorf("%s is a server of yours (it runs %s, as setup's would, but setup did not write it): setup leaves it; remove it (codex mcp remove %s), then run setup again", strings.Join(b.Server, "."), Command(serverWords(server)...), b.Server[len(b.Server)-1])
+		}
+		p.Note("%s in %s is yours (setup's record does not name it): left", strings.Join(b.Server, "."), path)
+		setups = false
+		server = nil
+	}
 	if body != "" && server != nil && !setups {
 		return yours(b.Server, server)
 	}
@@ -350,6 +360,9 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	}
 	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) {
 		p.forget(key, nil) // no other block of setup's is left
+	}
+	if body != "" && b.Server != nil {
+		p.first(Edit{File: key, Path: b.Server}) // setup's server, wherever a rewrite of the host's moves it
 	}
 	setUp := was != "" || !bytes.Equal(stripped, old)
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})

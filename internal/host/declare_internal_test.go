@@ -206,3 +206,38 @@ func TestUninstallRemovesTheDirectoriesSetupMade(t *testing.T) {
 	assert.DirExists(t, filepath.Join(home, ".mine"))
 	assert.NoDirExists(t, filepath.Join(home, ".local"))
 }
+
+func TestUninstallGivesBackTheUsersOwnServerLikeSetups(t *testing.T) {
+	// Ensures a server "tasks" the user added by hand before setup, one
+	// that runs tasksessiond mcp as setup's would ("qwen mcp add tasks
+	// tasksessiond mcp"), is given back by uninstall as they wrote it,
+	// where uninstall once removed it with setup's, leaving
+	// {"mcpServers": {}}; and that setup again (another --session) and
+	// uninstall still give it back.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	mine := "{\n  \"mcpServers\": {\n    \"tasks\": {\"command\": \"/bin/tasksessiond\", \"args\": [\"mcp\"]}\n  }\n}\n"
+	require.NoError(t, os.WriteFile(file, []byte(mine), 0o600))
+	es := func(o Options) []Entry {
+		return []Entry{{File: file, Dialect: config.JSONComments, Kind: OwnServer, Path: []string{"mcpServers", "tasks"}, Value: Server{Command: o.Bin, Args: o.MCPArgs()}}}
+	}
+	read := func() string {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		return string(b)
+	}
+	for _, session := range []string{"", "team"} {
+		o.Session, o.Uninstall = session, false
+		declare(t, o, es(o))
+		if session != "" {
+			assert.Contains(t, read(), `"team"`)
+		}
+		o.Session = "work"
+		declare(t, o, es(o)) // setup again, bound otherwise
+		assert.Contains(t, read(), `"work"`)
+		o.Uninstall = true
+		p := declare(t, o, es(o))
+		assert.Equal(t, mine, read(), "session %q", session)
+		assert.Contains(t, strings.Join(p.Steps, "\n"), "back to yours")
+	}
+}

@@ -120,19 +120,34 @@ func (f *jsonFile) ownServer(e Entry) error {
 	there := f.d.Get(path, &old)
 	setups := there && SetupsServer(old, f.o.Bin, members...)
 	f.setUp = f.setUp || setups
+	// A server like setup's that setup did not add is the user's own
+	// ("claude mcp add tasks -- tasksessiond mcp", by hand): setup takes
+	// it over, recording it as they wrote it, and uninstall gives it back.
+	var yoursWas *string
+	if i := f.rec.find(f.file, path, ""); i >= 0 {
+		yoursWas = f.rec[i].Was
+	}
+	added := f.rec.find(f.file, path, "") >= 0 && yoursWas == nil
 	switch {
+	case f.o.Uninstall && setups && yoursWas != nil:
+		f.d.SetRaw(path, []byte(*yoursWas))
+		f.Step("set the MCP server %q in %s back to yours", name, e.File)
 	case f.o.Uninstall && setups:
 		f.d.Delete(path, f.keep(path))
 		f.Step("remove the MCP server %q from %s", name, e.File)
-	case f.o.Uninstall && there && f.rec.find(f.file, path, "") >= 0 && !RunsTasksessiond(serverWords(old), f.o.Bin, "mcp"):
+	case f.o.Uninstall && there && added && !RunsTasksessiond(serverWords(old), f.o.Bin, "mcp"):
 		f.Note("the MCP server %q in %s, which setup added, runs %s now: left; run uninstall with the --bin setup was given", name, e.File, Command(serverWords(old)...))
-	case f.o.Uninstall && there && f.rec.find(f.file, path, "") >= 0:
+	case f.o.Uninstall && there && added:
 		f.Note("the MCP server %q in %s, which setup added, has been changed since (it runs %s, with %s): left as yours; remove it yourself if you want it gone", name, e.File, Command(serverWords(old)...), raw(f.d, path))
 	case f.o.Uninstall:
 	case there && !setups:
 		return yours(path, old)
 	default:
 		before := raw(f.d, path)
+		if there && f.rec.find(f.file, path, "") < 0 {
+			was := string(f.d.Raw(path))
+			f.first(Edit{File: f.file, Path: path, Was: &was})
+		}
 		f.made(path)
 		if err := f.d.Set(path, want); err != nil {
 			return err

@@ -458,3 +458,40 @@ func TestDoctorHooksFeatureOff(t *testing.T) {
 		})
 	}
 }
+
+func TestSetupRefusesTheUsersOwnServerLikeSetups(t *testing.T) {
+	// Ensures a [mcp_servers.tasks] the user added by hand ("codex mcp add
+	// tasks -- tasksessiond mcp"), one that runs tasksessiond mcp as
+	// setup's would, is refused by name and kept, and that uninstall
+	// leaves it: setup once took it into its block, and uninstall then
+	// removed it, leaving config.toml empty. Setup's own server, moved out
+	// of its block by a rewrite of Codex's, is still setup's.
+	e := newProjectEnv(t)
+	o := e.options(func(o *host.Options) { o.Project, o.Socket = "", "" })
+	mine := "[mcp_servers.tasks]\ncommand = \"/opt/tsd\"\nargs = [\"mcp\"]\n"
+	write(t, e.userTOML(), mine)
+	_, err := codex.Host{}.Plan(o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is a server of yours")
+	assert.Contains(t, err.Error(), "codex mcp remove tasks")
+	o.Uninstall = true
+	apply(t, o)
+	assert.Equal(t, mine, readFile(t, e.userTOML()))
+
+	// setup's own, its block's markers lost to a rewrite: still setup's
+	require.NoError(t, os.Remove(e.userTOML()))
+	o.Uninstall = false
+	apply(t, o)
+	var kept []string
+	for _, l := range strings.SplitAfter(readFile(t, e.userTOML()), "\n") {
+		if !strings.HasPrefix(l, "# ") {
+			kept = append(kept, l)
+		}
+	}
+	write(t, e.userTOML(), strings.Join(kept, ""))
+	apply(t, o)
+	o.Uninstall = true
+	apply(t, o)
+	_, err = os.Stat(e.userTOML())
+	assert.ErrorIs(t, err, os.ErrNotExist, "setup made the file; uninstall takes it back")
+}
