@@ -240,6 +240,13 @@ func TestSetupKeepsCodexsOwnTables(t *testing.T) {
 		return out.Stdout
 	}
 	assert.Contains(t, servers(), `"mine"`)
+	assert.Contains(t, servers(), `"tasks"`)
+	// Codex's rewrite may drop the begin marker of setup's block, its
+	// tables kept: Codex reads them, and doctor says set up (it said
+	// setup would add the server)
+	tsd, err := h.Doctor("codex")
+	assert.NoError(t, err, tsd)
+	assert.Contains(t, tsd, "Codex CLI: set up", "after codex mcp add")
 
 	h.Setup(t, "codex", "--session", "fixed")
 	assert.Contains(t, read(t, cfg), "--session", "setup did not write its block again")

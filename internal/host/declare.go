@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -342,6 +343,12 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if err != nil {
 		return err
 	}
+	if body != "" && was == "" && holdsTOML(old, body) {
+		// setup's tables, whole, left without their block by a rewrite
+		// of the host's ("codex mcp add" drops the begin marker): the
+		// host reads them as setup wrote them, so there is nothing to do
+		newb = old
+	}
 	switch {
 	case bytes.Equal(newb, old):
 	case body == "" && was != "":
@@ -367,4 +374,36 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	setUp := was != "" || !bytes.Equal(stripped, old)
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})
 	return nil
+}
+
+// holdsTOML reports whether the TOML file b holds every key of body with
+// its value.
+func holdsTOML(b []byte, body string) bool {
+	var have, want map[string]any
+	if config.DecodeTOML(b, &have) != nil || config.DecodeTOML([]byte(body), &want) != nil {
+		return false
+	}
+	return within(want, have)
+}
+
+// within reports whether every leaf of want is in have, equal (a number
+// as a number: Codex writes 30 back as 30.0).
+func within(want, have any) bool {
+	if i, ok := want.(int64); ok {
+		want = float64(i)
+	}
+	if i, ok := have.(int64); ok {
+		have = float64(i)
+	}
+	w, ok := want.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(want, have)
+	}
+	h, ok := have.(map[string]any)
+	for k, v := range w {
+		if !ok || !within(v, h[k]) {
+			return false
+		}
+	}
+	return ok
 }

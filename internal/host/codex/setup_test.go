@@ -495,3 +495,34 @@ func TestSetupRefusesTheUsersOwnServerLikeSetups(t *testing.T) {
 	_, err = os.Stat(e.userTOML())
 	assert.ErrorIs(t, err, os.ErrNotExist, "setup made the file; uninstall takes it back")
 }
+
+func TestSetupSetUpAlreadyAfterCodexDropsTheBlocksBeginMarker(t *testing.T) {
+	// Ensures that after "codex mcp add" rewrote config.toml, dropping the
+	// begin marker of setup's block but keeping its tables (Codex 0.169.0
+	// does), setup changes nothing, so doctor says set up, as
+	// "codex mcp list" does, where it said setup would add the server;
+	// and that uninstall still takes setup's tables out.
+	e := newProjectEnv(t)
+	o := e.options(func(o *host.Options) { o.Project = "" })
+	write(t, e.userTOML(), "model = \"x\"\n")
+	apply(t, o)
+	var kept []string
+	for _, l := range strings.SplitAfter(readFile(t, e.userTOML()), "\n") {
+		if !strings.HasPrefix(l, "# >>> ") {
+			kept = append(kept, l)
+		}
+	}
+	rewritten := strings.Join(kept, "") + "\n[mcp_servers.other]\ncommand = \"other\"\n"
+	rewritten = strings.Replace(rewritten, "startup_timeout_sec = 30\n", "startup_timeout_sec = 30.0\n", 1) // as Codex writes it
+	require.Contains(t, rewritten, "= 30.0")
+	write(t, e.userTOML(), rewritten)
+	p, err := codex.Host{}.Plan(o)
+	require.NoError(t, err)
+	assert.False(t, p.Changed(), "%v", p.Steps)
+	o.Uninstall = true
+	apply(t, o)
+	got := readFile(t, e.userTOML()) // Codex rewrote it: its bytes are Codex's, its keys the user's
+	assert.NotContains(t, got, "tasks")
+	assert.Contains(t, got, "model = \"x\"\n")
+	assert.Contains(t, got, "[mcp_servers.other]\ncommand = \"other\"\n")
+}
