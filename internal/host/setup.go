@@ -194,6 +194,16 @@ func (p *Plan) stopped(i int, rc config.Change, err error) error {
 	return err
 }
 
+// NotUsers is the error for setup --project whose project file is the
+// user's own file (the project is HOME): it would edit the user's setup,
+// and --project --uninstall take it out.
+func NotUsers(o Options, file, users string) error {
+	if o.Project == "" || recordKey(file) != recordKey(users) {
+		return nil
+	}
+	return fmt.Errorf("%s is your user configuration, not a project's: run setup without --project", file)
+}
+
 // Finding is one thing doctor found wrong.
 type Finding struct {
 	Problem string // what is wrong
