@@ -43,3 +43,22 @@ func TestSetupProjectInHomeIsRefused(t *testing.T) {
 	}
 }
 
+
+func TestUninstallWithAnotherBinKeepsTheRecordOfWhatItLeaves(t *testing.T) {
+	// Ensures an uninstall run without the --bin setup was given, which
+	// leaves Codex's server (it runs another command), keeps the record
+	// of config.toml, which setup made: the uninstall with the right
+	// --bin then removed the server but left config.toml empty, and
+	// ~/.codex and the record with it.
+	e := newSetupEnv(t)
+	bin := filepath.Join(e.home, "elsewhere", "tsd")
+	_, stderr, code := e.run(t, "setup", "codex", "--bin", bin)
+	require.Zero(t, code, stderr)
+	stdout, stderr, code := e.run(t, "setup", "codex", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "left as yours")
+	_, stderr, code = e.run(t, "setup", "codex", "--uninstall", "--bin", bin)
+	require.Zero(t, code, stderr)
+	assert.NoDirExists(t, filepath.Join(e.home, ".codex"), "setup's ~/.codex is left")
+	assert.NoFileExists(t, e.record())
+}

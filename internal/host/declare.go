@@ -348,8 +348,8 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if len(bytes.TrimSpace(newb)) == 0 {
 		newb = p.emptied(key, newb)
 	}
-	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) {
-		p.forget(key, nil) // no other block of setup's is left
+	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) && (server == nil || setups) {
+		p.forget(key, nil) // no other block of setup's is left, nor a server it may have written (another --bin)
 	}
 	setUp := was != "" || !bytes.Equal(stripped, old)
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})
