@@ -170,7 +170,11 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	f.settle()
 	newb := f.d.Bytes()
 	if f.d.IsEmpty() {
-		newb = p.emptied(f.file, []byte("{}\n"))
+		empty := []byte("{}\n")
+		if bytes.Equal(newb, old) {
+			empty = old // as the user wrote it, setup's not in it
+		}
+		newb = p.emptied(f.file, empty)
 	}
 	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
 		p.forget(f.file, nil) // no container of setup's holds the user's

@@ -206,3 +206,20 @@ func TestUninstallRemovesTheDirectoriesSetupMade(t *testing.T) {
 	assert.DirExists(t, filepath.Join(home, ".mine"))
 	assert.NoDirExists(t, filepath.Join(home, ".local"))
 }
+
+func TestUninstallLeavesAnEmptyFileItNeverTouched(t *testing.T) {
+	// Ensures an uninstall that finds nothing of setup's in a user's
+	// empty file (written "{ }", or "{}" without a newline) leaves its
+	// bytes: it rewrote it as "{}\n", a change with no step to say so.
+	for _, text := range []string{"{ }\n", "{}", "{\n}\n"} {
+		o := homeOptions(t)
+		file := filepath.Join(o.Home(), "settings.json")
+		require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
+		o.Uninstall = true
+		p := declare(t, o, []Entry{{File: file, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}})
+		assert.False(t, p.Changed(), "%q: the plan changes a file", text)
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, text, string(b))
+	}
+}
