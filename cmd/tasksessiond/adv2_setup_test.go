@@ -43,7 +43,6 @@ func TestSetupProjectInHomeIsRefused(t *testing.T) {
 	}
 }
 
-
 func TestUninstallWithAnotherBinKeepsTheRecordOfWhatItLeaves(t *testing.T) {
 	// Ensures an uninstall run without the --bin setup was given, which
 	// leaves Codex's server (it runs another command), keeps the record
@@ -56,9 +55,32 @@ func TestUninstallWithAnotherBinKeepsTheRecordOfWhatItLeaves(t *testing.T) {
 	require.Zero(t, code, stderr)
 	stdout, stderr, code := e.run(t, "setup", "codex", "--uninstall", "--bin", e.bin)
 	require.Zero(t, code, stderr)
-	assert.Contains(t, stdout, "left as yours")
+	assert.Contains(t, stdout, "runs "+bin+" mcp now: left")
 	_, stderr, code = e.run(t, "setup", "codex", "--uninstall", "--bin", bin)
 	require.Zero(t, code, stderr)
 	assert.NoDirExists(t, filepath.Join(e.home, ".codex"), "setup's ~/.codex is left")
 	assert.NoFileExists(t, e.record())
+}
+
+func TestUninstallWithAnotherBinLeavesCodexsBlock(t *testing.T) {
+	// Ensures an uninstall run without the --bin setup was given leaves
+	// setup's block in config.toml whole, and says to run it with that
+	// --bin, which then gives the user's bytes back: it took the block's
+	// markers out and left its tables, and the blank line setup put
+	// before the block then stayed, with a backup.
+	e := newSetupEnv(t)
+	e.write(t, userFiles["codex"])
+	before := e.snapshot(t)
+	bin := filepath.Join(e.home, "elsewhere", "tsd")
+	_, stderr, code := e.run(t, "setup", "codex", "--bin", bin)
+	require.Zero(t, code, stderr)
+	set := e.snapshot(t)
+	stdout, stderr, code := e.run(t, "setup", "codex", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "--bin")
+	assert.Equal(t, set[".codex/config.toml"], e.snapshot(t)[".codex/config.toml"], "setup's block was changed")
+	_, stderr, code = e.run(t, "setup", "codex", "--uninstall", "--bin", bin)
+	require.Zero(t, code, stderr)
+	assert.Equal(t, before, e.snapshot(t))
+	assert.Empty(t, e.backups(t))
 }

@@ -320,10 +320,17 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if body != "" && server != nil && !setups {
 		return yours(b.Server, server)
 	}
+	was := config.Block(old, b.Name)
+	if words := serverWords(server); body == "" && was != "" && server != nil && !setups && len(words) > 0 && SetupsServer(server, words[0], b.Members...) {
+		// setup's, written with another --bin: its block stays whole for
+		// the uninstall with that --bin to take out
+		p.Note("the MCP server %q in %s, which setup added, runs %s now: left, with setup's block; run uninstall with the --bin setup was given", b.Server[len(b.Server)-1], path, Command(words...))
+		p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: old, Mode: 0o600, Check: config.CheckTOML, NoBackup: true})
+		return nil
+	}
 	if server != nil && !setups {
 		p.Note("%s in %s is not as setup wrote it (it runs %s): left as yours; remove it yourself if you want it gone", strings.Join(b.Server, "."), path, Command(serverWords(server)...))
 	}
-	was := config.Block(old, b.Name)
 	ours := func(h string) bool {
 		s := strings.Join(b.Server, ".")
 		return setups && (h == s || strings.HasPrefix(h, s+".")) || slices.Contains(b.Tables, h)
