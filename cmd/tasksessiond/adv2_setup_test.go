@@ -84,3 +84,52 @@ func TestUninstallWithAnotherBinLeavesCodexsBlock(t *testing.T) {
 	assert.Equal(t, before, e.snapshot(t))
 	assert.Empty(t, e.backups(t))
 }
+
+func TestSetupProjectKeepsTheBackupOfTheUsersConfig(t *testing.T) {
+	// Ensures setup --project, which puts the trust of the project's hook
+	// in the user's config.toml beside setup's own block, keeps the
+	// backup of the user's original: it took the file with setup's block
+	// in it for an original and wrote it over the backup, which then
+	// stayed after both uninstalls, holding setup's block.
+	e := newSetupEnv(t)
+	e.write(t, userFiles["codex"])
+	original := userFiles["codex"][".codex/config.toml"]
+	project := filepath.Join(e.home, "proj")
+	require.NoError(t, os.MkdirAll(project, 0o755))
+	before := e.snapshot(t)
+	_, stderr, code := e.run(t, "setup", "codex", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	out, code := e.runIn(t, project, nil, "setup", "codex", "--project", "--bin", e.bin)
+	require.Zero(t, code, out)
+	b, err := os.ReadFile(filepath.Join(e.home, ".codex", "config.toml.tasksessiond-backup"))
+	require.NoError(t, err)
+	assert.Equal(t, original, string(b), "the backup is not the user's original")
+	_, stderr, code = e.run(t, "setup", "codex", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	out, code = e.runIn(t, project, nil, "setup", "codex", "--project", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, out)
+	assert.Equal(t, before, e.snapshot(t))
+	assert.Empty(t, e.backups(t))
+}
+
+func TestSetupAgainKeepsTheBackupOfTheUsersSettings(t *testing.T) {
+	// Ensures a second setup that changes a file holding only setup's
+	// rules (set up --no-hook, then with the hook) keeps the backup of
+	// the user's original: it took the file with setup's rules in it for
+	// an original and wrote it over the backup, which then stayed after
+	// uninstall.
+	e := newSetupEnv(t)
+	e.write(t, userFiles["claude-code"])
+	before := e.snapshot(t)
+	_, stderr, code := e.run(t, "setup", "claude-code", "--no-hook", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	_, stderr, code = e.run(t, "setup", "claude-code", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	b, err := os.ReadFile(filepath.Join(e.home, ".claude", "settings.json.tasksessiond-backup"))
+	require.NoError(t, err)
+	assert.Equal(t, userFiles["claude-code"][".claude/settings.json"], string(b), "the backup is not the user's original")
+	_, stderr, code = e.run(t, "setup", "claude-code", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	assert.Equal(t, before, e.snapshot(t))
+	assert.Empty(t, e.backups(t))
+}

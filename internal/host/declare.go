@@ -179,9 +179,10 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
 		p.forget(f.file, nil) // no container of setup's holds the user's
 	}
-	// A file that held setup's own as found is no original to back up.
+	// A file that held setup's own as found, or what the record says
+	// setup changed there, is no original to back up.
 	check := func(b []byte) error { return config.CheckJSON(b, dl) }
-	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp})
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp || f.known})
 	return nil
 }
 
@@ -362,7 +363,9 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) && (server == nil || setups) {
 		p.forget(key, nil) // no other block of setup's is left, nor a server it may have written (another --bin)
 	}
-	setUp := was != "" || !bytes.Equal(stripped, old)
+	// a file with a block of setup's in it (this one, or another's: a
+	// project's trust beside the user's setup) is no original to back up
+	setUp := was != "" || !bytes.Equal(stripped, old) || bytes.Contains(old, []byte("# >>> tasksessiond"))
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})
 	return nil
 }
