@@ -133,3 +133,20 @@ func TestSetupAgainKeepsTheBackupOfTheUsersSettings(t *testing.T) {
 	assert.Equal(t, before, e.snapshot(t))
 	assert.Empty(t, e.backups(t))
 }
+
+func TestUninstallRemovesTheRecordThoughTheUserWritesBesideIt(t *testing.T) {
+	// Ensures the last uninstall removes setup's record and its
+	// directory though a directory setup made on the way to it
+	// (~/.local) holds the user's since: the record kept the directories
+	// it could not remove, so it stayed, in the directory the steps said
+	// was removed, and every later uninstall wrote it again.
+	e := newSetupEnv(t)
+	_, stderr, code := e.run(t, "setup", "gemini", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	require.NoError(t, os.MkdirAll(filepath.Join(e.home, ".local", "bin"), 0o755))
+	_, stderr, code = e.run(t, "setup", "gemini", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	assert.NoFileExists(t, e.record())
+	assert.NoDirExists(t, filepath.Dir(e.record()))
+	assert.DirExists(t, filepath.Join(e.home, ".local", "bin"))
+}
