@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -149,4 +150,30 @@ func TestUninstallRemovesTheRecordThoughTheUserWritesBesideIt(t *testing.T) {
 	assert.NoFileExists(t, e.record())
 	assert.NoDirExists(t, filepath.Dir(e.record()))
 	assert.DirExists(t, filepath.Join(e.home, ".local", "bin"))
+}
+
+func TestSetupDryRunSaysTheNotes(t *testing.T) {
+	// Ensures --dry-run prints the notes the real run prints (what setup
+	// leaves, and why), as it prints the steps: it printed the steps and
+	// the diff only, so a dry run of an uninstall with another --bin did
+	// not say the server stays.
+	e := newSetupEnv(t)
+	e.write(t, userFiles["claude-code"])
+	bin := filepath.Join(e.home, "elsewhere", "tsd")
+	dry, stderr, code := e.run(t, "setup", "claude-code", "--bin", bin, "--dry-run")
+	require.Zero(t, code, stderr)
+	out, stderr, code := e.run(t, "setup", "claude-code", "--bin", bin)
+	require.Zero(t, code, stderr)
+	udry, stderr, code := e.run(t, "setup", "claude-code", "--uninstall", "--bin", e.bin, "--dry-run")
+	require.Zero(t, code, stderr)
+	uout, stderr, code := e.run(t, "setup", "claude-code", "--uninstall", "--bin", e.bin)
+	require.Zero(t, code, stderr)
+	for _, run := range [][2]string{{dry, out}, {udry, uout}} {
+		require.Contains(t, run[1], "  note: ")
+		for _, line := range strings.Split(run[1], "\n") {
+			if strings.HasPrefix(line, "  note: ") {
+				assert.Contains(t, run[0], line+"\n", "--dry-run did not say the note")
+			}
+		}
+	}
 }
