@@ -151,7 +151,8 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 		return err
 	}
 	f.known = slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file })
-	p.found(f.file, old, f.d.IsEmpty())
+	empty := f.d.IsEmpty()
+	p.found(f.file, old, empty)
 	for _, e := range es {
 		switch e.Kind {
 		case OwnServer:
@@ -170,11 +171,11 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	f.settle()
 	newb := f.d.Bytes()
 	if f.d.IsEmpty() {
-		empty := []byte("{}\n")
-		if bytes.Equal(newb, old) {
-			empty = old // as the user wrote it, setup's not in it
+		emptied := []byte("{}\n")
+		if empty {
+			emptied = old // as the user wrote it, setup's not in it
 		}
-		newb = p.emptied(f.file, empty)
+		newb = p.emptied(f.file, emptied)
 	}
 	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
 		p.forget(f.file, nil) // no container of setup's holds the user's

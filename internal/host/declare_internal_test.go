@@ -211,7 +211,8 @@ func TestUninstallLeavesAnEmptyFileItNeverTouched(t *testing.T) {
 	// Ensures an uninstall that finds nothing of setup's in a user's
 	// empty file (written "{ }", or "{}" without a newline) leaves its
 	// bytes: it rewrote it as "{}\n", a change with no step to say so.
-	for _, text := range []string{"{ }\n", "{}", "{\n}\n"} {
+	// An empty file, or one of white space, is an empty document too.
+	for _, text := range []string{"{ }\n", "{}", "{\n}\n", "", "\n\n"} {
 		o := homeOptions(t)
 		file := filepath.Join(o.Home(), "settings.json")
 		require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
