@@ -44,7 +44,7 @@ func TestSetupProjectInHomeIsRefused(t *testing.T) {
 	}
 }
 
-func TestUninstallWithAnotherBinKeepsTheRecordOfWhatItLeaves(t *testing.T) {
+func TestSetupUninstallWithAnotherBinKeepsTheRecordOfWhatItLeaves(t *testing.T) {
 	// Ensures an uninstall run without the --bin setup was given, which
 	// leaves Codex's server (it runs another command), keeps the record
 	// of config.toml, which setup made: the uninstall with the right
@@ -63,7 +63,7 @@ func TestUninstallWithAnotherBinKeepsTheRecordOfWhatItLeaves(t *testing.T) {
 	assert.NoFileExists(t, e.record())
 }
 
-func TestUninstallWithAnotherBinLeavesCodexsBlock(t *testing.T) {
+func TestSetupUninstallWithAnotherBinLeavesCodexsBlock(t *testing.T) {
 	// Ensures an uninstall run without the --bin setup was given leaves
 	// setup's block in config.toml whole, and says to run it with that
 	// --bin, which then gives the user's bytes back: it took the block's
@@ -135,7 +135,7 @@ func TestSetupAgainKeepsTheBackupOfTheUsersSettings(t *testing.T) {
 	assert.Empty(t, e.backups(t))
 }
 
-func TestUninstallRemovesTheRecordThoughTheUserWritesBesideIt(t *testing.T) {
+func TestSetupUninstallRemovesTheRecordThoughTheUserWritesBesideIt(t *testing.T) {
 	// Ensures the last uninstall removes setup's record and its
 	// directory though a directory setup made on the way to it
 	// (~/.local) holds the user's since: the record kept the directories
