@@ -28,16 +28,18 @@ func TestSetupProjectInHomeIsRefused(t *testing.T) {
 	// Ensures setup --project run in HOME, where a host's project
 	// settings file is the user's own, is refused: it edited the user's
 	// settings, and --project --uninstall then took the user's setup out.
-	for _, name := range []string{"claude-code", "gemini", "qwen"} {
+	// OpenCode's project file is the user's in its config directory.
+	for name, rel := range map[string]string{"claude-code": "", "gemini": "", "qwen": "", "opencode": ".config/opencode"} {
 		t.Run(name, func(t *testing.T) {
 			e := newSetupEnv(t)
 			_, stderr, code := e.run(t, "setup", name, "--bin", e.bin)
 			require.Zero(t, code, stderr)
 			before := e.snapshot(t)
-			out, code := e.runIn(t, e.home, trust, "setup", name, "--project", "--bin", e.bin)
+			dir := filepath.Join(e.home, rel)
+			out, code := e.runIn(t, dir, trust, "setup", name, "--project", "--bin", e.bin)
 			assert.NotZero(t, code)
 			assert.Contains(t, out, "not a project's")
-			_, code = e.runIn(t, e.home, trust, "setup", name, "--project", "--uninstall", "--bin", e.bin)
+			_, code = e.runIn(t, dir, trust, "setup", name, "--project", "--uninstall", "--bin", e.bin)
 			assert.NotZero(t, code)
 			assert.Equal(t, before, e.snapshot(t), "the user's setup was changed")
 		})

@@ -200,8 +200,8 @@ func (p *Plan) stopped(i int, rc config.Change, err error) error {
 }
 
 // NotUsers is the error for setup --project whose project file is the
-// user's own file (the project is HOME): it would edit the user's setup,
-// and --project --uninstall take it out.
+// user's own file (the project is HOME, or OpenCode's config directory):
+// it would edit the user's setup, and --project --uninstall take it out.
 func NotUsers(o Options, file, users string) error {
 	if o.Project == "" || recordKey(file) != recordKey(users) {
 		return nil
