@@ -126,6 +126,7 @@ Flags:
 		// first what the real run would print, then the bytes
 		fmt.Fprintf(stdout, "%s: setup would\n", h.Title())
 		printList(stdout, "  - ", plan.Steps)
+		printList(stdout, "  note: ", plan.Notes)
 		for _, c := range plan.Changes {
 			config.Diff(stdout, c)
 		}

@@ -152,7 +152,8 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 		return err
 	}
 	f.known = slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file })
-	p.found(f.file, old, f.d.IsEmpty())
+	empty := f.d.IsEmpty()
+	p.found(f.file, old, empty)
 	for _, e := range es {
 		switch e.Kind {
 		case OwnServer:
@@ -171,14 +172,19 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	f.settle()
 	newb := f.d.Bytes()
 	if f.d.IsEmpty() {
-		newb = p.emptied(f.file, []byte("{}\n"))
+		emptied := []byte("{}\n")
+		if empty {
+			emptied = old // as the user wrote it, setup's not in it
+		}
+		newb = p.emptied(f.file, emptied)
 	}
 	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
 		p.forget(f.file, nil) // no container of setup's holds the user's
 	}
-	// A file that held setup's own as found is no original to back up.
+	// A file that held setup's own as found, or what the record says
+	// setup changed there, is no original to back up.
 	check := func(b []byte) error { return config.CheckJSON(b, dl) }
-	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp})
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp || f.known})
 	return nil
 }
 
@@ -327,10 +333,17 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if body != "" && server != nil && !setups {
 		return yours(b.Server, server)
 	}
+	was := config.Block(old, b.Name)
+	if words := serverWords(server); body == "" && was != "" && server != nil && !setups && len(words) > 0 && SetupsServer(server, words[0], b.Members...) {
+		// setup's, written with another --bin: its block stays whole for
+		// the uninstall with that --bin to take out
+		p.Note("the MCP server %q in %s, which setup added, runs %s now: left, with setup's block; run uninstall with the --bin setup was given", b.Server[len(b.Server)-1], path, Command(words...))
+		p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: old, Mode: 0o600, Check: config.CheckTOML, NoBackup: true})
+		return nil
+	}
 	if server != nil && !setups {
 		p.Note("%s in %s is not as setup wrote it (it runs %s): left as yours; remove it yourself if you want it gone", strings.Join(b.Server, "."), path, Command(serverWords(server)...))
 	}
-	was := config.Block(old, b.Name)
 	ours := func(h string) bool {
 		s := strings.Join(b.Server, ".")
 		return setups && (h == s || strings.HasPrefix(h, s+".")) || slices.Contains(b.Tables, h)
@@ -365,13 +378,15 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if len(bytes.TrimSpace(newb)) == 0 {
 		newb = p.emptied(key, newb)
 	}
-	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) {
-		p.forget(key, nil) // no other block of setup's is left
+	if p.o.Uninstall && !bytes.Contains(newb, []byte("# >>> tasksessiond")) && (server == nil || setups) {
+		p.forget(key, nil) // no other block of setup's is left, nor a server it may have written (another --bin)
 	}
 	if body != "" && b.Server != nil {
 		p.first(Edit{File: key, Path: b.Server}) // setup's server, wherever a rewrite of the host's moves it
 	}
-	setUp := was != "" || !bytes.Equal(stripped, old)
+	// a file with a block of setup's in it (this one, or another's: a
+	// project's trust beside the user's setup) is no original to back up
+	setUp := was != "" || !bytes.Equal(stripped, old) || bytes.Contains(old, []byte("# >>> tasksessiond"))
 	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: config.CheckTOML, NoBackup: p.o.Uninstall || setUp})
 	return nil
 }

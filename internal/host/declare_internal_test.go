@@ -241,3 +241,21 @@ func TestUninstallGivesBackTheUsersOwnServerLikeSetups(t *testing.T) {
 		assert.Contains(t, strings.Join(p.Steps, "\n"), "back to yours")
 	}
 }
+
+func TestUninstallLeavesAnEmptyFileItNeverTouched(t *testing.T) {
+	// Ensures an uninstall that finds nothing of setup's in a user's
+	// empty file (written "{ }", or "{}" without a newline) leaves its
+	// bytes: it rewrote it as "{}\n", a change with no step to say so.
+	// An empty file, or one of white space, is an empty document too.
+	for _, text := range []string{"{ }\n", "{}", "{\n}\n", "", "\n\n"} {
+		o := homeOptions(t)
+		file := filepath.Join(o.Home(), "settings.json")
+		require.NoError(t, os.WriteFile(file, []byte(text), 0o600))
+		o.Uninstall = true
+		p := declare(t, o, []Entry{{File: file, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}})
+		assert.False(t, p.Changed(), "%q: the plan changes a file", text)
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Equal(t, text, string(b))
+	}
+}

@@ -58,3 +58,33 @@ func TestRecordSaysNoMoreThanWasWritten(t *testing.T) {
 	assert.True(t, names(recordKey(a)), "the file written is recorded")
 	assert.False(t, names(recordKey(b)), "the record names edits never made")
 }
+
+func TestRecordNamesNoDirectoryNotMade(t *testing.T) {
+	// Ensures a setup that fails before it writes a file in a directory
+	// it was about to make leaves that directory out of its record: the
+	// record said setup made it, and an uninstall would have taken a
+	// directory the user made there since for setup's.
+	home := t.TempDir()
+	o := Options{Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	a, b := filepath.Join(home, "a.json"), filepath.Join(home, "new", "b.json")
+	require.NoError(t, os.WriteFile(a, []byte("{}\n"), 0o600))
+	p, err := NewPlan(nil, o)
+	require.NoError(t, err)
+	for _, f := range []string{a, b} {
+		require.NoError(t, p.Declare([]Entry{{File: f, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"}}))
+	}
+	require.NoError(t, os.WriteFile(a, []byte(`{"x": 2}`), 0o600)) // the host's write
+	require.ErrorContains(t, p.Apply(), "changed while setup ran")
+
+	raw, err := os.ReadFile(o.RecordFile())
+	require.NoError(t, err)
+	var rec Record
+	require.NoError(t, json.Unmarshal(raw, &rec))
+	assert.NoDirExists(t, filepath.Dir(b))
+	assert.False(t, slices.ContainsFunc(rec, func(e Edit) bool { return e.File == recordKey(filepath.Dir(b)) }), "the record names a directory setup did not make: %s", raw)
+}

@@ -167,7 +167,7 @@ func (p *Plan) Apply() error {
 
 // stopped is Apply's error when change i failed, which names the files
 // changed before it; the record is set back to what it said of the files
-// not written, and of the directories not removed.
+// not written, and of the directories not removed or not made.
 func (p *Plan) stopped(i int, rc config.Change, err error) error {
 	var written []string
 	for _, c := range p.Changes[:i] {
@@ -188,10 +188,25 @@ func (p *Plan) stopped(i int, rc config.Change, err error) error {
 	for _, d := range p.rmdirs {
 		p.first(Edit{File: d, Path: []string{}})
 	}
+	// nor of the directories setup was about to make that it did not
+	p.rec = slices.DeleteFunc(p.rec, func(e Edit) bool {
+		_, err := os.Lstat(e.File) // not there, or a name the file system refuses
+		return len(e.Path) == 0 && e.Was == nil && was.find(e.File, e.Path, "") < 0 && err != nil
+	})
 	if rerr := config.Apply(config.Change{Path: rc.Path, Old: rc.New, New: p.rec.encode(), Mode: 0o600, NoBackup: true}); rerr != nil {
 		return fmt.Errorf("%w (and setup's record could not be set back: %v)", err, rerr)
 	}
 	return err
+}
+
+// NotUsers is the error for setup --project whose project file is the
+// user's own file (the project is HOME, or OpenCode's config directory):
+// it would edit the user's setup, and --project --uninstall take it out.
+func NotUsers(o Options, file, users string) error {
+	if o.Project == "" || recordKey(file) != recordKey(users) {
+		return nil
+	}
+	return fmt.Errorf("%s is your user configuration, not a project's: run setup without --project", file)
 }
 
 // Finding is one thing doctor found wrong.

@@ -40,10 +40,14 @@ func (p *Plan) dirs() {
 		}
 	}
 	p.emptyDirs(gone)
-	// The record goes when it holds nothing but its own directories.
-	if !slices.ContainsFunc(p.rec, func(e Edit) bool { return !strings.HasPrefix(record, e.File+sep) }) {
+	// The record goes when it holds nothing but its own directories; one
+	// that holds the user's since (~/.local/bin beside) stays theirs, for
+	// no record is left to keep it.
+	own := func(e Edit) bool { return strings.HasPrefix(record, e.File+sep) }
+	if !slices.ContainsFunc(p.rec, func(e Edit) bool { return !own(e) }) {
 		gone[record] = true
 		p.emptyDirs(gone)
+		p.rec = slices.DeleteFunc(p.rec, own)
 	}
 }
 

@@ -72,9 +72,12 @@ func (h Host) entries(o host.Options) []host.Entry {
 
 // Plan plans the entries.
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	_, settings := files(o)
+	if err := host.NotUsers(o, settings, filepath.Join(configDir(o), "settings.json")); err != nil {
+		return nil, err
+	}
 	p, err := host.Declared(h, o, h.entries(o))
 	if err == nil && !o.Uninstall {
-		_, settings := files(o)
 		p.Note("Claude Code's own to-do tools (%s) are denied in %s, so the model sees one list: ours", strings.Join(ownTools, ", "), settings)
 	}
 	return p, err

@@ -75,6 +75,11 @@ func Ready(c Change) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	for ; err != nil && dir != filepath.Dir(dir); st, err = os.Stat(dir) {
+		if lst, lerr := os.Lstat(dir); lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			// a link to nothing: no directory can be made there
+			to, _ := os.Readlink(dir)
+			return fmt.Errorf("%s: %s is a link to %s, which is not there: make the directory it points to, or remove the link", c.Path, dir, to)
+		}
 		dir = filepath.Dir(dir) // the first that is there
 	}
 	switch {

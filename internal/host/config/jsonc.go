@@ -505,7 +505,10 @@ func elements(arr *hujson.Array) list[hujson.Value] {
 
 // layout returns the indent of the items' lines, the container being on
 // a line indented by indent, and whether a new item goes on a line of its
-// own: as the first item is, else as the root's first member is, else yes.
+// own: as the first item is, else not when the container holds only a
+// comment on one line ({ /* none */ }: remove could not tell a line break
+// add put after the comment from one of the user's), else as the root's
+// first member is, else yes.
 func (l list[T]) layout(d *Doc, indent string) (inner string, multi bool) {
 	inner, multi = indent+d.unit(), true
 	for i := range *l.items {
@@ -516,6 +519,8 @@ func (l list[T]) layout(d *Doc, indent string) (inner string, multi bool) {
 	}
 	if len(*l.items) > 0 {
 		multi = bytes.ContainsRune(l.before(&(*l.items)[0]).BeforeExtra, '\n')
+	} else if !isSpace(*l.after) && !bytes.ContainsRune(*l.after, '\n') {
+		multi = false
 	} else if r := d.root.Value.(*hujson.Object); len(r.Members) > 0 {
 		multi = bytes.ContainsRune(r.Members[0].Name.BeforeExtra, '\n')
 	}

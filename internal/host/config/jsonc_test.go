@@ -51,6 +51,9 @@ func TestEditKeepsTheFile(t *testing.T) {
 		// a // comment may end the file: the hosts' readers take it without a newline
 		"LineCommentAtTheEnd":     {config.JSONComments, "{\n  \"a\": 1\n} // mine", ""},
 		"LineCommentAtTheEndCRLF": {config.JSONC, "{\r\n  \"a\": 1\r\n}\r\n// mine", ""},
+		// an empty container on one line with a comment in it, and a root so
+		"OneLineCommentOnlyObject": {config.JSONC, "{\n  \"tools\": { /* none */ },\n  \"hooks\": {\"SessionStart\": [ /* x */ ]}\n}\n", ""},
+		"OneLineCommentOnlyRoot":   {config.JSONC, "/* a */ { /* b */ } /* c */", ""},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

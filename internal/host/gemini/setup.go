@@ -47,6 +47,11 @@ func (h Host) entries(o host.Options) []host.Entry {
 
 // Plan plans the entries.
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	user := o
+	user.Project = ""
+	if err := host.NotUsers(o, settingsFile(o), settingsFile(user)); err != nil {
+		return nil, err
+	}
 	p, err := host.Declared(h, o, h.entries(o))
 	if err == nil && !o.Uninstall {
 		p.Note("Gemini CLI's own write_todos is off (\"useWriteTodos\": false in %s), so the model sees one list: ours", settingsFile(o))

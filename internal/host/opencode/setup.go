@@ -57,6 +57,11 @@ func configFiles(o host.Options) []string {
 // it; setting them off from the plugin does not remove them in 1.18.33).
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	cfg, pluginPath := files(o)
+	user := o
+	user.Project = ""
+	if err := host.NotUsers(o, configFiles(o)[0], configFiles(user)[0]); err != nil {
+		return nil, err
+	}
 	cfgs := []string{cfg}
 	if o.Uninstall { // both files setup may have edited: the user may have moved to opencode.jsonc since
 		cfgs = configFiles(o)

@@ -40,6 +40,11 @@ func (h Host) entries(o host.Options) []host.Entry {
 // Plan plans the entries. Qwen Code's own todo_write is off unless
 // tools.todoWrite.enabled: setup leaves it so and says so.
 func (h Host) Plan(o host.Options) (*host.Plan, error) {
+	user := o
+	user.Project = ""
+	if err := host.NotUsers(o, settingsFile(o), settingsFile(user)); err != nil {
+		return nil, err
+	}
 	p, err := host.Declared(h, o, h.entries(o))
 	if d := configured(o); err == nil && !o.Uninstall && o.Project == "" && d != "" && !tilde(d) && !filepath.IsAbs(d) {
 		p.Note("QWEN_HOME (%s) is relative: Qwen Code takes it from the folder each session starts in, so it reads %s only when started in %s; set QWEN_HOME to an absolute path", d, home(o), host.ProjectDir(o))
