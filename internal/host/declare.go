@@ -181,10 +181,10 @@ func (p *Plan) editJSON(es []Entry, old []byte) error {
 	if p.o.Uninstall && !slices.ContainsFunc(p.rec, func(e Edit) bool { return e.File == f.file && len(e.Path) > 0 }) {
 		p.forget(f.file, nil) // no container of setup's holds the user's
 	}
-	// A file that held setup's own as found, or what the record says
-	// setup changed there, is no original to back up.
+	// A file that held setup's own as found, or a value the record says
+	// setup set there, is no original to back up.
 	check := func(b []byte) error { return config.CheckJSON(b, dl) }
-	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp || f.known})
+	p.Changes = append(p.Changes, config.Change{Path: path, Old: old, New: newb, Mode: 0o600, Check: check, NoBackup: p.o.Uninstall || f.setUp})
 	return nil
 }
 
@@ -217,6 +217,7 @@ func (f *jsonFile) userString(e Entry) error {
 	f.d.Get(e.Path, &have)
 	switch {
 	case !f.o.Uninstall && slices.Contains(have, s):
+		f.setUp = f.setUp || f.rec.find(f.file, e.Path, s) >= 0 // added already: the file is no original
 		return nil // the user's own, or added already
 	case !f.o.Uninstall:
 		f.made(e.Path)
@@ -262,6 +263,7 @@ func (f *jsonFile) userValue(e Entry) error {
 	where, now := strings.Join(e.Path, "."), raw(f.d, e.Path)
 	if !f.o.Uninstall {
 		if now == string(want) {
+			f.setUp = f.setUp || f.rec.find(f.file, e.Path, "") >= 0 // set already: the file is no original
 			return nil // the user's own, or set already
 		}
 		r := Edit{File: f.file, Path: e.Path}
