@@ -218,7 +218,7 @@ func (f *jsonFile) userString(e Entry) error {
 	switch {
 	case !f.o.Uninstall && slices.Contains(have, s):
 		f.setUp = f.setUp || f.rec.find(f.file, e.Path, s) >= 0 // added already: the file is no original
-		return nil // the user's own, or added already
+		return nil                                              // the user's own, or added already
 	case !f.o.Uninstall:
 		f.made(e.Path)
 		f.first(Edit{File: f.file, Path: e.Path, Added: s})
@@ -264,7 +264,7 @@ func (f *jsonFile) userValue(e Entry) error {
 	if !f.o.Uninstall {
 		if now == string(want) {
 			f.setUp = f.setUp || f.rec.find(f.file, e.Path, "") >= 0 // set already: the file is no original
-			return nil // the user's own, or set already
+			return nil                                               // the user's own, or set already
 		}
 		r := Edit{File: f.file, Path: e.Path}
 		if now != "" {
