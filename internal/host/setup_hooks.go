@@ -173,7 +173,7 @@ func (f *jsonFile) ownServer(e Entry) error {
 func (f *jsonFile) ownHook(e Entry) error {
 	event, runs := e.Path[len(e.Path)-1], OurGroup(f.o.Bin, f.Host.Name())
 	group, before, lost := e.Value.(Group), raw(f.d, e.Path), f.recOld == nil
-	i := f.hookLine(e.Path)
+	i := f.rec.hookLine(f.file, e.Path)
 	recorded := i >= 0
 	if recorded {
 		f.rec = slices.Delete(f.rec, i, i+1) // recorded again while setup's is there
@@ -236,9 +236,20 @@ func (f *jsonFile) ownHook(e Entry) error {
 }
 
 // hookLine is the index of the record's line of the group setup appended
-// to the hooks at path in the file, or -1.
-func (f *jsonFile) hookLine(path []string) int {
-	return slices.IndexFunc(f.rec, func(e Edit) bool { return e.File == f.file && slices.Equal(e.Path, path) && e.Added != "" })
+// to the hooks at path in file (its record key), or -1.
+func (r Record) hookLine(file string, path []string) int {
+	return slices.IndexFunc(r, func(e Edit) bool { return e.File == file && slices.Equal(e.Path, path) && e.Added != "" })
+}
+
+// SetupsGroups reports which groups of the hooks at path in file are
+// setup's, by its record as it stands (before the plan, or after it): each
+// that runs the hook where the record names a group setup appended there,
+// or where it is lost and setup takes its own out; none else.
+func (p *Plan) SetupsGroups(file string, path []string) func(raw []byte) bool {
+	if p.rec.hookLine(recordKey(file), path) >= 0 || p.recOld == nil && (p.o.Uninstall || p.o.NoHook) {
+		return OurGroup(p.o.Bin, p.Host.Name())
+	}
+	return func([]byte) bool { return false }
 }
 
 // runsAnyBin reports whether a group at path runs the hook with any
