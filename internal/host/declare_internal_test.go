@@ -3,6 +3,7 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -258,4 +259,113 @@ func TestUninstallLeavesAnEmptyFileItNeverTouched(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, text, string(b))
 	}
+}
+
+// hookEntries are a settings file's deny rule, which makes the record
+// name the file, and setup's SessionStart hook as o would write it.
+func hookEntries(file string, o Options) []Entry {
+	hook := HookGroup(Command(append([]string{o.Bin}, o.HookArgs("claude-code")...)...), "")
+	return []Entry{
+		{File: file, Dialect: config.JSON, Kind: UserString, Path: []string{"deny"}, Value: "TodoWrite"},
+		{File: file, Dialect: config.JSON, Kind: OwnHook, Path: []string{"hooks", "SessionStart"}, Value: hook},
+	}
+}
+
+// claudeCode is a host that is only a name.
+type claudeCode struct{ Host }
+
+func (claudeCode) Name() string { return "claude-code" }
+
+func TestSetupRecordsTheHookGroupItAppends(t *testing.T) {
+	// Ensures setup records the group it appends, one line a hook path
+	// that follows it when another --session replaces it where it is,
+	// and that uninstall takes it out with its line.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	mine := `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]}}`
+	require.NoError(t, os.WriteFile(file, []byte(mine), 0o600))
+	lines := func() []Edit {
+		rec, _, err := readRecord(o)
+		require.NoError(t, err)
+		return slices.DeleteFunc(rec, func(e Edit) bool { return !slices.Equal(e.Path, []string{"hooks", "SessionStart"}) })
+	}
+	p := declarePlan(t, o, hookEntries(file, o))
+	require.Equal(t, []Edit{{File: recordKey(file), Path: []string{"hooks", "SessionStart"}, Added: "/bin/tasksessiond hook claude-code"}}, lines())
+	assert.Contains(t, strings.Join(p.Steps, "\n"), "add the SessionStart hook")
+
+	o.Session = "team"
+	p = declarePlan(t, o, hookEntries(file, o))
+	assert.Contains(t, strings.Join(p.Steps, "\n"), "replace the stale SessionStart hook")
+	var groups []Group
+	d, err := config.ParseJSON(readFile(t, file), config.JSON)
+	require.NoError(t, err)
+	d.Get([]string{"hooks", "SessionStart"}, &groups)
+	require.Len(t, groups, 2)
+	assert.Equal(t, "/bin/tasksessiond hook claude-code --session team", groups[1].Hooks[0].Command, "replaced where it was")
+	require.Equal(t, []Edit{{File: recordKey(file), Path: []string{"hooks", "SessionStart"}, Added: groups[1].Hooks[0].Command}}, lines())
+
+	o.Uninstall = true
+	declarePlan(t, o, hookEntries(file, o))
+	assert.Equal(t, mine, string(readFile(t, file)))
+	assert.NoFileExists(t, o.RecordFile())
+}
+
+func TestSetupLeavesTheUsersOwnHookGroupLikeSetups(t *testing.T) {
+	// Ensures a group the user wrote by hand that runs the hook as
+	// setup's would (HOSTS.md's by-hand instructions) is theirs: setup
+	// finds the hook set up and changes nothing of it, and --no-hook and
+	// uninstall leave it, bytes and all, where they took it out as setup's.
+	for _, flags := range []Options{{NoHook: true}, {Uninstall: true}} {
+		o := homeOptions(t)
+		file := filepath.Join(o.Home(), "settings.json")
+		mine := "{\n  \"hooks\": {\n    \"SessionStart\": [\n      { \"hooks\": [ { \"command\": \"/bin/tasksessiond hook claude-code\", \"type\": \"command\" } ] }\n    ]\n  }\n}\n"
+		require.NoError(t, os.WriteFile(file, []byte(mine), 0o600))
+		p := declarePlan(t, o, hookEntries(file, o))
+		assert.NotContains(t, strings.Join(p.Steps, "\n"), "hook", "set up already")
+		assert.Contains(t, string(readFile(t, file)), `"TodoWrite"`)
+
+		o.NoHook, o.Uninstall = flags.NoHook, flags.Uninstall
+		declarePlan(t, o, hookEntries(file, o))
+		b := readFile(t, file)
+		if o.NoHook {
+			b = []byte(strings.Replace(string(b), ",\n  \"deny\": [\n    \"TodoWrite\"\n  ]", "", 1))
+		}
+		assert.Equal(t, mine, string(b), "no-hook %v", o.NoHook)
+	}
+}
+
+func TestSetupRefusesTheUsersHookGroupRunOtherwise(t *testing.T) {
+	// Ensures a group of the user's that runs the hook otherwise than
+	// setup would (another --session) is refused by name, the file
+	// untouched, where setup took it for a stale one of its own and
+	// replaced it.
+	o := homeOptions(t)
+	file := filepath.Join(o.Home(), "settings.json")
+	mine := `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "/bin/tasksessiond hook claude-code --session mine"}]}]}}`
+	require.NoError(t, os.WriteFile(file, []byte(mine), 0o600))
+	p, err := NewPlan(claudeCode{}, o)
+	require.NoError(t, err)
+	err = p.Declare(hookEntries(file, o))
+	require.ErrorContains(t, err, "hooks.SessionStart[0]")
+	assert.ErrorContains(t, err, "--no-hook")
+	assert.False(t, p.Changed())
+	assert.Equal(t, mine, string(readFile(t, file)))
+}
+
+// declarePlan plans and applies the entries with o for a host named
+// claude-code.
+func declarePlan(t *testing.T, o Options, es []Entry) *Plan {
+	t.Helper()
+	p, err := NewPlan(claudeCode{}, o)
+	require.NoError(t, err)
+	require.NoError(t, p.Declare(es))
+	require.NoError(t, p.Apply())
+	return p
+}
+
+func readFile(t *testing.T, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	return b
 }

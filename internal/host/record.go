@@ -13,12 +13,15 @@ import (
 )
 
 // Record is what setup changed of the user's, an edit a line, so that
-// --uninstall takes back exactly that. Setup's own servers, hooks, files
-// and blocks are not in it: they are known by what they run.
+// --uninstall takes back exactly that. Setup's own servers, files and
+// blocks are not in it: they are known by what they run. The hook groups
+// it appends are, for a group the user wrote by hand runs what setup's
+// does.
 type Record []Edit
 
 // Edit is one change setup made at Path in File (Path [] is the file
-// itself): Added, the string it appended to the array there, or else Was,
+// itself): Added, the string it appended to the array there (for a hook
+// group, the command of its hook: ownHook), or else Was,
 // the text that was there as the user wrote it (nil: nothing, for a file,
 // a container or a value setup made). A file setup found empty keeps its
 // bytes in Was, and so does an empty container of the user's that setup

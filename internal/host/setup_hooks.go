@@ -163,39 +163,136 @@ func (f *jsonFile) ownServer(e Entry) error {
 
 // ownHook adds setup's group to the hooks at e.Path, or replaces a stale
 // one of setup's where it is (Codex keys a hook's trust by its index);
-// uninstalling, or with --no-hook, it takes setup's groups out.
+// uninstalling, or with --no-hook, it takes setup's groups out. Which are
+// setup's the record says (hookLine): a group that runs the hook and that
+// setup did not add is the user's (written by hand, as HOSTS.md says), set
+// up already when it is the group setup would write, else refused. With
+// no record at all (lost), setup's are known by what they run, as before
+// the record named them: a group with setup's arguments is a stale one of
+// setup's, and uninstall takes out each that runs the hook.
 func (f *jsonFile) ownHook(e Entry) error {
-	event, ours := e.Path[len(e.Path)-1], OurGroup(f.o.Bin, f.Host.Name())
+	event, runs := e.Path[len(e.Path)-1], OurGroup(f.o.Bin, f.Host.Name())
+	group, before, lost := e.Value.(Group), raw(f.d, e.Path), f.recOld == nil
+	i := f.rec.hookLine(f.file, e.Path)
+	recorded := i >= 0
+	if recorded {
+		f.rec = slices.Delete(f.rec, i, i+1) // recorded again while setup's is there
+	}
+	// What setup appended is a group, no string the array holds: its line
+	// has the command of the group's hook in Added, which says what it
+	// ran; one line a hook path, for setup keeps one group there.
+	line := Edit{File: f.file, Path: e.Path, Added: group.Hooks[0].Command}
+	var groups []json.RawMessage
+	f.d.Get(e.Path, &groups)
 	if f.o.Uninstall || f.o.NoHook {
-		if f.d.RemoveIf(e.Path, f.keep(e.Path), ours) > 0 {
-			f.setUp = true
-			f.Step("remove the %s hook from %s", event, e.File)
+		switch {
+		case recorded || lost:
+			if f.d.RemoveIf(e.Path, f.keep(e.Path), runs) > 0 {
+				f.setUp = true
+				f.Step("remove the %s hook from %s", event, e.File)
+			}
+			if recorded && f.runsAnyBin(e.Path) {
+				f.rec = append(f.rec, line) // setup's, with another --bin: for the uninstall with that one
+			}
+		case f.o.Uninstall && slices.ContainsFunc(groups, func(g json.RawMessage) bool { return runs(g) }):
+			f.Note("the %s hook in %s is yours (setup's record does not say setup added it): left", event, e.File)
 		}
 		return nil
 	}
-	group, before := e.Value.(Group), raw(f.d, e.Path)
-	if f.d.ReplaceFirst(e.Path, ours, group) > 0 {
+	if !recorded && slices.ContainsFunc(groups, func(g json.RawMessage) bool { return sameGroup(g, group) }) {
+		return nil // the user's, as setup would write it: set up already
+	}
+	stale := runs
+	if !recorded {
+		stale = func(raw []byte) bool { return lost && runs(raw) && sameArgs(raw, group) }
+	}
+	if f.d.ReplaceFirst(e.Path, stale, group) > 0 {
 		f.setUp = true
+		f.rec = append(f.rec, line)
 		if raw(f.d, e.Path) != before {
 			f.Step("replace the stale %s hook in %s", event, e.File)
 		}
 		return nil
 	}
-	// A group of the user's that runs the hook beside their own is theirs,
-	// as a server of theirs under setup's name is: setup's beside it would
-	// run the hook twice, the list twice in the model's context.
-	var groups []Group
-	f.d.Get(e.Path, &groups)
 	for i, g := range groups {
-		for _, h := range g.Hooks {
-			if RunsTasksessiond(Words(h.Command), f.o.Bin, "hook", f.Host.Name()) {
+		var hooks Group
+		json.Unmarshal(g, &hooks)
+		for _, h := range hooks.Hooks {
+			switch {
+			case !RunsTasksessiond(Words(h.Command), f.o.Bin, "hook", f.Host.Name()):
+			case len(hooks.Hooks) == 1:
+				return fmt.Errorf("%s[%d] is a group of your hooks that runs %s, not as setup's would (%s): setup leaves it; take it out (or set up with --no-hook), then run setup again", strings.Join(e.Path, "."), i, h.Command, group.Hooks[0].Command)
+			default:
+				// beside their own: setup's would run the hook twice,
+				// the list twice in the model's context
 				return fmt.Errorf("%s[%d] is a group of your hooks that runs %s beside hooks of your own: setup's would run it a second time; take it out of that group (or set up with --no-hook), then run setup again", strings.Join(e.Path, "."), i, h.Command)
 			}
 		}
 	}
 	f.made(e.Path)
+	f.rec = append(f.rec, line)
 	f.Step("add the %s hook (%s) to %s", event, group.Hooks[0].Command, e.File)
 	return f.d.Append(e.Path, group)
+}
+
+// hookLine is the index of the record's line of the group setup appended
+// to the hooks at path in file (its record key), or -1.
+func (r Record) hookLine(file string, path []string) int {
+	return slices.IndexFunc(r, func(e Edit) bool { return e.File == file && slices.Equal(e.Path, path) && e.Added != "" })
+}
+
+// SetupsGroups reports which groups of the hooks at path in file are
+// setup's, by its record as it stands (before the plan, or after it): each
+// that runs the hook where the record names a group setup appended there,
+// or where it is lost and setup takes its own out; none else.
+func (p *Plan) SetupsGroups(file string, path []string) func(raw []byte) bool {
+	if p.rec.hookLine(recordKey(file), path) >= 0 || p.recOld == nil && (p.o.Uninstall || p.o.NoHook) {
+		return OurGroup(p.o.Bin, p.Host.Name())
+	}
+	return func([]byte) bool { return false }
+}
+
+// runsAnyBin reports whether a group at path runs the hook with any
+// --bin (setup's, given another --bin than this uninstall's).
+func (f *jsonFile) runsAnyBin(path []string) bool {
+	var groups []Group
+	f.d.Get(path, &groups)
+	return slices.ContainsFunc(groups, func(g Group) bool {
+		return slices.ContainsFunc(g.Hooks, func(h Hook) bool {
+			w := Words(h.Command)
+			return len(w) > 0 && RunsTasksessiond(w, w[0], "hook", f.Host.Name())
+		})
+	})
+}
+
+// sameArgs reports whether each hook of a group's bytes runs the
+// arguments of want's hook.
+func sameArgs(raw []byte, want Group) bool {
+	var g Group
+	json.Unmarshal(raw, &g)
+	w := Words(want.Hooks[0].Command)
+	return len(g.Hooks) > 0 && !slices.ContainsFunc(g.Hooks, func(h Hook) bool {
+		hw := Words(h.Command)
+		return len(hw) == 0 || !slices.Equal(hw[1:], w[1:])
+	})
+}
+
+// sameGroup reports whether a group's bytes are want, as setup writes it:
+// its one hook, and nothing beside (a matcher, a timeout).
+func sameGroup(raw []byte, want Group) bool {
+	var g Group
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&g) != nil || len(g.Hooks) != len(want.Hooks) {
+		return false
+	}
+	for i, h := range g.Hooks {
+		w := want.Hooks[i]
+		if h.Type != w.Type || h.Name != w.Name || !slices.Equal(Words(h.Command), Words(w.Command)) {
+			return false
+		}
+	}
+	return true
 }
 
 // raw is the value at path in doc, compact ("" none): what an edit there

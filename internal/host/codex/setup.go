@@ -42,15 +42,17 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 		return nil, err
 	}
 	hook := host.Command(append([]string{o.Bin}, o.HookArgs(h.Name())...)...)
+	sessionStart := []string{"hooks", "SessionStart"}
+	before := p.SetupsGroups(f.hooks, sessionStart) // by the record as read
 	if !f.shared {
-		err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: []string{"hooks", "SessionStart"}, Value: host.HookGroup(hook, "")}})
+		err := p.Declare([]host.Entry{{File: f.hooks, Dialect: config.JSON, Kind: host.OwnHook, Path: sessionStart, Value: host.HookGroup(hook, "")}})
 		if err != nil {
 			return nil, err
 		}
 	}
 	// Codex keys a hook's trust by its group's index: so the hook first,
 	// then its trust where it landed.
-	index, tables, rename := follow(p, f.hooks, host.OurGroup(o.Bin, h.Name()))
+	index, tables, rename := follow(p, f.hooks, before, p.SetupsGroups(f.hooks, sessionStart))
 	server := host.Block{Name: block, Body: serverTable(o), Server: []string{"mcp_servers", Server}, Members: serverMembers,
 		Holds: fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...))}
 	trust := host.Block{Name: block + " project " + f.owner, Body: trustTable(f.hooks, index, hook), Tables: tables, Rename: rename,
@@ -155,16 +157,18 @@ func files(o host.Options) (where, error) {
 // follow reads the plan's edit of the hooks file: the index setup's group
 // landed at (-1: none), the trust tables of setup's groups there and as
 // found (setup's wherever Codex moved them), and the renames that keep
-// the trust of the user's groups the edit moved.
-func follow(p *host.Plan, hooks string, ours func([]byte) bool) (index int, tables []string, rename map[string]string) {
+// the trust of the user's groups the edit moved. Which groups are setup's
+// the record says, as read and as planned (a group the user wrote by
+// hand, and its trust, are theirs).
+func follow(p *host.Plan, hooks string, oursBefore, oursAfter func([]byte) bool) (index int, tables []string, rename map[string]string) {
 	var before, after []byte
 	for _, c := range p.Changes {
 		if c.Path == hooks {
 			before, after = c.Old, c.New
 		}
 	}
-	setups, users := groups(before, ours)
-	setupsNow, usersNow := groups(after, ours)
+	setups, users := groups(before, oursBefore)
+	setupsNow, usersNow := groups(after, oursAfter)
 	index = -1
 	if len(setupsNow) > 0 {
 		index = setupsNow[0]

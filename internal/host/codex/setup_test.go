@@ -526,3 +526,31 @@ func TestSetupSetUpAlreadyAfterCodexDropsTheBlocksBeginMarker(t *testing.T) {
 	assert.Contains(t, got, "model = \"x\"\n")
 	assert.Contains(t, got, "[mcp_servers.other]\ncommand = \"other\"\n")
 }
+
+func TestSetupLeavesTheUsersOwnHookAndItsTrust(t *testing.T) {
+	// Ensures a SessionStart group the user wrote in hooks.json by hand,
+	// as setup's would be, and its trust, which Codex wrote in their
+	// config.toml when they said yes, are theirs: setup leaves both and
+	// writes no trust of its own for it, and uninstall gives back both
+	// files' bytes, where setup took the trust into its block and
+	// uninstall removed it with the block.
+	e := newProjectEnv(t)
+	o := e.options(func(o *host.Options) { o.Project, o.Socket = "", "" })
+	hooks := filepath.Join(e.codexHome, "hooks.json")
+	mineHooks := `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "/opt/tsd hook codex"}]}]}}` + "\n"
+	mineTOML := "model = \"o3\"\n\n[hooks.state." + strconv.Quote(hooks+":session_start:0:0") + "]\nenabled = true\ntrusted_hash = " +
+		strconv.Quote(codex.HookTrustHash("session_start", "", "/opt/tsd hook codex", 600)) + "\n"
+	write(t, hooks, mineHooks)
+	write(t, e.userTOML(), mineTOML)
+
+	apply(t, o)
+	assert.Equal(t, mineHooks, readFile(t, hooks))
+	set := readFile(t, e.userTOML())
+	assert.True(t, strings.HasPrefix(set, mineTOML), "the user's trust was moved:\n%s", set)
+	assert.Equal(t, 1, strings.Count(set, "[hooks.state."), "%s", set)
+
+	o.Uninstall = true
+	apply(t, o)
+	assert.Equal(t, mineHooks, readFile(t, hooks))
+	assert.Equal(t, mineTOML, readFile(t, e.userTOML()))
+}
