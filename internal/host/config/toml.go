@@ -137,7 +137,7 @@ func RemoveBlock(b []byte, name string, ours func(header string) bool) ([]byte, 
 		before, after = before+theirs, strings.TrimPrefix(after, nl)
 	case strings.HasPrefix(after, nl):
 		after = after[len(nl):]
-		if strings.HasSuffix(before, nl+nl) {
+		if strings.HasSuffix(before, "\n"+nl) { // SetBlock's blank line, after a line ending in either
 			before = before[:len(before)-len(nl)]
 		}
 	default:
