@@ -62,23 +62,7 @@ func TestDiagnoseQwenProjectServerApproval(t *testing.T) {
 	// too; that YOLO mode asks no approval; and that a workspace's or a
 	// .mcp.json's "tasks" that runs something else overrides setup's.
 	// Doctor once said "set up" of each.
-	home, project := t.TempDir(), t.TempDir()
-	write := func(p, s string) {
-		t.Helper()
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
-	}
-	ws := filepath.Join(project, ".qwen", "settings.json")
-	write(ws, `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"], "trust": true}}}`)
-	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
-	dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: filepath.Join(home, "none"), Qwen: true}
-	blocked := func() string {
-		var b strings.Builder
-		for _, f := range dialect.Diagnose(o).Blocked {
-			b.WriteString(f.Problem + "\n")
-		}
-		return b.String()
-	}
+	home, project, ws, write, blocked := qwenProject(t)
 	approvals := filepath.Join(home, ".qwen", "mcpApprovals.json")
 	assert.Contains(t, blocked(), "the MCP server tasks in "+ws+" is not approved for the folder")
 	const hash = "6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5"
@@ -143,23 +127,7 @@ func TestDiagnoseQwenReadsItsApprovalsAsQwenCodeParsesThem(t *testing.T) {
 	// reads as none, leaves the server pending, where doctor once read
 	// the file leniently and said "set up"; and a .mcp.json it cannot
 	// parse starts no server, so nothing of it is judged.
-	home, project := t.TempDir(), t.TempDir()
-	write := func(p, s string) {
-		t.Helper()
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
-	}
-	ws := filepath.Join(project, ".qwen", "settings.json")
-	write(ws, `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"], "trust": true}}}`)
-	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
-	dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: filepath.Join(home, "none"), Qwen: true}
-	blocked := func() string {
-		var b strings.Builder
-		for _, f := range dialect.Diagnose(o).Blocked {
-			b.WriteString(f.Problem + "\n")
-		}
-		return b.String()
-	}
+	home, project, ws, write, blocked := qwenProject(t)
 	const hash = "6dc5924c1bfa51f36ba62121ec03bc957f58d06439b5a5f3adde08d1738093b5" // as in TestDiagnoseQwenProjectServerApproval
 	approvals := filepath.Join(home, ".qwen", "mcpApprovals.json")
 	write(approvals, `{"`+project+`": {"tasks": {"hash": "`+hash+`", "status": "approved"}}} // approved
@@ -249,4 +217,29 @@ func TestDiagnoseQwenDisableAllHooksLastWord(t *testing.T) {
 			assert.Contains(t, off[0], `"disableAllHooks": true in `+files[c.off])
 		})
 	}
+}
+
+// qwenProject makes a HOME and a project whose workspace settings (ws)
+// hold setup --project's server for Qwen Code, with write, which writes a
+// file, and blocked, what doctor finds that keeps Qwen Code from the
+// tools there, a line each.
+func qwenProject(t *testing.T) (home, project, ws string, write func(p, s string), blocked func() string) {
+	home, project = t.TempDir(), t.TempDir()
+	write = func(p, s string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o600))
+	}
+	ws = filepath.Join(project, ".qwen", "settings.json")
+	write(ws, `{"mcpServers": {"tasks": {"command": "tasksessiond", "args": ["mcp"], "trust": true}}}`)
+	o := host.Options{Project: project, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
+	dialect := Dialect{Title: "Qwen Code", Name: "qwen", Dir: filepath.Join(home, ".qwen"), System: filepath.Join(home, "none"), Qwen: true}
+	blocked = func() string {
+		var b strings.Builder
+		for _, f := range dialect.Diagnose(o).Blocked {
+			b.WriteString(f.Problem + "\n")
+		}
+		return b.String()
+	}
+	return home, project, ws, write, blocked
 }
