@@ -40,6 +40,7 @@ type Block struct {
 	// Server is the path of setup's MCP server in it, with Members, what
 	// setup writes there beside command, args and env (SetupsServer).
 	Server, Members []string
+	Remove          string            // the host's command that removes a server of the user's there
 	Tables          []string          // the headers of setup's other tables
 	Rename          map[string]string // the user's tables to rename (a position setup shifted)
 }
@@ -322,11 +323,12 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	}
 	server, _ := v.(map[string]any)
 	setups := server != nil && SetupsServer(server, p.o.Bin, b.Members...)
-	if setups && config.Block(old, b.Name) == "" && p.rec.find(key, b.Server, "") < 0 {
+	was := config.Block(old, b.Name)
+	if setups && was == "" && p.rec.find(key, b.Server, "") < 0 {
 		// like setup's, but neither in its block nor in its record: the
-		// user's own ("codex mcp add tasks -- tasksessiond mcp", by hand)
+		// user's own, written by hand or by the host's own command
 		if body != "" {
-			return fmt.Errorf("%s is a server of yours (it runs %s, as setup's would, but setup did not write it): setup leaves it; remove it (codex mcp remove %s), then run setup again", strings.Join(b.Server, "."), Command(serverWords(server)...), b.Server[len(b.Server)-1])
+			return fmt.Errorf("%s is a server of yours (it runs %s, as setup's would, but setup did not write it): setup leaves it; remove it (%s), then run setup again", strings.Join(b.Server, "."), Command(serverWords(server)...), b.Remove)
 		}
 		p.Note("%s in %s is yours (setup's record does not name it): left", strings.Join(b.Server, "."), path)
 		setups = false
@@ -335,7 +337,6 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	if body != "" && server != nil && !setups {
 		return yours(b.Server, server)
 	}
-	was := config.Block(old, b.Name)
 	if words := serverWords(server); body == "" && was != "" && server != nil && !setups && len(words) > 0 && SetupsServer(server, words[0], b.Members...) {
 		// setup's, written with another --bin: its block stays whole for
 		// the uninstall with that --bin to take out
@@ -360,7 +361,7 @@ func (p *Plan) ownBlock(e Entry, old []byte) error {
 	}
 	if body != "" && was == "" && holdsTOML(old, body) {
 		// setup's tables, whole, left without their block by a rewrite
-		// of the host's ("codex mcp add" drops the begin marker): the
+		// of the host's (its own "mcp add" may drop the begin marker): the
 		// host reads them as setup wrote them, so there is nothing to do
 		newb = old
 	}
@@ -404,7 +405,7 @@ func holdsTOML(b []byte, body string) bool {
 }
 
 // within reports whether every leaf of want is in have, equal (a number
-// as a number: Codex writes 30 back as 30.0).
+// as a number: a host may write 30 back as 30.0).
 func within(want, have any) bool {
 	if i, ok := want.(int64); ok {
 		want = float64(i)

@@ -156,8 +156,8 @@ func (p *Plan) Apply() error {
 	}
 	for i, c := range p.Changes {
 		// Ready parsed the new bytes as the host does, and Apply reads
-		// back the bytes it wrote: a second parse of a 65 MB
-		// ~/.claude.json costs a third of setup's time there.
+		// back the bytes it wrote: a second parse of a host's 65 MB
+		// state file costs a third of setup's time there.
 		c.Check = nil
 		if err := config.Apply(c); err != nil {
 			return p.stopped(i, rc, err)

@@ -121,13 +121,14 @@ func (f *jsonFile) ownServer(e Entry) error {
 	setups := there && SetupsServer(old, f.o.Bin, members...)
 	f.setUp = f.setUp || setups
 	// A server like setup's that setup did not add is the user's own
-	// ("claude mcp add tasks -- tasksessiond mcp", by hand): setup takes
-	// it over, recording it as they wrote it, and uninstall gives it back.
+	// (the host's "mcp add", or by hand): setup takes it over, recording
+	// it as they wrote it, and uninstall gives it back.
+	i := f.rec.find(f.file, path, "")
 	var yoursWas *string
-	if i := f.rec.find(f.file, path, ""); i >= 0 {
+	if i >= 0 {
 		yoursWas = f.rec[i].Was
 	}
-	added := f.rec.find(f.file, path, "") >= 0 && yoursWas == nil
+	added := i >= 0 && yoursWas == nil
 	switch {
 	case f.o.Uninstall && setups && yoursWas != nil:
 		f.d.SetRaw(path, []byte(*yoursWas))
@@ -144,7 +145,7 @@ func (f *jsonFile) ownServer(e Entry) error {
 		return yours(path, old)
 	default:
 		before := raw(f.d, path)
-		if there && f.rec.find(f.file, path, "") < 0 {
+		if there && i < 0 {
 			was := string(f.d.Raw(path))
 			f.first(Edit{File: f.file, Path: path, Was: &was})
 		}

@@ -53,7 +53,7 @@ func (h Host) Plan(o host.Options) (*host.Plan, error) {
 	// Codex keys a hook's trust by its group's index: so the hook first,
 	// then its trust where it landed.
 	index, tables, rename := follow(p, f.hooks, before, p.SetupsGroups(f.hooks, sessionStart))
-	server := host.Block{Name: block, Body: serverTable(o), Server: []string{"mcp_servers", Server}, Members: serverMembers,
+	server := host.Block{Name: block, Body: serverTable(o), Server: []string{"mcp_servers", Server}, Members: serverMembers, Remove: "codex mcp remove " + Server,
 		Holds: fmt.Sprintf("the MCP server %q (%s)", Server, host.Command(append([]string{o.Bin}, o.MCPArgs()...)...))}
 	trust := host.Block{Name: block + " project " + f.owner, Body: trustTable(f.hooks, index, hook), Tables: tables, Rename: rename,
 		Holds: fmt.Sprintf("the trust of %s's hook (Codex reads a hook's trust from your config.toml only)", f.owner)}
