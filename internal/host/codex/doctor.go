@@ -76,8 +76,11 @@ func (h Host) Diagnose(o host.Options) host.Diagnosis {
 	var hooks, oldHooks *bool // features.hooks, features.codex_hooks
 	var saidHooks, saidOld string
 	for i, f := range layers {
-		s, err := readSettings(f)
-		if err != nil && i > 0 {
+		s, err := user, error(nil) // the user's, read above
+		if i > 0 {
+			s, err = readSettings(f)
+		}
+		if err != nil {
 			d.Block(fmt.Sprintf("Codex cannot read the trusted project's %s (%v): it does not start", f, err), "repair "+f)
 		}
 		if h := s.Features.Hooks; h != nil {
